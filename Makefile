@@ -1,0 +1,30 @@
+GO      ?= go
+BIN     := bin/story-automator
+PKGS    := ./...
+
+.PHONY: build test bench demo lint fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/story-automator
+
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+
+# Benchmarks named by the issues; figures go into docs/benchmarks.md.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
+
+demo: build
+	./scripts/demo.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeInput -fuzztime 20s ./stophook
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./marker
+
+clean:
+	rm -rf bin

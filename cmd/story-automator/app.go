@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+)
+
+// commandFactories is filled by each command file's init, so adding a command
+// touches only its own file.
+var commandFactories []func() *cli.Command
+
+func register(f func() *cli.Command) { commandFactories = append(commandFactories, f) }
+
+// Global flag names (SPEC §2).
+const (
+	flagProjectRoot = "project-root"
+	flagLogLevel    = "log-level"
+	flagLogFile     = "log-file"
+	flagTmuxSocket  = "tmux-socket"
+)
+
+// runtimeEnv is what every command gets: its streams, the resolved project root, a logger.
+type runtimeEnv struct {
+	*Streams
+	ProjectRoot string
+	TmuxSocket  string
+	Log         zerolog.Logger
+}
+
+const envKey = "runtimeEnv"
+
+// envOf returns the runtime environment prepared by the app's Before hook.
+func envOf(c *cli.Context) *runtimeEnv {
+	return c.App.Metadata[envKey].(*runtimeEnv)
+}
+
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: flagProjectRoot, EnvVars: []string{"PROJECT_ROOT"}, Usage: "project directory (default: the current directory)"},
+		&cli.StringFlag{Name: flagLogLevel, Value: "warn", Usage: "log level: debug, info, warn, error"},
+		&cli.StringFlag{Name: flagLogFile, Usage: "write logs to this file instead of stderr"},
+		&cli.StringFlag{Name: flagTmuxSocket, EnvVars: []string{"STORY_AUTOMATOR_TMUX_SOCKET"}, Usage: "tmux socket name (-L); empty = the default server"},
+	}
+}
+
+func newApp(s *Streams) *cli.App {
+	cmds := make([]*cli.Command, 0, len(commandFactories))
+	for _, f := range commandFactories {
+		cmds = append(cmds, f())
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+	for _, c := range cmds {
+		setUsageHandlers(c)
+	}
+	app := &cli.App{
+		Name:                 "story-automator",
+		Usage:                "autonomous story-automation runs and prompt loops for AI coding agents, in tmux",
+		Flags:                globalFlags(),
+		Commands:             cmds,
+		Reader:               s.In,
+		Writer:               s.Out,
+		ErrWriter:            s.Err,
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		Metadata:             map[string]any{},
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError("%v", err)
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			c.App.Metadata["notFound"] = name
+		},
+	}
+	app.Before = func(c *cli.Context) error { return prepareEnv(c, s) }
+	return app
+}
+
+// setUsageHandlers makes flag errors usage errors (exit 2) on every command, and
+// an unknown subcommand a usage error instead of a silent help page.
+func setUsageHandlers(c *cli.Command) {
+	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError("%v", err) }
+	if len(c.Subcommands) > 0 && c.Action == nil {
+		name := c.Name
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.NArg() > 0 {
+				return usageError("unknown %s command %q", name, ctx.Args().First())
+			}
+			return usageError("%s needs a subcommand", name)
+		}
+	}
+	for _, sc := range c.Subcommands {
+		setUsageHandlers(sc)
+	}
+}
+
+func prepareEnv(c *cli.Context, s *Streams) error {
+	root := c.String(flagProjectRoot)
+	if root == "" {
+		wd, err := s.Getwd()
+		if err != nil {
+			return fail("project_root", "cannot determine the current directory: %v", err)
+		}
+		root = wd
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return fail("project_root", "project root %s: %v", root, err)
+	}
+	level, err := zerolog.ParseLevel(strings.ToLower(c.String(flagLogLevel)))
+	if err != nil {
+		return usageError("invalid --log-level %q", c.String(flagLogLevel))
+	}
+	var logw io.Writer = s.Err
+	if lf := c.String(flagLogFile); lf != "" {
+		f, err := os.OpenFile(lf, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fail("log_file", "open log file %s: %v", lf, err)
+		}
+		logw = f
+	}
+	c.App.Metadata[envKey] = &runtimeEnv{
+		Streams:     s,
+		ProjectRoot: abs,
+		TmuxSocket:  c.String(flagTmuxSocket),
+		Log:         zerolog.New(logw).Level(level).With().Timestamp().Logger(),
+	}
+	return nil
+}
+
+// Run executes the CLI with args (without the program name) and returns the exit code.
+func Run(args []string, s *Streams) int {
+	app := newApp(s)
+	full := append([]string{"story-automator"}, reorderArgs(app, args)...)
+	err := app.Run(full)
+	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
+		err = usageError("unknown command %q (see story-automator --help)", name)
+	}
+	return exitCode(s, err)
+}
+
+func exitCode(s *Streams, err error) int {
+	if err == nil {
+		return 0
+	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	var f *Failure
+	if !errors.As(err, &f) {
+		f = fail("internal_error", "%v", err)
+	}
+	if f.Exit == 2 {
+		fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
+	}
+	failureJSON(s.Out, f)
+	if f.Exit == 0 {
+		return 1
+	}
+	return f.Exit
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+func init() { register(markerCommand) }
+
+func markerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "marker",
+		Usage: "create, inspect and change the run marker that drives the Stop hook",
+		Subcommands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "create the marker for a run (refuses to replace an active one without --force)",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "epic"},
+					&cli.StringFlag{Name: "story"},
+					&cli.StringFlag{Name: "step"},
+					&cli.IntFlag{Name: "remaining", Usage: "stories not yet done"},
+					&cli.StringFlag{Name: "state-file"},
+					&cli.StringFlag{Name: "project-slug"},
+					&cli.StringFlag{Name: "owner-session", Usage: "owning agent session (default $CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID)"},
+					&cli.IntFlag{Name: "pid", Usage: "pid of a long-lived orchestrator process"},
+					&cli.StringFlag{Name: "mode", Value: marker.ModeStory, Usage: "story or loop"},
+					&cli.BoolFlag{Name: "force", Usage: "replace an existing active or corrupt marker"},
+				},
+				Action: markerCreate,
+			},
+			{
+				Name:  "heartbeat",
+				Usage: "record verified progress",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "story"},
+					&cli.StringFlag{Name: "step"},
+					&cli.IntFlag{Name: "remaining"},
+				},
+				Action: markerHeartbeat,
+			},
+			{Name: "show", Usage: "print the marker", Action: markerShow},
+			{
+				Name:   "pause",
+				Usage:  "pause the run: the Stop hook stops guarding it",
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "reason"}},
+				Action: markerPause,
+			},
+			{Name: "resume", Usage: "resume a paused run", Action: markerResume},
+			{
+				Name:   "claim",
+				Usage:  "make an agent session the owner of the run",
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "owner-session"}},
+				Action: markerClaim,
+			},
+			{Name: "remove", Usage: "delete the marker", Action: markerRemove},
+		},
+	}
+}
+
+// markerFailure turns a marker error into the JSON failure users see.
+func markerFailure(err error) error {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return fail(marker.Code(err), "%v", err)
+}
+
+func markerStore(c *cli.Context) *marker.Store {
+	e := envOf(c)
+	return marker.NewStore(e.ProjectRoot, e.Getenv)
+}
+
+func noArgs(c *cli.Context) error {
+	if c.NArg() > 0 {
+		return usageError("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
+	}
+	return nil
+}
+
+func markerCreate(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	mode := c.String("mode")
+	if mode != marker.ModeStory && mode != marker.ModeLoop {
+		return usageError("--mode must be story or loop, got %q", mode)
+	}
+	if c.Int("remaining") < 0 {
+		return usageError("--remaining must not be negative")
+	}
+	if c.Int("pid") < 0 {
+		return usageError("--pid must not be negative")
+	}
+	owner := c.String("owner-session")
+	if !c.IsSet("owner-session") {
+		owner = marker.OwnerFromEnv(e.Getenv)
+	}
+	now := marker.Timestamp(e.Now())
+	m := &marker.Marker{
+		Version: marker.SchemaVersion, Mode: mode, Status: marker.StatusActive,
+		Epic: c.String("epic"), CurrentStory: c.String("story"), CurrentStep: c.String("step"),
+		StoriesRemaining: c.Int("remaining"), StateFile: c.String("state-file"),
+		ProjectSlug: c.String("project-slug"), OwnerSession: owner, OwnerPid: c.Int("pid"),
+		CreatedAt: now, Heartbeat: now,
+	}
+	st := markerStore(c)
+	out, err := st.Create(context.Background(), m, c.Bool("force"))
+	if err != nil {
+		return markerFailure(err)
+	}
+	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": out})
+}
+
+func markerHeartbeat(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	if c.IsSet("remaining") && c.Int("remaining") < 0 {
+		return usageError("--remaining must not be negative")
+	}
+	e := envOf(c)
+	st := markerStore(c)
+	m, err := st.Modify(context.Background(), func(m *marker.Marker) error {
+		if c.IsSet("story") {
+			m.CurrentStory = c.String("story")
+		}
+		if c.IsSet("step") {
+			m.CurrentStep = c.String("step")
+		}
+		if c.IsSet("remaining") {
+			m.StoriesRemaining = c.Int("remaining")
+		}
+		m.Touch(e.Now())
+		return nil
+	})
+	if err != nil {
+		return markerFailure(err)
+	}
+	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+}
+
+func markerShow(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	st := markerStore(c)
+	m, err := st.Read()
+	if errors.Is(err, marker.ErrNotFound) {
+		return okJSON(e.Out, map[string]any{"exists": false, "path": st.Path})
+	}
+	if err != nil {
+		f := fail(marker.Code(err), "%v", err)
+		f.Fields = map[string]any{"exists": true, "path": st.Path}
+		return f
+	}
+	return okJSON(e.Out, map[string]any{"exists": true, "path": st.Path, "marker": m})
+}
+
+func markerPause(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	return markerSet(c, func(m *marker.Marker) error {
+		m.Status = marker.StatusPaused
+		m.PauseReason = c.String("reason")
+		return nil
+	})
+}
+
+func markerResume(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	return markerSet(c, func(m *marker.Marker) error {
+		m.Status = marker.StatusActive
+		m.PauseReason = ""
+		m.StopHookBlocks = 0
+		return nil
+	})
+}
+
+func markerClaim(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	owner := c.String("owner-session")
+	if owner == "" {
+		owner = marker.OwnerFromEnv(e.Getenv)
+	}
+	if owner == "" {
+		return usageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
+	}
+	return markerSet(c, func(m *marker.Marker) error {
+		m.OwnerSession = owner
+		m.StopHookBlocks = 0
+		return nil
+	})
+}
+
+func markerSet(c *cli.Context, fn func(*marker.Marker) error) error {
+	e := envOf(c)
+	st := markerStore(c)
+	m, err := st.Modify(context.Background(), fn)
+	if err != nil {
+		return markerFailure(err)
+	}
+	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+}
+
+func markerRemove(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	st := markerStore(c)
+	existed, err := st.Remove(context.Background())
+	if err != nil {
+		return markerFailure(err)
+	}
+	return okJSON(e.Out, map[string]any{"path": st.Path, "removed": existed})
+}

@@ -1,0 +1,217 @@
+// Package marker owns the run's on-disk state: the flock-guarded marker file and the per-session state files.
+package marker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Schema values of the marker (SPEC §3).
+const (
+	SchemaVersion = 1
+	ModeStory     = "story"
+	ModeLoop      = "loop"
+	StatusActive  = "active"
+	StatusPaused  = "paused"
+)
+
+// Marker is the JSON object that tells the Stop hook whether a run is in progress.
+// Fields it does not know are kept in Extra and written back unchanged.
+type Marker struct {
+	Version               int           `json:"version"`
+	Mode                  string        `json:"mode"`
+	Status                string        `json:"status"`
+	Epic                  string        `json:"epic,omitempty"`
+	CurrentStory          string        `json:"currentStory,omitempty"`
+	CurrentStep           string        `json:"currentStep,omitempty"`
+	StoriesRemaining      int           `json:"storiesRemaining"`
+	StateFile             string        `json:"stateFile,omitempty"`
+	ProjectSlug           string        `json:"projectSlug,omitempty"`
+	OwnerSession          string        `json:"ownerSession"`
+	OwnerPid              int           `json:"ownerPid,omitempty"`
+	CreatedAt             string        `json:"createdAt,omitempty"`
+	Heartbeat             string        `json:"heartbeat,omitempty"`
+	StopHookBlocks        int           `json:"stopHookBlocks"`
+	StopHookSeenHeartbeat string        `json:"stopHookSeenHeartbeat,omitempty"`
+	StopHookSeenRemaining *int          `json:"stopHookSeenRemaining,omitempty"`
+	PauseReason           string        `json:"pauseReason,omitempty"`
+	LastDecision          *LastDecision `json:"lastDecision,omitempty"`
+	Loop                  *LoopState    `json:"loop,omitempty"`
+
+	// Extra holds the fields this version does not know, keyed by name.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// LastDecision is what the Stop hook decided the last time it acted for the owner.
+type LastDecision struct {
+	At       string `json:"at"`
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// ErrNotObject means the marker holds valid JSON that is not an object.
+var ErrNotObject = errors.New("marker is not a JSON object")
+
+// knownFields are the JSON names Marker maps to struct fields.
+var knownFields = map[string]bool{
+	"version": true, "mode": true, "status": true, "epic": true, "currentStory": true,
+	"currentStep": true, "storiesRemaining": true, "stateFile": true, "projectSlug": true,
+	"ownerSession": true, "ownerPid": true, "createdAt": true, "heartbeat": true,
+	"stopHookBlocks": true, "stopHookSeenHeartbeat": true, "stopHookSeenRemaining": true,
+	"pauseReason": true, "lastDecision": true, "loop": true,
+}
+
+// markerFields is Marker without its methods, so encoding/json does not recurse.
+type markerFields Marker
+
+// Decode parses marker bytes. A marker without version, mode or status (as older
+// tools write it) is an active story-mode marker.
+func Decode(data []byte) (*Marker, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		if json.Valid(trimmed) {
+			return nil, ErrNotObject
+		}
+		return nil, fmt.Errorf("marker is not valid JSON")
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &raw); err != nil {
+		return nil, fmt.Errorf("marker is not valid JSON: %w", err)
+	}
+	var f markerFields
+	if err := json.Unmarshal(trimmed, &f); err != nil {
+		return nil, fmt.Errorf("marker field has the wrong type: %w", err)
+	}
+	m := Marker(f)
+	for k, v := range raw {
+		if !knownFields[k] {
+			if m.Extra == nil {
+				m.Extra = map[string]json.RawMessage{}
+			}
+			m.Extra[k] = v
+		}
+	}
+	if m.Mode == "" {
+		m.Mode = ModeStory
+	}
+	if m.Status == "" {
+		m.Status = StatusActive
+	}
+	return &m, nil
+}
+
+// Encode renders the marker as indented JSON, unknown fields included.
+func (m *Marker) Encode() ([]byte, error) {
+	known, err := json.Marshal(markerFields(*m))
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Extra) > 0 {
+		var merged map[string]json.RawMessage
+		if err := json.Unmarshal(known, &merged); err != nil {
+			return nil, err
+		}
+		for k, v := range m.Extra {
+			if !knownFields[k] {
+				merged[k] = v
+			}
+		}
+		if known, err = json.Marshal(merged); err != nil {
+			return nil, err
+		}
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, known, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// MarshalJSON lets a Marker be embedded in command output with its unknown fields.
+func (m *Marker) MarshalJSON() ([]byte, error) {
+	b, err := m.Encode()
+	if err != nil {
+		return nil, err
+	}
+	var c bytes.Buffer
+	if err := json.Compact(&c, b); err != nil {
+		return nil, err
+	}
+	return c.Bytes(), nil
+}
+
+// Clone returns a deep copy, so a decision can change a marker without touching its input.
+func (m *Marker) Clone() *Marker {
+	c := *m
+	if m.StopHookSeenRemaining != nil {
+		v := *m.StopHookSeenRemaining
+		c.StopHookSeenRemaining = &v
+	}
+	if m.LastDecision != nil {
+		d := *m.LastDecision
+		c.LastDecision = &d
+	}
+	if m.Loop != nil {
+		c.Loop = m.Loop.Clone()
+	}
+	if m.Extra != nil {
+		c.Extra = make(map[string]json.RawMessage, len(m.Extra))
+		for k, v := range m.Extra {
+			c.Extra[k] = v
+		}
+	}
+	return &c
+}
+
+// Active reports whether the marker asks for guarding at all (SPEC §4 step 3).
+func (m *Marker) Active() bool {
+	if m.Status != StatusActive {
+		return false
+	}
+	if m.Mode == ModeStory && m.StoriesRemaining <= 0 {
+		return false
+	}
+	return true
+}
+
+// Timestamp formats t the way every marker time is written: RFC 3339, UTC, nanoseconds.
+func Timestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ParseTime reads a marker timestamp; ok is false when it is missing or malformed.
+func ParseTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// Touch records verified progress: a new heartbeat that always differs from the last one.
+func (m *Marker) Touch(now time.Time) {
+	ts := Timestamp(now)
+	if ts == m.Heartbeat {
+		ts = Timestamp(now.Add(time.Nanosecond))
+	}
+	m.Heartbeat = ts
+}
+
+// OwnerFromEnv is the session id of the agent session running this process:
+// $CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID.
+func OwnerFromEnv(getenv func(string) string) string {
+	for _, k := range []string{"CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+	}
+	return ""
+}

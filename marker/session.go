@@ -1,0 +1,187 @@
+package marker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofrs/flock"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+// Per-session state: one JSON file per child session, shared by the spawner
+// (lifecycle, pids, exit status), the child's Stop hook (completion stamp) and
+// monitor-session (which watches the directory for changes).
+const (
+	EnvStateDir      = "STORY_AUTOMATOR_STATE_DIR"
+	DefaultStateDir  = ".story-automator/sessions"
+	MaxExcerptBytes  = 4096
+	maxSessionBytes  = 1 << 20
+	sessionLockWait  = 3 * time.Second
+	LifecycleStarted = "running"
+	LifecycleExited  = "exited"
+)
+
+var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
+
+// ValidSessionName reports whether name is safe as a session name and a file name.
+func ValidSessionName(name string) bool { return sessionNameRE.MatchString(name) }
+
+// SessionState is the state file of one child session.
+type SessionState struct {
+	Name        string           `json:"name"`
+	ProjectRoot string           `json:"projectRoot,omitempty"`
+	Epic        string           `json:"epic,omitempty"`
+	Story       string           `json:"story,omitempty"`
+	Step        string           `json:"step,omitempty"`
+	Cycle       int              `json:"cycle,omitempty"`
+	Agent       string           `json:"agent,omitempty"`
+	Lifecycle   string           `json:"lifecycle,omitempty"`
+	PaneID      string           `json:"paneId,omitempty"`
+	PanePid     int              `json:"panePid,omitempty"`
+	AgentPid    int              `json:"agentPid,omitempty"`
+	CreatedAt   string           `json:"createdAt,omitempty"`
+	StartedAt   string           `json:"startedAt,omitempty"`
+	ExitedAt    string           `json:"exitedAt,omitempty"`
+	ExitCode    *int             `json:"exitCode,omitempty"`
+	Signal      string           `json:"signal,omitempty"`
+	OutputFile  string           `json:"outputFile,omitempty"`
+	Completion  *CompletionStamp `json:"completion,omitempty"`
+}
+
+// CompletionStamp is what a child's Stop hook records at the end of each turn.
+type CompletionStamp struct {
+	At      string `json:"at"`
+	Turns   int    `json:"turns"`
+	Excerpt string `json:"excerpt,omitempty"`
+}
+
+// SessionsDir is where session state and output logs live:
+// $STORY_AUTOMATOR_STATE_DIR, else <project-root>/.story-automator/sessions.
+func SessionsDir(projectRoot string, getenv func(string) string) string {
+	if getenv != nil {
+		if v := getenv(EnvStateDir); v != "" {
+			if !filepath.IsAbs(v) {
+				v = filepath.Join(projectRoot, v)
+			}
+			return filepath.Clean(v)
+		}
+	}
+	return filepath.Join(projectRoot, DefaultStateDir)
+}
+
+// SessionStatePath is the state file of one session.
+func SessionStatePath(dir, name string) string { return filepath.Join(dir, name+".json") }
+
+// SessionOutputPath is the log that receives the session's whole pane output.
+func SessionOutputPath(dir, name string) string { return filepath.Join(dir, name+".log") }
+
+// ReadSession loads a session's state file.
+func ReadSession(dir, name string) (*SessionState, error) {
+	if !ValidSessionName(name) {
+		return nil, fmt.Errorf("invalid session name %q", name)
+	}
+	p := SessionStatePath(dir, name)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, ErrNotFound
+		}
+		return nil, fmt.Errorf("read session state %s: %w", p, err)
+	}
+	defer f.Close()
+	var st SessionState
+	dec := json.NewDecoder(&limitedReader{f: f, n: maxSessionBytes})
+	if err := dec.Decode(&st); err != nil {
+		return nil, fmt.Errorf("%w: session state %s: %v", ErrCorrupt, p, err)
+	}
+	return &st, nil
+}
+
+type limitedReader struct {
+	f *os.File
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, errors.New("session state too large")
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.f.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// UpdateSession changes a session's state under its own lock and writes it
+// atomically (0600, in a 0700 directory). A missing file starts empty.
+func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionState, error) {
+	if !ValidSessionName(name) {
+		return nil, fmt.Errorf("invalid session name %q", name)
+	}
+	if err := atomicfile.EnsureDir(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := SessionStatePath(dir, name)
+	fl := flock.New(p+".lock", flock.SetPermissions(0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), sessionLockWait)
+	defer cancel()
+	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("lock session state %s: %w", p, errors.Join(err, ErrLockTimeout))
+	}
+	defer fl.Unlock()
+	st, err := ReadSession(dir, name)
+	if errors.Is(err, ErrNotFound) {
+		st, err = &SessionState{Name: name}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(st); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.Write(p, append(data, '\n'), 0o600); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// StampCompletion records that the child finished a turn, with a bounded excerpt of its last message.
+func StampCompletion(dir, name string, now time.Time, lastMessage string) (*SessionState, error) {
+	return UpdateSession(dir, name, func(st *SessionState) error {
+		turns := 0
+		if st.Completion != nil {
+			turns = st.Completion.Turns
+		}
+		st.Completion = &CompletionStamp{At: Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
+		return nil
+	})
+}
+
+// Excerpt returns the tail of s within max bytes, cut on a rune boundary:
+// the end of an agent's message is where it says whether it is done.
+func Excerpt(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[len(s)-max:]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
+}

@@ -1,0 +1,2 @@
+// Package monitor waits for a child agent session to reach a final state and verifies its completion.
+package monitor

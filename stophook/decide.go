@@ -1,0 +1,205 @@
+package stophook
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// Environment variables the hook reads.
+const (
+	EnvChild       = "STORY_AUTOMATOR_CHILD"
+	EnvSession     = "STORY_AUTOMATOR_SESSION"
+	EnvMaxBlocks   = "STORY_AUTOMATOR_MAX_STOP_BLOCKS"
+	EnvStaleAfter  = "STORY_AUTOMATOR_STALE_AFTER"
+	DefaultMax     = 5
+	maxAllowedCap  = 100
+	DefaultStale   = 30 * time.Minute
+	hookEventSubag = "SubagentStop"
+)
+
+// History decision names (SPEC §6).
+const (
+	KindBlock           = "block"
+	KindContinue        = "continue"
+	KindComplete        = "complete"
+	KindSatisfied       = "satisfied"
+	KindPaused          = "paused"
+	KindMaxIterations   = "max-iterations"
+	KindBreakerOpen     = "breaker-open"
+	KindReleaseStale    = "release-stale"
+	KindAllowBackground = "allow-background"
+	KindEscalateLow     = "escalate-low-confidence"
+	KindEscalateAdvisor = "escalate-advisor-error"
+	KindFailOpen        = "fail-open"
+)
+
+// Env is the part of the process environment Decide depends on.
+type Env struct {
+	Child        bool
+	ChildSession string
+	MaxBlocks    int
+	StaleAfter   time.Duration
+	// ProcessAlive reports whether a pid exists; injected for tests.
+	ProcessAlive func(pid int) bool
+}
+
+// EnvFrom reads Env from getenv. Invalid numbers fall back to the defaults.
+func EnvFrom(getenv func(string) string) Env {
+	e := Env{
+		Child:        strings.EqualFold(strings.TrimSpace(getenv(EnvChild)), "true") || getenv(EnvChild) == "1",
+		ChildSession: strings.TrimSpace(getenv(EnvSession)),
+		MaxBlocks:    DefaultMax,
+		StaleAfter:   DefaultStale,
+		ProcessAlive: processAlive,
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvMaxBlocks))); err == nil && n >= 1 && n <= maxAllowedCap {
+		e.MaxBlocks = n
+	}
+	if d, err := time.ParseDuration(strings.TrimSpace(getenv(EnvStaleAfter))); err == nil && d > 0 {
+		e.StaleAfter = d
+	}
+	return e
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+// Output is the one JSON object the hook may print.
+type Output struct {
+	Decision      string `json:"decision,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	SystemMessage string `json:"systemMessage,omitempty"`
+}
+
+// Decision is what Decide concluded and what the shell must do about it.
+type Decision struct {
+	// Kind is the history name of an owner decision; "" for decisions that
+	// touch nothing (child, subagent, no marker, bystander).
+	Kind   string
+	Reason string
+	// Output is printed; nil means print nothing and let the stop proceed.
+	Output *Output
+	// Next is the marker to persist before acting; nil means write nothing.
+	Next *marker.Marker
+	// Remove deletes the marker (a loop that ended).
+	Remove bool
+	// StampChild asks the shell to record the child's turn completion.
+	StampChild bool
+}
+
+// Blocks reports whether the decision keeps the session working.
+func (d Decision) Blocks() bool { return d.Output != nil && d.Output.Decision == "block" }
+
+// Decide applies SPEC §4 in order. m and readErr are the result of reading the
+// marker; Decide never performs I/O.
+func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) Decision {
+	if env.Child {
+		return Decision{StampChild: env.ChildSession != "", Reason: "child session"}
+	}
+	if in.HookEventName == hookEventSubag {
+		return Decision{Reason: "subagent stop"}
+	}
+	if readErr != nil || m == nil || !m.Active() {
+		return Decision{Reason: "no active marker"}
+	}
+	if m.OwnerSession != "" && in.SessionID != m.OwnerSession {
+		return Decision{Reason: "bystander session"}
+	}
+	if why, dead := orchestratorDead(m, env, now); dead {
+		return ownerDecision(m, now, KindReleaseStale, why, &Output{SystemMessage: "story-automator: " + why + "; letting this session stop. Resume with `story-automator run --resume` or remove the marker with `story-automator marker remove`."})
+	}
+	if in.HasRunningBackgroundTask() {
+		return ownerDecision(m, now, KindAllowBackground, "a background task is running; the session will be woken when it ends", nil)
+	}
+	next := m.Clone()
+	if progressed(m) || (in.StopHookActive != nil && !*in.StopHookActive) {
+		next.StopHookBlocks = 0
+	} else {
+		next.StopHookBlocks++
+	}
+	next.StopHookSeenHeartbeat = m.Heartbeat
+	seen := m.StoriesRemaining
+	next.StopHookSeenRemaining = &seen
+	max := env.MaxBlocks
+	if max <= 0 {
+		max = DefaultMax
+	}
+	if next.StopHookBlocks >= max {
+		next.StopHookBlocks = 0
+		why := fmt.Sprintf("circuit breaker: %d consecutive Stop blocks without progress", max)
+		return withLast(next, now, KindBreakerOpen, why, &Output{SystemMessage: "story-automator " + why + " (no heartbeat, no story finished); releasing this stop so the session is not trapped. Check the run with `story-automator status`."})
+	}
+	if m.Mode == marker.ModeLoop {
+		return decideLoop(in, next, env, now)
+	}
+	reason := storyBlockReason(m)
+	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
+}
+
+// progressed reports verified progress since the hook last looked.
+func progressed(m *marker.Marker) bool {
+	if m.Heartbeat != m.StopHookSeenHeartbeat {
+		return true
+	}
+	return m.StopHookSeenRemaining != nil && m.StoriesRemaining < *m.StopHookSeenRemaining
+}
+
+func orchestratorDead(m *marker.Marker, env Env, now time.Time) (string, bool) {
+	if m.OwnerPid > 0 && env.ProcessAlive != nil && !env.ProcessAlive(m.OwnerPid) {
+		return fmt.Sprintf("the run's orchestrator (pid %d) is gone", m.OwnerPid), true
+	}
+	if m.OwnerSession != "" {
+		return "", false
+	}
+	last, ok := marker.ParseTime(m.Heartbeat)
+	if !ok {
+		last, ok = marker.ParseTime(m.CreatedAt)
+	}
+	if ok && env.StaleAfter > 0 && now.Sub(last) > env.StaleAfter {
+		return fmt.Sprintf("the run's orchestrator looks dead (no heartbeat for %s)", now.Sub(last).Round(time.Second)), true
+	}
+	return "", false
+}
+
+// ownerDecision records an owner decision that leaves the counters alone.
+func ownerDecision(m *marker.Marker, now time.Time, kind, why string, out *Output) Decision {
+	return withLast(m.Clone(), now, kind, why, out)
+}
+
+func withLast(next *marker.Marker, now time.Time, kind, why string, out *Output) Decision {
+	next.LastDecision = &marker.LastDecision{At: marker.Timestamp(now), Decision: kind, Reason: why}
+	return Decision{Kind: kind, Reason: why, Output: out, Next: next}
+}
+
+func storyBlockReason(m *marker.Marker) string {
+	var b strings.Builder
+	b.WriteString("A story-automation run is in progress and this session owns it, so it must not stop yet.")
+	where := []string{}
+	if m.Epic != "" {
+		where = append(where, "epic "+m.Epic)
+	}
+	if m.CurrentStory != "" {
+		where = append(where, "story "+m.CurrentStory)
+	}
+	if m.CurrentStep != "" {
+		where = append(where, "step "+m.CurrentStep)
+	}
+	if len(where) > 0 {
+		fmt.Fprintf(&b, " Current position: %s.", strings.Join(where, ", "))
+	}
+	fmt.Fprintf(&b, " Stories remaining: %d.", m.StoriesRemaining)
+	if m.StateFile != "" {
+		fmt.Fprintf(&b, " State document: %s.", m.StateFile)
+	}
+	b.WriteString(" Next: continue the current step. If a child session is running, wait for it inside ONE `story-automator monitor-session <session>` call (it blocks until the child finishes; call it again only if it returns finalState \"running\"); never poll tmux turn by turn.")
+	b.WriteString(" After each verified step run `story-automator marker heartbeat --story <key> --step <step>`; when a story is done, lower --remaining.")
+	b.WriteString(" If you cannot go on, run `story-automator marker pause --reason \"...\"` and explain why.")
+	return b.String()
+}

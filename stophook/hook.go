@@ -1,0 +1,163 @@
+package stophook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// HistoryFile is the name of the decision log kept next to the marker.
+const HistoryFile = "story-automator.history.jsonl"
+
+// Shell is the I/O around Decide: where input comes from, where output goes,
+// which marker and environment apply, and what time it is.
+type Shell struct {
+	In          io.Reader
+	Out         io.Writer
+	Getenv      func(string) string
+	Now         func() time.Time
+	ProjectRoot string
+	Log         zerolog.Logger
+	// LockTimeout bounds the wait for the marker lock; past it the stop is allowed.
+	LockTimeout time.Duration
+}
+
+// DefaultLockTimeout is short: a hook that waits long delays every stop.
+const DefaultLockTimeout = 2 * time.Second
+
+// Run executes one Stop-hook call. It never returns an error and never blocks
+// because of a failure of its own: anything unexpected lets the stop proceed.
+func (s *Shell) Run(ctx context.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.Log.Error().Interface("panic", r).Msg("stop hook failed open")
+		}
+	}()
+	env := EnvFrom(s.Getenv)
+	in, _, inErr := ReadInput(s.In)
+	if inErr != nil && !env.Child {
+		s.Log.Warn().Err(inErr).Msg("unreadable hook input; allowing the stop")
+		return
+	}
+	if env.Child {
+		s.stampChild(in, env)
+		return
+	}
+	store := marker.NewStore(s.ProjectRoot, s.Getenv)
+	store.LockTimeout = s.LockTimeout
+	if store.LockTimeout <= 0 {
+		store.LockTimeout = DefaultLockTimeout
+	}
+	m, readErr := store.Read()
+	d := Decide(in, m, readErr, env, s.Now())
+	if d.Next == nil && !d.Remove {
+		s.print(d.Output)
+		return
+	}
+	d, err := s.persist(ctx, store, in, env)
+	if err != nil {
+		s.Log.Warn().Err(err).Msg("cannot persist the hook's decision; allowing the stop")
+		s.appendHistory(store, in, m, Decision{Kind: KindFailOpen, Reason: err.Error()})
+		return
+	}
+	s.appendHistory(store, in, d.Next, d)
+	s.print(d.Output)
+}
+
+// persist decides again under the lock, on the marker as it is now, and writes
+// the result before anything is printed (persist before act).
+func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env Env) (Decision, error) {
+	var d Decision
+	_, err := store.Update(ctx, func(cur *marker.Marker, readErr error) (*marker.Marker, error) {
+		d = Decide(in, cur, readErr, env, s.Now())
+		return d.Next, nil
+	})
+	if err != nil {
+		return Decision{}, err
+	}
+	if d.Remove {
+		if _, err := store.Remove(ctx); err != nil {
+			return Decision{}, err
+		}
+	}
+	return d, nil
+}
+
+func (s *Shell) stampChild(in Input, env Env) {
+	if env.ChildSession == "" || !marker.ValidSessionName(env.ChildSession) {
+		return
+	}
+	root := s.ProjectRoot
+	dir := marker.SessionsDir(root, s.Getenv)
+	if _, err := marker.StampCompletion(dir, env.ChildSession, s.Now(), in.LastMessage()); err != nil {
+		s.Log.Warn().Err(err).Str("session", env.ChildSession).Msg("cannot record the child's completion")
+	}
+}
+
+func (s *Shell) print(out *Output) {
+	if out == nil {
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(out) != nil {
+		return
+	}
+	_, _ = s.Out.Write(buf.Bytes())
+}
+
+// HistoryEntry is one line of the decision log (SPEC §6).
+type HistoryEntry struct {
+	TS        string `json:"ts"`
+	Session   string `json:"session"`
+	Mode      string `json:"mode"`
+	Decision  string `json:"decision"`
+	Iteration int    `json:"iteration"`
+	Blocks    int    `json:"blocks"`
+	Reason    string `json:"reason"`
+}
+
+func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d Decision) {
+	if d.Kind == "" {
+		return
+	}
+	e := HistoryEntry{TS: marker.Timestamp(s.Now()), Session: in.SessionID, Decision: d.Kind, Reason: d.Reason}
+	if m != nil {
+		e.Mode = m.Mode
+		e.Blocks = m.StopHookBlocks
+		if m.Loop != nil {
+			e.Iteration = m.Loop.Iteration
+		}
+	}
+	if err := AppendHistory(filepath.Join(store.Dir(), HistoryFile), e); err != nil {
+		s.Log.Warn().Err(err).Msg("cannot append to the decision history")
+	}
+}
+
+// AppendHistory appends one JSON line; O_APPEND keeps concurrent lines whole.
+func AppendHistory(path string, e HistoryEntry) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return errors.New("history file is a symlink")
+	}
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.Write(append(data, '\n'))
+	return err
+}

@@ -1,0 +1,109 @@
+// Package stophook decides whether an agent session may stop: a pure Decide over
+// (hook input, marker, environment, clock) and a thin shell that does the I/O.
+package stophook
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MaxInputBytes bounds what the hook reads from stdin; Claude Code passes the
+// transcript by path, so real inputs are far smaller.
+const MaxInputBytes = 4 << 20
+
+// ErrInputTooLarge is returned when stdin holds more than MaxInputBytes.
+var ErrInputTooLarge = errors.New("hook input too large")
+
+// Input is the JSON a Claude Code (or Codex) Stop hook receives on stdin.
+type Input struct {
+	SessionID            string          `json:"session_id"`
+	StopHookActive       *bool           `json:"stop_hook_active"`
+	LastAssistantMessage *string         `json:"last_assistant_message"`
+	TranscriptPath       string          `json:"transcript_path"`
+	Cwd                  string          `json:"cwd"`
+	HookEventName        string          `json:"hook_event_name"`
+	BackgroundTasks      json.RawMessage `json:"background_tasks"`
+}
+
+// ReadInput reads at most MaxInputBytes from r and decodes them.
+func ReadInput(r io.Reader) (Input, []byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
+	if err != nil {
+		return Input{}, nil, fmt.Errorf("read hook input: %w", err)
+	}
+	if len(data) > MaxInputBytes {
+		return Input{}, nil, ErrInputTooLarge
+	}
+	in, err := DecodeInput(data)
+	return in, data, err
+}
+
+// DecodeInput parses the hook's JSON. Empty input decodes to the zero Input.
+func DecodeInput(data []byte) (Input, error) {
+	var in Input
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return in, nil
+	}
+	if trimmed[0] != '{' {
+		return in, errors.New("hook input is not a JSON object")
+	}
+	if err := json.Unmarshal(trimmed, &in); err != nil {
+		return Input{}, fmt.Errorf("decode hook input: %w", err)
+	}
+	return in, nil
+}
+
+// LastMessage is the last assistant message, or "" when the field is absent.
+func (in Input) LastMessage() string {
+	if in.LastAssistantMessage == nil {
+		return ""
+	}
+	return *in.LastAssistantMessage
+}
+
+// runningStates are background-task states that will wake the session later.
+var runningStates = map[string]bool{"": true, "running": true, "in_progress": true, "pending": true, "started": true}
+
+// HasRunningBackgroundTask reports whether background_tasks lists a task still
+// running. Claude Code drops finished tasks from the list, so an entry without
+// a status counts as running; an explicit finished status does not.
+func (in Input) HasRunningBackgroundTask() bool {
+	raw := bytes.TrimSpace(in.BackgroundTasks)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return false
+	}
+	var entries []json.RawMessage
+	if raw[0] == '{' {
+		var byID map[string]json.RawMessage
+		if json.Unmarshal(raw, &byID) != nil {
+			return false
+		}
+		for _, v := range byID {
+			entries = append(entries, v)
+		}
+	} else if json.Unmarshal(raw, &entries) != nil {
+		return false
+	}
+	for _, e := range entries {
+		var t struct {
+			Status string `json:"status"`
+			State  string `json:"state"`
+		}
+		if json.Unmarshal(e, &t) != nil {
+			continue
+		}
+		s := t.Status
+		if s == "" {
+			s = t.State
+		}
+		if runningStates[strings.ToLower(s)] {
+			return true
+		}
+	}
+	return false
+}

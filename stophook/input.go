@@ -42,12 +42,13 @@ func ReadInput(r io.Reader) (Input, []byte, error) {
 	return in, data, err
 }
 
-// DecodeInput parses the hook's JSON. Empty input decodes to the zero Input.
+// DecodeInput parses the hook's JSON. Empty input is an error: every real
+// hook call carries an object, and the hook fails open on anything else.
 func DecodeInput(data []byte) (Input, error) {
 	var in Input
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
-		return in, nil
+		return in, errors.New("empty hook input")
 	}
 	if trimmed[0] != '{' {
 		return in, errors.New("hook input is not a JSON object")

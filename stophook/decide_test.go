@@ -1,0 +1,166 @@
+package stophook
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func boolp(b bool) *bool { return &b }
+func intp(n int) *int    { return &n }
+
+// active returns an owned story marker whose hook has already seen its heartbeat.
+func active(mut ...func(*marker.Marker)) *marker.Marker {
+	hb := marker.Timestamp(t0.Add(-time.Minute))
+	m := &marker.Marker{
+		Version: 1, Mode: marker.ModeStory, Status: marker.StatusActive,
+		Epic: "1", CurrentStory: "1.2", CurrentStep: "dev", StoriesRemaining: 3,
+		OwnerSession: "owner", CreatedAt: hb, Heartbeat: hb,
+		StopHookSeenHeartbeat: hb, StopHookSeenRemaining: intp(3), StopHookBlocks: 1,
+	}
+	for _, f := range mut {
+		f(m)
+	}
+	return m
+}
+
+func env(mut ...func(*Env)) Env {
+	e := Env{MaxBlocks: DefaultMax, StaleAfter: DefaultStale, ProcessAlive: func(int) bool { return true }}
+	for _, f := range mut {
+		f(&e)
+	}
+	return e
+}
+
+func ownerIn(active *bool) Input { return Input{SessionID: "owner", StopHookActive: active, HookEventName: "Stop"} }
+
+func TestDecide(t *testing.T) {
+	corrupt := errors.Join(marker.ErrCorrupt, errors.New("bad json"))
+	notObject := errors.Join(marker.ErrCorrupt, marker.ErrNotObject)
+	cases := []struct {
+		name       string
+		in         Input
+		m          *marker.Marker
+		readErr    error
+		env        Env
+		kind       string // "" = no owner decision
+		block      bool
+		sysMsg     string // substring expected in systemMessage
+		written    bool   // a marker must be persisted
+		blocks     int    // stopHookBlocks of the persisted marker
+		stampChild bool
+	}{
+		{name: "child with session stamps and never blocks", in: ownerIn(boolp(true)), m: active(), env: env(func(e *Env) { e.Child = true; e.ChildSession = "sa-x-1" }), stampChild: true},
+		{name: "child without session never blocks", in: ownerIn(boolp(true)), m: active(), env: env(func(e *Env) { e.Child = true })},
+		{name: "SubagentStop never blocks", in: Input{SessionID: "owner", HookEventName: "SubagentStop"}, m: active(), env: env()},
+		{name: "no marker", in: ownerIn(boolp(true)), readErr: marker.ErrNotFound, env: env()},
+		{name: "corrupt marker", in: ownerIn(boolp(true)), readErr: corrupt, env: env()},
+		{name: "non-object marker", in: ownerIn(boolp(true)), readErr: notObject, env: env()},
+		{name: "paused", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.Status = marker.StatusPaused }), env: env()},
+		{name: "remaining 0", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StoriesRemaining = 0 }), env: env()},
+		{name: "owner match blocks and counts", in: ownerIn(boolp(true)), m: active(), env: env(), kind: KindBlock, block: true, written: true, blocks: 2},
+		{name: "bystander allowed, nothing written", in: Input{SessionID: "someone-else", StopHookActive: boolp(true)}, m: active(), env: env()},
+		{name: "missing session_id with an owner", in: Input{StopHookActive: boolp(true)}, m: active(), env: env()},
+		{name: "unowned legacy marker guards everyone", in: Input{SessionID: "anyone", StopHookActive: boolp(true)}, m: active(func(m *marker.Marker) { m.OwnerSession = "" }), env: env(), kind: KindBlock, block: true, written: true, blocks: 2},
+		{name: "dead orchestrator: pid gone", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.OwnerPid = 4242 }), env: env(func(e *Env) { e.ProcessAlive = func(int) bool { return false } }), kind: KindReleaseStale, sysMsg: "pid 4242", written: true, blocks: 1},
+		{name: "dead orchestrator: unowned and stale", in: Input{SessionID: "s"}, m: active(func(m *marker.Marker) {
+			m.OwnerSession = ""
+			m.Heartbeat = marker.Timestamp(t0.Add(-31 * time.Minute))
+			m.StopHookSeenHeartbeat = m.Heartbeat
+		}), env: env(), kind: KindReleaseStale, sysMsg: "looks dead", written: true, blocks: 1},
+		{name: "owned long step is not stale", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) {
+			m.Heartbeat = marker.Timestamp(t0.Add(-5 * time.Hour))
+			m.StopHookSeenHeartbeat = m.Heartbeat
+		}), env: env(), kind: KindBlock, block: true, written: true, blocks: 2},
+		{name: "running background task allows without counting", in: Input{SessionID: "owner", StopHookActive: boolp(true), BackgroundTasks: []byte(`[{"id":"b1","command":"sleep 100","status":"running"}]`)}, m: active(), env: env(), kind: KindAllowBackground, written: true, blocks: 1},
+		{name: "finished background task does not allow", in: Input{SessionID: "owner", StopHookActive: boolp(true), BackgroundTasks: []byte(`[{"id":"b1","status":"completed"}]`)}, m: active(), env: env(), kind: KindBlock, block: true, written: true, blocks: 2},
+		{name: "progress by heartbeat resets", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.Heartbeat = marker.Timestamp(t0); m.StopHookBlocks = 4 }), env: env(), kind: KindBlock, block: true, written: true, blocks: 0},
+		{name: "progress by remaining resets", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StoriesRemaining = 2; m.StopHookBlocks = 4 }), env: env(), kind: KindBlock, block: true, written: true, blocks: 0},
+		{name: "explicit stop_hook_active false resets", in: ownerIn(boolp(false)), m: active(func(m *marker.Marker) { m.StopHookBlocks = 4 }), env: env(), kind: KindBlock, block: true, written: true, blocks: 0},
+		{name: "missing stop_hook_active counts as true", in: ownerIn(nil), m: active(func(m *marker.Marker) { m.StopHookBlocks = 3 }), env: env(), kind: KindBlock, block: true, written: true, blocks: 4},
+		{name: "release at the cap resets the count", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StopHookBlocks = 4 }), env: env(), kind: KindBreakerOpen, sysMsg: "circuit breaker", written: true, blocks: 0},
+		{name: "MAX_STOP_BLOCKS valid raises the cap", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StopHookBlocks = 4 }), env: EnvFrom(mapEnv{EnvMaxBlocks: "7"}.get), kind: KindBlock, block: true, written: true, blocks: 5},
+		{name: "MAX_STOP_BLOCKS valid lowers the cap", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StopHookBlocks = 1 }), env: EnvFrom(mapEnv{EnvMaxBlocks: "2"}.get), kind: KindBreakerOpen, sysMsg: "circuit breaker", written: true, blocks: 0},
+		{name: "MAX_STOP_BLOCKS invalid falls back to 5", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.StopHookBlocks = 4 }), env: EnvFrom(mapEnv{EnvMaxBlocks: "lots"}.get), kind: KindBreakerOpen, sysMsg: "circuit breaker", written: true, blocks: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var before []byte
+			if tc.m != nil {
+				before, _ = tc.m.Encode()
+			}
+			d := Decide(tc.in, tc.m, tc.readErr, tc.env, t0)
+			if d.Kind != tc.kind {
+				t.Fatalf("kind = %q, want %q (reason %q)", d.Kind, tc.kind, d.Reason)
+			}
+			if d.Blocks() != tc.block {
+				t.Fatalf("blocks = %v, want %v (output %+v)", d.Blocks(), tc.block, d.Output)
+			}
+			if tc.sysMsg != "" && (d.Output == nil || !strings.Contains(d.Output.SystemMessage, tc.sysMsg)) {
+				t.Fatalf("systemMessage %+v lacks %q", d.Output, tc.sysMsg)
+			}
+			if !tc.block && tc.sysMsg == "" && d.Output != nil {
+				t.Fatalf("expected no output, got %+v", d.Output)
+			}
+			if (d.Next != nil) != tc.written {
+				t.Fatalf("written = %v, want %v", d.Next != nil, tc.written)
+			}
+			if tc.written && d.Next.StopHookBlocks != tc.blocks {
+				t.Fatalf("stopHookBlocks = %d, want %d", d.Next.StopHookBlocks, tc.blocks)
+			}
+			if d.StampChild != tc.stampChild {
+				t.Fatalf("stampChild = %v, want %v", d.StampChild, tc.stampChild)
+			}
+			if tc.m != nil {
+				after, _ := tc.m.Encode()
+				if string(after) != string(before) {
+					t.Fatal("Decide changed its input marker")
+				}
+			}
+		})
+	}
+}
+
+func TestDecideRecordsWhatTheHookSaw(t *testing.T) {
+	m := active(func(m *marker.Marker) { m.Heartbeat = marker.Timestamp(t0); m.StoriesRemaining = 2 })
+	d := Decide(ownerIn(boolp(true)), m, nil, env(), t0)
+	if d.Next.StopHookSeenHeartbeat != m.Heartbeat || d.Next.StopHookSeenRemaining == nil || *d.Next.StopHookSeenRemaining != 2 {
+		t.Fatalf("seen = %q/%v", d.Next.StopHookSeenHeartbeat, d.Next.StopHookSeenRemaining)
+	}
+	if d.Next.LastDecision == nil || d.Next.LastDecision.Decision != KindBlock || d.Next.LastDecision.At != marker.Timestamp(t0) {
+		t.Fatalf("lastDecision = %+v", d.Next.LastDecision)
+	}
+	// The same stop again, without progress, now counts.
+	d2 := Decide(ownerIn(boolp(true)), d.Next, nil, env(), t0.Add(time.Second))
+	if d2.Next.StopHookBlocks != 1 {
+		t.Fatalf("second block count = %d, want 1", d2.Next.StopHookBlocks)
+	}
+}
+
+func TestBlockReasonNamesStoryStepAndMonitor(t *testing.T) {
+	d := Decide(ownerIn(boolp(true)), active(func(m *marker.Marker) { m.StateFile = "/p/state.md" }), nil, env(), t0)
+	for _, want := range []string{"story 1.2", "step dev", "monitor-session", "never poll tmux", "/p/state.md", "Stories remaining: 3"} {
+		if !strings.Contains(d.Output.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, d.Output.Reason)
+		}
+	}
+}
+
+func TestEnvFrom(t *testing.T) {
+	e := EnvFrom(mapEnv{EnvChild: "true", EnvSession: "sa-1", EnvMaxBlocks: "0", EnvStaleAfter: "10m"}.get)
+	if !e.Child || e.ChildSession != "sa-1" || e.MaxBlocks != DefaultMax || e.StaleAfter != 10*time.Minute {
+		t.Fatalf("%+v", e)
+	}
+	if EnvFrom(mapEnv{EnvChild: "false"}.get).Child {
+		t.Fatal("STORY_AUTOMATOR_CHILD=false must not mark a child")
+	}
+}
+
+type mapEnv map[string]string
+
+func (m mapEnv) get(k string) string { return m[k] }

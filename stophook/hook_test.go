@@ -1,0 +1,228 @@
+package stophook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/rs/zerolog"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+type shellFixture struct {
+	root  string
+	env   mapEnv
+	store *marker.Store
+}
+
+func newFixture(t *testing.T, m *marker.Marker) *shellFixture {
+	t.Helper()
+	f := &shellFixture{root: t.TempDir(), env: mapEnv{}}
+	f.store = marker.NewStore(f.root, f.env.get)
+	if m != nil {
+		if _, err := f.store.Create(context.Background(), m, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *shellFixture) run(t *testing.T, input string) string {
+	t.Helper()
+	var out bytes.Buffer
+	sh := &Shell{In: strings.NewReader(input), Out: &out, Getenv: f.env.get, Now: func() time.Time { return t0 },
+		ProjectRoot: f.root, Log: zerolog.Nop(), LockTimeout: 200 * time.Millisecond}
+	sh.Run(context.Background())
+	return out.String()
+}
+
+func (f *shellFixture) markerBytes(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f.store.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func historyLines(t *testing.T, f *shellFixture) []HistoryEntry {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(f.store.Dir(), HistoryFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []HistoryEntry
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e HistoryEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("history line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestShellOwnerBlockPersistsThenPrints(t *testing.T) {
+	f := newFixture(t, active())
+	out := f.run(t, `{"session_id":"owner","stop_hook_active":true}`)
+	var o Output
+	if err := json.Unmarshal([]byte(out), &o); err != nil || o.Decision != "block" {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	m, err := f.store.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.StopHookBlocks != 2 || m.LastDecision == nil || m.LastDecision.Decision != KindBlock {
+		t.Fatalf("marker after block: %+v", m)
+	}
+	h := historyLines(t, f)
+	if len(h) != 1 || h[0].Decision != KindBlock || h[0].Session != "owner" || h[0].Blocks != 2 || h[0].Mode != "story" {
+		t.Fatalf("history %+v", h)
+	}
+}
+
+func TestShellBystanderWritesNothing(t *testing.T) {
+	f := newFixture(t, active())
+	before := f.markerBytes(t)
+	if out := f.run(t, `{"session_id":"intruder","stop_hook_active":true}`); out != "" {
+		t.Fatalf("bystander got output %q", out)
+	}
+	if !bytes.Equal(before, f.markerBytes(t)) {
+		t.Fatal("bystander changed the marker")
+	}
+	if h := historyLines(t, f); h != nil {
+		t.Fatalf("bystander wrote history %+v", h)
+	}
+}
+
+func TestShellUnknownFieldsSurviveTheHook(t *testing.T) {
+	f := newFixture(t, nil)
+	os.MkdirAll(f.store.Dir(), 0o700)
+	legacy := `{"storiesRemaining":2,"epic":"3","heartbeat":"2026-11-22T11:59:00Z","customTool":{"x":[1,2]}}`
+	os.WriteFile(f.store.Path, []byte(legacy), 0o600)
+	if out := f.run(t, `{"session_id":"s","stop_hook_active":false}`); !strings.Contains(out, `"block"`) {
+		t.Fatalf("legacy unowned marker should block, got %q", out)
+	}
+	var raw map[string]any
+	json.Unmarshal(f.markerBytes(t), &raw)
+	if _, ok := raw["customTool"]; !ok {
+		t.Fatalf("unknown field dropped: %v", raw)
+	}
+}
+
+func TestShellFailsOpenWhenLockHeldPastTheBound(t *testing.T) {
+	f := newFixture(t, active())
+	other := flock.New(f.store.LockPath())
+	if ok, err := other.TryLock(); !ok || err != nil {
+		t.Fatalf("take lock: %v %v", ok, err)
+	}
+	defer other.Unlock()
+	before := f.markerBytes(t)
+	if out := f.run(t, `{"session_id":"owner","stop_hook_active":true}`); out != "" {
+		t.Fatalf("hook must allow when it cannot persist, printed %q", out)
+	}
+	if !bytes.Equal(before, f.markerBytes(t)) {
+		t.Fatal("marker changed without the lock")
+	}
+	h := historyLines(t, f)
+	if len(h) != 1 || h[0].Decision != KindFailOpen {
+		t.Fatalf("history %+v", h)
+	}
+}
+
+func TestShellFailsOpenWhenMarkerDirReadOnly(t *testing.T) {
+	f := newFixture(t, active())
+	dir := f.store.Dir()
+	makeReadOnly(t, dir)
+	if out := f.run(t, `{"session_id":"owner","stop_hook_active":true}`); out != "" {
+		t.Fatalf("hook must allow when it cannot persist, printed %q", out)
+	}
+}
+
+// makeReadOnly makes dir unwritable even for root (chattr +i) or skips.
+func makeReadOnly(t *testing.T, dir string) {
+	t.Helper()
+	os.Chmod(dir, 0o500)
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	if writable(dir) {
+		if err := exec.Command("chattr", "+i", dir).Run(); err == nil {
+			t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
+		}
+	}
+	if writable(dir) {
+		t.Skip("cannot make a directory read-only here (root without chattr)")
+	}
+}
+
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, "probe")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
+func TestShellChildStampsItsSessionState(t *testing.T) {
+	f := newFixture(t, active())
+	stateDir := filepath.Join(f.root, "state")
+	f.env[EnvChild] = "true"
+	f.env[EnvSession] = "sa-proj-ab12-e1-s1-2-dev-x9z8"
+	f.env[marker.EnvStateDir] = stateDir
+	before := f.markerBytes(t)
+	msg := strings.Repeat("é", 5000) + " all done"
+	in, _ := json.Marshal(map[string]any{"session_id": "owner", "last_assistant_message": msg})
+	if out := f.run(t, string(in)); out != "" {
+		t.Fatalf("child got output %q", out)
+	}
+	st, err := marker.ReadSession(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Completion == nil || st.Completion.Turns != 1 || st.Completion.At != marker.Timestamp(t0) {
+		t.Fatalf("completion %+v", st.Completion)
+	}
+	if len(st.Completion.Excerpt) > marker.MaxExcerptBytes || !strings.HasSuffix(st.Completion.Excerpt, "all done") {
+		t.Fatalf("excerpt not a bounded tail: %d bytes", len(st.Completion.Excerpt))
+	}
+	if !bytes.Equal(before, f.markerBytes(t)) {
+		t.Fatal("a child changed the run marker")
+	}
+	fi, _ := os.Stat(stateDir)
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("state dir mode %v", fi.Mode().Perm())
+	}
+}
+
+func TestShellChildWithHostileSessionNameWritesNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	f.env[EnvChild] = "true"
+	f.env[EnvSession] = "../../etc/evil"
+	f.env[marker.EnvStateDir] = filepath.Join(f.root, "state")
+	f.run(t, `{}`)
+	if _, err := os.Stat(filepath.Join(f.root, "state")); !os.IsNotExist(err) {
+		t.Fatal("hostile session name created state")
+	}
+}
+
+func TestShellMalformedInputAllows(t *testing.T) {
+	f := newFixture(t, active(func(m *marker.Marker) { m.OwnerSession = "" }))
+	for _, in := range []string{"", "  \n", `{"session_id":`, "\xff\xfe", `[1,2]`, `"str"`} {
+		if out := f.run(t, in); out != "" {
+			t.Fatalf("input %q printed %q", in, out)
+		}
+	}
+}

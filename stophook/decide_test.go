@@ -37,7 +37,9 @@ func env(mut ...func(*Env)) Env {
 	return e
 }
 
-func ownerIn(active *bool) Input { return Input{SessionID: "owner", StopHookActive: active, HookEventName: "Stop"} }
+func ownerIn(active *bool) Input {
+	return Input{SessionID: "owner", StopHookActive: active, HookEventName: "Stop"}
+}
 
 func TestDecide(t *testing.T) {
 	corrupt := errors.Join(marker.ErrCorrupt, errors.New("bad json"))

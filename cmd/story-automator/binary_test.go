@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -65,22 +66,9 @@ func cleanEnv(extra ...string) []string {
 	}
 	var env []string
 	for _, kv := range os.Environ() {
-		k := kv
-		if i := indexByte(kv, '='); i >= 0 {
-			k = kv[:i]
-		}
-		if !drop[k] {
+		if k, _, _ := strings.Cut(kv, "="); !drop[k] {
 			env = append(env, kv)
 		}
 	}
 	return append(env, extra...)
-}
-
-func indexByte(s string, b byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == b {
-			return i
-		}
-	}
-	return -1
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runHookProcess runs the built binary's stop-hook with stdin and returns stdout and the exit code.
+func runHookProcess(t *testing.T, root string, stdin []byte, env ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(builtBinary(t), "stop-hook")
+	cmd.Dir = root
+	cmd.Env = cleanEnv(append([]string{"PROJECT_ROOT=" + root}, env...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run hook: %v", err)
+	}
+	return out.String(), code
+}
+
+// assertEmptyOrOneObject checks the hook's stdout contract.
+func assertEmptyOrOneObject(t *testing.T, out string) map[string]any {
+	t.Helper()
+	if out == "" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil {
+		t.Fatalf("stdout is not a JSON object: %q", out)
+	}
+	if rest := strings.TrimSpace(out[dec.InputOffset():]); rest != "" {
+		t.Fatalf("stdout has more than one JSON object: %q", out)
+	}
+	return obj
+}
+
+func ownedMarker(t *testing.T, root string) {
+	t.Helper()
+	var out bytes.Buffer
+	s := testStreams(root, &out)
+	if code := Run([]string{"marker", "create", "--remaining", "2", "--story", "1.1", "--owner-session", "owner"}, s); code != 0 {
+		t.Fatalf("marker create: %d %s", code, out.String())
+	}
+}
+
+func TestHookProcessBadInputsExitZeroAndPrintNothingOrOneObject(t *testing.T) {
+	root := t.TempDir()
+	ownedMarker(t, root)
+	huge := append([]byte(`{"session_id":"owner","stop_hook_active":true,"last_assistant_message":"`), bytes.Repeat([]byte("x"), 10<<20)...)
+	huge = append(huge, []byte(`"}`)...)
+	inputs := map[string][]byte{
+		"malformed JSON": []byte(`{"session_id": "owner", `),
+		"empty stdin":    nil,
+		"10 MB of stdin": huge,
+		"invalid UTF-8":  []byte("{\"session_id\":\"owner\",\"last_assistant_message\":\"\xff\xfe\xfd\"}"),
+		"not an object":  []byte(`["owner"]`),
+		"owner":          []byte(`{"session_id":"owner","stop_hook_active":true}`),
+		"bystander":      []byte(`{"session_id":"other","stop_hook_active":true}`),
+	}
+	for name, in := range inputs {
+		t.Run(name, func(t *testing.T) {
+			out, code := runHookProcess(t, root, in)
+			if code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			obj := assertEmptyOrOneObject(t, out)
+			if name == "owner" && (obj == nil || obj["decision"] != "block") {
+				t.Fatalf("owner should be blocked, got %q", out)
+			}
+			if name != "owner" && name != "invalid UTF-8" && obj != nil {
+				t.Fatalf("expected no output, got %q", out)
+			}
+		})
+	}
+}
+
+func TestHookProcessCorruptAndSymlinkedMarkerAllow(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".claude")
+	os.MkdirAll(dir, 0o700)
+	mp := filepath.Join(dir, ".story-automator-active")
+	os.WriteFile(mp, []byte(`{"storiesRemaining": 3, `), 0o600)
+	if out, code := runHookProcess(t, root, []byte(`{"session_id":"x"}`)); out != "" || code != 0 {
+		t.Fatalf("corrupt marker: %q %d", out, code)
+	}
+	b, _ := os.ReadFile(mp)
+	if string(b) != `{"storiesRemaining": 3, ` {
+		t.Fatal("corrupt marker was rewritten")
+	}
+	os.Remove(mp)
+	real := filepath.Join(root, "elsewhere.json")
+	os.WriteFile(real, []byte(`{"storiesRemaining":3}`), 0o600)
+	os.Symlink(real, mp)
+	if out, code := runHookProcess(t, root, []byte(`{"session_id":"x"}`)); out != "" || code != 0 {
+		t.Fatalf("symlinked marker: %q %d", out, code)
+	}
+}
+
+func TestHookProcessHonoursMarkerEnvAndMaxBlocks(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	s := testStreams(root, &out)
+	s.Getenv = func(k string) string {
+		if k == "STORY_AUTOMATOR_ACTIVE_MARKER" {
+			return "run/marker.json"
+		}
+		return ""
+	}
+	if code := Run([]string{"marker", "create", "--remaining", "1", "--owner-session", "o"}, s); code != 0 {
+		t.Fatalf("create: %s", out.String())
+	}
+	in := []byte(`{"session_id":"o","stop_hook_active":true}`)
+	envs := []string{"STORY_AUTOMATOR_ACTIVE_MARKER=run/marker.json", "STORY_AUTOMATOR_MAX_STOP_BLOCKS=2"}
+	first, _ := runHookProcess(t, root, in, envs...)  // progress seen: block, count 0
+	second, _ := runHookProcess(t, root, in, envs...) // count 1: block
+	third, _ := runHookProcess(t, root, in, envs...)  // count 2 = cap: release
+	if !strings.Contains(first, "block") || !strings.Contains(second, "block") || !strings.Contains(third, "circuit breaker") {
+		t.Fatalf("sequence: %q / %q / %q", first, second, third)
+	}
+}

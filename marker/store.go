@@ -163,8 +163,9 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 	return func() { _ = fl.Unlock() }, nil
 }
 
-// write replaces the marker atomically with mode 0600. Callers hold the lock.
-func (s *Store) write(m *Marker) error {
+// Write replaces the marker atomically with mode 0600. Callers hold the lock
+// (see Lock); everyone else uses Update, Modify or Create.
+func (s *Store) Write(m *Marker) error {
 	data, err := m.Encode()
 	if err != nil {
 		return fmt.Errorf("encode marker: %w", err)
@@ -202,7 +203,7 @@ func (s *Store) Update(ctx context.Context, fn func(m *Marker, readErr error) (*
 	if next.Version == 0 {
 		next.Version = SchemaVersion
 	}
-	if err := s.write(next); err != nil {
+	if err := s.Write(next); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -250,6 +251,11 @@ func (s *Store) Remove(ctx context.Context) (existed bool, err error) {
 		return false, err
 	}
 	defer unlock()
+	return s.RemoveLocked()
+}
+
+// RemoveLocked deletes the marker; callers hold the lock.
+func (s *Store) RemoveLocked() (existed bool, err error) {
 	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return false, fmt.Errorf("%w: %s", ErrSymlink, s.Path)
 	}

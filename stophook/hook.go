@@ -69,26 +69,35 @@ func (s *Shell) Run(ctx context.Context) {
 		s.appendHistory(store, in, m, Decision{Kind: KindFailOpen, Reason: err.Error()})
 		return
 	}
-	s.appendHistory(store, in, d.Next, d)
 	s.print(d.Output)
 }
 
-// persist decides again under the lock, on the marker as it is now, and writes
-// the result before anything is printed (persist before act).
+// persist decides again under the lock, on the marker as it is now, writes the
+// result and appends the history line before anything is printed (persist
+// before act). Holding the lock across the append keeps the history in the
+// order the marker changed.
 func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env Env) (Decision, error) {
-	var d Decision
-	_, err := store.Update(ctx, func(cur *marker.Marker, readErr error) (*marker.Marker, error) {
-		d = Decide(in, cur, readErr, env, s.Now())
-		return d.Next, nil
-	})
+	unlock, err := store.Lock(ctx)
 	if err != nil {
 		return Decision{}, err
 	}
-	if d.Remove {
-		if _, err := store.Remove(ctx); err != nil {
-			return Decision{}, err
-		}
+	defer unlock()
+	cur, readErr := store.Read()
+	d := Decide(in, cur, readErr, env, s.Now())
+	switch {
+	case d.Remove:
+		_, err = store.RemoveLocked()
+	case d.Next != nil:
+		err = store.Write(d.Next)
 	}
+	if err != nil {
+		return Decision{}, err
+	}
+	recorded := d.Next
+	if recorded == nil {
+		recorded = cur
+	}
+	s.appendHistory(store, in, recorded, d)
 	return d, nil
 }
 

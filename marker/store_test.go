@@ -1,0 +1,196 @@
+package marker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+var ctx = context.Background()
+
+func newStore(t *testing.T) *Store {
+	t.Helper()
+	return NewStore(t.TempDir(), func(string) string { return "" })
+}
+
+func sample() *Marker {
+	return &Marker{Version: 1, Mode: ModeStory, Status: StatusActive, StoriesRemaining: 2, OwnerSession: "o",
+		Heartbeat: "2026-11-22T12:00:00Z"}
+}
+
+func TestResolvePath(t *testing.T) {
+	if p := ResolvePath("/p", func(string) string { return "" }); p != "/p/.claude/.story-automator-active" {
+		t.Fatal(p)
+	}
+	if p := ResolvePath("/p", func(string) string { return "x/m.json" }); p != "/p/x/m.json" {
+		t.Fatal(p)
+	}
+	if p := ResolvePath("/p", func(string) string { return "/abs/m" }); p != "/abs/m" {
+		t.Fatal(p)
+	}
+}
+
+func TestCreateWritesMode0600AndRefusesActive(t *testing.T) {
+	s := newStore(t)
+	if _, err := s.Create(ctx, sample(), false); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(s.Path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", fi.Mode(), err)
+	}
+	if _, err := s.Create(ctx, sample(), false); !errors.Is(err, ErrExists) || Code(err) != "marker_exists" {
+		t.Fatalf("second create: %v", err)
+	}
+	if _, err := s.Create(ctx, sample(), true); err != nil {
+		t.Fatalf("forced create: %v", err)
+	}
+	// A finished or paused marker may be replaced without force.
+	s.Modify(ctx, func(m *Marker) error { m.Status = StatusPaused; return nil })
+	if _, err := s.Create(ctx, sample(), false); err != nil {
+		t.Fatalf("create over paused: %v", err)
+	}
+}
+
+func TestCorruptMarkerIsReportedAndNeverOverwritten(t *testing.T) {
+	s := newStore(t)
+	os.MkdirAll(s.Dir(), 0o700)
+	garbage := []byte(`{"storiesRemaining": 2,`)
+	os.WriteFile(s.Path, garbage, 0o600)
+	if _, err := s.Read(); Code(err) != "marker_corrupt" {
+		t.Fatalf("read: %v", err)
+	}
+	_, err := s.Modify(ctx, func(m *Marker) error { m.Touch(time.Now()); return nil })
+	if Code(err) != "marker_corrupt" {
+		t.Fatalf("heartbeat on corrupt: %v", err)
+	}
+	if _, err := s.Create(ctx, sample(), false); Code(err) != "marker_corrupt" {
+		t.Fatalf("create over corrupt without force: %v", err)
+	}
+	if b, _ := os.ReadFile(s.Path); string(b) != string(garbage) {
+		t.Fatalf("corrupt marker overwritten: %q", b)
+	}
+	os.WriteFile(s.Path, []byte(`[1,2]`), 0o600)
+	if _, err := s.Read(); Code(err) != "marker_corrupt" || !errors.Is(err, ErrNotObject) {
+		t.Fatalf("non-object: %v", err)
+	}
+}
+
+func TestSymlinkedMarkerIsRefused(t *testing.T) {
+	s := newStore(t)
+	os.MkdirAll(s.Dir(), 0o700)
+	target := filepath.Join(t.TempDir(), "target.json")
+	os.WriteFile(target, []byte(`{"storiesRemaining":1}`), 0o600)
+	if err := os.Symlink(target, s.Path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(); Code(err) != "marker_symlink" {
+		t.Fatalf("read: %v", err)
+	}
+	if _, err := s.Modify(ctx, func(m *Marker) error { return nil }); Code(err) != "marker_symlink" {
+		t.Fatalf("modify: %v", err)
+	}
+	if _, err := s.Remove(ctx); Code(err) != "marker_symlink" {
+		t.Fatalf("remove: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != `{"storiesRemaining":1}` {
+		t.Fatal("symlink target changed")
+	}
+}
+
+func TestUnknownFieldsAndLegacyMarker(t *testing.T) {
+	s := newStore(t)
+	os.MkdirAll(s.Dir(), 0o700)
+	os.WriteFile(s.Path, []byte(`{"storiesRemaining":4,"epic":"2","vendor":{"k":[1,"a"]},"note":"keep me"}`), 0o600)
+	m, err := s.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Mode != ModeStory || m.Status != StatusActive || !m.Active() {
+		t.Fatalf("legacy marker not an active story marker: %+v", m)
+	}
+	if _, err := s.Modify(ctx, func(m *Marker) error { m.StoriesRemaining = 3; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	b, _ := os.ReadFile(s.Path)
+	json.Unmarshal(b, &raw)
+	if raw["note"] != "keep me" || raw["vendor"] == nil || raw["version"] != float64(1) || raw["storiesRemaining"] != float64(3) {
+		t.Fatalf("rewrite lost fields: %s", b)
+	}
+}
+
+func TestTouchAlwaysChangesHeartbeat(t *testing.T) {
+	m := sample()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m.Touch(now)
+	first := m.Heartbeat
+	m.Touch(now)
+	if m.Heartbeat == first {
+		t.Fatal("two heartbeats at the same instant must differ")
+	}
+}
+
+func TestLockTimesOutWhenHeldElsewhere(t *testing.T) {
+	s := newStore(t)
+	s.LockTimeout = 50 * time.Millisecond
+	os.MkdirAll(s.Dir(), 0o700)
+	other := flock.New(s.LockPath())
+	if ok, _ := other.TryLock(); !ok {
+		t.Fatal("could not take lock")
+	}
+	defer other.Unlock()
+	_, err := s.Create(ctx, sample(), false)
+	if Code(err) != "marker_locked" {
+		t.Fatalf("want marker_locked, got %v", err)
+	}
+	if _, err := os.Stat(s.Path); !os.IsNotExist(err) {
+		t.Fatal("marker written without the lock")
+	}
+}
+
+func TestRemove(t *testing.T) {
+	s := newStore(t)
+	if existed, err := s.Remove(ctx); existed || err != nil {
+		t.Fatalf("remove missing: %v %v", existed, err)
+	}
+	s.Create(ctx, sample(), false)
+	if existed, err := s.Remove(ctx); !existed || err != nil {
+		t.Fatalf("remove: %v %v", existed, err)
+	}
+	if _, err := s.Read(); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after remove: %v", err)
+	}
+}
+
+func TestSessionStateRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	name := "sa-p-ab12-e1-s1-2-dev-zz99"
+	if _, err := UpdateSession(dir, name, func(st *SessionState) error { st.Lifecycle = LifecycleStarted; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	StampCompletion(dir, name, now, "first")
+	st, err := StampCompletion(dir, name, now, strings.Repeat("a", 10000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lifecycle != LifecycleStarted || st.Completion.Turns != 2 || len(st.Completion.Excerpt) != MaxExcerptBytes {
+		t.Fatalf("%+v", st.Completion)
+	}
+	fi, _ := os.Stat(SessionStatePath(dir, name))
+	di, _ := os.Stat(dir)
+	if fi.Mode().Perm() != 0o600 || di.Mode().Perm() != 0o700 {
+		t.Fatalf("modes %v %v", fi.Mode(), di.Mode())
+	}
+	if _, err := UpdateSession(dir, "../x", func(*SessionState) error { return nil }); err == nil {
+		t.Fatal("path-traversing name accepted")
+	}
+}

@@ -108,4 +108,3 @@ func (l *LoopState) Clone() *LoopState {
 
 // IsLoop reports whether the marker describes a prompt loop.
 func (m *Marker) IsLoop() bool { return m != nil && m.Mode == ModeLoop && m.Loop != nil }
-

@@ -1,19 +1,21 @@
 GO      ?= go
+# urfave_cli_no_docs drops the man/markdown generators (and their init cost) from the binary.
+TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 PKGS    := ./...
 
 .PHONY: build test bench demo lint fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/story-automator
+	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/story-automator
 
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout 25m $(PKGS)
 
 # Benchmarks named by the issues; figures go into docs/benchmarks.md.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
 
 demo: build
 	./scripts/demo.sh

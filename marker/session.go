@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -30,10 +29,20 @@ const (
 	LifecycleExited  = "exited"
 )
 
-var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
-
-// ValidSessionName reports whether name is safe as a session name and a file name.
-func ValidSessionName(name string) bool { return sessionNameRE.MatchString(name) }
+// ValidSessionName reports whether name is safe as a session name and a file
+// name: 1 to 200 characters of [A-Za-z0-9_-].
+func ValidSessionName(name string) bool {
+	if len(name) == 0 || len(name) > 200 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // SessionState is the state file of one child session.
 type SessionState struct {

@@ -27,7 +27,7 @@ func builtBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "story-automator")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, ".")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			binErr = &buildError{out: string(out), err: err}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func fakeApp() *cli.App {
+	return &cli.App{
+		Flags: globalFlags(),
+		Commands: []*cli.Command{
+			{Name: "monitor-session", Flags: []cli.Flag{&cli.StringFlag{Name: "timeout"}, &cli.BoolFlag{Name: "json"}}},
+			{Name: "loop", Subcommands: []*cli.Command{
+				{Name: "start", Flags: []cli.Flag{&cli.IntFlag{Name: "max-iterations", Aliases: []string{"n"}}}},
+			}},
+		},
+	}
+}
+
+func TestReorderArgs(t *testing.T) {
+	cases := []struct{ in, want []string }{
+		{[]string{"monitor-session", "NAME", "--timeout", "3s"}, []string{"monitor-session", "--timeout", "3s", "--", "NAME"}},
+		{[]string{"monitor-session", "--timeout=3s", "NAME", "--json"}, []string{"monitor-session", "--timeout=3s", "--json", "--", "NAME"}},
+		{[]string{"loop", "start", "do the thing", "--max-iterations", "3"}, []string{"loop", "start", "--max-iterations", "3", "--", "do the thing"}},
+		{[]string{"loop", "start", "-n", "3", "-x-prompt-starting-with-dash"}, []string{"loop", "start", "-n", "3", "-x-prompt-starting-with-dash"}},
+		{[]string{"loop", "start", "--", "--not-a-flag", "--max-iterations"}, []string{"loop", "start", "--", "--not-a-flag", "--max-iterations"}},
+		{[]string{"monitor-session", "N", "--project-root", "/p"}, []string{"--project-root", "/p", "monitor-session", "--", "N"}},
+		{[]string{"--log-level", "debug", "monitor-session", "N"}, []string{"--log-level", "debug", "monitor-session", "--", "N"}},
+		{[]string{"unknown", "x", "--y"}, []string{"unknown", "x", "--y"}},
+	}
+	for _, tc := range cases {
+		if got := reorderArgs(fakeApp(), tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("reorderArgs(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func runCLI(t *testing.T, root string, args ...string) (map[string]any, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := Run(args, testStreams(root, &out))
+	var res map[string]any
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v: stdout is not one JSON object: %q", args, out.String())
+	}
+	return res, code
+}
+
+func TestMarkerCommands(t *testing.T) {
+	root := t.TempDir()
+	res, code := runCLI(t, root, "marker", "show")
+	if code != 0 || res["exists"] != false {
+		t.Fatalf("show without marker: %d %v", code, res)
+	}
+	res, code = runCLI(t, root, "marker", "create", "--epic", "2", "--story", "2.1", "--remaining", "3", "--owner-session", "me", "--pid", "99")
+	m := res["marker"].(map[string]any)
+	if code != 0 || m["ownerSession"] != "me" || m["storiesRemaining"] != float64(3) || m["ownerPid"] != float64(99) || m["version"] != float64(1) {
+		t.Fatalf("create: %d %v", code, res)
+	}
+	if res, code = runCLI(t, root, "marker", "create", "--remaining", "1"); code != 1 || res["error"] != "marker_exists" {
+		t.Fatalf("second create: %d %v", code, res)
+	}
+	res, _ = runCLI(t, root, "marker", "heartbeat", "--story", "2.2", "--step", "review", "--remaining", "2")
+	m = res["marker"].(map[string]any)
+	if m["currentStory"] != "2.2" || m["currentStep"] != "review" || m["storiesRemaining"] != float64(2) {
+		t.Fatalf("heartbeat: %v", res)
+	}
+	res, _ = runCLI(t, root, "marker", "pause", "--reason", "needs a human")
+	if m = res["marker"].(map[string]any); m["status"] != "paused" || m["pauseReason"] != "needs a human" {
+		t.Fatalf("pause: %v", res)
+	}
+	res, _ = runCLI(t, root, "marker", "resume")
+	if m = res["marker"].(map[string]any); m["status"] != "active" {
+		t.Fatalf("resume: %v", res)
+	}
+	res, _ = runCLI(t, root, "marker", "claim", "--owner-session", "new-owner")
+	if m = res["marker"].(map[string]any); m["ownerSession"] != "new-owner" {
+		t.Fatalf("claim: %v", res)
+	}
+	if res, code = runCLI(t, root, "marker", "claim"); code != 2 {
+		t.Fatalf("claim without a session must be a usage error: %d %v", code, res)
+	}
+	if res, code = runCLI(t, root, "marker", "remove"); code != 0 || res["removed"] != true {
+		t.Fatalf("remove: %d %v", code, res)
+	}
+	if res, code = runCLI(t, root, "marker", "heartbeat"); code != 1 || res["error"] != "marker_not_found" {
+		t.Fatalf("heartbeat without marker: %d %v", code, res)
+	}
+}
+
+func TestMarkerCreateOwnerFromEnvironment(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	s := testStreams(root, &out)
+	s.Getenv = func(k string) string {
+		if k == "CODEX_THREAD_ID" {
+			return "codex-thread"
+		}
+		return ""
+	}
+	if code := Run([]string{"marker", "create", "--remaining", "1"}, s); code != 0 || !strings.Contains(out.String(), `"ownerSession":"codex-thread"`) {
+		t.Fatalf("%d %s", code, out.String())
+	}
+}
+
+func TestUsageErrorsExitTwoWithJSONAndStderr(t *testing.T) {
+	for _, args := range [][]string{
+		{"marker", "create", "--remaining", "many"},
+		{"marker", "create", "--bogus"},
+		{"marker", "heartbeat", "--remaining", "-3"},
+		{"marker", "show", "extra"},
+		{"marker", "nope"},
+		{"nope"},
+		{"--log-level", "loud", "marker", "show"},
+	} {
+		var out, errb bytes.Buffer
+		s := testStreams(t.TempDir(), &out)
+		s.Err = &errb
+		code := Run(args, s)
+		var res map[string]any
+		if code != 2 || json.Unmarshal(out.Bytes(), &res) != nil || res["error"] != "usage_error" || errb.Len() == 0 {
+			t.Errorf("%q: code %d stdout %q stderr %q", args, code, out.String(), errb.String())
+		}
+	}
+}

@@ -228,6 +228,6 @@ func newline(b *bytes.Buffer, depth int) {
 func encodeString(b *bytes.Buffer, s string) {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a Go string always encodes
+	_ = enc.Encode(s)       // a Go string always encodes
 	b.Truncate(b.Len() - 1) // Encode appends a newline
 }

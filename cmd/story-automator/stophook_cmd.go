@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 )
 
@@ -29,7 +32,9 @@ func stopHookCommand() *cli.Command {
 }
 
 // hookProjectRoot is the project the hook guards: --project-root / PROJECT_ROOT
-// when given, else $CLAUDE_PROJECT_DIR, else the working directory.
+// when given, else $CLAUDE_PROJECT_DIR, else the nearest directory at or above
+// the working directory that holds a marker (an agent may have cd'd into a
+// subdirectory), stopping at the repository root.
 func hookProjectRoot(c *cli.Context) string {
 	e := envOf(c)
 	if c.IsSet(flagProjectRoot) || e.Getenv("PROJECT_ROOT") != "" {
@@ -37,6 +42,22 @@ func hookProjectRoot(c *cli.Context) string {
 	}
 	if d := e.Getenv("CLAUDE_PROJECT_DIR"); d != "" {
 		return d
+	}
+	if filepath.IsAbs(e.Getenv(marker.EnvMarkerPath)) {
+		return e.ProjectRoot
+	}
+	for dir := e.ProjectRoot; ; {
+		if _, err := os.Lstat(marker.ResolvePath(dir, e.Getenv)); err == nil {
+			return dir
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
 	}
 	return e.ProjectRoot
 }

@@ -130,3 +130,18 @@ func TestHookProcessHonoursMarkerEnvAndMaxBlocks(t *testing.T) {
 		t.Fatalf("sequence: %q / %q / %q", first, second, third)
 	}
 }
+
+func TestHookFindsTheMarkerAboveItsWorkingDirectory(t *testing.T) {
+	root := t.TempDir()
+	ownedMarker(t, root)
+	sub := filepath.Join(root, "src", "pkg")
+	os.MkdirAll(sub, 0o755)
+	cmd := exec.Command(builtBinary(t), "stop-hook")
+	cmd.Dir = sub
+	cmd.Env = cleanEnv()
+	cmd.Stdin = strings.NewReader(`{"session_id":"owner","stop_hook_active":true}`)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"block"`) {
+		t.Fatalf("owner in a subdirectory not guarded: %q %v", out, err)
+	}
+}

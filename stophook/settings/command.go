@@ -1,0 +1,135 @@
+package settings
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultTimeout is the seconds an agent gives our Stop hook before killing it;
+// the hook finishes in milliseconds, the margin covers a slow disk or a held lock.
+const DefaultTimeout = 30
+
+// Hook is the Stop-hook entry install writes: a shell command and its timeout in seconds.
+type Hook struct {
+	Command string
+	Timeout int
+}
+
+// NewHook builds the entry that runs exe (made absolute, symlinks resolved) as
+// `"<exe>" stop-hook`, quoted so a path with spaces or shell characters works.
+func NewHook(exe string) (Hook, error) {
+	abs, err := filepath.Abs(exe)
+	if err != nil {
+		return Hook{}, fmt.Errorf("binary path %s: %w", exe, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return Hook{}, fmt.Errorf("binary path %s: %w", abs, err)
+	}
+	return Hook{Command: shellQuote(real) + " stop-hook", Timeout: DefaultTimeout}, nil
+}
+
+// shellQuote wraps s in double quotes, escaping the characters a POSIX shell
+// still interprets there.
+func shellQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\', '$', '`':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// splitWords splits a shell command into words the way a POSIX shell would for
+// plain commands: blanks separate, quotes group, backslashes escape. It ignores
+// operators and expansions, which only matters for recognising our own entries.
+func splitWords(cmd string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quote, escaped := false, rune(0), false
+	for _, r := range cmd {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case r == '\\' && quote != '\'':
+			escaped, inWord = true, true
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			cur.WriteRune(r)
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// legacyScripts are the wrapper scripts older installs pointed the Stop hook at.
+var legacyScripts = map[string]bool{
+	"story-automator-stop-hook.sh": true,
+	"story-automator-stop-hook":    true,
+}
+
+// OurProgram reports whether a hook command is a story-automator Stop hook
+// (current, older binary path, bare name, or legacy wrapper script) and returns
+// the program path it runs.
+func OurProgram(cmd string) (string, bool) {
+	words := splitWords(cmd)
+	for i, w := range words {
+		base := filepath.Base(w)
+		if legacyScripts[base] {
+			return w, true
+		}
+		if base != "story-automator" {
+			continue
+		}
+		for _, later := range words[i+1:] {
+			if later == "stop-hook" {
+				return w, true
+			}
+		}
+	}
+	return "", false
+}
+
+// ProgramExists reports whether a hook's program can be found: an absolute or
+// relative path is checked on disk, a bare name is searched in getenv("PATH").
+func ProgramExists(prog string, getenv func(string) string) bool {
+	if prog == "" {
+		return false
+	}
+	if strings.ContainsRune(prog, '/') {
+		return isFile(prog)
+	}
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir != "" && isFile(filepath.Join(dir, prog)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}

@@ -1,0 +1,185 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+// ErrInvalidJSON is returned when an existing settings file does not parse; it is never written.
+var ErrInvalidJSON = errors.New("settings file is not valid JSON")
+
+// ErrChanged is returned when the file changed between our read and our write.
+var ErrChanged = errors.New("settings file changed while it was being edited")
+
+// Code maps an error from this package to the stable code users see.
+func Code(err error) string {
+	switch {
+	case errors.Is(err, ErrInvalidJSON):
+		return "settings_invalid_json"
+	case errors.Is(err, ErrUnexpectedShape):
+		return "settings_unexpected_shape"
+	case errors.Is(err, ErrChanged):
+		return "settings_changed"
+	case errors.Is(err, ErrUnsupportedScope):
+		return "unsupported_scope"
+	case errors.Is(err, ErrNoHome):
+		return "home_unknown"
+	default:
+		return "settings_io"
+	}
+}
+
+// Options tune a change: DryRun computes it without writing; Now stamps backups.
+type Options struct {
+	DryRun bool
+	Now    func() time.Time
+}
+
+// Result describes a change to one settings file.
+type Result struct {
+	// Path is the file edited (a symlink's target when the settings file is a symlink).
+	Path    string
+	Changed bool
+	// Created is true when the file did not exist before.
+	Created bool
+	// Backup is the copy of the previous content, empty when nothing was backed up.
+	Backup  string
+	Actions []string
+	// Content is the file's content after the change (what would be written on a dry run).
+	Content []byte
+}
+
+// newFilePerm and newDirPerm apply to settings files and directories we create.
+const (
+	newFilePerm fs.FileMode = 0o600
+	newDirPerm  fs.FileMode = 0o700
+	backupPerm  fs.FileMode = 0o600
+)
+
+// Install makes the settings file at path hold exactly one Stop-hook entry of
+// ours equal to h, creating the file when missing and backing it up when changed.
+func Install(path string, h Hook, opt Options) (Result, error) {
+	return apply(path, opt, func(doc *Object) ([]string, error) { return installHook(doc, h) })
+}
+
+// Uninstall removes every Stop-hook entry of ours from the file at path.
+func Uninstall(path string, opt Options) (Result, error) {
+	return apply(path, opt, uninstallHook)
+}
+
+// loaded is a settings file as read: its real path, bytes, mode and document.
+type loaded struct {
+	path   string
+	exists bool
+	data   []byte
+	perm   fs.FileMode
+	doc    *Object
+}
+
+// load reads and parses the settings file; a missing file is an empty document.
+func load(path string) (loaded, error) {
+	l := loaded{path: path, perm: newFilePerm, doc: &Object{}}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		l.path = real
+	}
+	fi, err := os.Stat(l.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, fmt.Errorf("read settings %s: %w", path, err)
+	}
+	if l.data, err = os.ReadFile(l.path); err != nil {
+		return l, fmt.Errorf("read settings %s: %w", path, err)
+	}
+	l.exists, l.perm = true, fi.Mode().Perm()
+	doc, err := Parse(l.data)
+	if errors.Is(err, errNotObject) {
+		return l, fmt.Errorf("settings %s: %w: %v", path, ErrUnexpectedShape, err)
+	}
+	if err != nil {
+		return l, fmt.Errorf("settings %s: %w: %v", path, ErrInvalidJSON, err)
+	}
+	l.doc = doc
+	return l, nil
+}
+
+func apply(path string, opt Options, edit func(*Object) ([]string, error)) (Result, error) {
+	l, err := load(path)
+	if err != nil {
+		return Result{Path: l.path}, err
+	}
+	before := Encode(l.doc)
+	actions, err := edit(l.doc)
+	if err != nil {
+		return Result{Path: l.path}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	after := Encode(l.doc)
+	res := Result{Path: l.path, Actions: actions, Content: after}
+	// Compared as re-encoded documents, so a file already holding our entry is
+	// left byte-for-byte alone whatever its formatting.
+	res.Changed = !bytes.Equal(before, after)
+	if !res.Changed {
+		res.Actions = nil
+	}
+	if !res.Changed || opt.DryRun {
+		res.Created = res.Changed && !l.exists
+		return res, nil
+	}
+	if err := write(&l, after, opt, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// write backs up the old content, then replaces the file atomically, unless
+// someone changed it since it was read.
+func write(l *loaded, content []byte, opt Options, res *Result) error {
+	current, err := os.ReadFile(l.path)
+	switch {
+	case l.exists && (err != nil || !bytes.Equal(current, l.data)):
+		return fmt.Errorf("settings %s: %w", l.path, ErrChanged)
+	case !l.exists && err == nil:
+		return fmt.Errorf("settings %s: %w", l.path, ErrChanged)
+	}
+	if l.exists {
+		backup, err := writeBackup(l.path, l.data, opt.Now)
+		if err != nil {
+			return err
+		}
+		res.Backup = backup
+	} else {
+		if err := atomicfile.EnsureDir(filepath.Dir(l.path), newDirPerm); err != nil {
+			return err
+		}
+		res.Created = true
+	}
+	return atomicfile.Write(l.path, content, l.perm)
+}
+
+// writeBackup saves data as <path>.bak-<UTC time>, adding a counter when that
+// name is taken, and returns the backup's path.
+func writeBackup(path string, data []byte, now func() time.Time) (string, error) {
+	if now == nil {
+		now = time.Now
+	}
+	base := path + ".bak-" + now().UTC().Format("20060102T150405Z")
+	name := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	if err := atomicfile.Write(name, data, backupPerm); err != nil {
+		return "", fmt.Errorf("back up settings: %w", err)
+	}
+	return name, nil
+}

@@ -1,0 +1,49 @@
+package settings
+
+// Status is what one settings file says about our Stop hook.
+type Status struct {
+	Location
+	Exists bool `json:"exists"`
+	// Installed is true when at least one entry of ours is present.
+	Installed bool    `json:"installed"`
+	Entries   []Entry `json:"entries"`
+	// Command is the first entry's command, empty when not installed.
+	Command string `json:"command,omitempty"`
+	// BinaryExists is true when the first entry's program is found on disk.
+	BinaryExists bool `json:"binaryExists"`
+	// Stale is true when an entry differs from what install would write now.
+	Stale bool `json:"stale"`
+	// Duplicated is true when there is more than one entry of ours.
+	Duplicated bool `json:"duplicated"`
+	// Error is the code of a problem reading the file, empty when it read fine.
+	Error   string `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Inspect reports our Stop hook in the settings file at loc, comparing it with
+// h (what install would write) and looking the program up via getenv("PATH").
+func Inspect(loc Location, h Hook, getenv func(string) string) Status {
+	st := Status{Location: loc, Entries: []Entry{}}
+	l, err := load(loc.Path)
+	st.Exists = l.exists
+	if err == nil {
+		st.Entries, err = findOurs(l.doc, h)
+	}
+	if err != nil {
+		st.Error, st.Message = Code(err), err.Error()
+		st.Entries = []Entry{}
+		return st
+	}
+	st.Installed = len(st.Entries) > 0
+	st.Duplicated = len(st.Entries) > 1
+	for _, e := range st.Entries {
+		if !e.Current {
+			st.Stale = true
+		}
+	}
+	if st.Installed {
+		st.Command = st.Entries[0].Command
+		st.BinaryExists = ProgramExists(st.Entries[0].Program, getenv)
+	}
+	return st
+}

@@ -29,9 +29,11 @@ func Inspect(loc Location, h Hook, getenv func(string) string) Status {
 	if err == nil {
 		st.Entries, err = findOurs(l.doc, h)
 	}
+	if st.Entries == nil {
+		st.Entries = []Entry{}
+	}
 	if err != nil {
 		st.Error, st.Message = Code(err), err.Error()
-		st.Entries = []Entry{}
 		return st
 	}
 	st.Installed = len(st.Entries) > 0

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/stophook/settings"
+)
+
+func init() { register(hooksCommand) }
+
+// codexTrustNotice is printed after a Codex install: Codex skips a new or
+// changed hook until the user trusts it.
+const codexTrustNotice = "Codex runs a new or changed hook only after you trust it: open /hooks in Codex"
+
+func hooksCommand() *cli.Command {
+	target := func() []cli.Flag {
+		return []cli.Flag{
+			&cli.StringFlag{Name: "scope", Value: string(settings.ScopeProject), Usage: "project, local or user"},
+			&cli.StringFlag{Name: "provider", Value: string(settings.Claude), Usage: "claude or codex"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting file and change nothing"},
+		}
+	}
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or inspect the story-automator Stop hook in agent settings files",
+		Subcommands: []*cli.Command{
+			{
+				Name:   "install",
+				Usage:  "add the Stop hook (idempotent; normalises older entries; backs up the file it changes)",
+				Flags:  target(),
+				Action: hooksInstall,
+			},
+			{
+				Name:   "uninstall",
+				Usage:  "remove our Stop hook entries, keeping everything else",
+				Flags:  target(),
+				Action: hooksUninstall,
+			},
+			{
+				Name:   "status",
+				Usage:  "report, for every provider and scope, whether and how the Stop hook is installed",
+				Action: hooksStatus,
+			},
+		},
+	}
+}
+
+// hooksLocation resolves --provider and --scope to a settings file.
+func hooksLocation(c *cli.Context) (settings.Location, error) {
+	p := settings.Provider(c.String("provider"))
+	if len(settings.Scopes(p)) == 0 {
+		return settings.Location{}, usageError("--provider must be claude or codex, got %q", p)
+	}
+	s := settings.Scope(c.String("scope"))
+	if s != settings.ScopeProject && s != settings.ScopeLocal && s != settings.ScopeUser {
+		return settings.Location{}, usageError("--scope must be project, local or user, got %q", s)
+	}
+	e := envOf(c)
+	loc, err := settings.Locate(p, s, e.ProjectRoot, e.Getenv)
+	if errors.Is(err, settings.ErrUnsupportedScope) {
+		return loc, usageError("%v", err)
+	}
+	if err != nil {
+		return loc, hooksFailure(err, loc)
+	}
+	return loc, nil
+}
+
+// currentHook is the entry install writes for this binary.
+func currentHook(e *runtimeEnv) (settings.Hook, error) {
+	exe, err := e.Exe()
+	if err != nil {
+		return settings.Hook{}, fail("binary_path", "cannot determine the path of this binary: %v", err)
+	}
+	h, err := settings.NewHook(exe)
+	if err != nil {
+		return settings.Hook{}, fail("binary_path", "%v", err)
+	}
+	return h, nil
+}
+
+func hooksFailure(err error, loc settings.Location) *Failure {
+	f := fail(settings.Code(err), "%v", err)
+	f.Fields = map[string]any{"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path}
+	return f
+}
+
+func hooksInstall(c *cli.Context) error {
+	return hooksChange(c, true)
+}
+
+func hooksUninstall(c *cli.Context) error {
+	return hooksChange(c, false)
+}
+
+// hooksChange runs install or uninstall on the selected file and prints the result.
+func hooksChange(c *cli.Context, install bool) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	loc, err := hooksLocation(c)
+	if err != nil {
+		return err
+	}
+	e := envOf(c)
+	opt := settings.Options{DryRun: c.Bool("dry-run"), Now: e.Now}
+	var res settings.Result
+	var h settings.Hook
+	if install {
+		if h, err = currentHook(e); err != nil {
+			return err
+		}
+		res, err = settings.Install(loc.Path, h, opt)
+	} else {
+		res, err = settings.Uninstall(loc.Path, opt)
+	}
+	if err != nil {
+		return hooksFailure(err, loc)
+	}
+	e.Log.Info().Str("file", res.Path).Bool("changed", res.Changed).Strs("actions", res.Actions).Msg("hooks " + c.Command.Name)
+	return okJSON(e.Out, changeFields(loc, res, h, opt.DryRun, install))
+}
+
+func changeFields(loc settings.Location, res settings.Result, h settings.Hook, dryRun, install bool) map[string]any {
+	out := map[string]any{
+		"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path,
+		"changed": res.Changed, "created": res.Created, "dryRun": dryRun,
+		"backup": nil, "actions": append([]string{}, res.Actions...),
+	}
+	if res.Backup != "" {
+		out["backup"] = res.Backup
+	}
+	if res.Path != loc.Path {
+		out["target"] = res.Path
+	}
+	if install {
+		out["command"] = h.Command
+		out["timeout"] = h.Timeout
+		if loc.Provider == settings.Codex && res.Changed {
+			out["notice"] = codexTrustNotice
+		}
+	}
+	if dryRun {
+		out["content"] = string(res.Content)
+	}
+	return out
+}
+
+func hooksStatus(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	h, err := currentHook(e)
+	if err != nil {
+		return err
+	}
+	var reports []settings.Status
+	installed := false
+	for _, p := range []settings.Provider{settings.Claude, settings.Codex} {
+		for _, s := range settings.Scopes(p) {
+			loc, err := settings.Locate(p, s, e.ProjectRoot, e.Getenv)
+			st := settings.Status{Location: loc, Entries: []settings.Entry{}}
+			if err != nil {
+				st.Error, st.Message = settings.Code(err), err.Error()
+			} else {
+				st = settings.Inspect(loc, h, e.Getenv)
+			}
+			installed = installed || st.Installed
+			reports = append(reports, st)
+		}
+	}
+	return okJSON(e.Out, map[string]any{"command": h.Command, "installed": installed, "hooks": reports})
+}

@@ -13,7 +13,7 @@ var testHook = Hook{Command: `"/opt/sa/story-automator" stop-hook`, Timeout: 30}
 
 func fixedNow() time.Time { return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC) }
 
-func writeFile(t *testing.T, path, content string, perm os.FileMode) {
+func writeFile(t testing.TB, path, content string, perm os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ lint:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeInput -fuzztime 20s ./stophook
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./marker
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./stophook/settings
 
 clean:
 	rm -rf bin

@@ -1,0 +1,228 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// policyReader walks a policy document, applying each key it knows and
+// collecting a problem, with its key path and line, for each it does not.
+type policyReader struct {
+	problems []string
+}
+
+func (r *policyReader) fail(n *yaml.Node, path, format string, args ...any) {
+	r.problems = append(r.problems, fmt.Sprintf("%s: %s (line %d)", path, fmt.Sprintf(format, args...), n.Line))
+}
+
+// entries yields the key/value pairs of a mapping node, or reports that it is not one.
+func (r *policyReader) entries(n *yaml.Node, path string) [][2]*yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		r.fail(n, path, "must be a mapping")
+		return nil
+	}
+	var out [][2]*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		out = append(out, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+	}
+	return out
+}
+
+func (r *policyReader) top(p *Policy, n *yaml.Node) {
+	for _, kv := range r.entries(n, "policy") {
+		key, val := kv[0].Value, kv[1]
+		switch key {
+		case "version":
+			if v, ok := r.integer(val, key); ok && v != 1 {
+				r.fail(val, key, "unsupported version %d (this binary reads version 1)", v)
+			}
+		case "testCommand":
+			r.str(val, key, &p.TestCommand)
+		case "testTimeout":
+			r.duration(val, key, &p.TestTimeout, false)
+		case "steps":
+			for _, skv := range r.entries(val, key) {
+				name := skv[0].Value
+				s, ok := p.Steps[name]
+				if !ok {
+					r.fail(skv[0], "steps."+name, "unknown step (steps: %s)", strings.Join(AllSteps(), ", "))
+					continue
+				}
+				if !isNull(skv[1]) {
+					r.step(s, skv[1], "steps."+name)
+				}
+			}
+		default:
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps)")
+		}
+	}
+}
+
+func (r *policyReader) step(s *Step, n *yaml.Node, path string) {
+	for _, kv := range r.entries(n, path) {
+		key, val := kv[0].Value, kv[1]
+		at := path + "." + key
+		switch key {
+		case "enabled":
+			r.boolean(val, at, &s.Enabled)
+		case "optional":
+			r.boolean(val, at, &s.Optional)
+		case "action":
+			r.action(s, val, at)
+		case "agent":
+			r.agent(val, at, &s.Agent)
+		case "fallbackAgent":
+			r.agent(val, at, &s.FallbackAgent)
+		case "timeout":
+			r.duration(val, at, &s.Timeout, false)
+		case "commandTimeout":
+			r.duration(val, at, &s.CommandTimeout, false)
+		case "backoff":
+			r.duration(val, at, &s.Backoff, true)
+		case "command":
+			r.str(val, at, &s.Command)
+		case "verifier":
+			r.verifiers(val, at, &s.Verifiers)
+		case "retries":
+			if v, ok := r.integer(val, at); ok && (v < 0 || v > 20) {
+				r.fail(val, at, "must be between 0 and 20, got %d", v)
+			} else if ok {
+				s.Retries = v
+			}
+		case "maxCycles":
+			r.maxCycles(s, val, at)
+		default:
+			r.fail(kv[0], at, "unknown key (keys: enabled, action, agent, fallbackAgent, timeout, verifier, command, commandTimeout, retries, backoff, optional, maxCycles)")
+		}
+	}
+}
+
+func (r *policyReader) action(s *Step, val *yaml.Node, at string) {
+	var a string
+	if !r.str(val, at, &a) {
+		return
+	}
+	switch {
+	case a != ActionAgent && a != ActionGitCommit:
+		r.fail(val, at, "must be %s or %s, got %q", ActionAgent, ActionGitCommit, a)
+	case a == ActionGitCommit && s.Name != StepCommit:
+		r.fail(val, at, "%s is only for the commit step", ActionGitCommit)
+	default:
+		s.Action = a
+	}
+}
+
+func (r *policyReader) maxCycles(s *Step, val *yaml.Node, at string) {
+	v, ok := r.integer(val, at)
+	switch {
+	case !ok:
+	case s.Name != StepReview:
+		r.fail(val, at, "only the review step has cycles")
+	case v < 1 || v > 50:
+		r.fail(val, at, "must be between 1 and 50, got %d", v)
+	default:
+		s.MaxCycles = v
+	}
+}
+
+func (r *policyReader) scalar(n *yaml.Node, at, want string) bool {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		r.fail(n, at, "must be %s", want)
+		return false
+	}
+	return true
+}
+
+func (r *policyReader) str(n *yaml.Node, at string, dst *string) bool {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		*dst = ""
+		return true
+	}
+	if !r.scalar(n, at, "a string") {
+		return false
+	}
+	*dst = n.Value
+	return true
+}
+
+func (r *policyReader) boolean(n *yaml.Node, at string, dst *bool) {
+	var b bool
+	if !r.scalar(n, at, "true or false") {
+		return
+	}
+	if err := n.Decode(&b); err != nil || n.Tag != "!!bool" {
+		r.fail(n, at, "must be true or false, got %q", n.Value)
+		return
+	}
+	*dst = b
+}
+
+func (r *policyReader) integer(n *yaml.Node, at string) (int, bool) {
+	if !r.scalar(n, at, "a whole number") {
+		return 0, false
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil || n.Tag != "!!int" {
+		r.fail(n, at, "must be a whole number, got %q", n.Value)
+		return 0, false
+	}
+	return v, true
+}
+
+func (r *policyReader) duration(n *yaml.Node, at string, dst *time.Duration, zeroOK bool) {
+	if !r.scalar(n, at, "a duration such as 90s or 30m") {
+		return
+	}
+	d, err := time.ParseDuration(n.Value)
+	if err != nil || d < 0 || (d == 0 && !zeroOK) {
+		r.fail(n, at, "must be a positive duration such as 90s or 30m, got %q", n.Value)
+		return
+	}
+	*dst = d
+}
+
+func (r *policyReader) agent(n *yaml.Node, at string, dst *string) {
+	var a string
+	if !r.str(n, at, &a) {
+		return
+	}
+	if a != "" && !agentName.MatchString(a) {
+		r.fail(n, at, "agent %q must be a lower-case name such as claude, codex, gemini or sim", a)
+		return
+	}
+	*dst = a
+}
+
+// verifiers reads one verifier name or a list of them.
+func (r *policyReader) verifiers(n *yaml.Node, at string, dst *[]string) {
+	var names []string
+	switch {
+	case n.Kind == yaml.ScalarNode && !isNull(n):
+		names = []string{n.Value}
+	case n.Kind == yaml.SequenceNode && len(n.Content) > 0:
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				r.fail(c, at, "must list verifier names")
+				return
+			}
+			names = append(names, c.Value)
+		}
+	default:
+		r.fail(n, at, "must be a verifier name or a list of them")
+		return
+	}
+	for _, v := range names {
+		if !slices.Contains(VerifierNames(), v) {
+			r.fail(n, at, "unknown verifier %q (verifiers: %s)", v, strings.Join(VerifierNames(), ", "))
+			return
+		}
+	}
+	*dst = names
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }

@@ -1,0 +1,230 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Verifier names, as the policy's `verifier` key spells them.
+const (
+	// VerifySessionExit passes once the session completed: the step leaves no artifact to check.
+	VerifySessionExit = "session_exit"
+	// VerifyCreateStoryArtifact passes when the story has exactly one story file.
+	VerifyCreateStoryArtifact = "create_story_artifact"
+	// VerifyDevCompletion passes when sprint-status or the story file says review or done.
+	VerifyDevCompletion = "dev_completion"
+	// VerifyReviewCompletion passes when sprint-status or the story file says done.
+	VerifyReviewCompletion = "review_completion"
+	// VerifyEpicComplete passes when every story of the epic is done.
+	VerifyEpicComplete = "epic_complete"
+	// VerifyCommand passes when the policy's command exits 0 within its time bound.
+	VerifyCommand = "command"
+)
+
+// VerifierNames lists every verifier a policy may name.
+func VerifierNames() []string {
+	return []string{VerifySessionExit, VerifyCreateStoryArtifact, VerifyDevCompletion, VerifyReviewCompletion, VerifyEpicComplete, VerifyCommand}
+}
+
+// Check confirms that a step's work really happened. Verify reads the files
+// afresh on every call, so it can be re-checked after a grace period.
+type Check interface {
+	// Name identifies the check in output, e.g. "review_completion".
+	Name() string
+	Verify(ctx context.Context) Result
+}
+
+// Result is the answer of one verification.
+type Result struct {
+	Verified bool
+	Detail   string
+	// Err is set when the check can never pass as asked (it wraps
+	// ErrContract): re-checking is pointless.
+	Err error
+}
+
+// Verifier builds the check that confirms step for a story (for StepRetro,
+// key may name the epic or any of its stories). An unknown step, an unknown
+// story or epic, or an epic key for a story step is a contract error
+// (errors.Is(err, ErrContract)). pol nil means the project's policy.
+func (p *Project) Verifier(step string, key StoryKey, pol *Policy) (Check, error) {
+	if pol == nil {
+		var err error
+		if pol, err = LoadPolicy(p.Root); err != nil {
+			return nil, err
+		}
+	}
+	s, err := pol.Step(step)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrContract, err)
+	}
+	if err := p.checkTarget(step, key); err != nil {
+		return nil, err
+	}
+	var checks []Check
+	for _, name := range s.Verifiers {
+		checks = append(checks, p.namedCheck(name, step, key, pol, s))
+	}
+	if len(checks) == 1 {
+		return checks[0], nil
+	}
+	return allOf(checks), nil
+}
+
+// checkTarget makes sure the story (or, for retro, the epic) exists.
+func (p *Project) checkTarget(step string, key StoryKey) error {
+	if step == StepRetro {
+		stories, err := p.epicStories(key.Epic)
+		if err != nil {
+			return err
+		}
+		if len(stories) == 0 {
+			return fmt.Errorf("%w: %w %s: no stories in sprint-status.yaml or the epics", ErrContract, ErrEpicNotFound, key.Epic)
+		}
+		return nil
+	}
+	if key.IsEpic() {
+		return fmt.Errorf("%w: %w: step %s needs a story, got epic %s", ErrContract, ErrInvalidKey, step, key.Epic)
+	}
+	if _, err := p.Story(key); err != nil {
+		if errors.Is(err, ErrStoryNotFound) {
+			return fmt.Errorf("%w: %w", ErrContract, err)
+		}
+		return err
+	}
+	return nil
+}
+
+func (p *Project) epicStories(epic string) ([]Story, error) {
+	all, err := p.Stories()
+	if err != nil && !errors.Is(err, ErrSprintNotFound) {
+		return nil, err
+	}
+	return filter(all, func(s Story) bool { return s.Key.Epic == epic }), nil
+}
+
+func (p *Project) namedCheck(name, step string, key StoryKey, pol *Policy, s *Step) Check {
+	switch name {
+	case VerifyCreateStoryArtifact:
+		return checkFunc{name, func(context.Context) Result { return p.verifyStoryFile(key) }}
+	case VerifyDevCompletion:
+		return checkFunc{name, func(context.Context) Result { return p.verifyStatus(key, StatusReview, StatusDone) }}
+	case VerifyReviewCompletion:
+		return checkFunc{name, func(context.Context) Result { return p.verifyStatus(key, StatusDone) }}
+	case VerifyEpicComplete:
+		return checkFunc{name, func(context.Context) Result { return p.verifyEpic(key.Epic) }}
+	case VerifyCommand:
+		cmd, limit := pol.CommandFor(s)
+		return &commandCheck{dir: p.Root, command: cmd, limit: limit}
+	}
+	return checkFunc{VerifySessionExit, func(context.Context) Result {
+		return Result{Verified: true, Detail: "the " + step + " session completed"}
+	}}
+}
+
+// checkFunc is a Check made of a name and a function.
+type checkFunc struct {
+	name string
+	fn   func(context.Context) Result
+}
+
+func (c checkFunc) Name() string                      { return c.name }
+func (c checkFunc) Verify(ctx context.Context) Result { return c.fn(ctx) }
+
+// allOf passes when every check passes, and reports the first that does not.
+type allOf []Check
+
+func (a allOf) Name() string {
+	names := make([]string, len(a))
+	for i, c := range a {
+		names[i] = c.Name()
+	}
+	return strings.Join(names, "+")
+}
+
+func (a allOf) Verify(ctx context.Context) Result {
+	var details []string
+	for _, c := range a {
+		r := c.Verify(ctx)
+		if !r.Verified || r.Err != nil {
+			r.Detail = c.Name() + ": " + r.Detail
+			return r
+		}
+		details = append(details, r.Detail)
+	}
+	return Result{Verified: true, Detail: strings.Join(details, "; ")}
+}
+
+func (p *Project) verifyStoryFile(key StoryKey) Result {
+	files, err := p.StoryFiles(key)
+	if err != nil {
+		return Result{Detail: err.Error()}
+	}
+	switch len(files) {
+	case 1:
+		return Result{Verified: true, Detail: "story file " + p.Rel(files[0])}
+	case 0:
+		want := key.String() + "-<slug>.md"
+		if s, err := p.Story(key); err == nil {
+			want = s.FullKey() + ".md"
+		}
+		return Result{Detail: fmt.Sprintf("no story file for %s in %s (expected %s)", key.Dotted(), p.Rel(p.ArtifactsDir), want)}
+	}
+	return Result{Detail: fmt.Sprintf("%d story files for %s, want exactly one: %s", len(files), key.Dotted(), strings.Join(p.rels(files), ", "))}
+}
+
+func (p *Project) verifyStatus(key StoryKey, want ...string) Result {
+	st, err := p.StoryStatus(key)
+	if err != nil {
+		return Result{Detail: err.Error()}
+	}
+	switch {
+	case slices.Contains(want, st.Sprint):
+		return Result{Verified: true, Detail: fmt.Sprintf("sprint-status.yaml says %s is %s", key.Dotted(), st.Sprint)}
+	case slices.Contains(want, st.File):
+		return Result{Verified: true, Detail: fmt.Sprintf("the story file says %s is %s", key.Dotted(), st.File)}
+	}
+	return Result{Detail: fmt.Sprintf("story %s is not %s: sprint-status.yaml says %s, the story file says %s",
+		key.Dotted(), strings.Join(want, " or "), orNone(st.Sprint), orNone(st.File))}
+}
+
+func (p *Project) verifyEpic(epic string) Result {
+	stories, err := p.epicStories(epic)
+	if err != nil {
+		return Result{Detail: err.Error()}
+	}
+	if len(stories) == 0 {
+		return Result{Detail: "epic " + epic + " has no stories", Err: fmt.Errorf("%w: %w %s", ErrContract, ErrEpicNotFound, epic)}
+	}
+	var open []string
+	for _, s := range stories {
+		st, err := p.StoryStatus(s.Key)
+		if err != nil {
+			return Result{Detail: err.Error()}
+		}
+		if !st.Is(StatusDone) {
+			open = append(open, fmt.Sprintf("%s (%s)", s.Key.Dotted(), orNone(firstNonEmpty(st.Sprint, st.File))))
+		}
+	}
+	if len(open) > 0 {
+		return Result{Detail: fmt.Sprintf("epic %s: %d of %d stories not done: %s", epic, len(open), len(stories), strings.Join(open, ", "))}
+	}
+	return Result{Verified: true, Detail: fmt.Sprintf("epic %s: all %d stories done", epic, len(stories))}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

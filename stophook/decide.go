@@ -46,6 +46,8 @@ type Env struct {
 	StaleAfter   time.Duration
 	// ProcessAlive reports whether a pid exists; injected for tests.
 	ProcessAlive func(pid int) bool
+	// Loop holds the facts the shell gathered for a loop-mode marker.
+	Loop LoopFacts
 }
 
 // EnvFrom reads Env from getenv. Invalid numbers fall back to the defaults.
@@ -92,6 +94,9 @@ type Decision struct {
 	Remove bool
 	// StampChild asks the shell to record the child's turn completion.
 	StampChild bool
+	// ConsultAdvisor asks the shell to run the loop's advisor (outside the
+	// lock) and decide again with its verdict in Env.Loop.Advisor.
+	ConsultAdvisor bool
 }
 
 // Blocks reports whether the decision keeps the session working.
@@ -119,7 +124,8 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 		return ownerDecision(m, now, KindAllowBackground, "a background task is running; the session will be woken when it ends", nil)
 	}
 	next := m.Clone()
-	if progressed(m) || (in.StopHookActive != nil && !*in.StopHookActive) {
+	progress := progressed(m) || loopProgressed(m, env)
+	if progress || (in.StopHookActive != nil && !*in.StopHookActive) {
 		next.StopHookBlocks = 0
 	} else {
 		next.StopHookBlocks++
@@ -131,13 +137,16 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	if max <= 0 {
 		max = DefaultMax
 	}
+	if m.Mode == marker.ModeLoop {
+		// A loop's own ends (control lines, iteration limit, advisor, exit
+		// strategy) let the session stop anyway, so they come first; the
+		// breaker only ever turns a loop's block into a release.
+		return decideLoop(in, m, next, env, now, loopCheck{progress: progress, maxBlocks: max})
+	}
 	if next.StopHookBlocks >= max {
 		next.StopHookBlocks = 0
 		why := fmt.Sprintf("circuit breaker: %d consecutive Stop blocks without progress", max)
 		return withLast(next, now, KindBreakerOpen, why, &Output{SystemMessage: "story-automator " + why + " (no heartbeat, no story finished); releasing this stop so the session is not trapped. Check the run with `story-automator status`."})
-	}
-	if m.Mode == marker.ModeLoop {
-		return decideLoop(in, next, env, now)
 	}
 	reason := storyBlockReason(m)
 	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
@@ -161,6 +170,13 @@ func orchestratorDead(m *marker.Marker, env Env, now time.Time) (string, bool) {
 	last, ok := marker.ParseTime(m.Heartbeat)
 	if !ok {
 		last, ok = marker.ParseTime(m.CreatedAt)
+	}
+	// A prompt loop rarely gets heartbeats: its hook's own last decision
+	// shows it alive, so a long unowned loop is not mistaken for a dead run.
+	if m.Mode == marker.ModeLoop && m.LastDecision != nil {
+		if at, ok2 := marker.ParseTime(m.LastDecision.At); ok2 && (!ok || at.After(last)) {
+			last, ok = at, true
+		}
 	}
 	if ok && env.StaleAfter > 0 && now.Sub(last) > env.StaleAfter {
 		return fmt.Sprintf("the run's orchestrator looks dead (no heartbeat for %s)", now.Sub(last).Round(time.Second)), true

@@ -43,7 +43,7 @@ func (s *Shell) Run(ctx context.Context) {
 		}
 	}()
 	env := EnvFrom(s.Getenv)
-	in, _, inErr := ReadInput(s.In)
+	in, raw, inErr := ReadInput(s.In)
 	if inErr != nil && !env.Child {
 		s.Log.Warn().Err(inErr).Msg("unreadable hook input; allowing the stop")
 		return
@@ -58,6 +58,7 @@ func (s *Shell) Run(ctx context.Context) {
 		store.LockTimeout = DefaultLockTimeout
 	}
 	m, readErr := store.Read()
+	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, readErr, env)
 	d := Decide(in, m, readErr, env, s.Now())
 	if d.Next == nil && !d.Remove {
 		s.print(d.Output)

@@ -1,0 +1,79 @@
+package stophook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// maxFixPlanBytes bounds what the hook reads of a fix-plan file.
+const maxFixPlanBytes = 1 << 20
+
+// gatherLoopFacts collects, before the marker lock is taken, what Decide needs
+// for a loop and cannot find out by itself: the transcript's last assistant
+// text (only when the input lacks last_assistant_message), the git fingerprint
+// (no git process unless the strategy watches the work tree), the fix plan
+// (only for fix_plan) and the advisor's verdict (only when Decide reaches the
+// advisor). Anything that is not a loop the owner is stopping costs nothing.
+func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *marker.Marker, readErr error, env Env) LoopFacts {
+	var f LoopFacts
+	if readErr != nil || !m.IsLoop() || !m.Active() || env.Child || in.HookEventName == hookEventSubag {
+		return f
+	}
+	if m.OwnerSession != "" && in.SessionID != m.OwnerSession {
+		return f
+	}
+	l := m.Loop
+	if in.LastAssistantMessage == nil && in.TranscriptPath != "" {
+		text, err := LastAssistantText(in.TranscriptPath, MaxTranscriptTail)
+		if err != nil {
+			s.Log.Debug().Err(err).Msg("no assistant text in the transcript")
+		}
+		f.TranscriptMessage = text
+	}
+	f.GitFingerprint = GitFingerprint(ctx, s.ProjectRoot, StrategyNeedsWorkTree(l.ExitStrategy))
+	if l.FixPlan != "" && strategyUses(l, StrategyFixPlan) {
+		f.FixPlan, f.FixPlanErr = readFixPlan(s.ProjectRoot, l.FixPlan)
+	}
+	if l.Advisor != "" {
+		e := env
+		e.Loop = f
+		if Decide(in, m, readErr, e, s.Now()).ConsultAdvisor {
+			f.Advisor = s.consultAdvisor(ctx, raw, loopMessage(in, e), l)
+		}
+	}
+	return f
+}
+
+func (s *Shell) consultAdvisor(ctx context.Context, raw []byte, msg string, l *marker.LoopState) *AdvisorVerdict {
+	req, err := AdvisorRequest(raw, msg, l)
+	if err != nil {
+		return &AdvisorVerdict{Err: err}
+	}
+	start := time.Now()
+	v := RunAdvisor(ctx, l.Advisor, s.ProjectRoot, req, AdvisorTimeout(l))
+	s.Log.Debug().Dur("took", time.Since(start)).AnErr("err", v.Err).Msg("advisor consulted")
+	return &v
+}
+
+// readFixPlan reads the fix-plan file (relative paths are from the project root).
+func readFixPlan(root, path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read fix plan: %w", err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxFixPlanBytes))
+	if err != nil {
+		return "", fmt.Errorf("read fix plan %s: %w", path, err)
+	}
+	return string(data), nil
+}

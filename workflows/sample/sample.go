@@ -1,0 +1,85 @@
+// Package sample embeds a small BMAD project (one epic of four stories, a
+// shell app and its tests) for the demo and for end-to-end tests.
+package sample
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+//go:embed all:project
+var project embed.FS
+
+// Stories are the sample's story keys, in order. 1.2 and 1.4 depend on 1.1,
+// and 1.3 on 1.2.
+var Stories = []string{"1-1", "1-2", "1-3", "1-4"}
+
+// TestCommand is the sample's test command, as its workflow policy names it.
+const TestCommand = "sh tests/run.sh"
+
+// WriteSample copies the sample project into dir (created when missing). It
+// refuses to overwrite any existing file. Scripts are made executable, and
+// .story-automator/ gets mode 0700 like every state directory. It does not
+// initialise git.
+func WriteSample(dir string) error {
+	root, err := fs.Sub(project, "project")
+	if err != nil {
+		return err
+	}
+	var files []string
+	err = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sample project: %w", err)
+	}
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
+			return fmt.Errorf("write sample project: %s already exists", filepath.Join(dir, filepath.FromSlash(f)))
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write sample project: %w", err)
+	}
+	for _, f := range files {
+		if err := writeOne(root, dir, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeOne(root fs.FS, dir, name string) error {
+	data, err := fs.ReadFile(root, name)
+	if err != nil {
+		return fmt.Errorf("sample project: %w", err)
+	}
+	dst := filepath.Join(dir, filepath.FromSlash(name))
+	parent := path.Dir(name)
+	perm := os.FileMode(0o755)
+	if parent == ".story-automator" || strings.HasPrefix(parent, ".story-automator/") {
+		perm = 0o700
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), perm); err != nil {
+		return fmt.Errorf("write sample project: %w", err)
+	}
+	mode := os.FileMode(0o644)
+	if bytes.HasPrefix(data, []byte("#!")) {
+		mode = 0o755
+	}
+	if err := atomicfile.Write(dst, data, mode); err != nil {
+		return fmt.Errorf("write sample project: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package agentsim
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+// DoneLine is the explicit completion line an agent may print on a line of its own.
+const DoneLine = "STORY_AUTOMATOR_DONE"
+
+func init() {
+	for _, b := range []Behaviour{
+		{Name: "finish", Summary: "work for --delay, create --artifact if given, exit 0", Act: actFinish},
+		{Name: "fail", Summary: "exit with --exit-code (default 1)", Act: actFail},
+		{Name: "hang", Summary: "print that it is working, then never finish", Act: actHang},
+		{Name: "no-start", Summary: "never start properly: print nothing, never finish", Act: actNoStart},
+		{Name: "signal", Summary: "die by --signal (default TERM)", Act: actSignal},
+		{Name: "claude-screen", Summary: "draw a Claude Code screen, finish the turn after --delay, idle at the prompt", Act: actClaudeScreen},
+		{Name: "late-artifact", Summary: "exit 0 at once; --artifact appears --delay later", Act: actLateArtifact},
+		{Name: "write-artifact", Summary: "helper: wait --delay, then create --artifact", Act: actWriteArtifact},
+		{Name: "stop-hook", Summary: "finish the turn as Claude Code does: run the Stop hook, then idle", Act: actStopHook},
+		{Name: "done-line", Summary: "print the explicit done line, then idle", Act: actDoneLine},
+		{Name: "idle", Summary: "print a prompt and record every line typed in --input-file", Act: actIdle},
+	} {
+		Register(b)
+	}
+}
+
+func actFinish(ctx context.Context, s *Sim) int {
+	fmt.Fprintln(s.Out, "agent-sim: working on the step")
+	if !Sleep(ctx, s.Options.Delay) {
+		return 1
+	}
+	if err := writeArtifact(s.Options.Artifact); err != nil {
+		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(s.Out, "agent-sim: finished")
+	return 0
+}
+
+func actFail(ctx context.Context, s *Sim) int {
+	code := s.Options.ExitCode
+	if code == 0 {
+		code = 1
+	}
+	fmt.Fprintf(s.Out, "agent-sim: failing with exit code %d\n", code)
+	Sleep(ctx, s.Options.Delay)
+	return code
+}
+
+func actHang(ctx context.Context, s *Sim) int {
+	fmt.Fprintln(s.Out, "agent-sim: working…")
+	Forever(ctx)
+	return 1
+}
+
+func actNoStart(ctx context.Context, _ *Sim) int {
+	Forever(ctx)
+	return 1
+}
+
+func actSignal(ctx context.Context, s *Sim) int {
+	name := strings.ToUpper(s.Options.Signal)
+	if name == "" {
+		name = "TERM"
+	}
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	sig := unix.SignalNum(name)
+	if sig == 0 {
+		fmt.Fprintf(s.Out, "agent-sim: unknown signal %q\n", s.Options.Signal)
+		return 2
+	}
+	fmt.Fprintf(s.Out, "agent-sim: dying by %s\n", name)
+	Sleep(ctx, s.Options.Delay)
+	_ = syscall.Kill(os.Getpid(), sig)
+	Forever(ctx)
+	return 1
+}
+
+func actLateArtifact(ctx context.Context, s *Sim) int {
+	if s.Options.Artifact == "" {
+		fmt.Fprintln(s.Out, "agent-sim: late-artifact needs --artifact")
+		return 2
+	}
+	cmd := exec.Command(s.Exe, "agent-sim", "--behaviour", "write-artifact",
+		"--artifact", s.Options.Artifact, "--delay", s.Options.Delay.String())
+	// The helper must outlive this process and its terminal, and must not
+	// overwrite the recorded prompt.
+	cmd.Env = append(os.Environ(), EnvPromptFile+"=", EnvBehaviour+"=write-artifact")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(s.Out, "agent-sim: start helper: %v\n", err)
+		return 1
+	}
+	_ = cmd.Process.Release()
+	fmt.Fprintln(s.Out, "agent-sim: finished (the artifact is still being written)")
+	return 0
+}
+
+func actWriteArtifact(ctx context.Context, s *Sim) int {
+	if !Sleep(ctx, s.Options.Delay) {
+		return 1
+	}
+	if err := writeArtifact(s.Options.Artifact); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func actStopHook(ctx context.Context, s *Sim) int {
+	fmt.Fprintln(s.Out, "agent-sim: working on the step")
+	if !Sleep(ctx, s.Options.Delay) {
+		return 1
+	}
+	if err := writeArtifact(s.Options.Artifact); err != nil {
+		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
+		return 1
+	}
+	in, _ := json.Marshal(map[string]any{
+		"session_id": fmt.Sprintf("agent-sim-%d", os.Getpid()), "hook_event_name": "Stop",
+		"stop_hook_active": false, "last_assistant_message": "The step is done.",
+	})
+	cmd := exec.CommandContext(ctx, s.Exe, "stop-hook")
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	fmt.Fprintf(s.Out, "agent-sim: turn finished; stop hook said %q (err %v)\n", strings.TrimSpace(string(out)), err)
+	return idle(ctx, s)
+}
+
+func actDoneLine(ctx context.Context, s *Sim) int {
+	fmt.Fprintln(s.Out, "agent-sim: working on the step")
+	if !Sleep(ctx, s.Options.Delay) {
+		return 1
+	}
+	if err := writeArtifact(s.Options.Artifact); err != nil {
+		return 1
+	}
+	fmt.Fprintln(s.Out, DoneLine)
+	return idle(ctx, s)
+}
+
+func actIdle(ctx context.Context, s *Sim) int {
+	fmt.Fprintln(s.Out, "agent-sim: ready")
+	return idle(ctx, s)
+}
+
+// idle waits at a prompt for the rest of its life, recording typed lines.
+func idle(ctx context.Context, s *Sim) int {
+	if s.In != nil {
+		var got strings.Builder
+		sc := bufio.NewScanner(s.In)
+		sc.Buffer(make([]byte, 64*1024), 4<<20)
+		for sc.Scan() {
+			got.WriteString(sc.Text() + "\n")
+			if s.Options.InputFile != "" {
+				_ = atomicfile.Write(s.Options.InputFile, []byte(got.String()), 0o600)
+			}
+		}
+	}
+	Forever(ctx)
+	return 0
+}
+
+func writeArtifact(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.Write(path, []byte("written by agent-sim at "+time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write artifact: %w", err)
+	}
+	return nil
+}

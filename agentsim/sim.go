@@ -1,0 +1,163 @@
+// Package agentsim is the simulated agent (`story-automator agent-sim`): it
+// acts out what a real agent does in a child session, chosen by name from a
+// registry of behaviours, so runs can be shown and tested with no agent CLI.
+package agentsim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+// Environment variables that configure the simulated agent when its flags
+// are not given (a spawned child inherits them from the spawner).
+const (
+	EnvBehaviour  = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
+	EnvExitCode   = "STORY_AUTOMATOR_SIM_EXIT_CODE"
+	EnvDelay      = "STORY_AUTOMATOR_SIM_DELAY"
+	EnvArtifact   = "STORY_AUTOMATOR_SIM_ARTIFACT"
+	EnvSignal     = "STORY_AUTOMATOR_SIM_SIGNAL"
+	EnvPromptFile = "STORY_AUTOMATOR_SIM_PROMPT_FILE"
+	EnvInputFile  = "STORY_AUTOMATOR_SIM_INPUT_FILE"
+)
+
+// DefaultBehaviour is acted out when none is chosen.
+var DefaultBehaviour = "finish"
+
+// Behaviour is one way the simulated agent can act. Act returns the exit code.
+type Behaviour struct {
+	Name    string
+	Summary string
+	Act     func(ctx context.Context, s *Sim) int
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]Behaviour{}
+)
+
+// Register adds a behaviour; new behaviours live in their own files and
+// register themselves from init. A duplicate name panics.
+func Register(b Behaviour) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[b.Name]; dup || b.Name == "" || b.Act == nil {
+		panic(fmt.Sprintf("agentsim: bad or duplicate behaviour %q", b.Name))
+	}
+	registry[b.Name] = b
+}
+
+// Lookup returns the behaviour registered under name.
+func Lookup(name string) (Behaviour, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	b, ok := registry[name]
+	return b, ok
+}
+
+// Names lists the registered behaviours, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Options choose and tune a behaviour.
+type Options struct {
+	Behaviour string
+	ExitCode  int
+	Delay     time.Duration
+	Artifact  string
+	Signal    string
+	// PromptFile receives the prompt exactly as received, so tests can check it byte for byte.
+	PromptFile string
+	// InputFile receives every line typed into the agent while it idles.
+	InputFile string
+}
+
+// OptionsFromEnv reads Options from the STORY_AUTOMATOR_SIM_* variables.
+func OptionsFromEnv(getenv func(string) string) (Options, error) {
+	o := Options{Behaviour: getenv(EnvBehaviour), Artifact: getenv(EnvArtifact), Signal: getenv(EnvSignal),
+		PromptFile: getenv(EnvPromptFile), InputFile: getenv(EnvInputFile)}
+	if v := getenv(EnvExitCode); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return o, fmt.Errorf("%s=%q: not a number", EnvExitCode, v)
+		}
+		o.ExitCode = n
+	}
+	if v := getenv(EnvDelay); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return o, fmt.Errorf("%s=%q: %v", EnvDelay, v, err)
+		}
+		o.Delay = d
+	}
+	return o, nil
+}
+
+// Sim is one run of the simulated agent.
+type Sim struct {
+	Prompt  string
+	Model   string
+	Options Options
+	In      io.Reader
+	Out     io.Writer
+	Getenv  func(string) string
+	// Exe is this binary, for helpers the simulation starts (a stop hook, a late writer).
+	Exe string
+	Now func() time.Time
+}
+
+// Run records the prompt and acts out the chosen behaviour; it returns the exit code.
+func Run(ctx context.Context, s *Sim) int {
+	name := s.Options.Behaviour
+	if name == "" {
+		name = DefaultBehaviour
+	}
+	b, ok := Lookup(name)
+	if !ok {
+		fmt.Fprintf(s.Out, "agent-sim: unknown behaviour %q (known: %s)\n", name, strings.Join(Names(), ", "))
+		return 2
+	}
+	if s.Options.PromptFile != "" {
+		if err := atomicfile.Write(s.Options.PromptFile, []byte(s.Prompt), 0o600); err != nil {
+			fmt.Fprintf(s.Out, "agent-sim: record prompt: %v\n", err)
+			return 2
+		}
+	}
+	return b.Act(ctx, s)
+}
+
+// Sleep waits d or until ctx ends; it reports whether the full wait happened.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Forever blocks until ctx ends (the process is usually killed first).
+func Forever(ctx context.Context) {
+	for Sleep(ctx, time.Hour) {
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/agentsim"
+)
+
+func init() { register(agentSimCommand) }
+
+func agentSimCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "agent-sim",
+		Usage:     "the simulated agent: acts out a behaviour (" + strings.Join(agentsim.Names(), ", ") + ")",
+		ArgsUsage: "[PROMPT]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "behaviour", Usage: "what to act out (env " + agentsim.EnvBehaviour + ")"},
+			&cli.IntFlag{Name: "exit-code", Usage: "exit code for fail (env " + agentsim.EnvExitCode + ")"},
+			&cli.DurationFlag{Name: "delay", Usage: "how long the work takes (env " + agentsim.EnvDelay + ")"},
+			&cli.StringFlag{Name: "artifact", Usage: "file the work creates (env " + agentsim.EnvArtifact + ")"},
+			&cli.StringFlag{Name: "signal", Usage: "signal to die by (env " + agentsim.EnvSignal + ")"},
+			&cli.StringFlag{Name: "prompt-file", Usage: "record the received prompt here (env " + agentsim.EnvPromptFile + ")"},
+			&cli.StringFlag{Name: "input-file", Usage: "record typed lines here (env " + agentsim.EnvInputFile + ")"},
+			&cli.StringFlag{Name: "model", Usage: "accepted and ignored, like a real agent's"},
+		},
+		Action: agentSimAction,
+	}
+}
+
+func agentSimAction(c *cli.Context) error {
+	e := envOf(c)
+	if c.NArg() > 1 {
+		return usageError("agent-sim takes one PROMPT argument, got %d", c.NArg())
+	}
+	opts, err := agentsim.OptionsFromEnv(e.Getenv)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if c.IsSet("behaviour") {
+		opts.Behaviour = c.String("behaviour")
+	}
+	if c.IsSet("exit-code") {
+		opts.ExitCode = c.Int("exit-code")
+	}
+	if c.IsSet("delay") {
+		opts.Delay = c.Duration("delay")
+	}
+	for flag, dst := range map[string]*string{"artifact": &opts.Artifact, "signal": &opts.Signal,
+		"prompt-file": &opts.PromptFile, "input-file": &opts.InputFile} {
+		if c.IsSet(flag) {
+			*dst = c.String(flag)
+		}
+	}
+	exe, _ := e.Exe()
+	sim := &agentsim.Sim{Prompt: c.Args().First(), Model: c.String("model"), Options: opts,
+		In: e.In, Out: e.Out, Getenv: e.Getenv, Exe: exe, Now: e.Now}
+	if code := agentsim.Run(context.Background(), sim); code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}

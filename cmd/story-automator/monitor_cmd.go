@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+)
+
+func init() { register(monitorSessionCommand) }
+
+func monitorSessionCommand() *cli.Command {
+	def := monitor.DefaultOptions()
+	return &cli.Command{
+		Name:      "monitor-session",
+		Usage:     "wait for a child session to reach a final state, verifying its completion (exit codes: SPEC §5)",
+		ArgsUsage: "NAME",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "give up with finalState timeout"},
+			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a completion in all before incomplete"},
+			&cli.DurationFlag{Name: "recheck-grace", Value: def.RecheckGrace, Usage: "time between verifications"},
+			&cli.StringFlag{Name: "workflow", Usage: "verify with the workflow verifier of this step"},
+			&cli.StringFlag{Name: "story-key", Usage: "story the workflow verifier checks"},
+			&cli.StringFlag{Name: "verify", Usage: "generic verifier: none, cmd:<command>, glob:<pattern>[=N]"},
+			&cli.DurationFlag{Name: "return-after", Usage: "return finalState running after this long (0 = never)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON (always on)"},
+			&cli.DurationFlag{Name: "idle-debounce", Value: def.IdleDebounce, Usage: "output quiet time before the screen heuristics run"},
+			&cli.DurationFlag{Name: "start-timeout", Value: def.StartTimeout, Usage: "stuck when the agent prints nothing for this long (0 = never)"},
+			&cli.DurationFlag{Name: "stuck-after", Value: def.StuckAfter, Usage: "stuck when the output does not change for this long (0 = never)"},
+			&cli.DurationFlag{Name: "verify-timeout", Value: monitor.DefaultCommandBound, Usage: "bound of one cmd: verification"},
+		},
+		Action: monitorSession,
+	}
+}
+
+func monitorSession(c *cli.Context) error {
+	name, err := sessionName(c)
+	if err != nil {
+		return err
+	}
+	opt, err := monitorOptions(c)
+	if err != nil {
+		return err
+	}
+	e := envOf(c)
+	dir := sessionStateDir(e)
+	v, err := monitorVerifier(c, e)
+	if err != nil {
+		var f *Failure
+		if errors.As(err, &f) {
+			return f
+		}
+		res := monitor.ContractResult(name, monitorVerifierName(c), marker.SessionOutputPath(dir, name), err)
+		return printMonitorResult(e, res)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res := monitor.Watch(ctx, name, v, opt, monitor.Deps{Tmux: sessionTmux(e), StateDir: dir, Now: e.Now,
+		VerifyBound: c.Duration("verify-timeout") + 5*time.Second})
+	e.Log.Info().Str("session", name).Str("finalState", string(res.FinalState)).Str("reason", res.Reason).Msg("monitor finished")
+	return printMonitorResult(e, res)
+}
+
+func printMonitorResult(e *runtimeEnv, res monitor.Result) error {
+	if err := writeJSON(e.Out, res); err != nil {
+		return err
+	}
+	if code := res.FinalState.ExitCode(); code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}
+
+// monitorOptions reads and checks the timing flags.
+func monitorOptions(c *cli.Context) (monitor.Options, error) {
+	opt := monitor.DefaultOptions()
+	opt.Timeout, opt.ReturnAfter = c.Duration("timeout"), c.Duration("return-after")
+	opt.Rechecks, opt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
+	opt.IdleDebounce, opt.StartTimeout, opt.StuckAfter = c.Duration("idle-debounce"), c.Duration("start-timeout"), c.Duration("stuck-after")
+	if opt.Timeout <= 0 {
+		return opt, usageError("--timeout must be positive")
+	}
+	if opt.Rechecks < 1 {
+		return opt, usageError("--completion-rechecks must be at least 1")
+	}
+	for _, f := range []string{"recheck-grace", "return-after", "idle-debounce", "start-timeout", "stuck-after", "verify-timeout"} {
+		if c.Duration(f) < 0 {
+			return opt, usageError("--%s must not be negative", f)
+		}
+	}
+	return opt, nil
+}
+
+// monitorVerifier builds the verifier; a contract problem comes back as a
+// plain error (reported as incomplete), a usage problem as a *Failure.
+func monitorVerifier(c *cli.Context, e *runtimeEnv) (monitor.Verifier, error) {
+	step, spec := c.String("workflow"), c.String("verify")
+	if step != "" && c.IsSet("verify") {
+		return nil, usageError("give --workflow or --verify, not both")
+	}
+	if c.IsSet("story-key") && step == "" {
+		return nil, usageError("--story-key needs --workflow")
+	}
+	if step == "" {
+		return monitor.ParseVerifySpec(spec, e.ProjectRoot, c.Duration("verify-timeout"))
+	}
+	if workflowVerifier == nil {
+		return nil, fmt.Errorf("%w: workflow verifiers are unavailable in this build", monitor.ErrContract)
+	}
+	v, err := workflowVerifier(e, step, c.String("story-key"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: workflow %s: %v", monitor.ErrContract, step, err)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("%w: workflow %s has no verifier", monitor.ErrContract, step)
+	}
+	return v, nil
+}
+
+func monitorVerifierName(c *cli.Context) string {
+	if s := c.String("workflow"); s != "" {
+		return "workflow:" + s
+	}
+	return c.String("verify")
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+func init() { register(sessionCommand) }
+
+func sessionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "session",
+		Usage: "spawn, inspect, drive and stop child agent sessions in tmux",
+		Subcommands: []*cli.Command{
+			sessionSpawnCommand(),
+			{Name: "list", Usage: "list story-automator sessions", Action: sessionList,
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "project-only", Usage: "only this project's sessions"}}},
+			{Name: "status", Usage: "show a session's tmux and recorded state", ArgsUsage: "NAME", Action: sessionStatus},
+			{Name: "capture", Usage: "print a session's screen (or the tail of its output file once it is gone)", ArgsUsage: "NAME",
+				Flags: []cli.Flag{&cli.IntFlag{Name: "lines", Usage: "last N lines including scrollback (0 = the visible screen)"}}, Action: sessionCapture},
+			sessionSendCommand(),
+			{Name: "kill", Usage: "kill one session", ArgsUsage: "NAME", Action: sessionKill},
+			{Name: "kill-all", Usage: "kill this project's sessions, or every project's", Action: sessionKillAll,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "project-only", Usage: "only this project's sessions"},
+					&cli.BoolFlag{Name: "all-projects", Usage: "every story-automator session on the server"},
+				}},
+			{Name: "attach", Usage: "attach your terminal to a session", ArgsUsage: "NAME", Action: sessionAttach},
+		},
+	}
+}
+
+// sessionTmux is the tmux client for the configured socket.
+func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
+
+// sessionStateDir is the absolute directory of this project's session files.
+func sessionStateDir(e *runtimeEnv) string {
+	d := marker.SessionsDir(e.ProjectRoot, e.Getenv)
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
+// sessionName reads and checks the NAME argument.
+func sessionName(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", usageError("%s needs exactly one session NAME", c.Command.FullName())
+	}
+	name := c.Args().First()
+	if !marker.ValidSessionName(name) {
+		return "", usageError("invalid session name %q: only letters, digits, '_' and '-'", name)
+	}
+	return name, nil
+}
+
+// tmuxFailure turns a tmux error into the JSON failure users see.
+func tmuxFailure(err error) error {
+	return fail(tmux.Code(err), "%v", err)
+}
+
+func sessionList(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	panes, err := sessionTmux(e).ListPanes(context.Background())
+	if err != nil {
+		return tmuxFailure(err)
+	}
+	prefix := child.ProjectPrefix(e.ProjectRoot)
+	dir := sessionStateDir(e)
+	out := []map[string]any{}
+	seen := map[string]bool{}
+	for _, p := range panes {
+		if !strings.HasPrefix(p.Session, child.NamePrefix) || seen[p.Session] {
+			continue
+		}
+		mine := strings.HasPrefix(p.Session, prefix)
+		if c.Bool("project-only") && !mine {
+			continue
+		}
+		seen[p.Session] = true
+		row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
+			"created": p.Created, "attached": p.Attached > 0, "thisProject": mine}
+		if st, err := marker.ReadSession(dir, p.Session); mine && err == nil {
+			row["lifecycle"], row["agent"], row["story"], row["step"] = st.Lifecycle, st.Agent, st.Story, st.Step
+		}
+		out = append(out, row)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i]["session"].(string) < out[j]["session"].(string) })
+	return okJSON(e.Out, map[string]any{"sessions": out})
+}
+
+func sessionStatus(c *cli.Context) error {
+	name, err := sessionName(c)
+	if err != nil {
+		return err
+	}
+	e := envOf(c)
+	exists, err := sessionTmux(e).HasSession(context.Background(), name)
+	if err != nil {
+		return tmuxFailure(err)
+	}
+	st, stErr := marker.ReadSession(sessionStateDir(e), name)
+	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
+		return fail("session_state_unreadable", "%v", stErr)
+	}
+	if !exists && st == nil {
+		return fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
+	}
+	fields := map[string]any{"session": name, "exists": exists}
+	if st != nil {
+		fields["state"] = st
+		fields["lifecycle"] = st.Lifecycle
+		fields["outputFile"] = st.OutputFile
+	}
+	return okJSON(e.Out, fields)
+}
+
+func sessionCapture(c *cli.Context) error {
+	name, err := sessionName(c)
+	if err != nil {
+		return err
+	}
+	lines := c.Int("lines")
+	if lines < 0 {
+		return usageError("--lines must not be negative")
+	}
+	e := envOf(c)
+	text, err := sessionTmux(e).CapturePane(context.Background(), name, lines)
+	if err == nil {
+		return okJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
+	}
+	if !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
+		return tmuxFailure(err)
+	}
+	// The session is gone; its output file still has everything it printed.
+	st, stErr := marker.ReadSession(sessionStateDir(e), name)
+	if stErr != nil || st.OutputFile == "" {
+		return fail("session_not_found", "no session %s and no recorded output", name)
+	}
+	tail, err := monitor.OutputTail(st.OutputFile, lines)
+	if err != nil {
+		return fail("output_unreadable", "%v", err)
+	}
+	return okJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
+}
+
+func sessionKill(c *cli.Context) error {
+	name, err := sessionName(c)
+	if err != nil {
+		return err
+	}
+	e := envOf(c)
+	if err := sessionTmux(e).KillSession(context.Background(), name); err != nil {
+		if errors.Is(err, tmux.ErrNoServer) {
+			return fail("session_not_found", "no session %s: no tmux server", name)
+		}
+		return tmuxFailure(err)
+	}
+	return okJSON(e.Out, map[string]any{"session": name, "killed": true})
+}
+
+func sessionKillAll(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	project, all := c.Bool("project-only"), c.Bool("all-projects")
+	if project == all {
+		return usageError("session kill-all needs exactly one of --project-only or --all-projects")
+	}
+	e := envOf(c)
+	tc := sessionTmux(e)
+	ctx := context.Background()
+	panes, err := tc.ListPanes(ctx)
+	if err != nil {
+		return tmuxFailure(err)
+	}
+	prefix, scope := child.ProjectPrefix(e.ProjectRoot), "project"
+	if all {
+		prefix, scope = child.NamePrefix, "all-projects"
+	}
+	killed := []string{}
+	seen := map[string]bool{}
+	for _, p := range panes {
+		if seen[p.Session] || !strings.HasPrefix(p.Session, prefix) || !tmux.ValidName(p.Session) {
+			continue
+		}
+		seen[p.Session] = true
+		if err := tc.KillSession(ctx, p.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
+			return tmuxFailure(err)
+		}
+		killed = append(killed, p.Session)
+	}
+	sort.Strings(killed)
+	return okJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
+}
+
+func sessionAttach(c *cli.Context) error {
+	name, err := sessionName(c)
+	if err != nil {
+		return err
+	}
+	e := envOf(c)
+	in := e.In
+	if in == nil {
+		in = os.Stdin
+	}
+	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: e.Out, Err: e.Err}); err != nil {
+		return tmuxFailure(err)
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+func sessionSpawnCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "spawn",
+		Usage: "start a child agent session for one step of a story",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "step", Usage: "workflow step (create, dev, review, …)"},
+			&cli.StringFlag{Name: "story", Usage: "story key, e.g. 1.2"},
+			&cli.StringFlag{Name: "epic", Usage: "epic (default: from the story key)"},
+			&cli.IntFlag{Name: "cycle", Usage: "review/fix cycle number, 0 = none"},
+			&cli.StringFlag{Name: "agent", Usage: "claude, codex, gemini, sim or custom"},
+			&cli.StringFlag{Name: "model", Usage: "model for the agent"},
+			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file ('-' = stdin)"},
+			&cli.StringFlag{Name: "prompt", Usage: "the prompt text"},
+			&cli.StringFlag{Name: "command", Usage: "custom agent: command template with {prompt}, {prompt_file} or {model}; without a prompt placeholder the prompt goes to stdin"},
+		},
+		Action: sessionSpawn,
+	}
+}
+
+func sessionSpawn(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	req, err := spawnRequest(c, e)
+	if err != nil {
+		return err
+	}
+	exe, err := e.Exe()
+	if err != nil {
+		return fail("spawn_failed", "cannot find this binary: %v", err)
+	}
+	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
+	sess, err := sp.Spawn(context.Background(), req)
+	if err != nil {
+		var te *tmux.Error
+		if errors.As(err, &te) || errors.Is(err, tmux.ErrUnsafeArgument) {
+			return tmuxFailure(err)
+		}
+		return fail("spawn_failed", "%v", err)
+	}
+	e.Log.Info().Str("session", sess.Name).Str("agent", req.Agent).Msg("spawned")
+	return okJSON(e.Out, map[string]any{"session": sess.Name, "paneId": sess.PaneID,
+		"stateFile": sess.StateFile, "outputFile": sess.OutputFile})
+}
+
+// spawnRequest validates the spawn flags; every problem is a usage error.
+func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
+	r := child.Request{ProjectRoot: e.ProjectRoot, StateDir: sessionStateDir(e),
+		Epic: c.String("epic"), Story: c.String("story"), Step: c.String("step"), Cycle: c.Int("cycle"),
+		Agent: c.String("agent"), Model: c.String("model"), Command: c.String("command")}
+	switch {
+	case r.Step == "" || r.Story == "":
+		return r, usageError("session spawn needs --step and --story")
+	case r.Agent == "":
+		return r, usageError("session spawn needs --agent (one of %v)", child.AgentNames())
+	case r.Cycle < 0:
+		return r, usageError("--cycle must not be negative")
+	case c.IsSet("prompt") && c.IsSet("prompt-file"):
+		return r, usageError("give --prompt or --prompt-file, not both")
+	case r.Agent == child.AgentCustom && r.Command == "":
+		return r, usageError("--agent custom needs --command")
+	case r.Agent != child.AgentCustom && r.Command != "":
+		return r, usageError("--command is only for --agent custom")
+	}
+	if _, ok := child.LookupProfile(r.Agent); !ok {
+		return r, usageError("unknown --agent %q (one of %v)", r.Agent, child.AgentNames())
+	}
+	r.Prompt = c.String("prompt")
+	if f := c.String("prompt-file"); f != "" {
+		var data []byte
+		var err error
+		if f == "-" {
+			data, err = io.ReadAll(e.In)
+		} else {
+			data, err = os.ReadFile(f)
+		}
+		if err != nil {
+			return r, usageError("cannot read --prompt-file: %v", err)
+		}
+		r.Prompt = string(data)
+	}
+	return r, nil
+}

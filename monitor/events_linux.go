@@ -1,0 +1,120 @@
+package monitor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// wakeups turns file-system and process events into wake-ups of the
+// monitor loop: the session's state file being replaced (inotify on the
+// sessions directory) and the runner process ending (a pidfd). Both wait in
+// the Go netpoller, so an idle monitor uses no CPU and forks nothing.
+type wakeups struct {
+	C      chan struct{}
+	dir    *os.File
+	pidfds map[int]*os.File
+}
+
+func newWakeups() *wakeups {
+	return &wakeups{C: make(chan struct{}, 1), pidfds: map[int]*os.File{}}
+}
+
+func (w *wakeups) wake() {
+	select {
+	case w.C <- struct{}{}:
+	default:
+	}
+}
+
+// watchStateFile wakes the loop whenever the file name in dir is written or
+// renamed into place; the runner, the Stop hook and the spawner all write it that way.
+func (w *wakeups) watchStateFile(dir, name string) error {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	mask := uint32(unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF)
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	f := os.NewFile(uintptr(fd), "inotify:"+dir)
+	w.dir = f
+	go w.readInotify(f, filepath.Base(name))
+	return nil
+}
+
+func (w *wakeups) readInotify(f *os.File, base string) {
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			nameStart := off + unix.SizeofInotifyEvent
+			nameEnd := nameStart + int(ev.Len)
+			if nameEnd > n {
+				break
+			}
+			evName := strings.TrimRight(string(buf[nameStart:nameEnd]), "\x00")
+			if evName == base || ev.Mask&unix.IN_DELETE_SELF != 0 {
+				w.wake()
+			}
+			off = nameEnd
+		}
+	}
+}
+
+// watchProcess wakes the loop when pid exits. An error (old kernel, no such
+// process) is harmless: the periodic look checks the pid too.
+func (w *wakeups) watchProcess(pid int) error {
+	if _, ok := w.pidfds[pid]; ok || pid <= 0 {
+		return nil
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	w.pidfds[pid] = f
+	go func() {
+		// Read calls back until the pidfd is readable, i.e. the process has exited.
+		_ = rc.Read(func(fd uintptr) bool {
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(p, 0)
+			return err != nil || n > 0
+		})
+		w.wake()
+	}()
+	return nil
+}
+
+// Close stops every watch.
+func (w *wakeups) Close() {
+	if w.dir != nil {
+		w.dir.Close()
+	}
+	for _, f := range w.pidfds {
+		f.Close()
+	}
+}
+
+// processGone reports whether pid no longer exists (EPERM means it does).
+func processGone(pid int) bool {
+	return unix.Kill(pid, 0) == unix.ESRCH
+}

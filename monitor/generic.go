@@ -1,0 +1,154 @@
+package monitor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultCommandBound is how long a cmd: verifier may run before it counts as failed.
+const DefaultCommandBound = 60 * time.Second
+
+// ErrContract marks a verifier that cannot work as written.
+var ErrContract = errors.New("invalid verifier contract")
+
+// ParseVerifySpec builds a generic verifier from --verify: "none",
+// "cmd:<shell command>" (exit 0 within bound) or "glob:<pattern>[=N]"
+// (relative to root; at least one match, or exactly N). Anything else is an
+// ErrContract error.
+func ParseVerifySpec(spec, root string, bound time.Duration) (Verifier, error) {
+	if bound <= 0 {
+		bound = DefaultCommandBound
+	}
+	kind, arg, hasArg := strings.Cut(spec, ":")
+	switch {
+	case spec == "" || spec == "none":
+		return noneVerifier{}, nil
+	case kind == "cmd" && hasArg:
+		if strings.TrimSpace(arg) == "" {
+			return nil, fmt.Errorf("%w: cmd: needs a command", ErrContract)
+		}
+		return &commandVerifier{command: arg, dir: root, bound: bound}, nil
+	case kind == "glob" && hasArg:
+		return parseGlob(arg, root)
+	}
+	return nil, fmt.Errorf("%w: unknown verifier %q (use none, cmd:<command> or glob:<pattern>[=N])", ErrContract, spec)
+}
+
+type noneVerifier struct{}
+
+func (noneVerifier) Name() string { return "none" }
+func (noneVerifier) Verify(context.Context) Verdict {
+	return Verdict{Verified: true, Detail: "no verification asked"}
+}
+
+// ContractFailure is a verifier that reports err as a contract error on its
+// first use, so monitor-session answers incomplete without rechecks.
+func ContractFailure(name string, err error) Verifier { return contractVerifier{name: name, err: err} }
+
+type contractVerifier struct {
+	name string
+	err  error
+}
+
+func (c contractVerifier) Name() string { return c.name }
+func (c contractVerifier) Verify(context.Context) Verdict {
+	return Verdict{Detail: c.err.Error(), ContractErr: c.err}
+}
+
+type commandVerifier struct {
+	command, dir string
+	bound        time.Duration
+}
+
+func (v *commandVerifier) Name() string { return "cmd:" + v.command }
+
+// Verify runs the user's command through sh -c (it is a shell command by
+// contract), in its own process group so a timeout kills all of it.
+func (v *commandVerifier) Verify(ctx context.Context) Verdict {
+	ctx, cancel := context.WithTimeout(ctx, v.bound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", v.command)
+	cmd.Dir = v.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	tail := lastBytes(strings.TrimSpace(out.String()), 300)
+	switch {
+	case err == nil:
+		return Verdict{Verified: true, Detail: "exit status 0"}
+	case ctx.Err() != nil:
+		return Verdict{Detail: fmt.Sprintf("no answer within %s", v.bound)}
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return Verdict{Detail: strings.TrimSpace(fmt.Sprintf("exit status %d %s", ee.ExitCode(), tail))}
+	}
+	return Verdict{Detail: fmt.Sprintf("cannot run: %v", err)}
+}
+
+type globVerifier struct {
+	pattern, root string
+	exact         int // -1 = at least one
+}
+
+func parseGlob(arg, root string) (Verifier, error) {
+	pattern, exact := arg, -1
+	if i := strings.LastIndexByte(arg, '='); i >= 0 {
+		if n, err := strconv.Atoi(arg[i+1:]); err == nil {
+			if n < 0 {
+				return nil, fmt.Errorf("%w: glob count must not be negative", ErrContract)
+			}
+			pattern, exact = arg[:i], n
+		}
+	}
+	if pattern == "" {
+		return nil, fmt.Errorf("%w: glob: needs a pattern", ErrContract)
+	}
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return nil, fmt.Errorf("%w: glob pattern %q: %v", ErrContract, pattern, err)
+	}
+	return &globVerifier{pattern: pattern, root: root, exact: exact}, nil
+}
+
+func (v *globVerifier) Name() string {
+	if v.exact >= 0 {
+		return "glob:" + v.pattern + "=" + strconv.Itoa(v.exact)
+	}
+	return "glob:" + v.pattern
+}
+
+func (v *globVerifier) Verify(context.Context) Verdict {
+	p := v.pattern
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(v.root, p)
+	}
+	matches, err := filepath.Glob(p)
+	if err != nil {
+		return Verdict{Detail: err.Error(), ContractErr: fmt.Errorf("%w: %v", ErrContract, err)}
+	}
+	n := len(matches)
+	ok := n > 0
+	want := "at least 1"
+	if v.exact >= 0 {
+		ok, want = n == v.exact, strconv.Itoa(v.exact)
+	}
+	return Verdict{Verified: ok, Detail: fmt.Sprintf("%d match(es), want %s", n, want)}
+}
+
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -1,0 +1,323 @@
+package monitor
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// Lifecycle values the runner and spawner write (see tmux/child).
+const (
+	lifecycleKilled = "killed"
+)
+
+// Options tune the wait; zero durations disable what they bound.
+type Options struct {
+	Timeout     time.Duration
+	ReturnAfter time.Duration
+	// Rechecks is how many verifications a completion gets in all (at least 1).
+	Rechecks     int
+	RecheckGrace time.Duration
+	// IdleDebounce is how long the output must rest before the screen is read.
+	IdleDebounce time.Duration
+	StartTimeout time.Duration
+	StuckAfter   time.Duration
+	// ActiveBytes of new output after a failed verification make the session
+	// active again, which gives its recheck budget back.
+	ActiveBytes int64
+	// ProbeEvery spaces tmux has-session calls while no runner is recorded.
+	ProbeEvery time.Duration
+}
+
+// DefaultOptions are monitor-session's defaults.
+func DefaultOptions() Options {
+	return Options{Timeout: 60 * time.Minute, Rechecks: 3, RecheckGrace: 15 * time.Second,
+		IdleDebounce: 3 * time.Second, StartTimeout: 2 * time.Minute, StuckAfter: 30 * time.Minute,
+		ActiveBytes: 2048, ProbeEvery: time.Second}
+}
+
+// Facts is one cheap look at a child session, gathered without tmux.
+type Facts struct {
+	Now   time.Time
+	State *marker.SessionState // nil: no state file
+	// RunnerGone: the runner process recorded in State no longer exists.
+	RunnerGone    bool
+	OutputSize    int64
+	OutputModTime time.Time
+	DoneLines     int
+	// ScreenHeuristic: the agent's profile has a screen completion heuristic.
+	ScreenHeuristic bool
+}
+
+// ActionKind is what the machine asks its driver to do next.
+type ActionKind int
+
+// Actions.
+const (
+	ActWait ActionKind = iota
+	ActVerify
+	ActProbeScreen
+	ActProbeSession
+	ActFinish
+)
+
+// Action is the machine's next step; Until is when something is next due (ActWait).
+type Action struct {
+	Kind   ActionKind
+	Until  time.Time
+	State  FinalState
+	Reason string
+}
+
+// Machine is monitor-session's decision logic, free of I/O: the driver
+// feeds it Facts and the answers to its requests, and it says what to do.
+type Machine struct {
+	opt   Options
+	start time.Time
+
+	observed   bool
+	lastSize   int64
+	lastChange time.Time
+
+	handledTurns, handledDone int
+	exitHandled, screenUsed   bool
+	screenSize                int64
+	screenDone                bool
+	lastProbe                 time.Time
+	probed, sessionGone       bool
+
+	inSequence    bool
+	signal        string
+	used          int
+	verifications int
+	graceUntil    time.Time
+	sizeAtVerify  int64
+	lastVerdict   Verdict
+
+	final *Action
+}
+
+// NewMachine starts the clock at start.
+func NewMachine(opt Options, start time.Time) *Machine {
+	if opt.Rechecks < 1 {
+		opt.Rechecks = 1
+	}
+	return &Machine{opt: opt, start: start, screenSize: -1}
+}
+
+// Verifications is how many verifications were made in all.
+func (m *Machine) Verifications() int { return m.verifications }
+
+// LastVerdict is the most recent verifier answer.
+func (m *Machine) LastVerdict() Verdict { return m.lastVerdict }
+
+// Next decides the next step from a fresh look at the session.
+func (m *Machine) Next(f Facts) Action {
+	if m.final != nil {
+		return *m.final
+	}
+	m.observeOutput(f)
+	st := f.State
+	exited := st != nil && st.Lifecycle == marker.LifecycleExited
+	if exited {
+		if st.Signal != "" {
+			return m.finish(Crashed, reasonSignalPrefix+st.Signal)
+		}
+		if st.ExitCode != nil && *st.ExitCode != 0 {
+			return m.finish(Crashed, fmt.Sprintf("%s%d", reasonExitCodePrefix, *st.ExitCode))
+		}
+		if !m.exitHandled {
+			m.exitHandled = true
+			return m.verify(SignalExit)
+		}
+	}
+	if m.opt.Timeout > 0 && !f.Now.Before(m.start.Add(m.opt.Timeout)) {
+		return m.finish(TimedOut, ReasonTimeout)
+	}
+	if m.inSequence {
+		return m.continueSequence(f, exited)
+	}
+	if sig := m.newCompletion(f); sig != "" {
+		return m.verify(sig)
+	}
+	if a, ok := m.goneOrProbe(f, exited); ok {
+		return a
+	}
+	return m.idleStep(f, exited)
+}
+
+// continueSequence handles the grace between verifications of one completion.
+func (m *Machine) continueSequence(f Facts, exited bool) Action {
+	if sig := m.newCompletion(f); sig != "" {
+		return m.verify(sig)
+	}
+	if !exited && f.OutputSize-m.sizeAtVerify >= m.opt.ActiveBytes {
+		// The agent is working again: that completion was false, and the next one gets a full budget.
+		m.inSequence, m.used = false, 0
+		return m.idleStep(f, exited)
+	}
+	if !f.Now.Before(m.graceUntil) {
+		return Action{Kind: ActVerify}
+	}
+	return m.wait(f, m.graceUntil)
+}
+
+// newCompletion returns a completion signal not acted on yet, in the SPEC's order after exit.
+func (m *Machine) newCompletion(f Facts) string {
+	if st := f.State; st != nil && st.Completion != nil && st.Completion.Turns > m.handledTurns {
+		m.handledTurns = st.Completion.Turns
+		return SignalStopHook
+	}
+	if f.DoneLines > m.handledDone {
+		m.handledDone = f.DoneLines
+		return SignalDoneLine
+	}
+	if m.screenDone && !m.screenUsed && m.screenSize == f.OutputSize {
+		m.screenUsed = true
+		return SignalScreen
+	}
+	return ""
+}
+
+// goneOrProbe finds a session that is gone with no recorded result, asking
+// tmux only while no runner process is recorded.
+func (m *Machine) goneOrProbe(f Facts, exited bool) (Action, bool) {
+	st := f.State
+	switch {
+	case exited:
+		return Action{}, false
+	case st != nil && st.Lifecycle == lifecycleKilled:
+		return m.finish(NotFound, ReasonSessionGone), true
+	case st != nil && st.PanePid > 0:
+		if f.RunnerGone {
+			return m.finish(NotFound, ReasonSessionGone), true
+		}
+		return Action{}, false
+	}
+	if m.probed && m.sessionGone {
+		if st == nil {
+			return m.finish(NotFound, ReasonNoSuchSession), true
+		}
+		return m.finish(NotFound, ReasonSessionGone), true
+	}
+	if !m.probed || !f.Now.Before(m.lastProbe.Add(m.opt.ProbeEvery)) {
+		return Action{Kind: ActProbeSession}, true
+	}
+	return Action{}, false
+}
+
+// idleStep covers the quiet time: screen heuristics, stuck detection, return-after.
+func (m *Machine) idleStep(f Facts, exited bool) Action {
+	st := f.State
+	running := st != nil && st.Lifecycle == marker.LifecycleStarted && !f.RunnerGone
+	idleSince := f.Now.Sub(m.lastChange)
+	if f.ScreenHeuristic && running && f.OutputSize > 0 && idleSince >= m.opt.IdleDebounce && m.screenSize != f.OutputSize {
+		return Action{Kind: ActProbeScreen}
+	}
+	if !exited {
+		if f.OutputSize == 0 && m.opt.StartTimeout > 0 && !f.Now.Before(m.startRef(st).Add(m.opt.StartTimeout)) {
+			return m.finish(Stuck, ReasonNeverStarted)
+		}
+		if f.OutputSize > 0 && m.opt.StuckAfter > 0 && idleSince >= m.opt.StuckAfter {
+			return m.finish(Stuck, ReasonNoProgress)
+		}
+	}
+	if m.opt.ReturnAfter > 0 && !f.Now.Before(m.start.Add(m.opt.ReturnAfter)) {
+		return m.finish(Running, ReasonReturnAfter)
+	}
+	return m.wait(f, time.Time{})
+}
+
+// wait returns ActWait until the earliest deadline that can change the answer.
+func (m *Machine) wait(f Facts, extra time.Time) Action {
+	var until time.Time
+	consider := func(t time.Time) {
+		if !t.IsZero() && (until.IsZero() || t.Before(until)) {
+			until = t
+		}
+	}
+	consider(extra)
+	if m.opt.Timeout > 0 {
+		consider(m.start.Add(m.opt.Timeout))
+	}
+	if !m.inSequence {
+		if m.opt.ReturnAfter > 0 {
+			consider(m.start.Add(m.opt.ReturnAfter))
+		}
+		if f.ScreenHeuristic && m.screenSize != f.OutputSize {
+			consider(m.lastChange.Add(m.opt.IdleDebounce))
+		}
+		if f.OutputSize == 0 && m.opt.StartTimeout > 0 {
+			consider(m.startRef(f.State).Add(m.opt.StartTimeout))
+		}
+		if f.OutputSize > 0 && m.opt.StuckAfter > 0 {
+			consider(m.lastChange.Add(m.opt.StuckAfter))
+		}
+		if m.probed && (f.State == nil || f.State.PanePid == 0) {
+			consider(m.lastProbe.Add(m.opt.ProbeEvery))
+		}
+	}
+	return Action{Kind: ActWait, Until: until}
+}
+
+// Verified records a verifier's answer.
+func (m *Machine) Verified(v Verdict, now time.Time) {
+	m.verifications++
+	m.used++
+	m.lastVerdict = v
+	switch {
+	case v.ContractErr != nil:
+		m.finish(Incomplete, ReasonContract)
+	case v.Verified:
+		m.finish(Completed, m.signal)
+	case m.used >= m.opt.Rechecks:
+		m.finish(Incomplete, ReasonNotVerified)
+	default:
+		m.graceUntil = now.Add(m.opt.RecheckGrace)
+		m.sizeAtVerify = m.lastSize
+	}
+}
+
+// ScreenProbed records what the screen heuristic said at output size size.
+func (m *Machine) ScreenProbed(done bool, size int64) {
+	m.screenSize, m.screenDone, m.screenUsed = size, done, false
+}
+
+// SessionProbed records whether tmux still has the session.
+func (m *Machine) SessionProbed(exists bool, now time.Time) {
+	m.probed, m.sessionGone, m.lastProbe = true, !exists, now
+}
+
+func (m *Machine) verify(signal string) Action {
+	m.inSequence, m.signal = true, signal
+	return Action{Kind: ActVerify}
+}
+
+func (m *Machine) finish(s FinalState, reason string) Action {
+	m.final = &Action{Kind: ActFinish, State: s, Reason: reason}
+	return *m.final
+}
+
+func (m *Machine) observeOutput(f Facts) {
+	if !m.observed {
+		m.observed, m.lastSize, m.lastChange = true, f.OutputSize, f.OutputModTime
+		if m.lastChange.IsZero() || m.lastChange.After(f.Now) {
+			m.lastChange = f.Now
+		}
+		return
+	}
+	if f.OutputSize != m.lastSize {
+		m.lastSize, m.lastChange = f.OutputSize, f.Now
+	}
+}
+
+// startRef is when the session began: its recorded creation, or the monitor's start.
+func (m *Machine) startRef(st *marker.SessionState) time.Time {
+	if st != nil {
+		if t, err := time.Parse(time.RFC3339Nano, st.CreatedAt); err == nil && t.Before(m.start) {
+			return t
+		}
+	}
+	return m.start
+}

@@ -1,0 +1,114 @@
+package monitor
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+)
+
+const (
+	// maxScanPerLook bounds how much new output one look reads for done lines.
+	maxScanPerLook = 4 << 20
+	// maxPartialLine bounds a line still waiting for its newline.
+	maxPartialLine = 64 << 10
+	tailWindow     = 256 << 10
+)
+
+// doneLineScanner counts explicit done lines in a growing output file,
+// reading only what was appended since the last look.
+type doneLineScanner struct {
+	path    string
+	offset  int64
+	partial []byte
+	count   int
+}
+
+// scan reads new output up to size and returns the number of done lines seen so far.
+func (d *doneLineScanner) scan(size int64) int {
+	if size < d.offset { // truncated or replaced: start over
+		d.offset, d.partial, d.count = 0, nil, 0
+	}
+	if size == d.offset || d.path == "" {
+		return d.count
+	}
+	f, err := os.OpenFile(d.path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return d.count
+	}
+	defer f.Close()
+	n := size - d.offset
+	if n > maxScanPerLook {
+		n = maxScanPerLook
+	}
+	buf := make([]byte, n)
+	got, _ := f.ReadAt(buf, d.offset)
+	d.offset += int64(got)
+	data := append(d.partial, buf[:got]...)
+	last := bytes.LastIndexByte(data, '\n')
+	if last < 0 {
+		d.partial = keepTail(data)
+		return d.count
+	}
+	for _, line := range strings.Split(StripANSI(string(data[:last])), "\n") {
+		for _, seg := range strings.Split(line, "\r") {
+			if IsDoneLine(seg) {
+				d.count++
+			}
+		}
+	}
+	d.partial = keepTail(data[last+1:])
+	return d.count
+}
+
+func keepTail(b []byte) []byte {
+	if len(b) > maxPartialLine {
+		b = b[len(b)-maxPartialLine:]
+	}
+	return append([]byte(nil), b...)
+}
+
+// OutputTail returns the last lines lines (50 when 0) of a session's output
+// file as plain text: escapes removed, carriage-return overwrites resolved.
+func OutputTail(path string, lines int) (string, error) {
+	if lines <= 0 {
+		lines = 50
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", fmt.Errorf("open output file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	start := fi.Size() - tailWindow
+	if start < 0 {
+		start = 0
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, start, fi.Size()-start))
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, l := range strings.Split(StripANSI(string(data)), "\n") {
+		l = strings.TrimRight(l, "\r")
+		if i := strings.LastIndexByte(l, '\r'); i >= 0 {
+			l = l[i+1:]
+		}
+		out = append(out, l)
+	}
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	if len(out) > lines {
+		out = out[len(out)-lines:]
+	}
+	if len(out) == 0 {
+		return "", nil
+	}
+	return strings.Join(out, "\n") + "\n", nil
+}

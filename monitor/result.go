@@ -1,0 +1,89 @@
+package monitor
+
+// FinalState is how a monitor-session call ends (SPEC §5).
+type FinalState string
+
+// Final states.
+const (
+	Completed  FinalState = "completed"
+	Incomplete FinalState = "incomplete"
+	Crashed    FinalState = "crashed"
+	Stuck      FinalState = "stuck"
+	NotFound   FinalState = "not_found"
+	TimedOut   FinalState = "timeout"
+	Running    FinalState = "running"
+)
+
+// ExitCode is the process exit code monitor-session uses for the state.
+func (s FinalState) ExitCode() int {
+	switch s {
+	case Completed:
+		return 0
+	case Incomplete:
+		return 3
+	case Crashed:
+		return 4
+	case Stuck:
+		return 5
+	case NotFound:
+		return 6
+	case TimedOut:
+		return 7
+	case Running:
+		return 8
+	}
+	return 1
+}
+
+// Completion signals, in the order of trust; a completed result's reason names one.
+const (
+	SignalExit     = "agent_exited"
+	SignalStopHook = "stop_hook"
+	SignalDoneLine = "done_line"
+	SignalScreen   = "screen_heuristic"
+)
+
+// Reasons of the other final states.
+const (
+	ReasonNotVerified    = "not_verified"
+	ReasonContract       = "verifier_contract"
+	ReasonSessionGone    = "session_gone"
+	ReasonNoSuchSession  = "no_such_session"
+	ReasonNeverStarted   = "never_started"
+	ReasonNoProgress     = "no_progress"
+	ReasonTimeout        = "timeout"
+	ReasonReturnAfter    = "return_after"
+	ReasonInterrupted    = "interrupted"
+	reasonExitCodePrefix = "exit_code_"
+	reasonSignalPrefix   = "signal_"
+)
+
+// Result is monitor-session's JSON answer.
+type Result struct {
+	OK             bool           `json:"ok"`
+	Session        string         `json:"session"`
+	FinalState     FinalState     `json:"finalState"`
+	Reason         string         `json:"reason"`
+	ExitCode       *int           `json:"exitCode"`
+	OutputFile     string         `json:"outputFile"`
+	OutputVerified bool           `json:"outputVerified"`
+	Verifier       VerifierReport `json:"verifier"`
+	ElapsedSeconds float64        `json:"elapsedSeconds"`
+	// Rechecks is how many verifications were made in all.
+	Rechecks int `json:"rechecks"`
+}
+
+// VerifierReport describes the verifier and its last verdict.
+type VerifierReport struct {
+	Name     string `json:"name"`
+	Verified bool   `json:"verified"`
+	Detail   string `json:"detail,omitempty"`
+	Attempts int    `json:"attempts"`
+}
+
+// ContractResult is the answer when the verifier cannot work as written:
+// incomplete at once, after that one (failed) verification.
+func ContractResult(session, verifierName, outputFile string, err error) Result {
+	return Result{OK: true, Session: session, FinalState: Incomplete, Reason: ReasonContract,
+		OutputFile: outputFile, Verifier: VerifierReport{Name: verifierName, Detail: err.Error(), Attempts: 1}, Rechecks: 1}
+}

@@ -1,0 +1,181 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// Tmux is what the monitor asks tmux, and only when a file cannot tell.
+type Tmux interface {
+	HasSession(ctx context.Context, name string) (bool, error)
+	CapturePane(ctx context.Context, name string, lines int) (string, error)
+}
+
+// Deps are the monitor's connections to the world, injected for tests.
+type Deps struct {
+	Tmux     Tmux
+	StateDir string
+	Now      func() time.Time
+	// Tick is the fallback look interval when no event arrives (default 1s).
+	Tick time.Duration
+	// ProcessGone reports whether a pid has exited (default: kill(pid, 0)).
+	ProcessGone func(pid int) bool
+	// VerifyBound caps one verification (default 2m).
+	VerifyBound time.Duration
+	// NoEvents disables inotify and pidfd wake-ups (tests of the fallback).
+	NoEvents bool
+}
+
+// Watch blocks until the session reaches a final state and returns the result.
+func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Result {
+	d = d.withDefaults()
+	start := d.Now()
+	m := NewMachine(opt, start)
+	w := newWakeups()
+	defer w.Close()
+	if !d.NoEvents {
+		_ = w.watchStateFile(d.StateDir, marker.SessionStatePath(d.StateDir, name))
+	}
+	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
+	o.scanner.path = marker.SessionOutputPath(d.StateDir, name)
+	for {
+		f := o.look(d.Now())
+		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
+			_ = w.watchProcess(f.State.PanePid)
+		}
+		act := m.Next(f)
+		switch act.Kind {
+		case ActFinish:
+			return o.result(act, m, v, d.Now().Sub(start))
+		case ActVerify:
+			vctx, cancel := context.WithTimeout(ctx, d.VerifyBound)
+			m.Verified(v.Verify(vctx), d.Now())
+			cancel()
+		case ActProbeScreen:
+			m.ScreenProbed(o.screenDone(ctx, d.Tmux), f.OutputSize)
+		case ActProbeSession:
+			exists, err := d.Tmux.HasSession(ctx, name)
+			m.SessionProbed(exists || err != nil, d.Now())
+		case ActWait:
+			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
+				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
+				return o.result(act, m, v, d.Now().Sub(start))
+			}
+		}
+	}
+}
+
+func (d Deps) withDefaults() Deps {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Tick <= 0 {
+		d.Tick = time.Second
+	}
+	if d.ProcessGone == nil {
+		d.ProcessGone = processGone
+	}
+	if d.VerifyBound <= 0 {
+		d.VerifyBound = 2 * time.Minute
+	}
+	return d
+}
+
+// sleepUntil waits for a wake-up, the deadline or one tick, whichever is
+// first; it reports false when ctx ended.
+func sleepUntil(ctx context.Context, wake <-chan struct{}, now, until time.Time, tick time.Duration) bool {
+	d := tick
+	if !until.IsZero() && until.Sub(now) < d {
+		d = until.Sub(now)
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-wake:
+	case <-t.C:
+	}
+	return true
+}
+
+// observer gathers Facts from files and the process table.
+type observer struct {
+	dir, name string
+	gone      func(pid int) bool
+	scanner   doneLineScanner
+	last      *marker.SessionState
+}
+
+// look reads the state file, checks the runner, and measures the output.
+func (o *observer) look(now time.Time) Facts {
+	f := Facts{Now: now}
+	st := o.readState()
+	if st != nil && st.PanePid > 0 && st.Lifecycle != marker.LifecycleExited && o.gone(st.PanePid) {
+		// The runner records its result before it exits: read again so a
+		// result written just before the exit is not missed.
+		f.RunnerGone = true
+		st = o.readState()
+	}
+	f.State = st
+	if st != nil {
+		if p, ok := child.LookupProfile(st.Agent); ok && DetectorFor(p.Screen) != nil {
+			f.ScreenHeuristic = true
+		}
+		if st.OutputFile != "" {
+			o.scanner.path = st.OutputFile
+		}
+	}
+	if fi, err := os.Stat(o.scanner.path); err == nil {
+		f.OutputSize, f.OutputModTime = fi.Size(), fi.ModTime()
+		f.DoneLines = o.scanner.scan(fi.Size())
+	}
+	return f
+}
+
+// readState returns the newest readable state (a corrupt read keeps the last good one).
+func (o *observer) readState() *marker.SessionState {
+	st, err := marker.ReadSession(o.dir, o.name)
+	switch {
+	case err == nil:
+		o.last = st
+	case errors.Is(err, marker.ErrNotFound):
+		o.last = nil
+	}
+	return o.last
+}
+
+// screenDone captures the pane and applies the agent's screen heuristic.
+func (o *observer) screenDone(ctx context.Context, t Tmux) bool {
+	if o.last == nil {
+		return false
+	}
+	p, _ := child.LookupProfile(o.last.Agent)
+	detect := DetectorFor(p.Screen)
+	if detect == nil {
+		return false
+	}
+	screen, err := t.CapturePane(ctx, o.name, 0)
+	return err == nil && detect(screen)
+}
+
+func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Duration) Result {
+	verdict := m.LastVerdict()
+	r := Result{OK: true, Session: o.name, FinalState: act.State, Reason: act.Reason,
+		OutputFile: o.scanner.path, OutputVerified: m.Verifications() > 0 && verdict.Verified,
+		Verifier:       VerifierReport{Name: v.Name(), Verified: verdict.Verified, Detail: verdict.Detail, Attempts: m.Verifications()},
+		ElapsedSeconds: math.Round(elapsed.Seconds()*1000) / 1000, Rechecks: m.Verifications()}
+	if o.last != nil && o.last.Lifecycle == marker.LifecycleExited {
+		r.ExitCode = o.last.ExitCode
+	}
+	return r
+}

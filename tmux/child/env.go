@@ -1,0 +1,50 @@
+package child
+
+import (
+	"sort"
+	"strings"
+)
+
+// Variables every child gets.
+const (
+	EnvChild    = "STORY_AUTOMATOR_CHILD"
+	EnvSession  = "STORY_AUTOMATOR_SESSION"
+	EnvStateDir = "STORY_AUTOMATOR_STATE_DIR"
+	EnvAgent    = "STORY_AUTOMATOR_AGENT"
+	EnvStep     = "STORY_AUTOMATOR_STEP"
+	EnvStory    = "STORY_AUTOMATOR_STORY"
+	EnvEpic     = "STORY_AUTOMATOR_EPIC"
+)
+
+// clearedVars must not leak from the spawner into a child: Claude Code's
+// nesting guard, a shell startup file, the tmux client of the spawner, and
+// the spawner's own agent-session ids (a child is never the run's owner).
+var clearedVars = []string{
+	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
+	"BASH_ENV", "ENV", "TMUX", "TMUX_PANE",
+}
+
+// ChildEnv is base without the cleared variables, with set applied on top
+// (set wins), sorted for a stable spec file.
+func ChildEnv(base []string, set map[string]string) []string {
+	vals := map[string]string{}
+	for _, kv := range base {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		vals[k] = v
+	}
+	for _, k := range clearedVars {
+		delete(vals, k)
+	}
+	for k, v := range set {
+		vals[k] = v
+	}
+	out := make([]string, 0, len(vals))
+	for k, v := range vals {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}

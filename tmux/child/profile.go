@@ -1,0 +1,213 @@
+package child
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Profile is how one kind of agent is started and how its completion shows
+// on screen. Profiles are data: adding an agent is adding a table entry.
+type Profile struct {
+	Name string
+	// Program is the executable; empty for sim (this binary) and custom (the template).
+	Program string
+	// Args come first, before the model and the prompt.
+	Args []string
+	// ModelFlag precedes --model's value ("--model", "-m"); empty = no model flag.
+	ModelFlag string
+	// PromptFlag precedes the prompt argument: "--" (end of options) or a flag such as "-p".
+	PromptFlag string
+	// Screen names the screen completion heuristic monitor-session applies
+	// to this agent's pane ("claude"), or "" when its exit is the signal.
+	Screen string
+	// Interactive agents keep running after their turn (Claude Code); the
+	// others exit when done.
+	Interactive bool
+	// Env is added to the child's environment.
+	Env map[string]string
+}
+
+// Agent names.
+const (
+	AgentClaude = "claude"
+	AgentCodex  = "codex"
+	AgentGemini = "gemini"
+	AgentSim    = "sim"
+	AgentCustom = "custom"
+)
+
+// Screen heuristic names.
+const ScreenClaude = "claude"
+
+var profiles = map[string]Profile{
+	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, Interactive: true},
+	AgentCodex: {Name: AgentCodex, Program: "codex", Args: []string{"exec", "--full-auto"},
+		ModelFlag: "--model", PromptFlag: "--"},
+	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
+		ModelFlag: "--model", PromptFlag: "-p"},
+	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
+	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
+	AgentCustom: {Name: AgentCustom},
+}
+
+// LookupProfile returns the profile of an agent name.
+func LookupProfile(agent string) (Profile, bool) {
+	p, ok := profiles[agent]
+	return p, ok
+}
+
+// AgentNames lists the known agents, sorted.
+func AgentNames() []string {
+	names := make([]string, 0, len(profiles))
+	for n := range profiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Invocation is what varies per spawn.
+type Invocation struct {
+	Exe      string // this binary, for sim
+	Model    string
+	Prompt   string
+	Template string // custom only: the command template
+	// PromptFile is where the prompt is written when a template asks for {prompt_file}.
+	PromptFile string
+}
+
+// Launch is the agent's command line and how its prompt travels.
+type Launch struct {
+	Argv []string
+	// Stdin, when UseStdin, is written to the agent's standard input, then closed.
+	Stdin    string
+	UseStdin bool
+	// WritePromptFile asks the spawner to write the prompt to Invocation.PromptFile.
+	WritePromptFile bool
+}
+
+// Build makes the agent's argv; the prompt is always one argv element,
+// stdin or a file, never part of a shell string.
+func (p Profile) Build(inv Invocation) (Launch, error) {
+	if strings.ContainsRune(inv.Prompt, 0) {
+		return Launch{}, fmt.Errorf("the prompt contains a NUL byte")
+	}
+	if p.Name == AgentCustom {
+		return buildTemplate(inv)
+	}
+	prog := p.Program
+	if p.Name == AgentSim {
+		prog = inv.Exe
+	}
+	if prog == "" {
+		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
+	}
+	argv := append([]string{prog}, p.Args...)
+	if inv.Model != "" && p.ModelFlag != "" {
+		argv = append(argv, p.ModelFlag, inv.Model)
+	}
+	if inv.Prompt != "" {
+		argv = append(argv, p.PromptFlag, inv.Prompt)
+	}
+	return Launch{Argv: argv}, nil
+}
+
+// Template placeholders of the custom agent.
+const (
+	PlaceholderPrompt     = "{prompt}"
+	PlaceholderPromptFile = "{prompt_file}"
+	PlaceholderModel      = "{model}"
+)
+
+func buildTemplate(inv Invocation) (Launch, error) {
+	words, err := SplitWords(inv.Template)
+	if err != nil {
+		return Launch{}, fmt.Errorf("custom command: %w", err)
+	}
+	if len(words) == 0 {
+		return Launch{}, fmt.Errorf("custom agent needs --command")
+	}
+	var l Launch
+	usesPrompt := false
+	for _, w := range words {
+		if strings.Contains(w, PlaceholderPrompt) {
+			usesPrompt = true
+		}
+		if strings.Contains(w, PlaceholderPromptFile) {
+			usesPrompt, l.WritePromptFile = true, true
+		}
+		// One template word stays one argv element, whatever the prompt holds.
+		w = strings.ReplaceAll(w, PlaceholderPromptFile, inv.PromptFile)
+		w = strings.ReplaceAll(w, PlaceholderModel, inv.Model)
+		w = strings.ReplaceAll(w, PlaceholderPrompt, inv.Prompt)
+		l.Argv = append(l.Argv, w)
+	}
+	if l.WritePromptFile && inv.PromptFile == "" {
+		return Launch{}, fmt.Errorf("custom command uses %s but no prompt file path was given", PlaceholderPromptFile)
+	}
+	if !usesPrompt {
+		l.Stdin, l.UseStdin = inv.Prompt, true
+	}
+	return l, nil
+}
+
+// SplitWords splits a command template into words the way a shell would
+// quote them, with no expansion of any kind: whitespace separates words,
+// '…' is literal, "…" allows \" and \\, and \ escapes one character.
+func SplitWords(s string) ([]string, error) {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if inWord {
+				words, inWord = append(words, cur.String()), false
+				cur.Reset()
+			}
+		case ch == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i, inWord = i+1+j, true
+		case ch == '"':
+			n, err := readDoubleQuoted(s[i+1:], &cur)
+			if err != nil {
+				return nil, err
+			}
+			i, inWord = i+1+n, true
+		case ch == '\\' && i+1 < len(s):
+			cur.WriteByte(s[i+1])
+			i, inWord = i+1, true
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}
+
+// readDoubleQuoted copies a "…" body (s starts after the opening quote) and
+// returns how many bytes it consumed, closing quote included.
+func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			return i + 1, nil
+		case s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
+			cur.WriteByte(s[i+1])
+			i++
+		default:
+			cur.WriteByte(s[i])
+		}
+	}
+	return 0, fmt.Errorf("unterminated \" in command template")
+}

@@ -1,0 +1,181 @@
+package child
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux"
+)
+
+// RunnerCommand is the hidden subcommand tmux runs in each pane.
+const RunnerCommand = "session-runner"
+
+// ErrUnknownAgent is returned for an agent name with no profile.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// Spawner starts child sessions on one tmux server.
+type Spawner struct {
+	Tmux *tmux.Client
+	// Exe is this binary: tmux runs it as the pane's runner, and sim runs it as the agent.
+	Exe string
+	// Environ is the environment the child starts from (the spawner's own).
+	Environ []string
+	Now     func() time.Time
+	// Rand feeds the random part of session names (crypto/rand when nil).
+	Rand          io.Reader
+	Width, Height int
+}
+
+// Request is one session to spawn.
+type Request struct {
+	ProjectRoot string
+	// StateDir holds the session's state, spec and output files (absolute).
+	StateDir          string
+	Epic, Story, Step string
+	Cycle             int
+	Agent, Model      string
+	Prompt            string
+	// Command is the custom agent's command template.
+	Command string
+}
+
+// Session is a spawned child session.
+type Session struct {
+	Name       string `json:"session"`
+	PaneID     string `json:"paneId"`
+	StateFile  string `json:"stateFile"`
+	OutputFile string `json:"outputFile"`
+}
+
+// Spawn creates the session: state file, output file and spec first, then
+// a detached tmux session whose pane runs `<exe> session-runner`.
+func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
+	prof, ok := LookupProfile(r.Agent)
+	if !ok {
+		return Session{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownAgent, r.Agent, AgentNames())
+	}
+	if !filepath.IsAbs(r.StateDir) || !filepath.IsAbs(r.ProjectRoot) {
+		return Session{}, fmt.Errorf("project root and state dir must be absolute")
+	}
+	if err := s.Tmux.CheckVersion(ctx); err != nil {
+		return Session{}, err
+	}
+	if err := atomicfile.EnsureDir(r.StateDir, 0o700); err != nil {
+		return Session{}, err
+	}
+	name, err := s.freshName(r)
+	if err != nil {
+		return Session{}, err
+	}
+	sess := Session{Name: name, StateFile: marker.SessionStatePath(r.StateDir, name),
+		OutputFile: marker.SessionOutputPath(r.StateDir, name)}
+	spec, err := s.prepare(prof, r, sess)
+	if err != nil {
+		removeSessionFiles(r.StateDir, name)
+		return Session{}, err
+	}
+	if err := WriteSpec(r.StateDir, spec); err != nil {
+		removeSessionFiles(r.StateDir, name)
+		return Session{}, err
+	}
+	pane, err := s.Tmux.NewSession(ctx, tmux.NewSessionSpec{Name: name, Width: s.width(), Height: s.height(),
+		Argv: []string{s.Exe, RunnerCommand, "--state-dir", r.StateDir, name}})
+	if err != nil {
+		removeSessionFiles(r.StateDir, name)
+		return Session{}, err
+	}
+	sess.PaneID = pane
+	_, err = marker.UpdateSession(r.StateDir, name, func(st *marker.SessionState) error {
+		st.PaneID = pane
+		return nil
+	})
+	return sess, err
+}
+
+// freshName picks a name whose state file does not exist yet.
+func (s *Spawner) freshName(r Request) (string, error) {
+	for i := 0; i < 5; i++ {
+		name, err := NewName(NameParts{ProjectRoot: r.ProjectRoot, Epic: r.Epic, Story: r.Story, Step: r.Step, Cycle: r.Cycle}, s.Rand)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Lstat(marker.SessionStatePath(r.StateDir, name)); errors.Is(err, os.ErrNotExist) {
+			return name, nil
+		}
+	}
+	return "", errors.New("no free session name after 5 tries")
+}
+
+// prepare writes the state file, an empty output file and the prompt file
+// (when the agent reads one), and returns the runner's spec.
+func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
+	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
+		PromptFile: PromptPath(r.StateDir, sess.Name)}
+	launch, err := prof.Build(inv)
+	if err != nil {
+		return Spec{}, err
+	}
+	if launch.WritePromptFile {
+		if err := atomicfile.Write(inv.PromptFile, []byte(r.Prompt), 0o600); err != nil {
+			return Spec{}, err
+		}
+	}
+	epic := r.Epic
+	if epic == "" {
+		epic = epicOf(r.Story)
+	}
+	vars := map[string]string{
+		EnvChild: "true", EnvSession: sess.Name, EnvStateDir: r.StateDir, "PROJECT_ROOT": r.ProjectRoot,
+		EnvAgent: r.Agent, EnvStep: r.Step, EnvStory: r.Story, EnvEpic: epic,
+	}
+	for k, v := range prof.Env {
+		vars[k] = v
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	_, err = marker.UpdateSession(r.StateDir, sess.Name, func(st *marker.SessionState) error {
+		*st = marker.SessionState{Name: sess.Name, ProjectRoot: r.ProjectRoot, Epic: epic, Story: r.Story,
+			Step: r.Step, Cycle: r.Cycle, Agent: r.Agent, Lifecycle: LifecycleStarting,
+			CreatedAt: marker.Timestamp(now()), OutputFile: sess.OutputFile}
+		return nil
+	})
+	if err != nil {
+		return Spec{}, err
+	}
+	if err := atomicfile.Write(sess.OutputFile, nil, 0o600); err != nil {
+		return Spec{}, err
+	}
+	return Spec{Name: sess.Name, Dir: r.ProjectRoot, Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),
+		Stdin: launch.Stdin, UseStdin: launch.UseStdin, OutputFile: sess.OutputFile}, nil
+}
+
+func (s *Spawner) width() int {
+	if s.Width > 0 {
+		return s.Width
+	}
+	return DefaultWidth
+}
+
+func (s *Spawner) height() int {
+	if s.Height > 0 {
+		return s.Height
+	}
+	return DefaultHeight
+}
+
+// removeSessionFiles undoes a spawn that did not reach tmux.
+func removeSessionFiles(dir, name string) {
+	for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), marker.SessionStatePath(dir, name),
+		marker.SessionStatePath(dir, name) + ".lock", marker.SessionOutputPath(dir, name)} {
+		_ = os.Remove(p)
+	}
+}

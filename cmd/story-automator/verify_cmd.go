@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+func init() {
+	register(verifyCommand)
+	workflowVerifier = buildWorkflowVerifier
+}
+
+func verifyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "check that a workflow step's work is done for a story (exit 0 verified, 1 not)",
+		ArgsUsage: "STEP STORY   (STEP: create, dev, automate, review, commit, retro; STORY: 1.2, 1-2-slug, auth.3; for retro also an epic: 1, epic-1)",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON even on a terminal"},
+		},
+		Action: verifyAction,
+	}
+}
+
+// verifyAction prints {"ok":true,...,"verified":true} and exits 0 when the
+// step is verified, and {"ok":false,"error":"not_verified",...} with exit 1
+// when it is not, so scripts can test the exit status alone.
+func verifyAction(c *cli.Context) error {
+	if c.NArg() != 2 {
+		return usageError("verify needs STEP and STORY, got %d argument(s)", c.NArg())
+	}
+	e := envOf(c)
+	step, story := c.Args().Get(0), c.Args().Get(1)
+	key, err := verifyTarget(step, story)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	proj, err := workflows.Open(e.ProjectRoot)
+	if err != nil {
+		return fail(workflows.Code(err), "%v", err)
+	}
+	check, err := proj.Verifier(step, key, nil)
+	if err != nil {
+		return fail(workflows.Code(err), "%v", err)
+	}
+	r := check.Verify(c.Context)
+	if r.Err != nil {
+		return fail(workflows.Code(r.Err), "%s: %v", check.Name(), r.Err)
+	}
+	e.Log.Debug().Str("step", step).Str("story", key.String()).Bool("verified", r.Verified).Msg(r.Detail)
+	fields := map[string]any{"step": step, "story": key.String(), "verifier": check.Name(), "verified": r.Verified, "detail": r.Detail}
+	if !c.Bool("json") && verifyToTerminal(e.Out) {
+		return verifyPrintText(e.Out, step, key, check.Name(), r)
+	}
+	if r.Verified {
+		return okJSON(e.Out, fields)
+	}
+	f := fail("not_verified", "%s %s: %s", step, key.Dotted(), r.Detail)
+	f.Fields = fields
+	return f
+}
+
+// verifyTarget checks the step name and reads the story key; for retro an
+// epic id ("1", "epic-1") is accepted as well.
+func verifyTarget(step, story string) (workflows.StoryKey, error) {
+	known := false
+	for _, s := range workflows.AllSteps() {
+		known = known || s == step
+	}
+	if !known {
+		return workflows.StoryKey{}, fmt.Errorf("unknown step %q (steps: create, dev, automate, review, commit, retro)", step)
+	}
+	key, err := workflows.ParseStoryKey(story)
+	if err != nil && step == workflows.StepRetro {
+		if epic, eerr := workflows.ParseEpicID(story); eerr == nil {
+			return workflows.StoryKey{Epic: epic}, nil
+		}
+	}
+	return key, err
+}
+
+func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name string, r workflows.Result) error {
+	word := "verified"
+	if !r.Verified {
+		word = "NOT verified"
+	}
+	fmt.Fprintf(w, "%s: %s %s (%s): %s\n", word, step, key.Dotted(), name, r.Detail)
+	if !r.Verified {
+		return exitStatus(1)
+	}
+	return nil
+}
+
+// verifyToTerminal reports whether w is a terminal, where verify prints text.
+func verifyToTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// buildWorkflowVerifier is monitor-session's --workflow/--story-key verifier.
+// A request that can never verify (unknown step, story or epic, a malformed
+// key) becomes a verifier whose verdict carries ContractErr, so the monitor
+// reports incomplete at once; a project it cannot read is an error.
+func buildWorkflowVerifier(e *runtimeEnv, step, storyKey string) (monitor.Verifier, error) {
+	key, err := verifyTarget(step, storyKey)
+	if err != nil {
+		return contractVerifier{name: "workflow:" + step, err: fmt.Errorf("%w: %w", workflows.ErrContract, err)}, nil
+	}
+	proj, err := workflows.Open(e.ProjectRoot)
+	if err != nil {
+		return nil, err
+	}
+	check, err := proj.Verifier(step, key, nil)
+	if errors.Is(err, workflows.ErrContract) {
+		return contractVerifier{name: "workflow:" + step, err: err}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return monitorCheck{check}, nil
+}
+
+// monitorCheck adapts a workflows.Check to monitor.Verifier.
+type monitorCheck struct{ check workflows.Check }
+
+func (m monitorCheck) Name() string { return m.check.Name() }
+
+func (m monitorCheck) Verify(ctx context.Context) monitor.Verdict {
+	r := m.check.Verify(ctx)
+	return monitor.Verdict{Verified: r.Verified && r.Err == nil, Detail: r.Detail, ContractErr: r.Err}
+}
+
+// contractVerifier always answers with its contract error.
+type contractVerifier struct {
+	name string
+	err  error
+}
+
+func (c contractVerifier) Name() string { return c.name }
+
+func (c contractVerifier) Verify(context.Context) monitor.Verdict {
+	return monitor.Verdict{Detail: c.err.Error(), ContractErr: c.err}
+}

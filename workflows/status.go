@@ -97,28 +97,42 @@ func (s StoryStatus) Is(statuses ...string) bool {
 // StoryStatus reads a story's status from sprint-status.yaml and from its
 // story file; a missing sprint-status file or story file leaves that part "".
 func (p *Project) StoryStatus(k StoryKey) (StoryStatus, error) {
-	var st StoryStatus
-	ss, err := p.ReadSprintStatus()
-	switch {
-	case err == nil:
-		if e, ok := ss.Story(k); ok {
-			st.Sprint = NormalizeStatus(e.Status)
-		}
-	case !errors.Is(err, ErrSprintNotFound):
-		return st, err
-	}
-	files, err := p.StoryFiles(k)
+	all, err := p.storyStatuses([]StoryKey{k})
 	if err != nil {
-		return st, err
+		return StoryStatus{}, err
 	}
-	if len(files) == 1 {
-		if v, ok, err := ReadStoryFileStatus(files[0]); err != nil {
-			return st, err
-		} else if ok {
-			st.File = v
+	return all[0], nil
+}
+
+// storyStatuses reads the status of several stories, reading sprint-status.yaml
+// and listing the story files once.
+func (p *Project) storyStatuses(keys []StoryKey) ([]StoryStatus, error) {
+	ss, err := p.ReadSprintStatus()
+	if err != nil && !errors.Is(err, ErrSprintNotFound) {
+		return nil, err
+	}
+	index, err := p.storyFileIndex()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoryStatus, len(keys))
+	for i, k := range keys {
+		if ss != nil {
+			if e, ok := ss.Story(k); ok {
+				out[i].Sprint = NormalizeStatus(e.Status)
+			}
+		}
+		if files := index[k]; len(files) == 1 {
+			v, ok, err := ReadStoryFileStatus(files[0])
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out[i].File = v
+			}
 		}
 	}
-	return st, nil
+	return out, nil
 }
 
 // SetStoryStatus sets a story's status in sprint-status.yaml (adding its entry

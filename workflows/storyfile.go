@@ -26,7 +26,16 @@ var statusHeading = regexp.MustCompile(`(?i)^#{1,4}\s*status\s*$`)
 // artifacts directory (or its stories/ subdirectory) whose name is a story key
 // equal to k, such as 1-2-user-login.md.
 func (p *Project) StoryFiles(k StoryKey) ([]string, error) {
-	var found []string
+	index, err := p.storyFileIndex()
+	if err != nil {
+		return nil, err
+	}
+	return index[k], nil
+}
+
+// storyFileIndex lists every story file once, by story key, each list sorted.
+func (p *Project) storyFileIndex() (map[StoryKey][]string, error) {
+	index := map[StoryKey][]string{}
 	for _, dir := range []string{p.ArtifactsDir, filepath.Join(p.ArtifactsDir, "stories")} {
 		ents, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -40,13 +49,15 @@ func (p *Project) StoryFiles(k StoryKey) ([]string, error) {
 			if ent.IsDir() || !strings.HasSuffix(name, ".md") {
 				continue
 			}
-			if key, err := ParseStoryKey(name); err == nil && key == k {
-				found = append(found, filepath.Join(dir, name))
+			if key, err := ParseStoryKey(name); err == nil {
+				index[key] = append(index[key], filepath.Join(dir, name))
 			}
 		}
 	}
-	sort.Strings(found)
-	return found, nil
+	for _, files := range index {
+		sort.Strings(files)
+	}
+	return index, nil
 }
 
 // StoryFile returns the one story file of k: ErrStoryFileNotFound when there is

@@ -199,13 +199,17 @@ func (p *Project) verifyEpic(epic string) Result {
 	if len(stories) == 0 {
 		return Result{Detail: "epic " + epic + " has no stories", Err: fmt.Errorf("%w: %w %s", ErrContract, ErrEpicNotFound, epic)}
 	}
+	keys := make([]StoryKey, len(stories))
+	for i, s := range stories {
+		keys[i] = s.Key
+	}
+	statuses, err := p.storyStatuses(keys)
+	if err != nil {
+		return Result{Detail: err.Error()}
+	}
 	var open []string
-	for _, s := range stories {
-		st, err := p.StoryStatus(s.Key)
-		if err != nil {
-			return Result{Detail: err.Error()}
-		}
-		if !st.Is(StatusDone) {
+	for i, s := range stories {
+		if st := statuses[i]; !st.Is(StatusDone) {
 			open = append(open, fmt.Sprintf("%s (%s)", s.Key.Dotted(), orNone(firstNonEmpty(st.Sprint, st.File))))
 		}
 	}

@@ -143,8 +143,8 @@ func (s *SprintStatus) Set(key, status string) error {
 }
 
 // SetStory gives a story a new status. A story missing from the file is added
-// as "<epic>-<n>-<slug>" after the last entry of its epic (before nothing
-// else moves), or at the end.
+// as "<epic>-<n>-<slug>" on a new line after the last entry of its epic (so
+// before that epic's retrospective entry), or at the end.
 func (s *SprintStatus) SetStory(k StoryKey, slug, status string) error {
 	if k.IsEpic() {
 		return fmt.Errorf("%w: %s names an epic, not a story", ErrInvalidKey, k)

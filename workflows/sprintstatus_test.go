@@ -187,3 +187,41 @@ func TestReadSprintStatusMissing(t *testing.T) {
 		t.Errorf("err = %v, want sprint_status_not_found", err)
 	}
 }
+
+// TestConcurrentStatusUpdatesLoseNothing is what --parallel relies on: stories
+// updated side by side each keep their change.
+func TestConcurrentStatusUpdatesLoseNothing(t *testing.T) {
+	p := openProject(t)
+	var keys []StoryKey
+	for n := 1; n <= 12; n++ {
+		keys = append(keys, StoryKey{"5", n})
+	}
+	errs := make(chan error, len(keys))
+	for _, k := range keys {
+		go func() {
+			// A Project per goroutine, as separate processes would have.
+			q, err := Open(p.Root)
+			if err == nil {
+				err = q.UpdateSprintStatus(func(s *SprintStatus) error { return s.SetStory(k, "s", StatusInProgress) })
+			}
+			errs <- err
+		}()
+	}
+	for range keys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := p.ReadSprintStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if e, ok := s.Story(k); !ok || e.Status != StatusInProgress {
+			t.Errorf("story %s lost: %+v %v", k.Dotted(), e, ok)
+		}
+	}
+	if !strings.Contains(string(s.Bytes()), "# STATUS DEFINITIONS:") {
+		t.Error("comments lost")
+	}
+}

@@ -43,7 +43,7 @@ const (
 )
 
 // PolicyFile is where a project overrides the default policy.
-var PolicyFile = filepath.Join(StateDir, "workflow.yaml")
+const PolicyFile = StateDir + "/workflow.yaml"
 
 //go:embed defaults.yaml
 var defaultPolicyYAML []byte

@@ -15,7 +15,7 @@ import (
 var promptFS embed.FS
 
 // PromptDir is where a project overrides prompts: <PromptDir>/<step>.md.
-var PromptDir = filepath.Join(StateDir, "prompts")
+const PromptDir = StateDir + "/prompts"
 
 // PromptVars are the parts of a prompt that depend on the run, not the files.
 type PromptVars struct {

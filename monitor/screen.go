@@ -100,6 +100,12 @@ func skipEscape(s string, i int) int {
 			}
 		}
 		return len(s) - 1
+	case '(', ')', '*', '+', '#', '%':
+		// Character set and line attribute selections carry one more byte.
+		if i+2 < len(s) {
+			return i + 2
+		}
+		return len(s) - 1
 	}
 	return i + 1
 }

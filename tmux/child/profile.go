@@ -180,7 +180,7 @@ func SplitWords(s string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			i, inWord = i+1+n, true
+			i, inWord = i+n, true
 		case ch == '\\' && i+1 < len(s):
 			cur.WriteByte(s[i+1])
 			i, inWord = i+1, true

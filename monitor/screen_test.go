@@ -1,0 +1,115 @@
+package monitor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Golden screens: done-*.txt are finished Claude Code turns, the others are not.
+func TestClaudeHeuristicOnGoldenScreens(t *testing.T) {
+	files, err := filepath.Glob("testdata/claude/*.txt")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("fixtures: %v %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.HasPrefix(filepath.Base(f), "done-")
+		if got := ClaudeTurnDone(string(b)); got != want {
+			t.Errorf("%s: done=%v, want %v", filepath.Base(f), got, want)
+		}
+	}
+}
+
+func TestClaudeTurnSummaryForms(t *testing.T) {
+	for line, want := range map[string]bool{
+		"✻ Worked for 45s":          true,
+		"✻ Sautéed for 1m 12s":      true,
+		"✻ Brewed for 10m 0s":       true,
+		"✻ Crunched for 1h 2m 3s":   true,
+		"  ✻ Baked for 5s  ":         true,
+		"tests passed for 3m 10s":   false,
+		"✻ tests passed for 3m 10s": false,
+		"✻ Working for 45s":         false,
+		"✻ Worked for 45 seconds":   false,
+		"✻ Cogitating… (38s)":       false,
+	} {
+		screen := line + "\n\n│ > │\n"
+		if got := ClaudeTurnDone(screen); got != want {
+			t.Errorf("%q: %v, want %v", line, got, want)
+		}
+	}
+}
+
+func TestDetectorRegistry(t *testing.T) {
+	if DetectorFor("claude") == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
+		t.Fatal("registry")
+	}
+}
+
+func TestIsDoneLine(t *testing.T) {
+	for line, want := range map[string]bool{
+		"STORY_AUTOMATOR_DONE":            true,
+		"  STORY_AUTOMATOR_DONE  ":        true,
+		"⏺ STORY_AUTOMATOR_DONE":          true,
+		"print STORY_AUTOMATOR_DONE when": false,
+		"STORY_AUTOMATOR_DONE.":           false,
+		"":                                false,
+	} {
+		if IsDoneLine(line) != want {
+			t.Errorf("%q: want %v", line, want)
+		}
+	}
+}
+
+func TestStripANSI(t *testing.T) {
+	in := "\x1b[1;32mgreen\x1b[0m \x1b]0;title\x07plain \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b(Bend"
+	if got := StripANSI(in); got != "green plain link end" {
+		t.Fatalf("%q", got)
+	}
+}
+
+func TestDoneLineScannerReadsOnlyNewOutput(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out.log")
+	write := func(s string) int64 {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		return fi.Size()
+	}
+	d := &doneLineScanner{path: p}
+	if n := d.scan(write("working\r\n\x1b[32mSTORY_AUTO")); n != 0 {
+		t.Fatalf("partial line counted: %d", n)
+	}
+	if n := d.scan(write("MATOR_DONE\x1b[0m\r\n")); n != 1 {
+		t.Fatalf("split done line: %d", n)
+	}
+	if n := d.scan(write("spinner\r\x1b[2KSTORY_AUTOMATOR_DONE\r\n")); n != 2 {
+		t.Fatalf("overwritten line: %d", n)
+	}
+	if n := d.scan(write("say STORY_AUTOMATOR_DONE later\n")); n != 2 {
+		t.Fatalf("mention counted: %d", n)
+	}
+}
+
+func TestOutputTailResolvesEscapesAndOverwrites(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "out.log")
+	data := "one\r\ntwo\r\n\x1b[31mthree\x1b[0m\r\nspin 1\rspin 2\rdone\r\n\r\n"
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := OutputTail(p, 2)
+	if err != nil || got != "three\ndone\n" {
+		t.Fatalf("%q %v", got, err)
+	}
+}

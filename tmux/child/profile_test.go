@@ -1,0 +1,89 @@
+package child
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
+	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
+	cases := map[string][]string{
+		AgentClaude: {"claude", "--dangerously-skip-permissions", "--model", "opus", "--", prompt},
+		AgentCodex:  {"codex", "exec", "--full-auto", "--model", "opus", "--", prompt},
+		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
+		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
+	}
+	for agent, want := range cases {
+		p, ok := LookupProfile(agent)
+		if !ok {
+			t.Fatalf("no profile %s", agent)
+		}
+		l, err := p.Build(Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt})
+		if err != nil || !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
+			t.Errorf("%s: %q %v, want %q", agent, l.Argv, err, want)
+		}
+	}
+}
+
+func TestEmptyPromptAddsNothing(t *testing.T) {
+	p, _ := LookupProfile(AgentClaude)
+	l, _ := p.Build(Invocation{})
+	if !reflect.DeepEqual(l.Argv, []string{"claude", "--dangerously-skip-permissions"}) {
+		t.Fatalf("%q", l.Argv)
+	}
+}
+
+func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
+	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenClaude || !p.Interactive {
+		t.Fatalf("claude: %+v", p)
+	}
+	if p, _ := LookupProfile(AgentCodex); p.Screen != "" {
+		t.Fatalf("codex exits when done: %+v", p)
+	}
+}
+
+func TestCustomTemplate(t *testing.T) {
+	p, _ := LookupProfile(AgentCustom)
+	prompt := "it's \"hard\" $(rm -rf /)"
+	l, err := p.Build(Invocation{Template: `mytool --msg={prompt} -m '{model}' "a b"`, Prompt: prompt, Model: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mytool", "--msg=" + prompt, "-m", "m1", "a b"}; !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
+		t.Fatalf("%q", l.Argv)
+	}
+	l, err = p.Build(Invocation{Template: "tool --file {prompt_file}", Prompt: prompt, PromptFile: "/s/x.prompt"})
+	if err != nil || !l.WritePromptFile || !reflect.DeepEqual(l.Argv, []string{"tool", "--file", "/s/x.prompt"}) {
+		t.Fatalf("file mode %q %v", l.Argv, err)
+	}
+	l, err = p.Build(Invocation{Template: "tool --read-stdin", Prompt: prompt})
+	if err != nil || !l.UseStdin || l.Stdin != prompt {
+		t.Fatalf("stdin mode %+v %v", l, err)
+	}
+	if _, err := p.Build(Invocation{Template: ""}); err == nil {
+		t.Fatal("empty template accepted")
+	}
+	if _, err := p.Build(Invocation{Template: "x", Prompt: "nul\x00"}); err == nil {
+		t.Fatal("NUL accepted")
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	cases := map[string][]string{
+		`a b  c`:                 {"a", "b", "c"},
+		`'a b' "c \"d\"" e\ f`:   {"a b", `c "d"`, "e f"},
+		`x'$(y)'"$HOME"`:         {"x$(y)$HOME"},
+		`sh -c 'cat > "$0"' out`: {"sh", "-c", `cat > "$0"`, "out"},
+	}
+	for in, want := range cases {
+		got, err := SplitWords(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %q %v, want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`'open`, `"open`} {
+		if _, err := SplitWords(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package child
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// paneHarness stands in for a tmux pane: a pty whose far side is drained.
+type paneHarness struct {
+	tty    *os.File
+	ptmx   *os.File
+	mu     sync.Mutex
+	screen bytes.Buffer
+}
+
+func newPane(t *testing.T) *paneHarness {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &paneHarness{tty: tty, ptmx: ptmx}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			h.mu.Lock()
+			h.screen.Write(buf[:n])
+			h.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { tty.Close(); ptmx.Close() })
+	return h
+}
+
+func (h *paneHarness) text() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.screen.String()
+}
+
+type runFixture struct {
+	dir, name string
+	pane      *paneHarness
+	stop      chan os.Signal
+}
+
+func newRunFixture(t *testing.T, spec Spec) *runFixture {
+	t.Helper()
+	dir := t.TempDir()
+	f := &runFixture{dir: dir, name: "sa-test-run", pane: newPane(t), stop: make(chan os.Signal, 1)}
+	spec.Name = f.name
+	spec.OutputFile = marker.SessionOutputPath(dir, f.name)
+	if spec.Env == nil {
+		spec.Env = []string{"PATH=" + os.Getenv("PATH")}
+	}
+	if spec.Dir == "" {
+		spec.Dir = dir
+	}
+	if err := WriteSpec(dir, spec); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *runFixture) run() int {
+	r := &Runner{StateDir: f.dir, Name: f.name, Pane: f.pane.tty, Screen: f.pane.tty, Term: "xterm",
+		Stop: f.stop, Resize: make(chan os.Signal), Now: time.Now, KillGrace: 200 * time.Millisecond}
+	return r.Run()
+}
+
+func (f *runFixture) state(t *testing.T) *marker.SessionState {
+	t.Helper()
+	st, err := marker.ReadSession(f.dir, f.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func (f *runFixture) output(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(marker.SessionOutputPath(f.dir, f.name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestRunnerRecordsExitCodeAndTeesOutputFromTheFirstByte(t *testing.T) {
+	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `printf 'X'; echo " term=$TERM"; exit 3`}})
+	f.run()
+	st := f.state(t)
+	if st.Lifecycle != marker.LifecycleExited || st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != "" {
+		t.Fatalf("state %+v", st)
+	}
+	if st.PanePid != os.Getpid() || st.AgentPid <= 0 || st.StartedAt == "" || st.ExitedAt == "" {
+		t.Fatalf("pids/times %+v", st)
+	}
+	if out := f.output(t); !strings.HasPrefix(out, "X term=xterm") {
+		t.Fatalf("output %q", out)
+	}
+	if _, err := os.Stat(SpecPath(f.dir, f.name)); !os.IsNotExist(err) {
+		t.Fatal("spec not removed")
+	}
+}
+
+func TestRunnerRecordsDeathBySignal(t *testing.T) {
+	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `kill -KILL $$`}})
+	f.run()
+	st := f.state(t)
+	if st.Lifecycle != marker.LifecycleExited || st.ExitCode != nil || st.Signal != "SIGKILL" {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestRunnerGivesThePromptOnStdinByteExact(t *testing.T) {
+	prompt := strings.Repeat("ünï \"q\" $(x) `y`;\n", 6000) + "no newline at the end"
+	out := filepath.Join(t.TempDir(), "got")
+	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `cat > "$0"`, out}, Stdin: prompt, UseStdin: true})
+	f.run()
+	got, err := os.ReadFile(out)
+	if err != nil || string(got) != prompt {
+		t.Fatalf("stdin prompt differs (%d vs %d bytes): %v", len(got), len(prompt), err)
+	}
+}
+
+func TestRunnerReportsACommandThatCannotStart(t *testing.T) {
+	f := newRunFixture(t, Spec{Argv: []string{"no-such-agent-binary"}})
+	f.run()
+	st := f.state(t)
+	if st.ExitCode == nil || *st.ExitCode != 127 {
+		t.Fatalf("state %+v", st)
+	}
+	if out := f.output(t); !strings.Contains(out, "no-such-agent-binary") {
+		t.Fatalf("output %q", out)
+	}
+}
+
+func TestRunnerHungUpMarksTheSessionKilledNotExited(t *testing.T) {
+	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `echo started; exec sleep 30`}})
+	done := make(chan struct{})
+	go func() { f.run(); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.pane.text(), "started") {
+		if time.Now().After(deadline) {
+			t.Fatal("agent never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.stop <- os.Interrupt
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("runner did not end after a hangup")
+	}
+	st := f.state(t)
+	if st.Lifecycle != LifecycleKilled || st.ExitCode != nil {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestRunnerForwardsPaneInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "typed")
+	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `echo ready; read line; printf '%s' "$line" > "$0"`, out}})
+	done := make(chan struct{})
+	go func() { f.run(); close(done) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(f.pane.text(), "ready") {
+		if time.Now().After(deadline) {
+			t.Fatal("agent never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Keys typed into the pane arrive on its terminal: write them on the far side.
+	if _, err := f.pane.ptmx.Write([]byte("hello typed\r")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("agent never read the typed line")
+	}
+	got, _ := os.ReadFile(out)
+	if string(got) != "hello typed" {
+		t.Fatalf("typed %q", got)
+	}
+}

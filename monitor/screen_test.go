@@ -31,7 +31,7 @@ func TestClaudeTurnSummaryForms(t *testing.T) {
 		"✻ Sautéed for 1m 12s":      true,
 		"✻ Brewed for 10m 0s":       true,
 		"✻ Crunched for 1h 2m 3s":   true,
-		"  ✻ Baked for 5s  ":         true,
+		"  ✻ Baked for 5s  ":        true,
 		"tests passed for 3m 10s":   false,
 		"✻ tests passed for 3m 10s": false,
 		"✻ Working for 45s":         false,

@@ -36,22 +36,44 @@ type transcriptMsg struct {
 // blocks of that message (Claude Code writes each on its own line, under one
 // message id) are joined with newlines.
 func LastAssistantText(path string, tail int64) (string, error) {
-	data, err := readTail(path, tail)
+	// Most last messages sit in the last few KB: try a short tail first, and
+	// the full one when the message may have begun before the short tail.
+	if tail > firstTail {
+		text, complete, err := lastAssistantTextIn(path, firstTail)
+		if complete || (err != nil && !errors.Is(err, errNoAssistantText)) {
+			return text, err
+		}
+	}
+	text, _, err := lastAssistantTextIn(path, tail)
+	return text, err
+}
+
+// firstTail is the short tail LastAssistantText reads first.
+const firstTail = 64 << 10
+
+// lastAssistantTextIn reads the last tail bytes; complete is false when the
+// message found reaches back to the start of what was read (or the read was
+// cut), so earlier parts of it may lie before the tail.
+func lastAssistantTextIn(path string, tail int64) (text string, complete bool, err error) {
+	data, cut, err := readTail(path, tail)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	lines := bytes.Split(data, []byte("\n"))
 	var parts []string
 	id := ""
+	complete = !cut
 	for i := len(lines) - 1; i >= 0; i-- {
 		msg := assistantMessage(lines[i])
 		if msg == nil {
 			if parts != nil && len(bytes.TrimSpace(lines[i])) > 0 {
-				break // another entry between: the message is complete
+				complete = true // another entry lies between: the message is whole
+				break
 			}
 			continue
 		}
 		if parts != nil && (id == "" || msg.ID != id) {
+			complete = true
 			break
 		}
 		texts := contentTexts(msg.Content)
@@ -64,36 +86,37 @@ func LastAssistantText(path string, tail int64) (string, error) {
 		parts = append(texts, parts...)
 	}
 	if parts == nil {
-		return "", errNoAssistantText
+		return "", !cut, errNoAssistantText
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), complete, nil
 }
 
-func readTail(path string, tail int64) ([]byte, error) {
+// readTail reads at most tail bytes from the end of path, without the first,
+// partial line; cut reports that the file is longer than what was read.
+func readTail(path string, tail int64) (data []byte, cut bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, false, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat transcript: %w", err)
+		return nil, false, fmt.Errorf("stat transcript: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("transcript %s is not a regular file", path)
+		return nil, false, fmt.Errorf("transcript %s is not a regular file", path)
 	}
 	off := max(fi.Size()-tail, 0)
-	data, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+	data, err = io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
 	if err != nil {
-		return nil, fmt.Errorf("read transcript: %w", err)
+		return nil, false, fmt.Errorf("read transcript: %w", err)
 	}
 	if off > 0 {
-		// The first line is cut; drop it.
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			data = data[i+1:]
 		}
 	}
-	return data, nil
+	return data, off > 0, nil
 }
 
 // assistantMessage decodes a transcript line that carries an assistant message.

@@ -57,3 +57,17 @@ func TestLastAssistantTextErrors(t *testing.T) {
 		t.Errorf("garbage: %v", err)
 	}
 }
+
+func TestLastAssistantTextMessageAcrossTheShortTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	user := `{"type":"user","message":{"role":"user","content":"go on"}}` + "\n"
+	first := `{"type":"assistant","message":{"id":"m9","role":"assistant","content":[{"type":"text","text":"FIRST ` + strings.Repeat("y", 70<<10) + `"}]}}` + "\n"
+	second := `{"type":"assistant","message":{"id":"m9","role":"assistant","content":[{"type":"text","text":"LAST"}]}}` + "\n"
+	if err := os.WriteFile(path, []byte(user+first+second), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LastAssistantText(path, MaxTranscriptTail)
+	if err != nil || !strings.HasPrefix(got, "FIRST ") || !strings.HasSuffix(got, "\nLAST") {
+		t.Fatalf("got %d bytes %q… %v", len(got), clip(got, 20), err)
+	}
+}

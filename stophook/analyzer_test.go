@@ -1,9 +1,11 @@
 package stophook
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAnalyzeResponse(t *testing.T) {
@@ -61,19 +63,26 @@ func TestAnalyzeResponseReadmeExamples(t *testing.T) {
 	}
 }
 
-// BenchmarkAnalyzer100KB is the analyzer's added cost on a 100 KB message.
-func BenchmarkAnalyzer100KB(b *testing.B) {
-	var sb strings.Builder
+// BenchmarkAnalyzer measures the response analyzer's added cost per hook call:
+// 200 analyses of a 100 KB message and of a typical 2 KB one (median, p99).
+func BenchmarkAnalyzer(b *testing.B) {
 	para := "I updated internal/parser/lexer.go so the tokenizer handles nested quotes; ran go test ./... and 48 passed, 0 failed.\n" +
 		"Next step is the error messages in cmd/root.go, then docs. STATUS: IN_PROGRESS is what the last report said.\n"
-	for sb.Len() < 100<<10 {
-		sb.WriteString(para)
+	ending := "\nTask complete. Nothing left to do.\nSTATUS: COMPLETE\nEXIT_SIGNAL: true\n"
+	for _, size := range []int{100 << 10, 2 << 10} {
+		msg := strings.Repeat(para, size/len(para)+1)[:size] + ending
+		b.Run(fmt.Sprintf("%dKB", size>>10), func(b *testing.B) {
+			for b.Loop() {
+				var took []time.Duration
+				for range 200 {
+					start := time.Now()
+					AnalyzeResponse(msg, 2*size)
+					took = append(took, time.Since(start))
+				}
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e6, "median-ms")
+				b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e6, "p99-ms")
+			}
+		})
 	}
-	msg := sb.String()[:100<<10] + "\nTask complete. Nothing left to do.\nSTATUS: COMPLETE\nEXIT_SIGNAL: true\n"
-	b.SetBytes(int64(len(msg)))
-	b.ResetTimer()
-	for b.Loop() {
-		AnalyzeResponse(msg, 200<<10)
-	}
-	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "us/op-analyze")
 }

@@ -1,0 +1,116 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// commitStep marks the story done and commits it: one commit per story. A
+// commit this run already made for the story (found by its trailers) counts,
+// so a resumed run never commits a story twice.
+func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
+	sp := e.Policy.Step(StepCommit)
+	e.update(func(*State) { st.Status = StatusRunning })
+	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: StepCommit, Agent: "git"})
+	info, err := e.Project.Story(u.Key)
+	if err != nil {
+		info = StoryInfo{Key: u.Key, Dotted: u.Dotted, Epic: u.Epic, Title: u.Title}
+	}
+	req := CommitRequest{RunID: e.state.RunID, Story: info}
+	if !sp.Enabled {
+		if err := e.Project.MarkStoryDone(u.Key); err != nil {
+			e.escalate(u, st, err.Error())
+			return stepEscalated
+		}
+		e.verified(ctx, u, st, "no commit: disabled by the workflow policy")
+		return stepOK
+	}
+	if sha, found, err := e.Git.Find(ctx, req); err == nil && found {
+		e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
+		return stepOK
+	}
+	var lastErr error
+	for failures := 0; ; failures++ {
+		if failures > sp.Retries {
+			e.escalate(u, st, fmt.Sprintf("commit failed %d times: %v", failures, lastErr))
+			return stepEscalated
+		}
+		if wait := e.Policy.backoff(sp, failures); wait > 0 {
+			if e.Clock.Sleep(ctx, wait) != nil {
+				return stepInterrupted
+			}
+		}
+		if ctx.Err() != nil {
+			return stepInterrupted
+		}
+		sha, err := e.commitOnce(ctx, u, req)
+		if err == nil {
+			e.committed(ctx, u, st, sha, "")
+			return stepOK
+		}
+		lastErr = err
+		now := e.Clock.Now()
+		e.update(func(s *State) { s.addLog(now, u.Dotted, StepCommit, "commit failed: "+err.Error()) })
+	}
+}
+
+// commitOnce sets the story done in the BMAD files, so the commit carries its
+// final status, and commits.
+func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (string, error) {
+	if err := e.Project.MarkStoryDone(u.Key); err != nil {
+		return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
+	}
+	return e.Git.Commit(ctx, req)
+}
+
+func (e *Engine) committed(ctx context.Context, u *Unit, st *StepState, sha, why string) {
+	e.update(func(*State) { u.Commit = sha })
+	note := shortSHA(sha)
+	if why != "" {
+		note += " (" + why + ")"
+	}
+	e.verified(ctx, u, st, note)
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+// escalationAction tells the human what to do about an escalated step.
+func escalationAction(u *Unit, st *StepState) string {
+	resume := "then run `story-automator run --resume`"
+	last := st.lastFinished()
+	logHint := ""
+	if last != nil && last.OutputFile != "" {
+		logHint = fmt.Sprintf(" The last session's output is in %s.", last.OutputFile)
+	}
+	switch {
+	case st.Name == StepReview && last != nil && last.FinalState == FinalIncomplete:
+		return fmt.Sprintf("Read the review notes in story %s's file, fix what they ask for (or set the story to done in sprint-status.yaml if you accept it), %s; it gets a fresh set of review cycles.%s",
+			u.Dotted, resume, logHint)
+	case st.Name == StepCommit:
+		return fmt.Sprintf("Fix what stops git from committing (hooks, identity, conflicts; see the action log), %s.", resume)
+	case st.Name == StepCreate:
+		return fmt.Sprintf("Check that story %s is declared in the epics and that the agent can run; write the story file by hand if need be (create is then skipped), %s.%s",
+			u.Dotted, resume, logHint)
+	default:
+		return fmt.Sprintf("Find out why the %s step of %s did not finish verified (agent installed and logged in? the verifier's detail in the action log), fix it, %s.%s",
+			st.Name, u.Dotted, resume, logHint)
+	}
+}
+
+// commitMessage is a story's commit message; its trailers let a resumed run
+// find the commit again.
+func commitMessage(req CommitRequest) string {
+	title := strings.TrimSpace(req.Story.Title)
+	subject := "story " + req.Story.Dotted
+	if title != "" {
+		subject += ": " + title
+	}
+	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\nStory-Automator-Run: %s\nStory-Automator-Story: %s\n",
+		subject, req.RunID, req.Story.Key)
+}

@@ -1,0 +1,210 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
+)
+
+// The state document is markdown for people with the machine state in a
+// fenced JSON block at its end, so one atomic write keeps both in step.
+const (
+	machineHeading = "## Machine state"
+	machineFence   = "```json story-automator-state"
+)
+
+// ErrNoMachineState means a file is not a state document this tool wrote.
+var ErrNoMachineState = errors.New("no machine state block")
+
+// SaveState writes the state document atomically, mode 0600.
+func SaveState(path string, s *State) error {
+	data, err := RenderState(s)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.EnsureDir(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o600)
+}
+
+// LoadState reads the machine state back from a state document.
+func LoadState(path string) (*State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run state: %w", err)
+	}
+	return ParseState(path, data)
+}
+
+// ParseState extracts the machine state from a state document's bytes.
+func ParseState(path string, data []byte) (*State, error) {
+	i := bytes.LastIndex(data, []byte("\n"+machineFence+"\n"))
+	if i < 0 {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoMachineState)
+	}
+	body := data[i+len(machineFence)+2:]
+	end := bytes.Index(body, []byte("\n```"))
+	if end < 0 {
+		return nil, fmt.Errorf("%s: unterminated machine state block", path)
+	}
+	var s State
+	if err := json.Unmarshal(body[:end], &s); err != nil {
+		return nil, fmt.Errorf("%s: machine state: %w", path, err)
+	}
+	if s.Version != StateVersion {
+		return nil, fmt.Errorf("%s: machine state version %d, want %d", path, s.Version, StateVersion)
+	}
+	return &s, nil
+}
+
+// RenderState renders the whole state document.
+func RenderState(s *State) ([]byte, error) {
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode run state: %w", err)
+	}
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	renderSummary(w, s)
+	renderProgress(w, s)
+	renderEscalation(w, s)
+	renderLog(w, s)
+	fmt.Fprintf(w, "%s\n\n<!-- Written by story-automator after every step; `story-automator run --resume` continues from it. Do not edit. -->\n\n", machineHeading)
+	fmt.Fprintf(w, "%s\n%s\n```\n", machineFence, js)
+	w.Flush()
+	return b.Bytes(), nil
+}
+
+func renderSummary(w *bufio.Writer, s *State) {
+	done, total := s.StoryCounts()
+	fmt.Fprintf(w, "# Story run %s\n\n", s.RunID)
+	fmt.Fprintf(w, "**Status: %s** — %d of %d stories done. Started %s, updated %s", s.Status, done, total,
+		humanTime(s.StartedAt), humanTime(s.UpdatedAt))
+	if s.FinishedAt != "" {
+		fmt.Fprintf(w, ", finished %s", humanTime(s.FinishedAt))
+	}
+	fmt.Fprint(w, ".\n\n")
+	if s.PauseReason != "" && s.Escalation == nil {
+		fmt.Fprintf(w, "Paused: %s. Continue with `story-automator run --resume`.\n\n", s.PauseReason)
+	}
+	c := s.Config
+	fmt.Fprint(w, "## Configuration\n\n| setting | value |\n| --- | --- |\n")
+	rows := [][2]string{
+		{"project", s.ProjectRoot},
+		{"epic", orDash(c.Epic)},
+		{"stories", c.Stories},
+		{"agent", c.Agent},
+		{"fallback agent", orDash(c.FallbackAgent)},
+		{"parallel", fmt.Sprint(c.Parallel)},
+		{"max review cycles", fmt.Sprint(c.MaxCycles)},
+		{"owner session", orDash(c.OwnerSession)},
+		{"marker", c.MarkerFile},
+		{"state document", c.StateFile},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s |\n", r[0], cell(r[1]))
+	}
+	fmt.Fprintln(w)
+}
+
+func renderProgress(w *bufio.Writer, s *State) {
+	fmt.Fprint(w, "## Progress\n\n| story | title | create | dev | automate | review | commit | status |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	var retros []*Unit
+	for _, u := range s.Units {
+		if u.Kind == KindRetro {
+			retros = append(retros, u)
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s |", u.Dotted, cell(u.Title))
+		for _, name := range StorySteps() {
+			fmt.Fprintf(w, " %s |", cell(stepCell(u.Step(name))))
+		}
+		fmt.Fprintf(w, " %s |\n", u.Status)
+	}
+	if len(retros) > 0 {
+		fmt.Fprint(w, "\n| epic | retrospective | status |\n| --- | --- | --- |\n")
+		for _, u := range retros {
+			fmt.Fprintf(w, "| %s | %s | %s |\n", u.Epic, cell(stepCell(u.Step(StepRetro))), u.Status)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// stepCell is one progress-table cell: the status, attempts, cycles, note.
+func stepCell(st *StepState) string {
+	if st == nil {
+		return "—"
+	}
+	s := st.Status
+	var extra []string
+	if n := len(st.Attempts); n > 1 {
+		extra = append(extra, fmt.Sprintf("%d attempts", n))
+	}
+	if st.Name == StepReview {
+		if a := st.lastFinished(); a != nil && a.Cycle > 1 {
+			extra = append(extra, fmt.Sprintf("cycle %d", a.Cycle))
+		}
+	}
+	if st.Status == StatusRunning && len(st.Attempts) > 0 {
+		a := st.Attempts[len(st.Attempts)-1]
+		extra = append(extra, a.Agent)
+	}
+	if st.Note != "" && st.Status != StatusEscalated {
+		extra = append(extra, st.Note)
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+func renderEscalation(w *bufio.Writer, s *State) {
+	e := s.Escalation
+	if e == nil {
+		return
+	}
+	fmt.Fprintf(w, "## Escalation\n\nThe run paused at %s.\n\n- **Why:** %s\n- **What to do:** %s\n\n", humanTime(e.At), e.Reason, e.Action)
+}
+
+func renderLog(w *bufio.Writer, s *State) {
+	fmt.Fprint(w, "## Action log\n\n")
+	for _, l := range s.Log {
+		where := strings.TrimSpace(l.Unit + " " + l.Step)
+		if where != "" {
+			where = "**" + where + "** "
+		}
+		fmt.Fprintf(w, "- %s %s%s\n", humanTime(l.At), where, oneLine(l.Message))
+	}
+	fmt.Fprintln(w)
+}
+
+func humanTime(ts string) string {
+	if len(ts) >= 19 {
+		return strings.Replace(ts[:19], "T", " ", 1) + " UTC"
+	}
+	return orDash(ts)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// cell makes text safe inside a markdown table cell.
+func cell(s string) string {
+	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

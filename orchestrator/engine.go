@@ -1,0 +1,269 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// Outcome is how a run (or one call of Engine.Run) ended.
+type Outcome string
+
+// Outcomes of Engine.Run.
+const (
+	// OutcomeDone: every unit is done.
+	OutcomeDone Outcome = "done"
+	// OutcomeEscalated: a step ran out of attempts; the run is paused for a human.
+	OutcomeEscalated Outcome = "escalated"
+	// OutcomeInterrupted: the context ended (SIGINT); the run is paused.
+	OutcomeInterrupted Outcome = "interrupted"
+	// OutcomePaused: someone paused the marker by hand while the run went on.
+	OutcomePaused Outcome = "paused"
+)
+
+// SessionCloser is implemented by step runners that can end a child session
+// left behind by an orchestrator that was killed.
+type SessionCloser interface {
+	CloseSession(ctx context.Context, name string) error
+}
+
+// Engine is the run loop: it drives every unit of a State through its steps.
+type Engine struct {
+	Steps   StepRunner
+	Project Project
+	Git     Committer
+	// Marker is the run's marker; nil runs without one (dry tests).
+	Marker *marker.Store
+	Clock  Clock
+	Policy Policy
+	Report Reporter
+	// Save persists the state after every change (atomically).
+	Save func(*State) error
+	Log  zerolog.Logger
+
+	mu      sync.Mutex
+	state   *State
+	saveErr error
+	halting atomic.Bool
+	// pausedByHand is set when a heartbeat finds the marker paused.
+	pausedByHand atomic.Bool
+}
+
+// unitEnd is how driving one unit ended.
+type unitEnd int
+
+const (
+	unitDone unitEnd = iota
+	unitEscalated
+	unitInterrupted
+	unitHalted
+)
+
+// Run drives st until every unit is done, a step escalates, or ctx ends.
+// The state is saved after every change, so a killed run resumes exactly.
+func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
+	if e.Report == nil {
+		e.Report = DiscardReporter{}
+	}
+	e.state = st
+	var abandoned []string
+	e.update(func(s *State) {
+		abandoned = prepareResume(s)
+		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
+	})
+	e.closeAbandoned(ctx, abandoned)
+	done, total := st.StoryCounts()
+	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID})
+	e.schedule(ctx)
+	return e.finish(ctx)
+}
+
+// schedule starts ready units, at most Parallel at a time, until none is
+// left to start and none runs.
+func (e *Engine) schedule(ctx context.Context) {
+	parallel := max(e.state.Config.Parallel, 1)
+	results := make(chan unitEnd)
+	running := 0
+	for {
+		for running < parallel && !e.halting.Load() && ctx.Err() == nil {
+			u := e.nextReady()
+			if u == nil {
+				break
+			}
+			running++
+			go func(u *Unit) { results <- e.driveUnit(ctx, u) }(u)
+		}
+		if running == 0 {
+			return
+		}
+		if end := <-results; end == unitEscalated {
+			e.halting.Store(true)
+		}
+		running--
+	}
+}
+
+// nextReady marks the first pending unit whose dependencies are done as
+// running and returns it, or returns nil.
+func (e *Engine) nextReady() *Unit {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, u := range e.state.Units {
+		if u.Status != StatusPending || !e.depsDone(u) {
+			continue
+		}
+		u.Status = StatusRunning
+		e.saveLocked()
+		return u
+	}
+	return nil
+}
+
+func (e *Engine) depsDone(u *Unit) bool {
+	for _, d := range u.DependsOn {
+		if dep := e.state.Unit(d); dep != nil && dep.Status != StatusDone {
+			return false
+		}
+	}
+	return true
+}
+
+// finish settles the run's status from how it ended.
+func (e *Engine) finish(ctx context.Context) (Outcome, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.state
+	now := e.Clock.Now()
+	var out Outcome
+	switch {
+	case s.Escalation != nil:
+		out = OutcomeEscalated
+	case e.saveErr != nil:
+		return "", e.saveErr
+	case ctx.Err() != nil:
+		out = OutcomeInterrupted
+		s.PauseReason = "interrupted (SIGINT or SIGTERM); unfinished steps run again on --resume"
+	case e.pausedByHand.Load():
+		out = OutcomePaused
+		s.PauseReason = "the marker was paused by hand"
+	case s.StoriesRemaining() > 0 || anyPending(s):
+		s.Status = RunPaused
+		s.PauseReason = "units are left whose dependencies can never be met"
+		e.saveLocked()
+		return "", errors.New(s.PauseReason)
+	default:
+		out = OutcomeDone
+	}
+	if out == OutcomeDone {
+		s.Status, s.FinishedAt = RunDone, marker.Timestamp(now)
+		s.addLog(now, "", "", "run finished: every story done")
+	} else {
+		s.Status = RunPaused
+		for _, u := range s.Units {
+			if u.Status == StatusRunning {
+				u.Status = StatusPending
+			}
+			for _, st := range u.Steps {
+				if st.Status == StatusRunning {
+					st.Status = StatusPending
+				}
+			}
+		}
+		s.addLog(now, "", "", "run paused: "+pauseText(s))
+	}
+	e.saveLocked()
+	return out, e.saveErr
+}
+
+func anyPending(s *State) bool {
+	for _, u := range s.Units {
+		if u.Status != StatusDone {
+			return true
+		}
+	}
+	return false
+}
+
+func pauseText(s *State) string {
+	if s.Escalation != nil {
+		return s.Escalation.Reason
+	}
+	return s.PauseReason
+}
+
+// update changes the state under the lock and saves it.
+func (e *Engine) update(fn func(s *State)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn(e.state)
+	e.saveLocked()
+}
+
+func (e *Engine) saveLocked() {
+	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
+	if e.Save == nil {
+		return
+	}
+	if err := e.Save(e.state); err != nil && e.saveErr == nil {
+		e.saveErr = fmt.Errorf("save run state: %w", err)
+		e.halting.Store(true)
+		e.Log.Error().Err(err).Msg("cannot save the run state; stopping after the current steps")
+	}
+}
+
+// prepareResume turns what a stopped orchestrator left running back into
+// pending work: abandoned attempts count as interrupted, and an escalated
+// step gets a fresh budget of retries and review cycles. It returns the
+// sessions of the abandoned attempts.
+func prepareResume(s *State) (abandoned []string) {
+	for _, u := range s.Units {
+		if u.Status == StatusRunning || u.Status == StatusEscalated {
+			u.Status = StatusPending
+		}
+		for _, st := range u.Steps {
+			for i := range st.Attempts {
+				if st.Attempts[i].FinalState == "" {
+					st.Attempts[i].FinalState = FinalInterrupted
+					st.Attempts[i].Reason = "the orchestrator stopped during the attempt"
+					if st.Attempts[i].Session != "" {
+						abandoned = append(abandoned, st.Attempts[i].Session)
+					}
+				}
+			}
+			switch st.Status {
+			case StatusEscalated:
+				st.Status, st.BudgetFrom = StatusPending, len(st.Attempts)
+			case StatusRunning:
+				st.Status = StatusPending
+			}
+		}
+	}
+	return abandoned
+}
+
+// closeAbandoned ends child sessions a stopped orchestrator left behind, so
+// an abandoned agent cannot keep editing the project while its step reruns.
+func (e *Engine) closeAbandoned(ctx context.Context, sessions []string) {
+	closer, ok := e.Steps.(SessionCloser)
+	if !ok {
+		return
+	}
+	for _, name := range sessions {
+		if err := closer.CloseSession(ctx, name); err != nil {
+			e.Log.Debug().Err(err).Str("session", name).Msg("close abandoned session")
+		}
+	}
+}
+
+func (e *Engine) emit(ev Event) {
+	if ev.At.IsZero() {
+		ev.At = e.Clock.Now()
+	}
+	e.Report.Report(ev)
+}

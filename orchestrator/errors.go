@@ -1,0 +1,51 @@
+package orchestrator
+
+import (
+	"errors"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// Errors with stable codes (see Code).
+var (
+	ErrRunActive       = errors.New("another run is active in this project")
+	ErrRunPaused       = errors.New("a paused or interrupted run exists in this project")
+	ErrNothingToResume = errors.New("no run to resume")
+	ErrDependency      = errors.New("a story depends on a story that is neither done nor selected")
+	ErrDependencyCycle = errors.New("the stories' dependencies form a cycle")
+	ErrNotGitRepo      = errors.New("the project is not a git repository")
+	ErrDirtyWorktree   = errors.New("the project has uncommitted changes")
+	ErrEscalated       = errors.New("the run escalated and is paused")
+	ErrInterrupted     = errors.New("the run was interrupted and is paused")
+	ErrPausedByHand    = errors.New("the marker was paused by hand")
+	ErrConfig          = errors.New("invalid run configuration")
+)
+
+// Code maps an error of a run to the snake_case code users see.
+func Code(err error) string {
+	codes := []struct {
+		err  error
+		code string
+	}{
+		{ErrRunActive, "run_active"},
+		{ErrRunPaused, "run_paused"},
+		{ErrNothingToResume, "no_run_to_resume"},
+		{ErrDependency, "dependency_not_selected"},
+		{ErrDependencyCycle, "dependency_cycle"},
+		{ErrNotGitRepo, "not_a_git_repo"},
+		{ErrDirtyWorktree, "worktree_dirty"},
+		{ErrEscalated, "run_escalated"},
+		{ErrInterrupted, "run_interrupted"},
+		{ErrPausedByHand, "run_paused_by_hand"},
+		{ErrConfig, "invalid_run_config"},
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
+	if c := marker.Code(err); c != "" && c != "marker_io" && c != "internal_error" {
+		return c
+	}
+	return "run_failed"
+}

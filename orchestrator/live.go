@@ -1,0 +1,158 @@
+package orchestrator
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LiveReporter redraws a small progress block on a terminal: stories done
+// of total, the current step of every running story, and elapsed time.
+type LiveReporter struct {
+	W   io.Writer
+	Now func() time.Time
+	// Width cuts lines so none wraps (which would break the redraw); 0 = 100.
+	Width int
+
+	mu      sync.Mutex
+	started time.Time
+	runID   string
+	done    int
+	total   int
+	running map[string]liveStep
+	recent  []string
+	drawn   int
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type liveStep struct {
+	step, detail string
+	since        time.Time
+}
+
+// liveRecent is how many finished events stay on screen.
+const liveRecent = 4
+
+// Start begins redrawing once a second (for the elapsed time) until Stop.
+func (r *LiveReporter) Start() {
+	r.mu.Lock()
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	r.started, r.running = r.Now(), map[string]liveStep{}
+	r.stop, r.stopped = make(chan struct{}), make(chan struct{})
+	r.mu.Unlock()
+	go func() {
+		defer close(r.stopped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				r.mu.Lock()
+				r.redrawLocked()
+				r.mu.Unlock()
+			case <-r.stop:
+				return
+			}
+		}
+	}()
+}
+
+// Stop ends the redraws and leaves the last frame on screen.
+func (r *LiveReporter) Stop() {
+	if r.stop == nil {
+		return
+	}
+	close(r.stop)
+	<-r.stopped
+	r.mu.Lock()
+	r.redrawLocked()
+	r.mu.Unlock()
+}
+
+// Report folds the event into the picture and redraws it.
+func (r *LiveReporter) Report(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.running == nil {
+		r.running = map[string]liveStep{}
+	}
+	switch ev.Kind {
+	case EventRunStarted:
+		r.runID, r.done, r.total = ev.Message, ev.Done, ev.Total
+	case EventStepStarted:
+		detail := ev.Agent
+		if ev.Attempt > 0 {
+			detail = fmt.Sprintf("attempt %d%s · %s", ev.Attempt, cycleText(ev.Cycle), ev.Agent)
+			if ev.Role == RoleFallback {
+				detail += " (fallback)"
+			}
+		}
+		r.running[ev.Unit] = liveStep{step: ev.Step, detail: detail, since: ev.At}
+	case EventUnitDone:
+		delete(r.running, ev.Unit)
+		r.done, r.total = ev.Done, ev.Total
+		r.note(ev)
+	case EventStepFinished, EventStepVerified:
+		if ev.Kind == EventStepFinished && ev.FinalState == FinalCompleted {
+			return
+		}
+		r.note(ev)
+	default:
+		r.note(ev)
+	}
+	r.redrawLocked()
+}
+
+func (r *LiveReporter) note(ev Event) {
+	r.recent = append(r.recent, ev.At.Local().Format("15:04:05")+" "+describeEvent(ev))
+	if len(r.recent) > liveRecent {
+		r.recent = r.recent[len(r.recent)-liveRecent:]
+	}
+}
+
+// redrawLocked replaces the previous frame with the current one.
+func (r *LiveReporter) redrawLocked() {
+	now := r.Now()
+	lines := []string{fmt.Sprintf("story-automator run %s · %d/%d stories done · elapsed %s",
+		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second))}
+	keys := make([]string, 0, len(r.running))
+	for k := range r.running {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s := r.running[k]
+		lines = append(lines, fmt.Sprintf("  %-10s %-9s %s · %s", k, s.step, s.detail, now.Sub(s.since).Round(time.Second)))
+	}
+	for _, l := range r.recent {
+		lines = append(lines, "  "+l)
+	}
+	var b strings.Builder
+	if r.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA", r.drawn)
+	}
+	for _, l := range lines {
+		b.WriteString("\r\x1b[2K" + cut(l, r.Width) + "\n")
+	}
+	b.WriteString("\x1b[J")
+	r.drawn = len(lines)
+	io.WriteString(r.W, b.String())
+}
+
+// cut shortens a line to width runes.
+func cut(s string, width int) string {
+	if width <= 0 {
+		width = 100
+	}
+	rs := []rune(s)
+	if len(rs) <= width {
+		return s
+	}
+	return string(rs[:width-1]) + "…"
+}

@@ -1,0 +1,154 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+)
+
+// Workflow steps, in the order a story goes through them; StepRetro runs
+// once at the end of an epic.
+const (
+	StepCreate   = "create"
+	StepDev      = "dev"
+	StepAutomate = "automate"
+	StepReview   = "review"
+	StepCommit   = "commit"
+	StepRetro    = "retro"
+)
+
+// StorySteps are the steps of one story, in order.
+func StorySteps() []string {
+	return []string{StepCreate, StepDev, StepAutomate, StepReview, StepCommit}
+}
+
+// Final states a step attempt ends in: the monitor's (SPEC §5) plus
+// interrupted, for an attempt the orchestrator itself abandoned (SIGINT,
+// SIGKILL) which never counts against a step's retries.
+const (
+	FinalCompleted   = "completed"
+	FinalIncomplete  = "incomplete"
+	FinalCrashed     = "crashed"
+	FinalStuck       = "stuck"
+	FinalNotFound    = "not_found"
+	FinalTimeout     = "timeout"
+	FinalInterrupted = "interrupted"
+	// FinalError is an attempt that could not even start (spawn failed).
+	FinalError = "error"
+)
+
+// Agent roles: an attempt runs the primary agent or the fallback agent.
+const (
+	RolePrimary  = "primary"
+	RoleFallback = "fallback"
+)
+
+// StoryInfo is what the project's BMAD files say about one story.
+type StoryInfo struct {
+	// Key is the canonical hyphen form, "1-2".
+	Key string `json:"key"`
+	// Dotted is the form people write, "1.2".
+	Dotted string `json:"dotted"`
+	Epic   string `json:"epic"`
+	Title  string `json:"title,omitempty"`
+	// Status is the sprint-status value ("" when the story has no entry).
+	Status string `json:"status,omitempty"`
+	// HasFile reports whether the story's story file exists.
+	HasFile bool `json:"hasFile,omitempty"`
+	// DependsOn holds the canonical keys of the stories this one needs done first.
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+// Project is the view of the BMAD files a run needs.
+type Project interface {
+	// Select returns the stories a run over (epic, spec) works on, in key order.
+	Select(epic, spec string) ([]StoryInfo, error)
+	// Story re-reads one story by canonical key.
+	Story(key string) (StoryInfo, error)
+	// EpicStories lists every story of an epic.
+	EpicStories(epic string) ([]StoryInfo, error)
+	// RetroDone reports whether the epic's retrospective is already done.
+	RetroDone(epic string) (bool, error)
+	// MarkStoryDone records the story as done in sprint-status.yaml and its story file.
+	MarkStoryDone(key string) error
+}
+
+// StepRequest is one attempt at one step of one story (or of an epic, for retro).
+type StepRequest struct {
+	RunID string
+	// Story is the story's canonical key; for retro it is the epic id.
+	Story string
+	Epic  string
+	Step  string
+	Agent string
+	Role  string
+	// Attempt counts every attempt of this step in the run, from 1.
+	Attempt int
+	// Cycle is the review round (review only, from 1), else 0.
+	Cycle   int
+	Timeout time.Duration
+	// Started is called with the child session's name as soon as it exists,
+	// so the state document can name it while the step runs.
+	Started func(session, outputFile string)
+}
+
+// StepResult is how an attempt ended, as the monitor saw it.
+type StepResult struct {
+	FinalState string
+	Reason     string
+	Session    string
+	OutputFile string
+	Verifier   string
+	Detail     string
+	// AgentTime is how long the child session ran.
+	AgentTime time.Duration
+}
+
+// StepRunner runs one attempt of one step in a child session and waits for
+// its final state. When ctx ends it stops the child and returns ctx's error.
+type StepRunner interface {
+	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
+}
+
+// CommitRequest asks for one story's commit.
+type CommitRequest struct {
+	RunID string
+	Story StoryInfo
+}
+
+// Committer records a story's work in version control.
+type Committer interface {
+	// Find returns the commit an earlier attempt of this run already made for
+	// the story, so a resumed run never commits a story twice.
+	Find(ctx context.Context, req CommitRequest) (sha string, found bool, err error)
+	// Commit commits the project's changes (never story-automator's state) as
+	// the story's one commit and returns its id.
+	Commit(ctx context.Context, req CommitRequest) (sha string, err error)
+}
+
+// Clock is the time source of a run: retry backoff sleeps on it.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d or until ctx ends, returning ctx's error in that case.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now is time.Now.
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// Sleep waits on a timer or ctx.
+func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"fmt"
+	"time"
+)
+
+// StepPolicy is how the run loop treats one step.
+type StepPolicy struct {
+	Enabled bool
+	// Agent and FallbackAgent override the run's agents for this step; "" keeps them.
+	Agent, FallbackAgent string
+	Timeout              time.Duration
+	// Retries is how many further attempts follow a crashed or unverified one.
+	Retries int
+	// Backoff is the wait before the first retry; it doubles on each further retry.
+	Backoff time.Duration
+	// Optional steps never block a story: exhausting them is recorded and the story goes on.
+	Optional bool
+}
+
+// Policy is the run loop's workflow policy.
+type Policy struct {
+	Steps map[string]StepPolicy
+	// MaxCycles bounds the review rounds of one story before the run escalates.
+	MaxCycles int
+	// MaxBackoff caps the doubled retry wait.
+	MaxBackoff time.Duration
+}
+
+// Defaults of the run loop (SPEC §8, issue 4).
+const (
+	DefaultMaxCycles    = 5
+	DefaultCrashRetries = 2
+	DefaultMaxBackoff   = 5 * time.Minute
+)
+
+// DefaultPolicy enables every step with two retries; automate and retro are optional.
+func DefaultPolicy() Policy {
+	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: DefaultMaxCycles, MaxBackoff: DefaultMaxBackoff}
+	for _, s := range append(StorySteps(), StepRetro) {
+		p.Steps[s] = StepPolicy{Enabled: true, Retries: DefaultCrashRetries, Backoff: 10 * time.Second, Timeout: time.Hour}
+	}
+	for _, s := range []string{StepAutomate, StepRetro} {
+		sp := p.Steps[s]
+		sp.Optional = true
+		p.Steps[s] = sp
+	}
+	return p
+}
+
+// Step returns a step's policy; unknown steps are disabled.
+func (p Policy) Step(name string) StepPolicy {
+	return p.Steps[name]
+}
+
+// Validate reports a policy the loop cannot run.
+func (p Policy) Validate() error {
+	if p.MaxCycles < 1 {
+		return fmt.Errorf("maxCycles must be at least 1, got %d", p.MaxCycles)
+	}
+	for name, s := range p.Steps {
+		if s.Retries < 0 || s.Backoff < 0 {
+			return fmt.Errorf("step %s: retries and backoff must not be negative", name)
+		}
+	}
+	return nil
+}
+
+// backoff is the wait before a retry that follows failures failed attempts.
+func (p Policy) backoff(s StepPolicy, failures int) time.Duration {
+	if failures <= 0 || s.Backoff <= 0 {
+		return 0
+	}
+	d := s.Backoff
+	for i := 1; i < failures; i++ {
+		d *= 2
+		if p.MaxBackoff > 0 && d >= p.MaxBackoff {
+			return p.MaxBackoff
+		}
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		return p.MaxBackoff
+	}
+	return d
+}

@@ -1,0 +1,129 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Event kinds a run reports as it goes.
+const (
+	EventRunStarted   = "run_started"
+	EventStepStarted  = "step_started"
+	EventStepFinished = "step_finished"
+	EventStepVerified = "step_verified"
+	EventStepSkipped  = "step_skipped"
+	EventStepFailed   = "step_failed_optional"
+	EventBackoff      = "backoff"
+	EventUnitDone     = "unit_done"
+	EventEscalated    = "escalated"
+)
+
+// Event is one thing that happened in a run.
+type Event struct {
+	At         time.Time `json:"-"`
+	Kind       string    `json:"event"`
+	Unit       string    `json:"unit,omitempty"`
+	Step       string    `json:"step,omitempty"`
+	Attempt    int       `json:"attempt,omitempty"`
+	Cycle      int       `json:"cycle,omitempty"`
+	Agent      string    `json:"agent,omitempty"`
+	Role       string    `json:"role,omitempty"`
+	FinalState string    `json:"finalState,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Session    string    `json:"session,omitempty"`
+	Wait       string    `json:"wait,omitempty"`
+	Done       int       `json:"done,omitempty"`
+	Total      int       `json:"total,omitempty"`
+	Message    string    `json:"message,omitempty"`
+}
+
+// Reporter receives a run's events; implementations are safe for concurrent use.
+type Reporter interface {
+	Report(Event)
+}
+
+// DiscardReporter drops every event.
+type DiscardReporter struct{}
+
+// Report does nothing.
+func (DiscardReporter) Report(Event) {}
+
+// LineReporter prints one line of text per event: for logs, pipes and CI.
+type LineReporter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Report prints the event as a line.
+func (r *LineReporter) Report(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.W, "%s %s\n", ev.At.UTC().Format("15:04:05"), describeEvent(ev))
+}
+
+// JSONReporter prints one JSON object per event, with its time in "at".
+type JSONReporter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Report prints the event as a JSON line.
+func (r *JSONReporter) Report(ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	type line struct {
+		At string `json:"at"`
+		Event
+	}
+	data, err := json.Marshal(line{At: ev.At.UTC().Format(time.RFC3339Nano), Event: ev})
+	if err != nil {
+		return
+	}
+	r.W.Write(append(data, '\n'))
+}
+
+// describeEvent is the human sentence for an event.
+func describeEvent(ev Event) string {
+	where := ev.Unit
+	if ev.Step != "" {
+		where += " " + ev.Step
+	}
+	switch ev.Kind {
+	case EventRunStarted:
+		return fmt.Sprintf("run %s started: %d of %d stories done", ev.Message, ev.Done, ev.Total)
+	case EventStepStarted:
+		if ev.Attempt == 0 {
+			return where + " started"
+		}
+		return fmt.Sprintf("%s attempt %d%s started (%s, %s)", where, ev.Attempt, cycleText(ev.Cycle), ev.Agent, ev.Role)
+	case EventStepFinished:
+		s := fmt.Sprintf("%s attempt %d%s: %s", where, ev.Attempt, cycleText(ev.Cycle), ev.FinalState)
+		if ev.Reason != "" {
+			s += " (" + ev.Reason + ")"
+		}
+		return s
+	case EventStepVerified:
+		return where + " verified"
+	case EventStepSkipped:
+		return where + " skipped: " + ev.Reason
+	case EventStepFailed:
+		return where + " gave up (optional, the story goes on): " + ev.Reason
+	case EventBackoff:
+		return where + " retrying in " + ev.Wait
+	case EventUnitDone:
+		return fmt.Sprintf("%s done (%d of %d stories)", where, ev.Done, ev.Total)
+	case EventEscalated:
+		return "ESCALATED " + ev.Reason + " — " + ev.Message
+	}
+	return where + " " + ev.Kind
+}
+
+func cycleText(c int) string {
+	if c == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (review cycle %d)", c)
+}

@@ -1,0 +1,211 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// Options configure one `run` invocation.
+type Options struct {
+	ProjectRoot string
+	Epic        string
+	Stories     string
+	// Agent, FallbackAgent and Parallel override a resumed run's own when set.
+	Agent         string
+	FallbackAgent string
+	Parallel      int
+	Resume        bool
+	DryRun        bool
+	// Pid is this long-lived process, recorded as the marker's ownerPid.
+	Pid    int
+	Getenv func(string) string
+	Policy Policy
+}
+
+// Deps are a run's collaborators.
+type Deps struct {
+	Project Project
+	Steps   StepRunner
+	Repo    Repo
+	Clock   Clock
+	Report  Reporter
+	Log     zerolog.Logger
+}
+
+// Result is what a run did.
+type Result struct {
+	Outcome    Outcome
+	State      *State
+	StatePath  string
+	MarkerPath string
+	DryRun     bool
+}
+
+// Run plans or resumes a run, holds the run lock and the marker for its
+// whole life, and drives it with an Engine. A run that does not end done
+// returns its Result together with ErrEscalated, ErrInterrupted or
+// ErrPausedByHand, its marker paused.
+func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
+	if err := o.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	store := marker.NewStore(o.ProjectRoot, o.Getenv)
+	if o.DryRun {
+		st, path, err := loadOrPlan(store, o, d)
+		if err != nil {
+			return nil, err
+		}
+		return &Result{State: st, StatePath: path, MarkerPath: store.Path, DryRun: true}, nil
+	}
+	lock, err := AcquireRunLock(o.ProjectRoot)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	if !o.Resume {
+		if err := refuseExistingMarker(store); err != nil {
+			return nil, err
+		}
+	}
+	st, path, err := loadOrPlan(store, o, d)
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
+		return nil, err
+	}
+	if err := claimMarker(ctx, store, st, o, d.Clock); err != nil {
+		return nil, err
+	}
+	if err := SaveState(path, st); err != nil {
+		return nil, err
+	}
+	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: o.Policy,
+		Report: d.Report, Log: d.Log, Save: func(s *State) error { return SaveState(path, s) }}
+	out, runErr := eng.Run(ctx, st)
+	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path}
+	if runErr != nil {
+		settleMarker(store, path, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)
+		return res, runErr
+	}
+	settleMarker(store, path, out, pauseText(st), d.Clock)
+	switch out {
+	case OutcomeEscalated:
+		return res, fmt.Errorf("%w: %s", ErrEscalated, st.Escalation.Reason)
+	case OutcomeInterrupted:
+		return res, fmt.Errorf("%w: %s", ErrInterrupted, st.PauseReason)
+	case OutcomePaused:
+		return res, ErrPausedByHand
+	}
+	return res, nil
+}
+
+// loadOrPlan returns the state to work on: the resumed run's, or a new plan
+// with its state document path.
+func loadOrPlan(store *marker.Store, o Options, d Deps) (*State, string, error) {
+	if o.Resume {
+		path, err := findResumable(store, o.ProjectRoot)
+		if err != nil {
+			return nil, "", err
+		}
+		st, err := LoadState(path)
+		if err != nil {
+			return nil, "", err
+		}
+		applyOverrides(st, o)
+		return st, path, nil
+	}
+	id := newRunID(d.Clock)
+	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
+	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Agent: o.Agent, FallbackAgent: o.FallbackAgent,
+		Parallel: max(o.Parallel, 1), MaxCycles: o.Policy.MaxCycles, StateFile: path, MarkerFile: store.Path,
+		OwnerSession: marker.OwnerFromEnv(o.Getenv)}
+	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
+	return st, path, err
+}
+
+func orAll(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "all"
+	}
+	return s
+}
+
+// applyOverrides lets a resumed run change its agents and parallelism.
+func applyOverrides(st *State, o Options) {
+	if o.Agent != "" {
+		st.Config.Agent = o.Agent
+	}
+	if o.FallbackAgent != "" {
+		st.Config.FallbackAgent = o.FallbackAgent
+	}
+	if o.Parallel > 0 {
+		st.Config.Parallel = o.Parallel
+	}
+	st.Config.MaxCycles = o.Policy.MaxCycles
+}
+
+func newRunID(c Clock) string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return "run-" + c.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// prepareRepo checks git and, for a new run, refuses uncommitted changes:
+// they would end up in the first story's commit.
+func prepareRepo(ctx context.Context, r Repo, checkClean bool) error {
+	if err := r.Prepare(ctx); err != nil {
+		return err
+	}
+	if !checkClean {
+		return nil
+	}
+	dirty, err := r.Dirty(ctx)
+	if err != nil {
+		return err
+	}
+	if len(dirty) > 0 {
+		shown := dirty[:min(len(dirty), 5)]
+		return fmt.Errorf("%w (%s%s): commit or stash them first, so every story's commit holds only its own work",
+			ErrDirtyWorktree, strings.Join(shown, ", "), more(len(dirty)-len(shown)))
+	}
+	return nil
+}
+
+func more(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d more", n)
+}
+
+// refuseExistingMarker keeps a new run from replacing another run's marker.
+func refuseExistingMarker(store *marker.Store) error {
+	m, err := store.Read()
+	if errors.Is(err, marker.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read marker %s: %w", store.Path, err)
+	}
+	if m.Active() && m.OwnerPid > 0 && processAlive(m.OwnerPid) {
+		return fmt.Errorf("%w (marker %s, orchestrator pid %d)", ErrRunActive, store.Path, m.OwnerPid)
+	}
+	if m.Active() && m.OwnerPid == 0 {
+		return fmt.Errorf("%w (marker %s, driven by an agent session %q)", ErrRunActive, store.Path, m.OwnerSession)
+	}
+	if m.StateFile != "" {
+		return fmt.Errorf("%w (state %s): continue it with `story-automator run --resume`, or drop it with `story-automator marker remove`",
+			ErrRunPaused, m.StateFile)
+	}
+	return fmt.Errorf("%w (marker %s): remove it with `story-automator marker remove` first", ErrRunPaused, store.Path)
+}

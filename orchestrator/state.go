@@ -1,0 +1,215 @@
+package orchestrator
+
+import (
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// StateVersion is the schema version of the machine-readable state.
+const StateVersion = 1
+
+// Run statuses.
+const (
+	RunRunning = "running"
+	RunPaused  = "paused"
+	RunDone    = "done"
+)
+
+// Unit kinds: a story, or the retrospective at an epic's end.
+const (
+	KindStory = "story"
+	KindRetro = "retro"
+)
+
+// Unit and step statuses.
+const (
+	StatusPending   = "pending"
+	StatusRunning   = "running"
+	StatusDone      = "done"      // units
+	StatusVerified  = "verified"  // steps
+	StatusSkipped   = "skipped"   // steps the project did not need
+	StatusFailed    = "failed"    // optional steps that ran out of attempts
+	StatusEscalated = "escalated" // the step (and its unit) that paused the run
+)
+
+// State is a run's whole record: what `run --resume` continues from and what
+// the markdown state document shows.
+type State struct {
+	Version     int         `json:"version"`
+	RunID       string      `json:"runId"`
+	Status      string      `json:"status"`
+	ProjectRoot string      `json:"projectRoot"`
+	StartedAt   string      `json:"startedAt"`
+	UpdatedAt   string      `json:"updatedAt"`
+	FinishedAt  string      `json:"finishedAt,omitempty"`
+	PauseReason string      `json:"pauseReason,omitempty"`
+	Config      RunConfig   `json:"config"`
+	Units       []*Unit     `json:"units"`
+	Escalation  *Escalation `json:"escalation,omitempty"`
+	Log         []LogEntry  `json:"log"`
+}
+
+// RunConfig is the configuration a run started with.
+type RunConfig struct {
+	Epic          string `json:"epic,omitempty"`
+	Stories       string `json:"stories"`
+	Agent         string `json:"agent"`
+	FallbackAgent string `json:"fallbackAgent,omitempty"`
+	Parallel      int    `json:"parallel"`
+	MaxCycles     int    `json:"maxCycles"`
+	StateFile     string `json:"stateFile"`
+	MarkerFile    string `json:"markerFile"`
+	OwnerSession  string `json:"ownerSession,omitempty"`
+}
+
+// Unit is one story of the run, or one epic's retrospective.
+type Unit struct {
+	Key       string       `json:"key"`
+	Kind      string       `json:"kind"`
+	Epic      string       `json:"epic"`
+	Dotted    string       `json:"dotted"`
+	Title     string       `json:"title,omitempty"`
+	DependsOn []string     `json:"dependsOn,omitempty"`
+	Status    string       `json:"status"`
+	Commit    string       `json:"commit,omitempty"`
+	Steps     []*StepState `json:"steps"`
+}
+
+// StepState is where one step of a unit stands.
+type StepState struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Note   string `json:"note,omitempty"`
+	// BudgetFrom is the index of the first attempt counted against the step's
+	// retries and review cycles; resuming an escalated step starts a new budget.
+	BudgetFrom int       `json:"budgetFrom,omitempty"`
+	Attempts   []Attempt `json:"attempts,omitempty"`
+	VerifiedAt string    `json:"verifiedAt,omitempty"`
+}
+
+// Attempt is one child session that ran a step.
+type Attempt struct {
+	N          int    `json:"n"`
+	Cycle      int    `json:"cycle,omitempty"`
+	Agent      string `json:"agent"`
+	Role       string `json:"role"`
+	Session    string `json:"session,omitempty"`
+	OutputFile string `json:"outputFile,omitempty"`
+	FinalState string `json:"finalState,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	Verifier   string `json:"verifier,omitempty"`
+	StartedAt  string `json:"startedAt"`
+	EndedAt    string `json:"endedAt,omitempty"`
+	// WallMs is the attempt's whole time; AgentMs the child session's share.
+	WallMs  int64 `json:"wallMs,omitempty"`
+	AgentMs int64 `json:"agentMs,omitempty"`
+}
+
+// Escalation is why a run paused and what the human should do about it.
+type Escalation struct {
+	At     string `json:"at"`
+	Unit   string `json:"unit"`
+	Step   string `json:"step"`
+	Reason string `json:"reason"`
+	Action string `json:"action"`
+}
+
+// LogEntry is one line of the action log.
+type LogEntry struct {
+	At      string `json:"at"`
+	Unit    string `json:"unit,omitempty"`
+	Step    string `json:"step,omitempty"`
+	Message string `json:"message"`
+}
+
+// Unit returns the unit with key, or nil.
+func (s *State) Unit(key string) *Unit {
+	for _, u := range s.Units {
+		if u.Key == key {
+			return u
+		}
+	}
+	return nil
+}
+
+// StoriesRemaining counts story units not yet done.
+func (s *State) StoriesRemaining() int {
+	n := 0
+	for _, u := range s.Units {
+		if u.Kind == KindStory && u.Status != StatusDone {
+			n++
+		}
+	}
+	return n
+}
+
+// StoryCounts returns how many story units are done, of how many.
+func (s *State) StoryCounts() (done, total int) {
+	for _, u := range s.Units {
+		if u.Kind == KindStory {
+			total++
+			if u.Status == StatusDone {
+				done++
+			}
+		}
+	}
+	return done, total
+}
+
+// addLog appends an action-log line.
+func (s *State) addLog(now time.Time, unit, step, msg string) {
+	s.Log = append(s.Log, LogEntry{At: marker.Timestamp(now), Unit: unit, Step: step, Message: msg})
+}
+
+// Step returns the unit's step by name, or nil.
+func (u *Unit) Step(name string) *StepState {
+	for _, st := range u.Steps {
+		if st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// CurrentStep is the first step not yet finished, or "".
+func (u *Unit) CurrentStep() *StepState {
+	for _, st := range u.Steps {
+		if !st.finished() {
+			return st
+		}
+	}
+	return nil
+}
+
+// finished reports whether the step needs no more work.
+func (st *StepState) finished() bool {
+	switch st.Status {
+	case StatusVerified, StatusSkipped, StatusFailed:
+		return true
+	}
+	return false
+}
+
+// counted returns the attempts since BudgetFrom that count against the
+// budget: every one except those the orchestrator itself abandoned.
+func (st *StepState) counted() []Attempt {
+	from := min(st.BudgetFrom, len(st.Attempts))
+	var out []Attempt
+	for _, a := range st.Attempts[from:] {
+		if a.FinalState != FinalInterrupted && a.FinalState != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// lastFinished is the most recent attempt that ended on its own, or nil.
+func (st *StepState) lastFinished() *Attempt {
+	for i := len(st.Attempts) - 1; i >= 0; i-- {
+		if a := &st.Attempts[i]; a.FinalState != FinalInterrupted && a.FinalState != "" {
+			return a
+		}
+	}
+	return nil
+}

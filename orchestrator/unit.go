@@ -1,0 +1,253 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// stepEnd is how driving one step ended.
+type stepEnd int
+
+const (
+	stepOK stepEnd = iota
+	stepEscalated
+	stepInterrupted
+	stepHalted
+)
+
+// driveUnit runs a unit's unfinished steps in order and reports how it ended.
+func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
+	for _, st := range u.Steps {
+		if st.finished() {
+			continue
+		}
+		if ctx.Err() != nil {
+			return unitInterrupted
+		}
+		if e.halting.Load() {
+			return unitHalted
+		}
+		var end stepEnd
+		switch st.Name {
+		case StepCreate:
+			end = e.createStep(ctx, u, st)
+		case StepCommit:
+			end = e.commitStep(ctx, u, st)
+		default:
+			end = e.agentStep(ctx, u, st)
+		}
+		switch end {
+		case stepEscalated:
+			return unitEscalated
+		case stepInterrupted:
+			return unitInterrupted
+		case stepHalted:
+			return unitHalted
+		}
+	}
+	e.unitFinished(ctx, u)
+	return unitDone
+}
+
+// createStep skips create when the story file already exists (written by
+// hand, or by an attempt whose verification the orchestrator did not live to see).
+func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
+	info, err := e.Project.Story(u.Key)
+	if err == nil && info.HasFile {
+		e.skip(u, st, "the story file exists")
+		return stepOK
+	}
+	return e.agentStep(ctx, u, st)
+}
+
+// agentStep runs attempts until one is verified or the budget is spent.
+func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
+	sp := e.Policy.Step(st.Name)
+	agents := agentsFor(sp, e.state.Config)
+	for {
+		mv := nextMove(st, sp, e.Policy, agents)
+		if mv.Exhausted {
+			return e.exhausted(u, st, sp, mv.Reason)
+		}
+		if mv.Backoff > 0 {
+			e.emit(Event{Kind: EventBackoff, Unit: u.Dotted, Step: st.Name, Wait: mv.Backoff.String()})
+			if e.Clock.Sleep(ctx, mv.Backoff) != nil {
+				return stepInterrupted
+			}
+		}
+		if e.halting.Load() {
+			return stepHalted
+		}
+		switch e.attempt(ctx, u, st, sp, mv) {
+		case FinalInterrupted:
+			return stepInterrupted
+		case FinalCompleted:
+			e.verified(ctx, u, st, "")
+			return stepOK
+		}
+	}
+}
+
+// attempt runs one child session for the step and records it before and after.
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) string {
+	start := e.Clock.Now()
+	var idx int
+	e.update(func(s *State) {
+		st.Status = StatusRunning
+		st.Attempts = append(st.Attempts, Attempt{N: len(st.Attempts) + 1, Cycle: mv.Cycle, Agent: mv.Agent,
+			Role: mv.Role, StartedAt: marker.Timestamp(start)})
+		idx = len(st.Attempts) - 1
+	})
+	a := st.Attempts[idx]
+	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
+		Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout,
+		Started: func(session, output string) {
+			e.update(func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
+		}}
+	if u.Kind == KindRetro {
+		req.Story = u.Epic
+	}
+	res, err := e.Steps.RunStep(ctx, req)
+	final, reason := res.FinalState, res.Reason
+	switch {
+	case ctx.Err() != nil:
+		final, reason = FinalInterrupted, "the run was interrupted"
+	case err != nil:
+		final, reason = FinalError, err.Error()
+	case final == "":
+		final = FinalError
+	}
+	end := e.Clock.Now()
+	e.update(func(s *State) {
+		at := &st.Attempts[idx]
+		at.FinalState, at.Reason, at.Verifier = final, reason, res.Verifier
+		if res.Session != "" {
+			at.Session, at.OutputFile = res.Session, res.OutputFile
+		}
+		at.EndedAt = marker.Timestamp(end)
+		at.WallMs, at.AgentMs = end.Sub(start).Milliseconds(), res.AgentTime.Milliseconds()
+		s.addLog(end, u.Dotted, st.Name, describeAttempt(*at))
+	})
+	e.emit(Event{Kind: EventStepFinished, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent,
+		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session})
+	return final
+}
+
+// verified records a verified step and bumps the marker's heartbeat.
+func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note string) {
+	now := e.Clock.Now()
+	e.update(func(s *State) {
+		st.Status, st.VerifiedAt = StatusVerified, marker.Timestamp(now)
+		if note != "" {
+			st.Note = note
+		}
+		s.addLog(now, u.Dotted, st.Name, "verified")
+	})
+	e.emit(Event{Kind: EventStepVerified, Unit: u.Dotted, Step: st.Name})
+	e.heartbeat(ctx, u.Dotted, st.Name, -1)
+}
+
+// skip records a step the story does not need.
+func (e *Engine) skip(u *Unit, st *StepState, why string) {
+	now := e.Clock.Now()
+	e.update(func(s *State) {
+		st.Status, st.Note = StatusSkipped, why
+		s.addLog(now, u.Dotted, st.Name, "skipped: "+why)
+	})
+	e.emit(Event{Kind: EventStepSkipped, Unit: u.Dotted, Step: st.Name, Reason: why})
+}
+
+// exhausted gives up on a step: an optional one is recorded as failed and the
+// unit goes on; any other escalates and pauses the run.
+func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string) stepEnd {
+	now := e.Clock.Now()
+	if sp.Optional {
+		e.update(func(s *State) {
+			st.Status, st.Note = StatusFailed, reason
+			s.addLog(now, u.Dotted, st.Name, "optional step gave up, the story goes on: "+reason)
+		})
+		e.emit(Event{Kind: EventStepFailed, Unit: u.Dotted, Step: st.Name, Reason: reason})
+		return stepOK
+	}
+	e.escalate(u, st, reason)
+	return stepEscalated
+}
+
+// escalate pauses the run on a step: it records why and what to do, and
+// stops every other unit after its current step.
+func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
+	now := e.Clock.Now()
+	var esc Escalation
+	e.update(func(s *State) {
+		st.Status, st.Note, u.Status = StatusEscalated, reason, StatusEscalated
+		esc = Escalation{At: marker.Timestamp(now), Unit: u.Dotted, Step: st.Name,
+			Reason: fmt.Sprintf("%s %s of %s: %s", st.Name, kindWord(u), u.Dotted, reason),
+			Action: escalationAction(u, st)}
+		if s.Escalation == nil {
+			s.Escalation = &esc
+		}
+		s.addLog(now, u.Dotted, st.Name, "escalated: "+reason)
+	})
+	e.halting.Store(true)
+	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+}
+
+func kindWord(u *Unit) string {
+	if u.Kind == KindRetro {
+		return "retrospective"
+	}
+	return "story"
+}
+
+// unitFinished records a unit as done; a story lowers storiesRemaining.
+func (e *Engine) unitFinished(ctx context.Context, u *Unit) {
+	now := e.Clock.Now()
+	remaining, done, total := 0, 0, 0
+	e.update(func(s *State) {
+		u.Status = StatusDone
+		remaining = s.StoriesRemaining()
+		done, total = s.StoryCounts()
+		s.addLog(now, u.Dotted, "", kindWord(u)+" done")
+	})
+	e.emit(Event{Kind: EventUnitDone, Unit: u.Dotted, Done: done, Total: total})
+	if u.Kind == KindStory {
+		e.heartbeat(ctx, u.Dotted, StepCommit, remaining)
+	}
+}
+
+// heartbeat records verified progress in the marker (SPEC §3): a new
+// heartbeat, where the run is, and, when remaining ≥ 0, storiesRemaining.
+// A marker paused by hand stops the run after its current steps.
+func (e *Engine) heartbeat(ctx context.Context, story, step string, remaining int) {
+	if e.Marker == nil {
+		return
+	}
+	now := e.Clock.Now()
+	m, err := e.Marker.Modify(ctx, func(m *marker.Marker) error {
+		m.Touch(now)
+		m.CurrentStory, m.CurrentStep = story, step
+		if remaining >= 0 {
+			m.StoriesRemaining = remaining
+		}
+		return nil
+	})
+	if err != nil {
+		e.Log.Warn().Err(err).Msg("heartbeat: cannot update the marker")
+		if errors.Is(err, marker.ErrNotFound) {
+			e.update(func(s *State) {
+				s.addLog(now, story, step, "the marker is gone; the Stop hook no longer guards this run")
+			})
+		}
+		return
+	}
+	if m.Status == marker.StatusPaused && !e.pausedByHand.Swap(true) {
+		e.halting.Store(true)
+		e.update(func(s *State) {
+			s.addLog(now, story, step, "the marker was paused by hand; stopping after the current steps")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FixPlanStatus counts the steps of a fix-plan checklist.
@@ -21,9 +22,11 @@ type FixPlanStatus struct {
 	Open      int
 }
 
+// The patterns compile on first use: every hook call starts a process, and
+// only fix_plan loops need them.
 var (
-	fixPlanItem     = regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`)
-	fixPlanAttempts = regexp.MustCompile(`(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`)
+	fixPlanItem     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`) })
+	fixPlanAttempts = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`) })
 )
 
 // ParseFixPlan reads a fix-plan checklist.
@@ -38,7 +41,7 @@ func ParseFixPlan(text string) FixPlanStatus {
 		if inFence {
 			continue
 		}
-		m := fixPlanItem.FindStringSubmatch(strings.TrimRight(line, "\r\n"))
+		m := fixPlanItem().FindStringSubmatch(strings.TrimRight(line, "\r\n"))
 		if m == nil {
 			continue
 		}
@@ -56,7 +59,7 @@ func ParseFixPlan(text string) FixPlanStatus {
 }
 
 func outOfAttempts(text string) bool {
-	m := fixPlanAttempts.FindStringSubmatch(text)
+	m := fixPlanAttempts().FindStringSubmatch(text)
 	if m == nil {
 		return false
 	}

@@ -1,8 +1,11 @@
 package monitor
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -114,7 +117,17 @@ func (w *wakeups) Close() {
 	}
 }
 
-// processGone reports whether pid no longer exists (EPERM means it does).
+// processGone reports whether pid has exited: it no longer exists, or it
+// is a zombie nobody has reaped yet (a runner whose tmux server exited
+// first is left to an init that may never reap it).
 func processGone(pid int) bool {
-	return unix.Kill(pid, 0) == unix.ESRCH
+	if unix.Kill(pid, 0) == unix.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }

@@ -1,0 +1,220 @@
+package monitor_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux/tmuxtest"
+)
+
+// The binary is built once, lazily, for the end-to-end tests of this package.
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binDir  string
+)
+
+func builtBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "sa-monitor-e2e-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "story-automator")
+		out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, "../cmd/story-automator").CombinedOutput()
+		if err != nil {
+			binErr = &buildError{string(out), err}
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("build: %v", binErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// project is a scratch project with its own private tmux server.
+type project struct {
+	t      *testing.T
+	bin    string
+	root   string
+	socket string
+	env    []string
+}
+
+func newProject(t *testing.T) *project {
+	t.Helper()
+	tmuxtest.Require(t)
+	p := &project{t: t, bin: builtBinary(t), root: t.TempDir(), socket: tmuxtest.Socket(t)}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "STORY_AUTOMATOR_") || strings.HasPrefix(k, "CLAUDE") || k == "CODEX_THREAD_ID" ||
+			k == "TMUX" || k == "TMUX_PANE" || k == "PROJECT_ROOT" {
+			continue
+		}
+		p.env = append(p.env, kv)
+	}
+	p.env = append(p.env, "PROJECT_ROOT="+p.root, "STORY_AUTOMATOR_TMUX_SOCKET="+p.socket)
+	// Runs before the server and the temp dir are cleaned up (cleanups run last-in first-out).
+	t.Cleanup(p.shutdown)
+	return p
+}
+
+func (p *project) stateDir() string { return filepath.Join(p.root, ".story-automator", "sessions") }
+
+func (p *project) command(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(p.bin, args...)
+	cmd.Env = append(append([]string(nil), p.env...), env...)
+	cmd.Dir = p.root
+	return cmd
+}
+
+func exitCodeOf(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// run executes the binary and decodes its one JSON object.
+func (p *project) run(env []string, args ...string) (map[string]any, int) {
+	p.t.Helper()
+	out, err := p.command(env, args...).Output()
+	var res map[string]any
+	if jerr := json.Unmarshal(out, &res); jerr != nil {
+		p.t.Fatalf("%v: stdout is not JSON: %q (%v)", args, out, err)
+	}
+	return res, exitCodeOf(err)
+}
+
+// spawnSim starts a sim child acting out the behaviour the env selects.
+func (p *project) spawnSim(env []string, extra ...string) string {
+	p.t.Helper()
+	args := append([]string{"session", "spawn", "--agent", "sim", "--step", "dev", "--story", "1.2"}, extra...)
+	res, code := p.run(env, args...)
+	name, _ := res["session"].(string)
+	if code != 0 || res["ok"] != true || name == "" {
+		p.t.Fatalf("spawn: %d %v", code, res)
+	}
+	return name
+}
+
+// monitor runs monitor-session to its end.
+func (p *project) monitor(name string, args ...string) (monitor.Result, int) {
+	p.t.Helper()
+	out, err := p.command(nil, append([]string{"monitor-session", name}, args...)...).Output()
+	return decodeResult(p.t, out), exitCodeOf(err)
+}
+
+func decodeResult(t *testing.T, out []byte) monitor.Result {
+	t.Helper()
+	var r monitor.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("monitor output is not JSON: %q", out)
+	}
+	return r
+}
+
+// startMonitor runs monitor-session in the background; wait collects it.
+func (p *project) startMonitor(name string, args ...string) func() (monitor.Result, int) {
+	p.t.Helper()
+	cmd := p.command(nil, append([]string{"monitor-session", name}, args...)...)
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	return func() (monitor.Result, int) {
+		err := cmd.Wait()
+		return decodeResult(p.t, []byte(out.String())), exitCodeOf(err)
+	}
+}
+
+// waitState polls the session's state file until cond holds (an external condition).
+func (p *project) waitState(name string, cond func(*marker.SessionState) bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := marker.ReadSession(p.stateDir(), name)
+		if err == nil && cond(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("session %s never reached the expected state (last %+v, %v)", name, st, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func agentRunning(st *marker.SessionState) bool {
+	return st.Lifecycle == marker.LifecycleStarted && st.AgentPid > 0
+}
+
+func wantResult(t *testing.T, r monitor.Result, code int, state monitor.FinalState, reason string) {
+	t.Helper()
+	if r.FinalState != state || r.Reason != reason || code != state.ExitCode() || !r.OK {
+		t.Fatalf("got %s/%s exit %d (%+v), want %s/%s exit %d", r.FinalState, r.Reason, code, r, state, reason, state.ExitCode())
+	}
+}
+
+// shutdown kills the server and waits for every runner to record its end,
+// so nothing writes into the project after the test removed it.
+func (p *project) shutdown() {
+	_ = newTmux(p.socket)()
+	states, _ := filepath.Glob(filepath.Join(p.stateDir(), "*.json"))
+	deadline := time.Now().Add(5 * time.Second)
+	for _, f := range states {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		for time.Now().Before(deadline) {
+			st, err := marker.ReadSession(p.stateDir(), name)
+			if err != nil || st.PanePid == 0 || exited(st.PanePid) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// exited reports whether pid is gone or a zombie (the test container's init may not reap).
+func exited(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := strings.LastIndexByte(string(b), ')')
+	return err != nil || (i >= 0 && i+2 < len(b) && b[i+2] == 'Z')
+}
+
+// newTmux returns a function that kills the project's whole tmux server.
+func newTmux(socket string) func() error {
+	return func() error { return exec.Command("tmux", "-L", socket, "kill-server").Run() }
+}

@@ -1,0 +1,184 @@
+package monitor_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+)
+
+func sim(behaviour string, more ...string) []string {
+	return append([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=" + behaviour}, more...)
+}
+
+func TestE2EFinishedAgentIsCompleted(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("finish", "STORY_AUTOMATOR_SIM_ARTIFACT="+filepath.Join(p.root, "done.txt")))
+	r, code := p.monitor(name, "--timeout", "30s", "--verify", "glob:done.txt")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalExit)
+	if r.ExitCode == nil || *r.ExitCode != 0 || !r.OutputVerified || r.Rechecks != 1 || r.Verifier.Name != "glob:done.txt" {
+		t.Fatalf("%+v", r)
+	}
+	if !strings.HasSuffix(r.OutputFile, name+".log") {
+		t.Fatalf("output file %q", r.OutputFile)
+	}
+	out, err := os.ReadFile(r.OutputFile)
+	if err != nil || !strings.Contains(string(out), "agent-sim: finished") {
+		t.Fatalf("output %q %v", out, err)
+	}
+}
+
+func TestE2EExitCodeThreeIsCrashed(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("fail", "STORY_AUTOMATOR_SIM_EXIT_CODE=3"))
+	r, code := p.monitor(name, "--timeout", "30s")
+	wantResult(t, r, code, monitor.Crashed, "exit_code_3")
+	if r.ExitCode == nil || *r.ExitCode != 3 {
+		t.Fatalf("exitCode %v", r.ExitCode)
+	}
+}
+
+func TestE2EDeathBySignalIsCrashed(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("signal", "STORY_AUTOMATOR_SIM_SIGNAL=KILL"))
+	r, code := p.monitor(name, "--timeout", "30s")
+	wantResult(t, r, code, monitor.Crashed, "signal_SIGKILL")
+}
+
+func TestE2ENeverStartedIsStuck(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("no-start"))
+	r, code := p.monitor(name, "--timeout", "30s", "--start-timeout", "1s")
+	wantResult(t, r, code, monitor.Stuck, monitor.ReasonNeverStarted)
+}
+
+func TestE2EHangingAgentTimesOut(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("hang"))
+	r, code := p.monitor(name, "--timeout", "1s")
+	wantResult(t, r, code, monitor.TimedOut, monitor.ReasonTimeout)
+	if r.ExitCode != nil {
+		t.Fatalf("a running agent has no exit code: %v", *r.ExitCode)
+	}
+}
+
+func TestE2EArtifactAfterTheFirstVerificationCompletesOnARecheck(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("late-artifact", "STORY_AUTOMATOR_SIM_ARTIFACT="+filepath.Join(p.root, "late.txt"),
+		"STORY_AUTOMATOR_SIM_DELAY=1500ms"))
+	r, code := p.monitor(name, "--timeout", "30s", "--verify", "glob:late.txt", "--completion-rechecks", "20", "--recheck-grace", "250ms")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalExit)
+	if r.Rechecks < 2 || !r.OutputVerified {
+		t.Fatalf("completed without a recheck: %+v", r)
+	}
+}
+
+func TestE2EMissingArtifactIsIncompleteAfterExactlyNVerifications(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("finish"))
+	r, code := p.monitor(name, "--timeout", "30s", "--completion-rechecks", "4", "--recheck-grace", "100ms",
+		"--verify", "cmd:echo attempt >> verifications.log; test -f never.txt")
+	wantResult(t, r, code, monitor.Incomplete, monitor.ReasonNotVerified)
+	log, err := os.ReadFile(filepath.Join(p.root, "verifications.log"))
+	if err != nil || strings.Count(string(log), "attempt") != 4 || r.Rechecks != 4 || r.Verifier.Attempts != 4 {
+		t.Fatalf("verifications: %q %v, result %+v", log, err, r)
+	}
+}
+
+func TestE2EInvalidVerifierContractIsIncompleteAfterOne(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("hang"))
+	for _, spec := range []string{"bogus:thing", "glob:[", "cmd:"} {
+		r, code := p.monitor(name, "--timeout", "30s", "--verify", spec)
+		wantResult(t, r, code, monitor.Incomplete, monitor.ReasonContract)
+		if r.Rechecks != 1 || r.Verifier.Detail == "" {
+			t.Fatalf("%s: %+v", spec, r)
+		}
+	}
+}
+
+func TestE2ESessionKilledFromOutsideIsNotFound(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("hang"))
+	p.waitState(name, agentRunning)
+	wait := p.startMonitor(name, "--timeout", "30s")
+	if res, code := p.run(nil, "session", "kill", name); code != 0 || res["killed"] != true {
+		t.Fatalf("kill: %d %v", code, res)
+	}
+	r, code := wait()
+	wantResult(t, r, code, monitor.NotFound, monitor.ReasonSessionGone)
+}
+
+func TestE2ETmuxServerKilledMidWaitEndsWithAFinalState(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("hang"))
+	p.waitState(name, agentRunning)
+	wait := p.startMonitor(name, "--timeout", "60s")
+	kill := newTmux(p.socket)
+	if err := kill(); err != nil {
+		t.Fatal(err)
+	}
+	r, code := wait()
+	// not_found, not timeout: the monitor noticed, it did not wait out its minute.
+	wantResult(t, r, code, monitor.NotFound, monitor.ReasonSessionGone)
+}
+
+func TestE2EReturnAfterSaysRunning(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("hang"))
+	r, code := p.monitor(name, "--timeout", "30s", "--return-after", "500ms")
+	wantResult(t, r, code, monitor.Running, monitor.ReasonReturnAfter)
+}
+
+func TestE2EClaudeScreenCompletesViaHeuristics(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("claude-screen", "STORY_AUTOMATOR_SIM_DELAY=300ms"))
+	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "300ms")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalScreen)
+	if r.ExitCode != nil {
+		t.Fatal("the Claude-like agent is still running; no exit code expected")
+	}
+}
+
+func TestE2EChildStopHookStampCompletesWithoutScreenHeuristics(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("stop-hook"))
+	// A debounce of an hour rules the screen heuristic out.
+	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalStopHook)
+	st, err := marker.ReadSession(p.stateDir(), name)
+	if err != nil || st.Completion == nil || st.Completion.Turns != 1 || st.Completion.Excerpt == "" {
+		t.Fatalf("stamp %+v %v", st, err)
+	}
+}
+
+func TestE2EExplicitDoneLineCompletes(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("done-line"))
+	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalDoneLine)
+}
+
+func TestE2EUnknownSessionIsNotFound(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	r, code := p.monitor("sa-nothing-here", "--timeout", "30s")
+	wantResult(t, r, code, monitor.NotFound, monitor.ReasonNoSuchSession)
+}

@@ -30,11 +30,16 @@ func newLoopE2E(t *testing.T) *loopE2E {
 func (p *loopE2E) git(args ...string) {
 	p.t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", p.root}, args...)...)
-	cmd.Env = cleanEnv("GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = gitTestEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		p.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+}
+
+// gitTestEnv lets git commit in a test without the user's configuration.
+func gitTestEnv() []string {
+	return cleanEnv("GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 }
 
 func (p *loopE2E) commit(name, text string) {

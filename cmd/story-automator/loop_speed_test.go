@@ -21,8 +21,7 @@ func loopBenchProject(b *testing.B, startArgs ...string) string {
 			os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644)
 		}
 		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-		cmd.Env = cleanEnv("GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.com", "GIT_COMMITTER_NAME=b",
-			"GIT_COMMITTER_EMAIL=b@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		cmd.Env = gitTestEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("git %v: %v %s", args, err, out)
 		}

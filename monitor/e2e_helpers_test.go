@@ -2,13 +2,11 @@ package monitor_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -186,33 +184,8 @@ func wantResult(t *testing.T, r monitor.Result, code int, state monitor.FinalSta
 	}
 }
 
-// shutdown kills the server and waits for every runner to record its end,
-// so nothing writes into the project after the test removed it.
-func (p *project) shutdown() {
-	_ = newTmux(p.socket)()
-	states, _ := filepath.Glob(filepath.Join(p.stateDir(), "*.json"))
-	deadline := time.Now().Add(5 * time.Second)
-	for _, f := range states {
-		name := strings.TrimSuffix(filepath.Base(f), ".json")
-		for time.Now().Before(deadline) {
-			st, err := marker.ReadSession(p.stateDir(), name)
-			if err != nil || st.PanePid == 0 || exited(st.PanePid) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-// exited reports whether pid is gone or a zombie (the test container's init may not reap).
-func exited(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := strings.LastIndexByte(string(b), ')')
-	return err != nil || (i >= 0 && i+2 < len(b) && b[i+2] == 'Z')
-}
+// shutdown kills the server and waits for the runners to end.
+func (p *project) shutdown() { tmuxtest.Shutdown(p.socket, p.stateDir()) }
 
 // newTmux returns a function that kills the project's whole tmux server.
 func newTmux(socket string) func() error {

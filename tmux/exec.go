@@ -53,7 +53,8 @@ func (x SystemExecutor) Run(ctx context.Context, c Command) ([]byte, []byte, err
 	}
 	var stdout, stderr bytes.Buffer
 	if c.Terminal != nil {
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Terminal.In, c.Terminal.Out, c.Terminal.Err
+		// The user sees tmux's errors; a copy is kept to classify them.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Terminal.In, c.Terminal.Out, io.MultiWriter(c.Terminal.Err, &stderr)
 	} else {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, &stdout, &stderr
 	}

@@ -85,7 +85,7 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 		removeSessionFiles(r.StateDir, name)
 		return Session{}, err
 	}
-	pane, err := s.Tmux.NewSession(ctx, tmux.NewSessionSpec{Name: name, Width: s.width(), Height: s.height(),
+	pane, err := s.newSession(ctx, tmux.NewSessionSpec{Name: name, Width: s.width(), Height: s.height(),
 		Argv: []string{s.Exe, RunnerCommand, "--state-dir", r.StateDir, name}})
 	if err != nil {
 		removeSessionFiles(r.StateDir, name)
@@ -97,6 +97,24 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 		return nil
 	})
 	return sess, err
+}
+
+// newSession creates the tmux session, retrying when it met a server that
+// was exiting (its last session had just ended): nothing was created then.
+func (s *Spawner) newSession(ctx context.Context, spec tmux.NewSessionSpec) (string, error) {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		var pane string
+		if pane, err = s.Tmux.NewSession(ctx, spec); !errors.Is(err, tmux.ErrNoServer) {
+			return pane, err
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 25 * time.Millisecond):
+		}
+	}
+	return "", err
 }
 
 // freshName picks a name whose state file does not exist yet.

@@ -150,3 +150,20 @@ func TestSpawnRefusesUnknownAgentAndOldTmux(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestSpawnRetriesWhenTheServerWasExiting(t *testing.T) {
+	root := t.TempDir()
+	calls := 0
+	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult {
+		calls++
+		if calls == 1 {
+			return tmux.FakeResult{Stderr: "server exited unexpectedly", Exit: 1}
+		}
+		return tmux.FakeResult{Stdout: "%9"}
+	})
+	sp := &Spawner{Tmux: tc, Exe: "/x"}
+	sess, err := sp.Spawn(context.Background(), spawnRequest(root))
+	if err != nil || sess.PaneID != "%9" || calls != 2 {
+		t.Fatalf("%+v %v after %d calls", sess, err, calls)
+	}
+}

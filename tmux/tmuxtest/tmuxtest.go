@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -39,4 +44,36 @@ func Socket(t testing.TB) string {
 func Client(t testing.TB) *tmux.Client {
 	t.Helper()
 	return tmux.New(Socket(t))
+}
+
+// Shutdown kills the server and waits (up to 5s) until every runner
+// recorded in the session state files under stateDirs has exited, so no
+// runner writes into a test's temp dir after it is removed. Register it with
+// t.Cleanup after creating the temp dirs: cleanups run last-in first-out.
+func Shutdown(socket string, stateDirs ...string) {
+	_ = tmux.New(socket).KillServer(context.Background())
+	deadline := time.Now().Add(5 * time.Second)
+	for _, dir := range stateDirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".json")
+			for time.Now().Before(deadline) {
+				st, err := marker.ReadSession(dir, name)
+				if err != nil || st.PanePid == 0 || exited(st.PanePid) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+}
+
+// exited reports whether pid is gone or a zombie nobody reaps.
+func exited(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := strings.LastIndexByte(string(b), ')')
+	return err != nil || (i >= 0 && i+2 < len(b) && b[i+2] == 'Z')
 }

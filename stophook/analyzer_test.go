@@ -86,3 +86,16 @@ func BenchmarkAnalyzer(b *testing.B) {
 		})
 	}
 }
+
+// FuzzAnalyzeResponse: never panics; confidence stays within 0..100.
+func FuzzAnalyzeResponse(f *testing.F) {
+	f.Add("STATUS: COMPLETE\nEXIT_SIGNAL: true\n12 passed, 0 failed", 500)
+	f.Add("99999999999999999999 passed", 0)
+	f.Add("tests passed", -1)
+	f.Fuzz(func(t *testing.T, msg string, prev int) {
+		s := AnalyzeResponse(msg, prev)
+		if s.Confidence < 0 || s.Confidence > 100 {
+			t.Fatalf("confidence %d", s.Confidence)
+		}
+	})
+}

@@ -91,3 +91,20 @@ func TestLoopFileFormat(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseLoopFile: never panics; an accepted file has a prompt and a known activity.
+func FuzzParseLoopFile(f *testing.F) {
+	for _, name := range []string{"ralph-loop.local.md", "forge-loop.0320-1430-a3b2.local.md"} {
+		data, _ := os.ReadFile(filepath.Join("testdata", name))
+		f.Add(name, data)
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		l, err := ParseLoopFile(name, data)
+		if err != nil {
+			return
+		}
+		if l.Prompt == "" || (l.Active != "true" && l.Active != "false" && l.Active != "paused") || l.Iteration < 0 || l.MaxIterations < 0 {
+			t.Fatalf("accepted %+v", l)
+		}
+	})
+}

@@ -1,6 +1,9 @@
 package stophook
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestScanControl(t *testing.T) {
 	const promise = "ALL TESTS GREEN"
@@ -37,4 +40,27 @@ func TestScanControl(t *testing.T) {
 	if got := ScanControl("<promise></promise>", ""); got.Promise {
 		t.Error("an empty promise must never match")
 	}
+}
+
+// FuzzScanControl: never panics, and a control word that shares its line with
+// other text never counts.
+func FuzzScanControl(f *testing.F) {
+	f.Add("done\nSTORY_AUTOMATOR_COMPLETE\n", "DONE")
+	f.Add("<promise> DONE </promise>", "DONE")
+	f.Add("```\nFORGE_PAUSE\n```", "")
+	f.Fuzz(func(t *testing.T, msg, promise string) {
+		got := ScanControl(msg, promise)
+		if got.Complete != "" && !oneOf(got.Complete, completeLines) {
+			t.Fatalf("complete %q is not a control word", got.Complete)
+		}
+		if got.Promise && collapseSpace(promise) == "" {
+			t.Fatal("an empty promise matched")
+		}
+		if strings.Contains(msg, "\n") || strings.Contains(msg, "`") || strings.Contains(msg, "~") {
+			return
+		}
+		if line := strings.TrimSpace(msg); !oneOf(line, completeLines) && got.Complete != "" {
+			t.Fatalf("the one-line message %q completed the loop", msg)
+		}
+	})
 }

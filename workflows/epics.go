@@ -3,10 +3,10 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -33,13 +33,13 @@ type EpicStory struct {
 }
 
 var (
-	epicHeading  = regexp.MustCompile(`(?i)^#{1,3}\s+epic\s+([a-z0-9_][a-z0-9_-]*)\s*(?:[:.\-–—]\s*(.*?))?\s*$`)
-	storyHeading = regexp.MustCompile(`(?i)^(#{2,5})\s+story\s+([a-z0-9_][a-z0-9_-]*\.\d+)\s*(?:[:\-–—]\s*(.*?))?\s*$`)
+	epicHeading  = lazyre.New(`(?i)^#{1,3}\s+epic\s+([a-z0-9_][a-z0-9_-]*)\s*(?:[:.\-–—]\s*(.*?))?\s*$`)
+	storyHeading = lazyre.New(`(?i)^(#{2,5})\s+story\s+([a-z0-9_][a-z0-9_-]*\.\d+)\s*(?:[:\-–—]\s*(.*?))?\s*$`)
 	// dependencyLine accepts the spellings documented in the README:
 	// "Depends on:", "Dependencies:", "Dependency:", "Prerequisites:",
 	// "Prerequisite:", "Blocked by:", bold or not, bulleted or not.
-	dependencyLine = regexp.MustCompile(`(?i)^\s*(?:[-*]\s+)?\**\s*(?:depends\s+on|dependencies|dependency|prerequisites?|blocked\s+by)\s*\**\s*:\s*\**(.*)$`)
-	headingLevel   = regexp.MustCompile(`^(#{1,6})\s`)
+	dependencyLine = lazyre.New(`(?i)^\s*(?:[-*]\s+)?\**\s*(?:depends\s+on|dependencies|dependency|prerequisites?|blocked\s+by)\s*\**\s*:\s*\**(.*)$`)
+	headingLevel   = lazyre.New(`^(#{1,6})\s`)
 )
 
 // EpicFiles lists the files epics are read from, in reading order: in the
@@ -132,7 +132,7 @@ func ParseEpics(path, text string) []Epic {
 			fenced = !fenced
 		}
 		if !fenced {
-			if m := epicHeading.FindStringSubmatch(line); m != nil {
+			if m := epicHeading().FindStringSubmatch(line); m != nil {
 				flush()
 				// "## Epic List" is a section, not an epic: a named epic needs a title.
 				if id, err := ParseEpicID(m[1]); err == nil && (m[2] != "" || allDigits(id)) {
@@ -140,15 +140,15 @@ func ParseEpics(path, text string) []Epic {
 				}
 				continue
 			}
-			if m := storyHeading.FindStringSubmatch(line); m != nil {
+			if m := storyHeading().FindStringSubmatch(line); m != nil {
 				flush()
 				if k, err := ParseStoryKey(m[2]); err == nil {
 					cur, storyLevel = &EpicStory{Key: k, Title: m[3]}, len(m[1])
 				}
-			} else if h := headingLevel.FindStringSubmatch(line); h != nil && cur != nil && len(h[1]) <= storyLevel {
+			} else if h := headingLevel().FindStringSubmatch(line); h != nil && cur != nil && len(h[1]) <= storyLevel {
 				flush()
 			}
-			if m := dependencyLine.FindStringSubmatch(line); m != nil && cur != nil {
+			if m := dependencyLine().FindStringSubmatch(line); m != nil && cur != nil {
 				cur.DependsOn = appendRefs(cur.DependsOn, cur.Key, m[1])
 			}
 		}

@@ -3,10 +3,10 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -129,7 +129,7 @@ func readBMADConfig(root string) (*bmadConfig, error) {
 	return cfg, nil
 }
 
-var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
+var placeholder = lazyre.New(`\{[^{}]*\}`)
 
 // dir returns the first of keys that is set, expanded to an absolute path
 // inside the project; ok is false when none is set.
@@ -159,7 +159,7 @@ func (c *bmadConfig) dir(keys ...string) (string, bool, error) {
 // {output_folder}, and makes a relative result relative to the project root.
 func (c *bmadConfig) expand(key, s string, depth int) (string, error) {
 	var bad error
-	out := placeholder.ReplaceAllStringFunc(s, func(ph string) string {
+	out := placeholder().ReplaceAllStringFunc(s, func(ph string) string {
 		name := ph[1 : len(ph)-1]
 		if name == "project-root" {
 			return c.root

@@ -4,10 +4,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -175,4 +175,4 @@ func (p *Policy) check(pr *policyReader) {
 	}
 }
 
-var agentName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var agentName = lazyre.New(`^[a-z][a-z0-9_-]*$`)

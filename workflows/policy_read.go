@@ -191,7 +191,7 @@ func (r *policyReader) agent(n *yaml.Node, at string, dst *string) {
 	if !r.str(n, at, &a) {
 		return
 	}
-	if a != "" && !agentName.MatchString(a) {
+	if a != "" && !agentName().MatchString(a) {
 		r.fail(n, at, "agent %q must be a lower-case name such as claude, codex, gemini or sim", a)
 		return
 	}

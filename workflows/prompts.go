@@ -175,7 +175,7 @@ func (p *Project) ReviewNotes(key StoryKey) (string, error) {
 	var open []string
 	level := 0
 	for _, line := range strings.Split(string(data), "\n") {
-		if h := headingLevel.FindStringSubmatch(line); h != nil {
+		if h := headingLevel().FindStringSubmatch(line); h != nil {
 			switch {
 			case strings.Contains(strings.ToLower(line), "review follow-up"):
 				level = len(h[1])

@@ -3,7 +3,7 @@ package workflows
 import (
 	"bytes"
 	"fmt"
-	"regexp"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"strings"
 	"unicode/utf8"
 
@@ -24,7 +24,7 @@ const (
 // devStatusKey is the mapping that holds the statuses.
 const devStatusKey = "development_status"
 
-var statusWord = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+var statusWord = lazyre.New(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
 // StatusEntry is one `key: status` line of development_status.
 type StatusEntry struct {
@@ -166,7 +166,7 @@ func (s *SprintStatus) SetStory(k StoryKey, slug, status string) error {
 }
 
 func validStatus(status string) error {
-	if !statusWord.MatchString(status) {
+	if !statusWord().MatchString(status) {
 		return fmt.Errorf("%w %q: want a word such as backlog, ready-for-dev, in-progress, review, done", ErrInvalidStatus, status)
 	}
 	return nil

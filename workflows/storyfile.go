@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -16,11 +16,11 @@ import (
 
 // statusLine matches a story file's status line: "Status: review",
 // "**Status:** Done", "- Status: done" (case-insensitive).
-var statusLine = regexp.MustCompile(`(?i)^(\s*(?:[-*]\s+)?\**status\**\s*:\**[ \t]*)(.*?)([ \t\r]*)$`)
+var statusLine = lazyre.New(`(?i)^(\s*(?:[-*]\s+)?\**status\**\s*:\**[ \t]*)(.*?)([ \t\r]*)$`)
 
 // statusHeading matches the older "## Status" heading whose value is the next
 // non-empty line.
-var statusHeading = regexp.MustCompile(`(?i)^#{1,4}\s*status\s*$`)
+var statusHeading = lazyre.New(`(?i)^#{1,4}\s*status\s*$`)
 
 // StoryFiles returns every story file of k, sorted: the *.md files in the
 // artifacts directory (or its stories/ subdirectory) whose name is a story key
@@ -119,10 +119,10 @@ func findStatus(lines []string) (int, string) {
 		if fenced {
 			continue
 		}
-		if m := statusLine.FindStringSubmatch(l); m != nil && strings.TrimSpace(m[2]) != "" {
+		if m := statusLine().FindStringSubmatch(l); m != nil && strings.TrimSpace(m[2]) != "" {
 			return i, m[2]
 		}
-		if statusHeading.MatchString(l) {
+		if statusHeading().MatchString(l) {
 			for j := i + 1; j < len(lines); j++ {
 				if v := strings.TrimSpace(lines[j]); v != "" {
 					if strings.HasPrefix(v, "#") {
@@ -153,7 +153,7 @@ func SetStoryFileStatus(path, status string) error {
 	}
 	lines := strings.Split(string(data), "\n")
 	if i, _ := findStatus(lines); i >= 0 {
-		if m := statusLine.FindStringSubmatch(lines[i]); m != nil {
+		if m := statusLine().FindStringSubmatch(lines[i]); m != nil {
 			lines[i] = m[1] + status + m[3]
 		} else {
 			lead := lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]

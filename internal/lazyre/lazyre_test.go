@@ -1,0 +1,13 @@
+package lazyre
+
+import "testing"
+
+func TestNewCompilesOnceOnFirstUse(t *testing.T) {
+	re := New(`^a+$`)
+	if re() != re() {
+		t.Fatal("compiled twice")
+	}
+	if !re().MatchString("aaa") || re().MatchString("b") {
+		t.Fatal("wrong expression")
+	}
+}

@@ -13,13 +13,13 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 	sp := e.Policy.Step(StepCommit)
 	e.update(func(*State) { st.Status = StatusRunning })
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: StepCommit, Agent: "git"})
-	info, err := e.Project.Story(u.Key)
-	if err != nil {
-		info = StoryInfo{Key: u.Key, Dotted: u.Dotted, Epic: u.Epic, Title: u.Title}
+	req, skip := e.commitRequest(u)
+	if skip != "" {
+		e.skip(u, st, skip)
+		return stepOK
 	}
-	req := CommitRequest{RunID: e.state.RunID, Story: info}
 	if !sp.Enabled {
-		if err := e.Project.MarkStoryDone(u.Key); err != nil {
+		if err := e.markDone(u); err != nil {
 			e.escalate(u, st, err.Error())
 			return stepEscalated
 		}
@@ -55,9 +55,29 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 	}
 }
 
+// commitRequest describes the unit's commit; skip says why there is none
+// (a retrospective that did not finish leaves nothing worth a commit).
+func (e *Engine) commitRequest(u *Unit) (req CommitRequest, skip string) {
+	req = CommitRequest{RunID: e.state.RunID, Retro: u.Kind == KindRetro,
+		Story: StoryInfo{Key: u.Key, Dotted: u.Dotted, Epic: u.Epic, Title: u.Title}}
+	if req.Retro {
+		if r := u.Step(StepRetro); r == nil || r.Status != StatusVerified {
+			return req, "the retrospective did not finish"
+		}
+		return req, ""
+	}
+	if info, err := e.Project.Story(u.Key); err == nil {
+		req.Story = info
+	}
+	return req, ""
+}
+
 // commitOnce sets the story done in the BMAD files, so the commit carries its
 // final status, and commits.
 func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (string, error) {
+	if req.Retro {
+		return e.Git.Commit(ctx, req)
+	}
 	if err := e.Project.MarkStoryDone(u.Key); err != nil {
 		return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
 	}
@@ -78,6 +98,13 @@ func shortSHA(sha string) string {
 		return sha[:10]
 	}
 	return sha
+}
+
+func (e *Engine) markDone(u *Unit) error {
+	if u.Kind == KindRetro {
+		return nil
+	}
+	return e.Project.MarkStoryDone(u.Key)
 }
 
 // escalationAction tells the human what to do about an escalated step.
@@ -108,6 +135,9 @@ func escalationAction(u *Unit, st *StepState) string {
 func commitMessage(req CommitRequest) string {
 	title := strings.TrimSpace(req.Story.Title)
 	subject := "story " + req.Story.Dotted
+	if req.Retro {
+		subject, title = "epic "+req.Story.Epic, "retrospective"
+	}
 	if title != "" {
 		subject += ": " + title
 	}

@@ -130,9 +130,9 @@ func renderProgress(w *bufio.Writer, s *State) {
 		fmt.Fprintf(w, " %s |\n", u.Status)
 	}
 	if len(retros) > 0 {
-		fmt.Fprint(w, "\n| epic | retrospective | status |\n| --- | --- | --- |\n")
+		fmt.Fprint(w, "\n| epic | retrospective | commit | status |\n| --- | --- | --- | --- |\n")
 		for _, u := range retros {
-			fmt.Fprintf(w, "| %s | %s | %s |\n", u.Epic, cell(stepCell(u.Step(StepRetro))), u.Status)
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", u.Epic, cell(stepCell(u.Step(StepRetro))), cell(stepCell(u.Step(StepCommit))), u.Status)
 		}
 	}
 	fmt.Fprintln(w)

@@ -239,3 +239,34 @@ func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
 		t.Fatalf("commit note %q", h.saved(res).Unit("1-1").Step(StepCommit).Note)
 	}
 }
+
+func TestRetroRunsAfterTheEpicsLastStoryAndIsCommittedUnlessItFails(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	if _, err := h.run(context.Background(), h.options()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.steps.requests(); got[len(got)-1] != "1/retro#1@sim" {
+		t.Fatalf("last step %v", got)
+	}
+	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1", "1-2", "epic-1-retro"}) {
+		t.Fatalf("commits %v", got)
+	}
+	if msg := commitMessage(h.repo.commits[2]); !strings.HasPrefix(msg, "epic 1: retrospective\n") {
+		t.Fatalf("retro commit message %q", msg)
+	}
+
+	h = newHarness(t, "1-1")
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		if req.Step == StepRetro {
+			return StepResult{FinalState: FinalCrashed}
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	res, err := h.run(context.Background(), h.options())
+	if err != nil || res.Outcome != OutcomeDone {
+		t.Fatalf("an optional retro failing must not fail the run: %v %s", err, res.Outcome)
+	}
+	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
+		t.Fatalf("commits %v", got)
+	}
+}

@@ -109,10 +109,11 @@ type StepRunner interface {
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
 }
 
-// CommitRequest asks for one story's commit.
+// CommitRequest asks for one story's commit, or an epic's retrospective's.
 type CommitRequest struct {
 	RunID string
 	Story StoryInfo
+	Retro bool
 }
 
 // Committer records a story's work in version control.

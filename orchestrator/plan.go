@@ -126,7 +126,7 @@ func addRetros(p Project, s *State, selected []StoryInfo, pol Policy) error {
 		if complete {
 			s.Units = append(s.Units, &Unit{Key: "epic-" + epic + "-retro", Kind: KindRetro, Epic: epic,
 				Dotted: "epic " + epic, Title: "retrospective", DependsOn: deps, Status: StatusPending,
-				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}}})
+				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}, {Name: StepCommit, Status: StatusPending}}})
 		}
 	}
 	return nil

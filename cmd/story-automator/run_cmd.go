@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+func init() { register(runCommand) }
+
+// runAgents are the agents a run can drive (custom needs a command per step).
+var runAgents = []string{child.AgentClaude, child.AgentCodex, child.AgentGemini, child.AgentSim}
+
+func runCommand() *cli.Command {
+	def := monitor.DefaultOptions()
+	return &cli.Command{
+		Name:  "run",
+		Usage: "work through the selected stories on their own: create → dev → automate → review → commit, every step verified",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "epic", Usage: "only stories of this epic"},
+			&cli.StringFlag{Name: "stories", Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
+			&cli.StringFlag{Name: "agent", Value: child.AgentClaude, Usage: "claude, codex, gemini or sim"},
+			&cli.StringFlag{Name: "fallback-agent", Usage: "agent of every other retry (default: the primary agent again)"},
+			&cli.StringFlag{Name: "model", Usage: "model for the agent"},
+			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue the paused or interrupted run from its state document"},
+			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event, then the result"},
+			&cli.IntFlag{Name: "max-cycles", Usage: "review cycles before escalating (default: the workflow policy's)"},
+			&cli.DurationFlag{Name: "backoff", Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
+			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
+			&cli.DurationFlag{Name: "recheck-grace", Value: def.RecheckGrace, Usage: "time between those verifications"},
+		},
+		Action: runAction,
+	}
+}
+
+func runAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	if err := checkRunFlags(c); err != nil {
+		return err
+	}
+	proj, err := workflows.Open(e.ProjectRoot)
+	if err != nil {
+		return fail(workflows.Code(err), "%v", err)
+	}
+	wpol, err := workflows.LoadPolicy(e.ProjectRoot)
+	if err != nil {
+		return fail(workflows.Code(err), "%v", err)
+	}
+	exe, err := e.Exe()
+	if err != nil {
+		return fail("run_failed", "cannot find this binary: %v", err)
+	}
+	opts := runOptions(c, e, wpol)
+	out := newRunOutput(e, c.Bool("json"))
+	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: runSteps(c, e, proj, wpol, exe),
+		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},
+		Report: out.reporter, Log: e.Log}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { // a second Ctrl-C ends the process at once
+		<-ctx.Done()
+		stop()
+	}()
+	out.start()
+	res, err := orchestrator.Run(ctx, opts, deps)
+	out.stop()
+	return out.finish(res, err)
+}
+
+// checkRunFlags refuses flag combinations that cannot work.
+func checkRunFlags(c *cli.Context) error {
+	if c.Int("parallel") < 1 {
+		return usageError("--parallel must be at least 1")
+	}
+	for _, f := range []string{"agent", "fallback-agent"} {
+		if v := c.String(f); v != "" && !contains(runAgents, v) {
+			return usageError("--%s must be one of %s, got %q", f, strings.Join(runAgents, ", "), v)
+		}
+	}
+	if c.Bool("resume") && (c.IsSet("epic") || c.IsSet("stories")) {
+		return usageError("--resume continues the run's own selection; drop --epic and --stories")
+	}
+	if c.IsSet("max-cycles") && c.Int("max-cycles") < 1 {
+		return usageError("--max-cycles must be at least 1")
+	}
+	if c.Duration("backoff") < 0 || c.Duration("recheck-grace") < 0 || c.Int("completion-rechecks") < 1 {
+		return usageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runOptions builds the run's options; on --resume only the flags given
+// explicitly override the run's own configuration.
+func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestrator.Options {
+	pol := orchestrator.PolicyFrom(wpol)
+	if c.IsSet("max-cycles") {
+		pol.MaxCycles = c.Int("max-cycles")
+	}
+	if c.IsSet("backoff") {
+		for name, s := range pol.Steps {
+			s.Backoff = c.Duration("backoff")
+			pol.Steps[name] = s
+		}
+	}
+	o := orchestrator.Options{ProjectRoot: e.ProjectRoot, Epic: c.String("epic"), Stories: c.String("stories"),
+		Agent: c.String("agent"), FallbackAgent: c.String("fallback-agent"), Parallel: c.Int("parallel"),
+		Resume: c.Bool("resume"), DryRun: c.Bool("dry-run"), Pid: os.Getpid(), Getenv: e.Getenv, Policy: pol}
+	if o.Resume {
+		if !c.IsSet("agent") {
+			o.Agent = ""
+		}
+		if !c.IsSet("parallel") {
+			o.Parallel = 0
+		}
+	}
+	return o
+}
+
+// runSteps is the real step runner: child sessions in tmux, watched by the monitor.
+func runSteps(c *cli.Context, e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, exe string) *orchestrator.TmuxSteps {
+	mopt := monitor.DefaultOptions()
+	mopt.Rechecks, mopt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
+	return &orchestrator.TmuxSteps{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Project: proj, Policy: wpol,
+		StateDir: sessionStateDir(e), Monitor: mopt, Model: c.String("model"), Now: e.Now}
+}
+
+// statePaths are story-automator's files inside the project, relative to
+// its root: never committed, listed in .git/info/exclude.
+func statePaths(e *runtimeEnv) []string {
+	paths := []string{orchestrator.StateDirName + "/"}
+	store := marker.NewStore(e.ProjectRoot, e.Getenv)
+	for _, p := range []string{store.Path, store.LockPath(), filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
+		rel, err := filepath.Rel(e.ProjectRoot, strings.TrimSuffix(p, "/"))
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || strings.HasPrefix(rel, orchestrator.StateDirName+"/") {
+			continue
+		}
+		if strings.HasSuffix(p, "/") {
+			rel += "/"
+		}
+		paths = append(paths, filepath.ToSlash(rel))
+	}
+	return paths
+}
+
+// runFailure turns a run error into the failure users see.
+func runFailure(err error) *Failure {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	if code := workflows.Code(err); code != "workflow_io" {
+		return fail(code, "%v", err)
+	}
+	return fail(orchestrator.Code(err), "%v", err)
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"golang.org/x/sys/unix"
+
+	"github.com/story-automator/story-automator/orchestrator"
+)
+
+// runOutput is how `run` talks: a live block on a terminal, one line per
+// event elsewhere, JSON lines with --json.
+type runOutput struct {
+	e        *runtimeEnv
+	json     bool
+	live     *orchestrator.LiveReporter
+	reporter orchestrator.Reporter
+}
+
+func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
+	o := &runOutput{e: e, json: asJSON}
+	switch {
+	case asJSON:
+		o.reporter = &orchestrator.JSONReporter{W: e.Out}
+	case isTerminal(e.Out):
+		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: terminalWidth(e.Out)}
+		o.reporter = o.live
+	default:
+		o.reporter = &orchestrator.LineReporter{W: e.Out}
+	}
+	return o
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+func terminalWidth(w io.Writer) int {
+	if f, ok := w.(*os.File); ok {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 10 {
+			return int(ws.Col) - 1
+		}
+	}
+	return 0
+}
+
+func (o *runOutput) start() {
+	if o.live != nil {
+		o.live.Start()
+	}
+}
+
+func (o *runOutput) stop() {
+	if o.live != nil {
+		o.live.Stop()
+	}
+}
+
+// finish prints the result of the run and returns the command's error.
+func (o *runOutput) finish(res *orchestrator.Result, err error) error {
+	if err != nil && (res == nil || res.State == nil) {
+		return runFailure(err)
+	}
+	if res.DryRun {
+		return o.plan(res)
+	}
+	st := res.State
+	done, total := st.StoryCounts()
+	fields := map[string]any{"runId": st.RunID, "outcome": string(res.Outcome), "stateFile": res.StatePath,
+		"storiesDone": done, "storiesTotal": total, "commits": commits(st)}
+	if err == nil {
+		if o.json {
+			return okJSON(o.e.Out, fields)
+		}
+		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\nstate document: %s\n", st.RunID, done, total, res.StatePath)
+		return nil
+	}
+	f := runFailure(err)
+	f.Fields = fields
+	reason, action := st.PauseReason, "fix the cause, then run `story-automator run --resume`"
+	if st.Escalation != nil {
+		reason, action = st.Escalation.Reason, st.Escalation.Action
+	}
+	fields["reason"], fields["action"] = reason, action
+	if o.json {
+		return f
+	}
+	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
+		st.RunID, f.Code, done, total, reason, action, res.StatePath)
+	return exitStatus(1)
+}
+
+// commits lists each done story's commit.
+func commits(st *orchestrator.State) []map[string]string {
+	out := []map[string]string{}
+	for _, u := range st.Units {
+		if u.Commit != "" {
+			out = append(out, map[string]string{"story": u.Dotted, "commit": u.Commit})
+		}
+	}
+	return out
+}
+
+// plan prints what a run would do.
+func (o *runOutput) plan(res *orchestrator.Result) error {
+	st := res.State
+	if o.json {
+		return okJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
+			"config": st.Config, "units": st.Units, "waves": waveKeys(st)})
+	}
+	w := o.e.Out
+	c := st.Config
+	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d\n",
+		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles)
+	for _, u := range st.Units {
+		if u.Status == orchestrator.StatusDone {
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %-28s %s", u.Dotted, cut(u.Title, 28), planSteps(u))
+		if len(u.DependsOn) > 0 {
+			fmt.Fprintf(w, "  (after %s)", strings.Join(u.DependsOn, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for i, wave := range waveKeys(st) {
+		fmt.Fprintf(w, "  wave %d: %s\n", i+1, strings.Join(wave, ", "))
+	}
+	for _, l := range st.Log {
+		fmt.Fprintf(w, "  note: %s %s\n", l.Unit, l.Message)
+	}
+	return nil
+}
+
+func fallbackText(f string) string {
+	if f == "" {
+		return ""
+	}
+	return " (fallback " + f + ")"
+}
+
+// planSteps lists a unit's steps; finished or skipped ones are marked.
+func planSteps(u *orchestrator.Unit) string {
+	var parts []string
+	for _, s := range u.Steps {
+		switch s.Status {
+		case orchestrator.StatusPending, orchestrator.StatusRunning, orchestrator.StatusEscalated:
+			parts = append(parts, s.Name)
+		default:
+			parts = append(parts, fmt.Sprintf("[%s: %s]", s.Name, s.Status))
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+func waveKeys(st *orchestrator.State) [][]string {
+	out := [][]string{}
+	for _, wave := range orchestrator.Waves(st) {
+		var keys []string
+		for _, u := range wave {
+			keys = append(keys, u.Dotted)
+		}
+		out = append(out, keys)
+	}
+	return out
+}
+
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+

@@ -1,0 +1,137 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// BMADProject is the Project view of a BMAD project on disk.
+type BMADProject struct {
+	P *workflows.Project
+}
+
+// Select picks the run's stories with workflows.SelectStories.
+func (b BMADProject) Select(epic, spec string) ([]StoryInfo, error) {
+	all, err := b.P.Stories()
+	if err != nil {
+		return nil, err
+	}
+	if spec == "all" {
+		spec = ""
+	}
+	sel, err := workflows.SelectStories(all, epic, spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StoryInfo, 0, len(sel))
+	for _, s := range sel {
+		info, err := b.info(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Story re-reads one story by canonical key.
+func (b BMADProject) Story(key string) (StoryInfo, error) {
+	k, err := workflows.ParseStoryKey(key)
+	if err != nil {
+		return StoryInfo{}, err
+	}
+	s, err := b.P.Story(k)
+	if err != nil {
+		return StoryInfo{}, err
+	}
+	return b.info(s)
+}
+
+// EpicStories lists every story of an epic.
+func (b BMADProject) EpicStories(epic string) ([]StoryInfo, error) {
+	all, err := b.P.Stories()
+	if err != nil {
+		return nil, err
+	}
+	var out []StoryInfo
+	for _, s := range all {
+		if s.Key.Epic != epic {
+			continue
+		}
+		info, err := b.info(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// RetroDone reports whether sprint-status.yaml has the epic's retrospective done.
+func (b BMADProject) RetroDone(epic string) (bool, error) {
+	ss, err := b.P.ReadSprintStatus()
+	if errors.Is(err, workflows.ErrSprintNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ss.Entries() {
+		if e.Key == "epic-"+epic+"-retrospective" {
+			return workflows.NormalizeStatus(e.Status) == workflows.StatusDone, nil
+		}
+	}
+	return false, nil
+}
+
+// MarkStoryDone sets the story done in sprint-status.yaml and its story file.
+func (b BMADProject) MarkStoryDone(key string) error {
+	k, err := workflows.ParseStoryKey(key)
+	if err != nil {
+		return err
+	}
+	return b.P.SetStoryStatus(k, workflows.StatusDone)
+}
+
+// info combines what sprint-status.yaml, the story file and the epics say.
+// A story either source calls done is done; one either calls review is in review.
+func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
+	st, err := b.P.StoryStatus(s.Key)
+	if err != nil {
+		return StoryInfo{}, fmt.Errorf("status of story %s: %w", s.Key.Dotted(), err)
+	}
+	files, err := b.P.StoryFiles(s.Key)
+	if err != nil {
+		return StoryInfo{}, err
+	}
+	status := st.Sprint
+	switch {
+	case st.Is(workflows.StatusDone):
+		status = workflows.StatusDone
+	case st.Is(workflows.StatusReview):
+		status = workflows.StatusReview
+	case status == "":
+		status = st.File
+	}
+	info := StoryInfo{Key: s.Key.String(), Dotted: s.Key.Dotted(), Epic: s.Key.Epic, Title: s.Title,
+		Status: status, HasFile: len(files) > 0}
+	for _, d := range s.DependsOn {
+		info.DependsOn = append(info.DependsOn, d.String())
+	}
+	return info, nil
+}
+
+// PolicyFrom turns the workflow policy into the run loop's.
+func PolicyFrom(wp *workflows.Policy) Policy {
+	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff}
+	for name, s := range wp.Steps {
+		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
+			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional}
+	}
+	if p.MaxCycles < 1 {
+		p.MaxCycles = DefaultMaxCycles
+	}
+	return p
+}

@@ -1,0 +1,160 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// Variables the orchestrator gives every child on top of the spawner's
+// (step, story, epic, session): which attempt, review cycle and agent role it
+// is, and the run it belongs to.
+const (
+	EnvAttempt = "STORY_AUTOMATOR_ATTEMPT"
+	EnvCycle   = "STORY_AUTOMATOR_CYCLE"
+	EnvRole    = "STORY_AUTOMATOR_ROLE"
+	EnvRunID   = "STORY_AUTOMATOR_RUN_ID"
+	// EnvSimBehaviour picks the simulated agent's behaviour; a run with
+	// --agent sim sets it to "bmad" unless the environment already does.
+	EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
+	simBMAD         = "bmad"
+)
+
+// TmuxSteps runs each step attempt as a child agent session in tmux and
+// waits for it with the monitor, verified by the step's workflow verifier.
+type TmuxSteps struct {
+	Tmux     *tmux.Client
+	Exe      string
+	Environ  []string
+	Project  *workflows.Project
+	Policy   *workflows.Policy
+	StateDir string
+	Monitor  monitor.Options
+	Model    string
+	Now      func() time.Time
+}
+
+// RunStep spawns the step's session, waits for its final state and then
+// kills the session (its output stays in the output file). When ctx ends the
+// session is killed at once: a paused run leaves no agent editing the project.
+func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, error) {
+	key, err := stepKey(req)
+	if err != nil {
+		return StepResult{}, err
+	}
+	check, err := t.Project.Verifier(req.Step, key, t.Policy)
+	if errors.Is(err, workflows.ErrContract) {
+		return StepResult{FinalState: FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
+	}
+	if err != nil {
+		return StepResult{}, err
+	}
+	prompt, err := t.prompt(req, key)
+	if err != nil {
+		return StepResult{}, err
+	}
+	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
+	story := req.Story
+	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Project.Root, StateDir: t.StateDir, Epic: req.Epic,
+		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.Model, Prompt: prompt})
+	if err != nil {
+		return StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
+	}
+	if req.Started != nil {
+		req.Started(sess.Name, sess.OutputFile)
+	}
+	opt := t.Monitor
+	if req.Timeout > 0 {
+		opt.Timeout = req.Timeout
+	}
+	res := monitor.Watch(ctx, sess.Name, checkVerifier{check}, opt, monitor.Deps{Tmux: t.Tmux, StateDir: t.StateDir, Now: t.Now})
+	_ = t.CloseSession(context.WithoutCancel(ctx), sess.Name)
+	if ctx.Err() != nil {
+		return StepResult{Session: sess.Name, OutputFile: sess.OutputFile}, ctx.Err()
+	}
+	return StepResult{FinalState: string(res.FinalState), Reason: res.Reason, Session: sess.Name,
+		OutputFile: sess.OutputFile, Verifier: res.Verifier.Name, Detail: res.Verifier.Detail,
+		AgentTime: t.agentTime(sess.Name)}, nil
+}
+
+// CloseSession kills a child session; one already gone is not an error.
+func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := t.Tmux.KillSession(ctx, name)
+	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
+		return nil
+	}
+	return err
+}
+
+// stepKey is the workflows key of a request: the story, or for retro the epic.
+func stepKey(req StepRequest) (workflows.StoryKey, error) {
+	if req.Step == StepRetro {
+		return workflows.StoryKey{Epic: req.Epic}, nil
+	}
+	return workflows.ParseStoryKey(req.Story)
+}
+
+// prompt renders the step's prompt; a review after the first gets the open notes.
+func (t *TmuxSteps) prompt(req StepRequest, key workflows.StoryKey) (string, error) {
+	vars := workflows.PromptVars{Cycle: req.Cycle}
+	if req.Step == StepReview && req.Cycle > 1 {
+		vars.ReviewNotes, _ = t.Project.ReviewNotes(key)
+	}
+	return t.Project.Prompt(req.Step, key, t.Policy, vars)
+}
+
+// childEnviron is the orchestrator's environment plus what the child should
+// know about its attempt.
+func (t *TmuxSteps) childEnviron(req StepRequest) []string {
+	env := append([]string(nil), t.Environ...)
+	env = append(env, EnvAttempt+"="+strconv.Itoa(req.Attempt), EnvCycle+"="+strconv.Itoa(req.Cycle),
+		EnvRole+"="+req.Role, EnvRunID+"="+req.RunID)
+	if req.Agent == child.AgentSim && !hasVar(t.Environ, EnvSimBehaviour) {
+		env = append(env, EnvSimBehaviour+"="+simBMAD)
+	}
+	return env
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == name && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// agentTime is how long the agent process ran, from its session state.
+func (t *TmuxSteps) agentTime(name string) time.Duration {
+	st, err := marker.ReadSession(t.StateDir, name)
+	if err != nil {
+		return 0
+	}
+	start, ok1 := marker.ParseTime(st.StartedAt)
+	end, ok2 := marker.ParseTime(st.ExitedAt)
+	if !ok1 || !ok2 || end.Before(start) {
+		return 0
+	}
+	return end.Sub(start)
+}
+
+// checkVerifier adapts a workflows.Check to the monitor's Verifier.
+type checkVerifier struct{ check workflows.Check }
+
+func (c checkVerifier) Name() string { return c.check.Name() }
+
+func (c checkVerifier) Verify(ctx context.Context) monitor.Verdict {
+	r := c.check.Verify(ctx)
+	return monitor.Verdict{Verified: r.Verified && r.Err == nil, Detail: r.Detail, ContractErr: r.Err}
+}

@@ -176,4 +176,3 @@ func cut(s string, n int) string {
 	}
 	return string(r[:n-1]) + "…"
 }
-

@@ -4,7 +4,7 @@ TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 PKGS    := ./...
 
-.PHONY: build test bench demo lint fuzz clean
+.PHONY: build test bench demo demo-hook lint fuzz clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/story-automator
@@ -17,8 +17,13 @@ test:
 bench: build
 	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchtime 1x -count 1 -timeout 30m $(PKGS)
 
+# The full run: the sample BMAD project, end to end with the simulated agent in tmux.
 demo: build
 	./scripts/demo.sh
+
+# The marker and Stop hook on their own.
+demo-hook: build
+	./scripts/demo-hook.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

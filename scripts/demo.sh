@@ -1,40 +1,56 @@
 #!/usr/bin/env bash
-# Demo of the marker and the owner-gated, circuit-breaking Stop hook on a scratch project.
+# The full demonstration: the embedded sample BMAD project (one epic, four
+# stories) is copied to a scratch directory, put under git, and run end to end
+# by the simulated agent in real tmux sessions on a private tmux server.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin="$here/bin/story-automator"
-proj=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo.XXXXXX")
-mkdir -p "$proj/src" && echo "# sample project" >"$proj/README.md"
-cd "$proj"
-export PROJECT_ROOT="$proj"
-unset CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID STORY_AUTOMATOR_CHILD STORY_AUTOMATOR_SESSION
+for tool in tmux git; do
+  command -v "$tool" >/dev/null || { echo "make demo needs $tool on the PATH" >&2; exit 1; }
+done
 
+# A private tmux server (never yours) and a clean environment: no agent
+# session owns this run, and nothing points at another project.
+socket="sa-demo-$$"
+unset TMUX TMUX_PANE CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID PROJECT_ROOT \
+  STORY_AUTOMATOR_CHILD STORY_AUTOMATOR_SESSION STORY_AUTOMATOR_STATE_DIR \
+  STORY_AUTOMATOR_ACTIVE_MARKER STORY_AUTOMATOR_TMUX_SOCKET STORY_AUTOMATOR_SIM_FAULTS STORY_AUTOMATOR_SIM_BEHAVIOUR
+trap 'tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
+sa() { "$bin" --tmux-socket "$socket" "$@"; }
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-hook() { # session stop_hook_active
-  local out
-  out=$(printf '{"session_id":"%s","stop_hook_active":%s,"hook_event_name":"Stop"}' "$1" "$2" | "$bin" stop-hook)
-  if [ -z "$out" ]; then echo "  $1 -> (no output: the stop goes through)"; else echo "  $1 -> ${out:0:150}…"; fi
-}
-blocks() { "$bin" marker show | sed -n 's/.*"stopHookBlocks":\([0-9]*\).*/  stopHookBlocks = \1/p'; }
 
-say "project: $proj"
-say "owner session 'orch-1' creates the run marker"
-"$bin" marker create --epic 1 --story 1.1 --step dev --remaining 3 --owner-session orch-1 | cut -c1-160
-say "the owner tries to stop: blocked, told what to do next"
-hook orch-1 false; blocks
-say "a bystander session in the same project stops: allowed, counters untouched"
-hook someone-else true; blocks
-say "the owner keeps stopping without progress"
-hook orch-1 true; blocks
-hook orch-1 true; blocks
-say "verified progress: a heartbeat resets the breaker"
-"$bin" marker heartbeat --step review >/dev/null
-hook orch-1 true; blocks
-say "no progress again: the circuit breaker releases the stop at the cap (5)"
-for _ in 1 2 3 4 5; do hook orch-1 true; done; blocks
-say "decision history ($proj/.claude/story-automator.history.jsonl)"
-cut -c1-140 "$proj/.claude/story-automator.history.jsonl"
-say "pause: a paused run never blocks"
-"$bin" marker pause --reason "demo over" >/dev/null
-hook orch-1 true
-"$bin" marker remove
+work=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo.XXXXXX")
+proj="$work/greeter"
+say "the sample BMAD project, in $proj"
+"$bin" sample "$proj" >/dev/null
+cd "$proj"
+git init -q
+git add -A
+git -c user.name="story-automator demo" -c user.email=demo@localhost commit -q -m "greeter: planned with BMAD"
+sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
+
+say "the plan (run --dry-run)"
+sa run --agent sim --dry-run
+
+say "the run: every step in its own tmux session, confirmed by its verifier"
+echo "Injected faults: 1.2's first dev attempt crashes (retried with the fallback agent);"
+echo "1.3's review passes only in its second cycle. Each simulated step takes ${STORY_AUTOMATOR_SIM_DELAY:=200ms}."
+export STORY_AUTOMATOR_SIM_DELAY
+start=$(date +%s)
+STORY_AUTOMATOR_SIM_FAULTS="crash:dev:1@1-2, review-cycles:2@1-3" \
+  sa run --agent sim --fallback-agent sim --backoff 1s --recheck-grace 300ms
+echo "($(( $(date +%s) - start ))s)"
+
+say "status, as another terminal sees it"
+sa status
+
+say "sprint-status.yaml afterwards: comments and order kept"
+sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
+
+say "git log --oneline: one commit per story, and the retrospective"
+git log --oneline
+
+state=$(ls -t .story-automator/runs/*.md | head -1)
+say "where to look"
+echo "state document: $proj/$state"
+echo "project:        $proj   (git -C $proj log --stat)"

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+func init() { register(statusCommand) }
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show the project's run from any terminal: marker, stories and steps, live sessions, the last hook decision",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print JSON (one object per refresh with --watch)"},
+			&cli.BoolFlag{Name: "watch", Usage: "refresh until Ctrl-C or until the run is done"},
+			&cli.DurationFlag{Name: "interval", Value: time.Second, Usage: "refresh interval of --watch"},
+		},
+		Action: statusAction,
+	}
+}
+
+// statusView is everything `status` shows.
+type statusView struct {
+	Marker       statusMarker         `json:"marker"`
+	Orchestrator statusOrchestrator   `json:"orchestrator"`
+	Run          *statusRun           `json:"run"`
+	Sessions     []statusSession      `json:"sessions"`
+	LastDecision *marker.LastDecision `json:"lastDecision"`
+}
+
+type statusMarker struct {
+	Exists bool           `json:"exists"`
+	Path   string         `json:"path"`
+	Error  string         `json:"error,omitempty"`
+	Marker *marker.Marker `json:"marker,omitempty"`
+}
+
+type statusOrchestrator struct {
+	Pid     int  `json:"pid,omitempty"`
+	Alive   bool `json:"alive"`
+	RunLock bool `json:"runLockHeld"`
+}
+
+type statusRun struct {
+	RunID        string                   `json:"runId"`
+	Status       string                   `json:"status"`
+	StateFile    string                   `json:"stateFile"`
+	StoriesDone  int                      `json:"storiesDone"`
+	StoriesTotal int                      `json:"storiesTotal"`
+	StartedAt    string                   `json:"startedAt"`
+	UpdatedAt    string                   `json:"updatedAt"`
+	PauseReason  string                   `json:"pauseReason,omitempty"`
+	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
+	Units        []statusUnit             `json:"units"`
+}
+
+type statusUnit struct {
+	Story   string       `json:"story"`
+	Title   string       `json:"title,omitempty"`
+	Status  string       `json:"status"`
+	Current string       `json:"currentStep,omitempty"`
+	Steps   []statusStep `json:"steps"`
+	Commit  string       `json:"commit,omitempty"`
+}
+
+type statusStep struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type statusSession struct {
+	Session   string `json:"session"`
+	Story     string `json:"story,omitempty"`
+	Step      string `json:"step,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Lifecycle string `json:"lifecycle,omitempty"`
+	Attached  bool   `json:"attached"`
+}
+
+func statusAction(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	e := envOf(c)
+	if c.Duration("interval") <= 0 {
+		return usageError("--interval must be positive")
+	}
+	if !c.Bool("watch") {
+		return printStatus(e, collectStatus(e), c.Bool("json"), false)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	tick := time.NewTicker(c.Duration("interval"))
+	defer tick.Stop()
+	for {
+		v := collectStatus(e)
+		if err := printStatus(e, v, c.Bool("json"), true); err != nil {
+			return err
+		}
+		if v.Run != nil && v.Run.Status == orchestrator.RunDone {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// collectStatus gathers the view; every part that cannot be read is left empty.
+func collectStatus(e *runtimeEnv) statusView {
+	store := marker.NewStore(e.ProjectRoot, e.Getenv)
+	v := statusView{Marker: statusMarker{Path: store.Path}, Sessions: []statusSession{}}
+	m, err := store.Read()
+	switch {
+	case err == nil:
+		v.Marker.Exists, v.Marker.Marker = true, m
+		v.LastDecision = m.LastDecision
+		v.Orchestrator.Pid = m.OwnerPid
+		v.Orchestrator.Alive = m.OwnerPid > 0 && syscall.Kill(m.OwnerPid, 0) == nil
+	case !errors.Is(err, marker.ErrNotFound):
+		v.Marker.Exists, v.Marker.Error = true, err.Error()
+	}
+	v.Orchestrator.RunLock = orchestrator.RunLockHeld(e.ProjectRoot)
+	if v.LastDecision == nil {
+		v.LastDecision = lastHistoryDecision(filepath.Join(store.Dir(), stophook.HistoryFile))
+	}
+	if path := orchestrator.LatestState(store, e.ProjectRoot); path != "" {
+		if st, err := orchestrator.LoadState(path); err == nil {
+			v.Run = statusRunOf(st, path)
+		}
+	}
+	v.Sessions = liveSessions(e)
+	return v
+}
+
+func statusRunOf(st *orchestrator.State, path string) *statusRun {
+	done, total := st.StoryCounts()
+	r := &statusRun{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
+		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
+		Units: []statusUnit{}}
+	for _, u := range st.Units {
+		su := statusUnit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit}
+		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
+			su.Current = cur.Name
+		}
+		for _, s := range u.Steps {
+			su.Steps = append(su.Steps, statusStep{Name: s.Name, Status: s.Status})
+		}
+		r.Units = append(r.Units, su)
+	}
+	return r
+}
+
+// liveSessions lists this project's child sessions on the tmux server.
+func liveSessions(e *runtimeEnv) []statusSession {
+	out := []statusSession{}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	panes, err := sessionTmux(e).ListPanes(ctx)
+	if err != nil {
+		return out
+	}
+	prefix, dir := child.ProjectPrefix(e.ProjectRoot), sessionStateDir(e)
+	seen := map[string]bool{}
+	for _, p := range panes {
+		if !strings.HasPrefix(p.Session, prefix) || seen[p.Session] {
+			continue
+		}
+		seen[p.Session] = true
+		s := statusSession{Session: p.Session, Attached: p.Attached > 0}
+		if st, err := marker.ReadSession(dir, p.Session); err == nil {
+			s.Story, s.Step, s.Agent, s.Lifecycle = st.Story, st.Step, st.Agent, st.Lifecycle
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out
+}
+
+// lastHistoryDecision reads the Stop hook's last decision from its history
+// file, for when the marker (which keeps it too) is gone.
+func lastHistoryDecision(path string) *marker.LastDecision {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var last string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "" {
+			last = sc.Text()
+		}
+	}
+	var h struct {
+		TS       string `json:"ts"`
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}
+	if last == "" || json.Unmarshal([]byte(last), &h) != nil || h.Decision == "" {
+		return nil
+	}
+	return &marker.LastDecision{At: h.TS, Decision: h.Decision, Reason: h.Reason}
+}

@@ -59,14 +59,14 @@ func TestMain(m *testing.M) {
 
 // project is a scratch project with its own private tmux server.
 type project struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	root   string
 	socket string
 	env    []string
 }
 
-func newProject(t *testing.T) *project {
+func newProject(t testing.TB) *project {
 	t.Helper()
 	tmuxtest.Require(t)
 	p := &project{t: t, bin: builtBinary(t), root: t.TempDir(), socket: tmuxtest.Socket(t)}
@@ -133,7 +133,7 @@ func (p *project) monitor(name string, args ...string) (monitor.Result, int) {
 	return decodeResult(p.t, out), exitCodeOf(err)
 }
 
-func decodeResult(t *testing.T, out []byte) monitor.Result {
+func decodeResult(t testing.TB, out []byte) monitor.Result {
 	t.Helper()
 	var r monitor.Result
 	if err := json.Unmarshal(out, &r); err != nil {

@@ -1,0 +1,120 @@
+package monitor
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// fakeTmux answers the monitor's two tmux questions from fields.
+type fakeTmux struct {
+	exists   bool
+	screen   string
+	captures int
+}
+
+func (f *fakeTmux) HasSession(context.Context, string) (bool, error) { return f.exists, nil }
+func (f *fakeTmux) CapturePane(context.Context, string, int) (string, error) {
+	f.captures++
+	return f.screen, nil
+}
+
+func fakeDeps(t *testing.T, tm *fakeTmux, gone bool) Deps {
+	return Deps{Tmux: tm, StateDir: t.TempDir(), Tick: 10 * time.Millisecond, NoEvents: true,
+		ProcessGone: func(int) bool { return gone }}
+}
+
+func writeSession(t *testing.T, d Deps, name string, fn func(*marker.SessionState), output string) {
+	t.Helper()
+	if _, err := marker.UpdateSession(d.StateDir, name, func(st *marker.SessionState) error { fn(st); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker.SessionOutputPath(d.StateDir, name), []byte(output), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func quickOptions() Options {
+	o := DefaultOptions()
+	o.Timeout, o.IdleDebounce, o.RecheckGrace = 5*time.Second, 20*time.Millisecond, 10*time.Millisecond
+	return o
+}
+
+func TestWatchCompletesFromTheScreenOfARunningClaude(t *testing.T) {
+	screen, err := os.ReadFile("testdata/claude/done-worked-seconds.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &fakeTmux{exists: true, screen: string(screen)}
+	d := fakeDeps(t, tm, false)
+	writeSession(t, d, "sa-c", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "claude", marker.LifecycleStarted, os.Getpid()
+	}, "some output")
+	r := Watch(context.Background(), "sa-c", noneVerifier{}, quickOptions(), d)
+	if r.FinalState != Completed || r.Reason != SignalScreen || r.ExitCode != nil || tm.captures != 1 {
+		t.Fatalf("%+v after %d captures", r, tm.captures)
+	}
+}
+
+func TestWatchNeverReadsTheScreenOfAnAgentWithoutHeuristic(t *testing.T) {
+	tm := &fakeTmux{exists: true, screen: "✻ Worked for 1s\n> \n"}
+	d := fakeDeps(t, tm, false)
+	writeSession(t, d, "sa-x", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	}, "working")
+	o := quickOptions()
+	o.Timeout = 200 * time.Millisecond
+	r := Watch(context.Background(), "sa-x", noneVerifier{}, o, d)
+	if r.FinalState != TimedOut || tm.captures != 0 {
+		t.Fatalf("%+v after %d captures", r, tm.captures)
+	}
+}
+
+func TestWatchRunnerGoneWithoutResultIsNotFound(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{}, true)
+	writeSession(t, d, "sa-g", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "sim", marker.LifecycleStarted, 999999
+	}, "x")
+	r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
+	if r.FinalState != NotFound || r.Reason != ReasonSessionGone {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestWatchDoneLineInTheOutputFile(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: true}, false)
+	writeSession(t, d, "sa-d", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	}, "working\r\n\x1b[1mSTORY_AUTOMATOR_DONE\x1b[0m\r\n")
+	r := Watch(context.Background(), "sa-d", noneVerifier{}, quickOptions(), d)
+	if r.FinalState != Completed || r.Reason != SignalDoneLine || r.Rechecks != 1 {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestWatchWakesOnTheStateFileWithoutWaitingForATick(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: true}, false)
+	d.NoEvents, d.Tick = false, time.Hour
+	looked := make(chan struct{})
+	var once sync.Once
+	d.ProcessGone = func(int) bool { once.Do(func() { close(looked) }); return false }
+	writeSession(t, d, "sa-w", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	}, "working")
+	done := make(chan Result)
+	go func() { done <- Watch(context.Background(), "sa-w", noneVerifier{}, quickOptions(), d) }()
+	// After the first look the loop sleeps: only the inotify event, never
+	// the hour-long tick, can wake it before the 5 s timeout.
+	<-looked
+	if _, err := marker.StampCompletion(d.StateDir, "sa-w", time.Now(), "done"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.FinalState != Completed || r.Reason != SignalStopHook {
+		t.Fatalf("%+v", r)
+	}
+}

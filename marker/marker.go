@@ -65,6 +65,15 @@ var knownFields = map[string]bool{
 	"pauseReason": true, "lastDecision": true, "loop": true,
 }
 
+// knownFieldsFolded holds knownFields in lower case.
+var knownFieldsFolded = func() map[string]bool {
+	out := make(map[string]bool, len(knownFields))
+	for k := range knownFields {
+		out[strings.ToLower(k)] = true
+	}
+	return out
+}()
+
 // markerFields is Marker without its methods, so encoding/json does not recurse.
 type markerFields Marker
 
@@ -88,7 +97,9 @@ func Decode(data []byte) (*Marker, error) {
 	}
 	m := Marker(f)
 	for k, v := range raw {
-		if !knownFields[k] {
+		// encoding/json matched a known field case-insensitively; keeping the
+		// key too would write the field twice.
+		if !knownFields[k] && !knownFieldsFolded[strings.ToLower(k)] {
 			if m.Extra == nil {
 				m.Extra = map[string]json.RawMessage{}
 			}
@@ -169,14 +180,19 @@ func (m *Marker) Clone() *Marker {
 }
 
 // Active reports whether the marker asks for guarding at all (SPEC §4 step 3).
+// A mode this version does not know never asks for guarding: the hook fails open.
 func (m *Marker) Active() bool {
 	if m.Status != StatusActive {
 		return false
 	}
-	if m.Mode == ModeStory && m.StoriesRemaining <= 0 {
+	switch m.Mode {
+	case ModeStory:
+		return m.StoriesRemaining > 0
+	case ModeLoop:
+		return true
+	default:
 		return false
 	}
-	return true
 }
 
 // Timestamp formats t the way every marker time is written: RFC 3339, UTC, nanoseconds.

@@ -228,12 +228,14 @@ func (s *Store) Create(ctx context.Context, m *Marker, force bool) (*Marker, err
 	if err := atomicfile.EnsureDir(s.Dir(), 0o700); err != nil {
 		return nil, err
 	}
+	// A writer killed mid-write leaves its temp file; a new run sweeps them.
+	atomicfile.RemoveStaleTemps(s.Path, time.Minute)
 	return s.Update(ctx, func(cur *Marker, readErr error) (*Marker, error) {
 		if !force {
 			if errors.Is(readErr, ErrCorrupt) {
 				return nil, readErr
 			}
-			if cur != nil && cur.Status == StatusActive && (cur.Mode == ModeLoop || cur.StoriesRemaining > 0) {
+			if cur != nil && cur.Active() {
 				return nil, fmt.Errorf("%w at %s (use --force to replace it)", ErrExists, s.Path)
 			}
 		}

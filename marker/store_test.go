@@ -194,3 +194,21 @@ func TestSessionStateRoundTrip(t *testing.T) {
 		t.Fatal("path-traversing name accepted")
 	}
 }
+
+func TestCaseVariantOfAKnownFieldIsNotDuplicated(t *testing.T) {
+	m, err := Decode([]byte(`{"status":"active","Status":"paused","storiesRemaining":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := m.Encode()
+	if strings.Contains(string(enc), `"Status"`) {
+		t.Fatalf("case variant written back as a second field: %s", enc)
+	}
+}
+
+func TestUnknownModeIsNotActive(t *testing.T) {
+	m, _ := Decode([]byte(`{"mode":"other","status":"active","storiesRemaining":0}`))
+	if m.Active() {
+		t.Fatal("a marker of an unknown mode must not ask for guarding")
+	}
+}

@@ -106,7 +106,9 @@ func (d Decision) Blocks() bool { return d.Output != nil && d.Output.Decision ==
 // marker; Decide never performs I/O.
 func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) Decision {
 	if env.Child {
-		return Decision{StampChild: env.ChildSession != "", Reason: "child session"}
+		// A subagent finishing inside a child is not the end of the child's turn.
+		stamp := env.ChildSession != "" && in.HookEventName != hookEventSubag
+		return Decision{StampChild: stamp, Reason: "child session"}
 	}
 	if in.HookEventName == hookEventSubag {
 		return Decision{Reason: "subagent stop"}

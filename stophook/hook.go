@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -49,12 +50,16 @@ func (s *Shell) Run(ctx context.Context) {
 		return
 	}
 	if env.Child {
-		s.stampChild(in, env)
+		if d := Decide(in, nil, nil, env, s.Now()); d.StampChild {
+			s.stampChild(in, env)
+		}
 		return
 	}
 	store := marker.NewStore(s.ProjectRoot, s.Getenv)
-	store.LockTimeout = s.LockTimeout
-	if store.LockTimeout <= 0 {
+	switch {
+	case s.LockTimeout > 0:
+		store.LockTimeout = s.LockTimeout
+	case s.Getenv(marker.EnvLockTimeout) == "":
 		store.LockTimeout = DefaultLockTimeout
 	}
 	m, readErr := store.Read()
@@ -156,18 +161,26 @@ func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d
 
 // AppendHistory appends one JSON line; O_APPEND keeps concurrent lines whole.
 func AppendHistory(path string, e HistoryEntry) error {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return errors.New("history file is a symlink")
-	}
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	// Keep one previous generation; callers hold the marker lock, so no other
+	// writer comes between the size check and the rename.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= MaxHistoryBytes {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return fmt.Errorf("rotate history %s: %w", path, err)
+		}
+	}
+	// O_NOFOLLOW: the history is never written through a symlink.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("open history %s: %w", path, err)
 	}
 	defer f.Close()
 	_, err = f.Write(append(data, '\n'))
 	return err
 }
+
+// MaxHistoryBytes is the size at which the history file rolls over to <file>.1.
+const MaxHistoryBytes = 4 << 20

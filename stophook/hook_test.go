@@ -226,3 +226,61 @@ func TestShellMalformedInputAllows(t *testing.T) {
 		}
 	}
 }
+
+func TestShellChildSubagentStopDoesNotStamp(t *testing.T) {
+	f := newFixture(t, nil)
+	stateDir := filepath.Join(f.root, "state")
+	f.env[EnvChild] = "true"
+	f.env[EnvSession] = "sa-proj-ab12-e1-s1-2-dev-x9z8"
+	f.env[marker.EnvStateDir] = stateDir
+	f.run(t, `{"session_id":"c","hook_event_name":"SubagentStop","last_assistant_message":"sub done"}`)
+	if _, err := marker.ReadSession(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8"); err == nil {
+		t.Fatal("a subagent's stop was recorded as the child's turn completion")
+	}
+}
+
+func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
+	f := newFixture(t, active())
+	other := flock.New(f.store.LockPath())
+	if ok, _ := other.TryLock(); !ok {
+		t.Fatal("take lock")
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		other.Unlock()
+	}()
+	// The shell's own bound is unset, so the environment's 5s applies and the
+	// hook outlasts the 300ms hold instead of failing open at once.
+	f.env[marker.EnvLockTimeout] = "5s"
+	var out bytes.Buffer
+	sh := &Shell{In: strings.NewReader(`{"session_id":"owner","stop_hook_active":true}`), Out: &out, Getenv: f.env.get,
+		Now: func() time.Time { return t0 }, ProjectRoot: f.root, Log: zerolog.Nop()}
+	sh.Run(context.Background())
+	if !strings.Contains(out.String(), `"block"`) {
+		t.Fatalf("hook did not wait for the lock as configured: %q", out.String())
+	}
+}
+
+func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, HistoryFile)
+	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
+	if err := AppendHistory(p, HistoryEntry{Decision: KindBlock}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p + ".1"); fi == nil || fi.Size() != MaxHistoryBytes {
+		t.Fatal("full history not rolled over to .1")
+	}
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), `"block"`) || len(b) > 1000 {
+		t.Fatalf("new history %q", b)
+	}
+	os.Remove(p)
+	target := filepath.Join(dir, "elsewhere")
+	os.Symlink(target, p)
+	if err := AppendHistory(p, HistoryEntry{Decision: KindBlock}); err == nil {
+		t.Fatal("history written through a symlink")
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatal("symlink target created")
+	}
+}

@@ -96,7 +96,8 @@ func (in Input) HasRunningBackgroundTask() bool {
 			State  string `json:"state"`
 		}
 		if json.Unmarshal(e, &t) != nil {
-			continue
+			// Not an object (a bare id or command): present means running.
+			return true
 		}
 		s := t.Status
 		if s == "" {

@@ -137,6 +137,9 @@ func prepareEnv(c *cli.Context, s *Streams) error {
 
 // Run executes the CLI with args (without the program name) and returns the exit code.
 func Run(args []string, s *Streams) int {
+	if isStopHookCall(args) {
+		return runStopHook(args, s)
+	}
 	app := newApp(s)
 	full := append([]string{"story-automator"}, reorderArgs(app, args)...)
 	err := app.Run(full)

@@ -112,6 +112,8 @@ func TestUsageErrorsExitTwoWithJSONAndStderr(t *testing.T) {
 	for _, args := range [][]string{
 		{"marker", "create", "--remaining", "many"},
 		{"marker", "create", "--bogus"},
+		{"marker", "create", "--epic", "1"},
+		{"marker", "create", "--remaining", "0"},
 		{"marker", "heartbeat", "--remaining", "-3"},
 		{"marker", "show", "extra"},
 		{"marker", "nope"},

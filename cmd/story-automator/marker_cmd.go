@@ -92,8 +92,10 @@ func markerCreate(c *cli.Context) error {
 	if mode != marker.ModeStory && mode != marker.ModeLoop {
 		return usageError("--mode must be story or loop, got %q", mode)
 	}
-	if c.Int("remaining") < 0 {
-		return usageError("--remaining must not be negative")
+	if mode == marker.ModeStory && c.Int("remaining") < 1 {
+		// A story marker with nothing remaining guards nothing; creating one
+		// (worse, with --force over a live run) would silently drop the guard.
+		return usageError("--remaining must be at least 1 for a story run")
 	}
 	if c.Int("pid") < 0 {
 		return usageError("--pid must not be negative")

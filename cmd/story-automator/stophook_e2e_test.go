@@ -145,3 +145,45 @@ func TestHookFindsTheMarkerAboveItsWorkingDirectory(t *testing.T) {
 		t.Fatalf("owner in a subdirectory not guarded: %q %v", out, err)
 	}
 }
+
+// Whatever goes wrong around the hook — a bad flag, a deleted working
+// directory, an unwritable log file — it exits 0 and prints no failure JSON:
+// exit 2 from a Stop hook would block the stop.
+func TestHookProcessNeverFailsOnItsOwnProblems(t *testing.T) {
+	bin := builtBinary(t)
+	root := t.TempDir()
+	ownedMarker(t, root)
+	cases := map[string]struct {
+		args    []string
+		goneCwd bool
+		env     []string
+	}{
+		"bad log level":      {args: []string{"--log-level", "bogus", "stop-hook"}},
+		"unwritable log":     {args: []string{"--log-file", "/nonexistent/dir/log", "stop-hook"}},
+		"unknown flag":       {args: []string{"--frobnicate", "stop-hook", "--also-bad"}},
+		"deleted cwd":        {args: []string{"stop-hook"}, goneCwd: true},
+		"deleted cwd, owner": {args: []string{"stop-hook"}, goneCwd: true, env: []string{"CLAUDE_PROJECT_DIR=" + root}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Dir = root
+			if tc.goneCwd {
+				// The shell enters a directory, removes it, then becomes the hook.
+				gone := filepath.Join(t.TempDir(), "gone")
+				os.Mkdir(gone, 0o755)
+				script := `cd "$1" && rmdir "$1" && shift && exec "$@"`
+				cmd = exec.Command("sh", append([]string{"-c", script, "sh", gone, bin}, tc.args...)...)
+			}
+			cmd.Env = cleanEnv(tc.env...)
+			cmd.Stdin = strings.NewReader(`{"session_id":"bystander","stop_hook_active":true}`)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("exit: %v (stdout %q)", err, out)
+			}
+			if len(out) != 0 {
+				t.Fatalf("stdout %q", out)
+			}
+		})
+	}
+}

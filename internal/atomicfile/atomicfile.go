@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrSymlink is returned when the destination is a symbolic link; we never write through one.
@@ -68,4 +69,16 @@ func EnsureDir(dir string, perm os.FileMode) error {
 		return fmt.Errorf("create dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RemoveStaleTemps deletes temp files that Write left next to path when its
+// process was killed mid-write, if they are older than age. Errors are ignored:
+// a leftover temp file is clutter, not damage.
+func RemoveStaleTemps(path string, age time.Duration) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*"))
+	for _, m := range matches {
+		if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > age {
+			os.Remove(m)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesAndSetsMode(t *testing.T) {
@@ -44,5 +45,28 @@ func TestWriteRefusesSymlink(t *testing.T) {
 	b, _ := os.ReadFile(target)
 	if string(b) != "keep" {
 		t.Fatal("target changed")
+	}
+}
+
+func TestRemoveStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "m.json")
+	old := filepath.Join(dir, ".m.json.tmp-123")
+	fresh := filepath.Join(dir, ".m.json.tmp-456")
+	other := filepath.Join(dir, ".other.tmp-1")
+	for _, f := range []string{old, fresh, other} {
+		os.WriteFile(f, []byte("x"), 0o600)
+	}
+	long := time.Now().Add(-time.Hour)
+	os.Chtimes(old, long, long)
+	os.Chtimes(other, long, long)
+	RemoveStaleTemps(p, time.Minute)
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Fatal("stale temp kept")
+	}
+	for _, f := range []string{fresh, other} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%s removed", f)
+		}
 	}
 }

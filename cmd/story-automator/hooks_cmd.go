@@ -107,14 +107,15 @@ func hooksChange(c *cli.Context, install bool) error {
 	e := envOf(c)
 	opt := settings.Options{DryRun: c.Bool("dry-run"), Now: e.Now}
 	var res settings.Result
-	var h settings.Hook
+	h, err := currentHook(e)
 	if install {
-		if h, err = currentHook(e); err != nil {
+		if err != nil {
 			return err
 		}
 		res, err = settings.Install(loc.Path, h, opt)
 	} else {
-		res, err = settings.Uninstall(loc.Path, opt)
+		// Without a resolvable binary, uninstall still recognises ours by name.
+		res, err = settings.Uninstall(loc.Path, h, opt)
 	}
 	if err != nil {
 		return hooksFailure(err, loc)

@@ -91,8 +91,8 @@ var legacyScripts = map[string]bool{
 }
 
 // OurProgram reports whether a hook command is a story-automator Stop hook
-// (current, older binary path, bare name, or legacy wrapper script) and returns
-// the program path it runs.
+// (current, older binary path, bare name, a binary named story-automator*, or
+// a legacy wrapper script) and returns the program path it runs.
 func OurProgram(cmd string) (string, bool) {
 	words := splitWords(cmd)
 	for i, w := range words {
@@ -100,7 +100,9 @@ func OurProgram(cmd string) (string, bool) {
 		if legacyScripts[base] {
 			return w, true
 		}
-		if base != "story-automator" {
+		// Any binary named story-automator* (story-automator, story-automator-dev,
+		// a versioned copy) running stop-hook is ours.
+		if !strings.HasPrefix(base, "story-automator") {
 			continue
 		}
 		for _, later := range words[i+1:] {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 )
 
 // ErrUnexpectedShape is returned when "hooks" or "hooks.Stop" exist but are not
@@ -30,10 +31,11 @@ func ours(cmd string, h Hook) (string, bool) {
 	if prog, ok := OurProgram(cmd); ok {
 		return prog, true
 	}
-	if h.Command != "" && cmd == h.Command {
-		if w := splitWords(cmd); len(w) > 0 {
-			return w[0], true
-		}
+	// `<prog> stop-hook` where prog has the name of the binary installing now
+	// (a renamed copy at another path): still ours, so it is replaced, not doubled.
+	w, cur := splitWords(cmd), splitWords(h.Command)
+	if len(w) == 2 && w[1] == "stop-hook" && len(cur) == 2 && filepath.Base(w[0]) == filepath.Base(cur[0]) {
+		return w[0], true
 	}
 	return "", false
 }
@@ -161,10 +163,11 @@ func installHook(doc *Object, h Hook) ([]string, error) {
 	return append(actions, "add entry "+h.Command), nil
 }
 
-// uninstallHook removes every entry of ours and the containers left empty.
-func uninstallHook(doc *Object) ([]string, error) {
+// uninstallHook removes every entry of ours (h is the hook this binary would
+// install, so a renamed copy's entry is recognised) and the containers left empty.
+func uninstallHook(doc *Object, h Hook) ([]string, error) {
 	var actions []string
-	err := rewriteOurs(doc, Hook{}, func(_ *Object, cmd string) bool {
+	err := rewriteOurs(doc, h, func(_ *Object, cmd string) bool {
 		actions = append(actions, "remove entry "+cmd)
 		return false
 	})

@@ -69,9 +69,10 @@ func Install(path string, h Hook, opt Options) (Result, error) {
 	return apply(path, opt, func(doc *Object) ([]string, error) { return installHook(doc, h) })
 }
 
-// Uninstall removes every Stop-hook entry of ours from the file at path.
-func Uninstall(path string, opt Options) (Result, error) {
-	return apply(path, opt, uninstallHook)
+// Uninstall removes every Stop-hook entry of ours from the file at path; h is
+// the entry this binary would install (zero Hook: recognise by name only).
+func Uninstall(path string, h Hook, opt Options) (Result, error) {
+	return apply(path, opt, func(doc *Object) ([]string, error) { return uninstallHook(doc, h) })
 }
 
 // loaded is a settings file as read: its real path, bytes, mode and document.

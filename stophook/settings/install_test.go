@@ -291,7 +291,7 @@ func TestInstallBacksUpTheFileItChanges(t *testing.T) {
 		t.Fatalf("backup mode %v (want 0600), settings mode %v (want kept 0644)", bi.Mode().Perm(), fi.Mode().Perm())
 	}
 	installed := readFile(t, path)
-	res, err = Uninstall(path, Options{Now: fixedNow})
+	res, err = Uninstall(path, Hook{}, Options{Now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 		t.Fatalf("dry run wrote %v", names)
 	}
 	writeFile(t, path, installedOnly, 0o600)
-	res, err = Uninstall(path, Options{DryRun: true, Now: fixedNow})
+	res, err = Uninstall(path, Hook{}, Options{DryRun: true, Now: fixedNow})
 	if err != nil || !res.Changed || string(res.Content) != "{}\n" {
 		t.Fatalf("dry-run uninstall %+v %v", res, err)
 	}
@@ -332,7 +332,7 @@ func TestUninstallRemovesOnlyOurs(t *testing.T) {
   ],
   "SubagentStop": [{"hooks": [{"type": "command", "command": "story-automator stop-hook"}]}]
 }, "model": "opus"}`, 0o600)
-	if _, err := Uninstall(path, Options{Now: fixedNow}); err != nil {
+	if _, err := Uninstall(path, Hook{}, Options{Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	want := `{
@@ -369,7 +369,7 @@ func TestUninstallRemovesOnlyOurs(t *testing.T) {
 func TestUninstallDropsContainersItEmpties(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	writeFile(t, path, `{"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "story-automator stop-hook"}]}]}}`, 0o600)
-	if _, err := Uninstall(path, Options{Now: fixedNow}); err != nil {
+	if _, err := Uninstall(path, Hook{}, Options{Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, path); got != "{\n  \"model\": \"opus\"\n}\n" {
@@ -377,7 +377,7 @@ func TestUninstallDropsContainersItEmpties(t *testing.T) {
 	}
 	// A Stop array the user left empty is theirs, not ours to drop.
 	writeFile(t, path, `{"hooks": {"Stop": []}}`, 0o600)
-	res, err := Uninstall(path, Options{Now: fixedNow})
+	res, err := Uninstall(path, Hook{}, Options{Now: fixedNow})
 	if err != nil || res.Changed {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -385,7 +385,7 @@ func TestUninstallDropsContainersItEmpties(t *testing.T) {
 
 func TestUninstallOfAMissingFileCreatesNothing(t *testing.T) {
 	dir := t.TempDir()
-	res, err := Uninstall(filepath.Join(dir, ".claude", "settings.json"), Options{Now: fixedNow})
+	res, err := Uninstall(filepath.Join(dir, ".claude", "settings.json"), Hook{}, Options{Now: fixedNow})
 	if err != nil || res.Changed {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -425,5 +425,32 @@ func TestWriteRefusesAFileChangedSinceItWasRead(t *testing.T) {
 	err = write(&l, []byte("{}\n"), Options{Now: fixedNow}, &Result{})
 	if Code(err) != "settings_changed" || readFile(t, path) != `{"a": 2}` {
 		t.Fatalf("err %v, file %s", err, readFile(t, path))
+	}
+}
+
+func TestRenamedBinariesReplaceRatherThanDoubleTheEntry(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	installs := []Hook{
+		{Command: `"/tmp/a/sa" stop-hook`, Timeout: 30},
+		{Command: `"/tmp/b/sa" stop-hook`, Timeout: 30},            // same name, other directory
+		{Command: `"/opt/story-automator-dev" stop-hook`, Timeout: 30}, // a story-automator* binary
+		{Command: `"/usr/bin/story-automator" stop-hook`, Timeout: 30},
+	}
+	for _, h := range installs {
+		if _, err := Install(path, h, Options{Now: fixedNow}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := readFile(t, path)
+	if n := strings.Count(got, "stop-hook"); n != 2 {
+		// "/tmp/b/sa" is not named story-automator*, so the last install cannot
+		// know it; everything else collapsed into one entry.
+		t.Fatalf("want 2 entries (sa and story-automator), got %d:\n%s", n, got)
+	}
+	if _, err := Uninstall(path, Hook{Command: `"/elsewhere/sa" stop-hook`}, Options{Now: fixedNow}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path); strings.Contains(got, "stop-hook") {
+		t.Fatalf("uninstall from a renamed binary left entries:\n%s", got)
 	}
 }

@@ -432,7 +432,7 @@ func TestRenamedBinariesReplaceRatherThanDoubleTheEntry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
 	installs := []Hook{
 		{Command: `"/tmp/a/sa" stop-hook`, Timeout: 30},
-		{Command: `"/tmp/b/sa" stop-hook`, Timeout: 30},            // same name, other directory
+		{Command: `"/tmp/b/sa" stop-hook`, Timeout: 30},                // same name, other directory
 		{Command: `"/opt/story-automator-dev" stop-hook`, Timeout: 30}, // a story-automator* binary
 		{Command: `"/usr/bin/story-automator" stop-hook`, Timeout: 30},
 	}

@@ -40,23 +40,41 @@ func (p *Project) UpdateSprintStatus(fn func(*SprintStatus) error) error {
 		return err
 	}
 	defer unlock()
-	s, err := p.ReadSprintStatus()
-	if err != nil {
-		return err
+	// Agents edit sprint-status.yaml directly, without our lock: if the file
+	// changed while fn ran, start again from the new content rather than
+	// overwrite the agent's edit.
+	for attempt := 0; ; attempt++ {
+		s, err := p.ReadSprintStatus()
+		if err != nil {
+			return err
+		}
+		before := string(s.Bytes())
+		if err := fn(s); err != nil {
+			return err
+		}
+		if string(s.Bytes()) == before {
+			return nil
+		}
+		now, err := os.ReadFile(s.Path)
+		if err != nil {
+			return fmt.Errorf("re-read %s: %w", s.Path, err)
+		}
+		if string(now) != before && attempt < sprintRetries {
+			continue
+		}
+		if string(now) != before {
+			return fmt.Errorf("%w: %s keeps changing under us", ErrLockTimeout, s.Path)
+		}
+		perm := os.FileMode(0o644)
+		if fi, err := os.Stat(s.Path); err == nil {
+			perm = fi.Mode().Perm()
+		}
+		return atomicfile.Write(s.Path, s.Bytes(), perm)
 	}
-	before := s.Bytes()
-	if err := fn(s); err != nil {
-		return err
-	}
-	if string(s.Bytes()) == string(before) {
-		return nil
-	}
-	perm := os.FileMode(0o644)
-	if fi, err := os.Stat(s.Path); err == nil {
-		perm = fi.Mode().Perm()
-	}
-	return atomicfile.Write(s.Path, s.Bytes(), perm)
 }
+
+// sprintRetries bounds how often an update starts over because the file changed.
+const sprintRetries = 5
 
 func (p *Project) lockSprint() (func(), error) {
 	dir := filepath.Join(p.Root, StateDir)

@@ -120,8 +120,15 @@ func (p *Project) namedCheck(name, step string, key StoryKey, pol *Policy, s *St
 		cmd, limit := pol.CommandFor(s)
 		return &commandCheck{dir: p.Root, command: cmd, limit: limit}
 	}
-	return checkFunc{VerifySessionExit, func(context.Context) Result {
-		return Result{Verified: true, Detail: "the " + step + " session completed"}
+	if name == VerifySessionExit {
+		return checkFunc{name, func(context.Context) Result {
+			return Result{Verified: true, Detail: "the " + step + " session completed"}
+		}}
+	}
+	// Policy validation rejects unknown names; a name that slips through must
+	// not pass silently.
+	return checkFunc{name, func(context.Context) Result {
+		return Result{Detail: "unknown verifier " + name, Err: fmt.Errorf("%w: unknown verifier %q", ErrContract, name)}
 	}}
 }
 

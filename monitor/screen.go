@@ -1,8 +1,9 @@
 package monitor
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // DoneLine is the explicit completion line an agent may print on a line of its own.
@@ -20,7 +21,7 @@ func DetectorFor(name string) ScreenDetector { return screenDetectors[name] }
 
 // claudeTurnSummary is Claude Code's end-of-turn line, "✻ <Verb>ed for [1h ][2m ]3s":
 // one word ending in -ed (any letters, "Sautéed" too) and a duration.
-var claudeTurnSummary = regexp.MustCompile(`^✻ \p{L}+ed for (?:\d+h )?(?:\d+m )?\d+s$`)
+var claudeTurnSummary = lazyre.New(`^✻ \p{L}+ed for (?:\d+h )?(?:\d+m )?\d+s$`)
 
 // ClaudeTurnDone reports a finished Claude Code turn: a turn summary line,
 // an input prompt below it, and no "esc to interrupt" (the working spinner) anywhere.
@@ -32,7 +33,7 @@ func ClaudeTurnDone(screen string) bool {
 		if strings.Contains(t, "esc to interrupt") {
 			return false
 		}
-		if claudeTurnSummary.MatchString(t) {
+		if claudeTurnSummary().MatchString(t) {
 			summary = i
 		}
 	}

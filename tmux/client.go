@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // DefaultTimeout bounds every tmux call that does not say otherwise.
@@ -91,7 +92,7 @@ type Version struct {
 	Raw          string
 }
 
-var versionRE = regexp.MustCompile(`(\d+)\.(\d+)`)
+var versionRE = lazyre.New(`(\d+)\.(\d+)`)
 
 // ParseVersion reads `tmux -V` output; development builds without a number
 // ("tmux master") count as new enough.
@@ -100,7 +101,7 @@ func ParseVersion(out string) (Version, error) {
 	if !strings.HasPrefix(raw, "tmux ") {
 		return Version{}, fmt.Errorf("unrecognised tmux version %q", raw)
 	}
-	m := versionRE.FindStringSubmatch(raw)
+	m := versionRE().FindStringSubmatch(raw)
 	if m == nil {
 		return Version{Major: 99, Raw: raw}, nil
 	}

@@ -2,20 +2,22 @@ package tmux
 
 import (
 	"fmt"
-	"regexp"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
+// Compiled on first use: the Stop hook, in the same binary, never needs them.
 var (
-	nameRE   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
-	paneIDRE = regexp.MustCompile(`^%[0-9]+$`)
+	nameRE   = lazyre.New(`^[A-Za-z0-9_-]{1,200}$`)
+	paneIDRE = lazyre.New(`^%[0-9]+$`)
 )
 
 // ValidName reports whether name is a session name this package will use:
 // only [A-Za-z0-9_-], so it can never be read as a target pattern or separator.
-func ValidName(name string) bool { return nameRE.MatchString(name) }
+func ValidName(name string) bool { return nameRE().MatchString(name) }
 
 // ValidPaneID reports whether id looks like a tmux pane id (%N).
-func ValidPaneID(id string) bool { return paneIDRE.MatchString(id) }
+func ValidPaneID(id string) bool { return paneIDRE().MatchString(id) }
 
 // SessionTarget is the exact-match target of a session: "=name".
 func SessionTarget(name string) (string, error) {

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // NamePrefix starts every session name this tool creates.
@@ -20,12 +21,12 @@ const (
 	maxPart = 24
 )
 
-var unsafeRun = regexp.MustCompile(`[^A-Za-z0-9_]+`)
+var unsafeRun = lazyre.New(`[^A-Za-z0-9_]+`)
 
 // Sanitize turns s into a name part of [A-Za-z0-9_-] only: every run of
 // other characters becomes one "-" ("1.2" → "1-2"), cut to max bytes.
 func Sanitize(s string, max int) string {
-	out := strings.Trim(unsafeRun.ReplaceAllString(s, "-"), "-")
+	out := strings.Trim(unsafeRun().ReplaceAllString(s, "-"), "-")
 	if len(out) > max {
 		out = strings.TrimRight(out[:max], "-")
 	}

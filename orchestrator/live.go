@@ -82,6 +82,12 @@ func (r *LiveReporter) Report(ev Event) {
 	if r.running == nil {
 		r.running = map[string]liveStep{}
 	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.started.IsZero() {
+		r.started = r.Now()
+	}
 	switch ev.Kind {
 	case EventRunStarted:
 		r.runID, r.done, r.total = ev.Message, ev.Done, ev.Total

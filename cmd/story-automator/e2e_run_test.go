@@ -1,0 +1,209 @@
+package main
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/workflows/sample"
+)
+
+// fast keeps failed verifications and retries short.
+var fast = []string{"--completion-rechecks", "1", "--backoff", "10ms"}
+
+func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatting(t *testing.T) {
+	p := newRunProject(t)
+	res, code := p.run(nil, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
+	if code != 0 || res["ok"] != true || res["outcome"] != "done" {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	commits := p.storyCommits()
+	for _, k := range sample.Stories {
+		if commits[k] != 1 {
+			t.Fatalf("story %s has %d commits (all: %v)", k, commits[k], commits)
+		}
+	}
+	want := p.sprintWithStatuses(map[string]string{"1-1-greet-the-world": "done", "1-2-greet-by-name": "done",
+		"1-3-shout-mode": "done", "1-4-farewell": "done", "epic-1-retrospective": "done"})
+	if got := readFile(t, p.sprintPath()); got != want {
+		t.Fatalf("sprint-status.yaml lost formatting:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	if dirty := p.git("status", "--porcelain"); dirty != "" {
+		t.Fatalf("the run left uncommitted changes:\n%s", dirty)
+	}
+	if files := p.git("log", "--grep=Story-Automator-Run:", "--name-only", "--format="); strings.Contains(files, ".story-automator/") || strings.Contains(files, ".claude/") {
+		t.Fatalf("state was committed:\n%s", files)
+	}
+	if p.marker() != nil {
+		t.Fatal("the marker outlived a finished run")
+	}
+	st := p.state()
+	if st.Status != orchestrator.RunDone || st.StoriesRemaining() != 0 {
+		t.Fatalf("state %s, %d remaining", st.Status, st.StoriesRemaining())
+	}
+}
+
+func TestE2ECrashOnDevAttemptOneIsRetriedWithTheFallbackAgent(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=crash:dev:1@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--fallback-agent", "sim", "--stories", "1", "--json"}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	dev := p.state().Unit("1-1").Step(orchestrator.StepDev)
+	if len(dev.Attempts) != 2 || dev.Attempts[0].FinalState != "crashed" || dev.Attempts[1].Role != orchestrator.RoleFallback ||
+		dev.Attempts[1].FinalState != "completed" {
+		t.Fatalf("dev attempts %+v", dev.Attempts)
+	}
+	var devRuns []string
+	for _, l := range p.simRuns() {
+		if l.Step == "dev" {
+			devRuns = append(devRuns, l.Role+":"+l.Outcome)
+		}
+	}
+	if len(devRuns) != 2 || devRuns[0] != "primary:fault-crash" || !strings.HasPrefix(devRuns[1], "fallback:implemented") {
+		t.Fatalf("dev as the agent saw it: %v", devRuns)
+	}
+}
+
+func TestE2EReviewNeedingThreeCyclesPasses(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-cycles:3@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	var cycles []int
+	for _, a := range p.state().Unit("1-1").Step(orchestrator.StepReview).Attempts {
+		cycles = append(cycles, a.Cycle)
+	}
+	if len(cycles) != 3 || cycles[2] != 3 || p.storyCommits()["1-1"] != 1 {
+		t.Fatalf("review cycles %v, commits %v", cycles, p.storyCommits())
+	}
+}
+
+func TestE2EReviewThatNeverPassesPausesTheRunAndResumeFinishesIt(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--json"}, fast...)...)
+	if code != 1 || res["error"] != "run_escalated" || !strings.Contains(res["reason"].(string), "2 cycles") || res["action"] == "" {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	m := p.marker()
+	if m == nil || m.Status != marker.StatusPaused || !strings.Contains(m.PauseReason, "review") {
+		t.Fatalf("marker after escalation: %+v", m)
+	}
+	doc := readFile(t, res["stateFile"].(string))
+	if !strings.Contains(doc, "## Escalation") || !strings.Contains(doc, "**What to do:**") {
+		t.Fatalf("state document lacks the escalation:\n%s", doc)
+	}
+	// The human looked at the notes; the review passes now.
+	res, code = p.run(nil, append([]string{"run", "--resume", "--json"}, fast...)...)
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+	review := p.state().Unit("1-1").Step(orchestrator.StepReview)
+	if n := len(review.Attempts); n != 3 || review.Attempts[2].Cycle != 3 {
+		t.Fatalf("review attempts after resume: %+v", review.Attempts)
+	}
+	if p.storyCommits()["1-1"] != 1 || p.marker() != nil {
+		t.Fatalf("commits %v marker %+v", p.storyCommits(), p.marker())
+	}
+}
+
+func TestE2EKilledOrchestratorResumesWithoutRepeatingVerifiedSteps(t *testing.T) {
+	p := newRunProject(t)
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1@1-2"}, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.2's dev session to hang", func(st *orchestrator.State) bool {
+		a := st.Unit("1-2").Step(orchestrator.StepDev).Attempts
+		return len(a) == 1 && a[0].Session != "" && a[0].FinalState == ""
+	})
+	if res, code := p.run(nil, "run", "--agent", "sim", "--json"); code != 1 || res["error"] != "run_active" {
+		t.Fatalf("a second run while one is active: %d %v", code, res)
+	}
+	if err := c.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Wait()
+	status, _ := p.run(nil, "status", "--json")
+	orch := status["orchestrator"].(map[string]any)
+	if orch["alive"] != false || len(status["sessions"].([]any)) != 1 {
+		t.Fatalf("status after the kill: %v", status)
+	}
+	res, code := p.run(nil, append([]string{"run", "--resume", "--json"}, fast...)...)
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+	ran := map[string]int{}
+	for _, l := range p.simRuns() {
+		ran[l.Story+"/"+l.Step]++
+	}
+	for _, step := range []string{"1-1/create", "1-1/dev", "1-1/automate", "1-1/review", "1-2/create", "1-3/dev", "1-4/review"} {
+		if ran[step] != 1 {
+			t.Fatalf("%s ran %d times: %v", step, ran[step], ran)
+		}
+	}
+	if ran["1-2/dev"] != 2 {
+		t.Fatalf("the killed dev step ran %d times, want the hung attempt and its redo", ran["1-2/dev"])
+	}
+	for _, k := range sample.Stories {
+		if p.storyCommits()[k] != 1 {
+			t.Fatalf("commits %v", p.storyCommits())
+		}
+	}
+	if s, _ := p.run(nil, "status", "--json"); len(s["sessions"].([]any)) != 0 {
+		t.Fatalf("sessions left after the resumed run: %v", s["sessions"])
+	}
+}
+
+func TestE2EParallelRunKeepsTheDependencyChainInOrder(t *testing.T) {
+	p := newRunProject(t)
+	res, code := p.run([]string{"STORY_AUTOMATOR_SIM_DELAY=20ms"}, append([]string{"run", "--agent", "sim", "--parallel", "3", "--json"}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	st := p.state()
+	// 1.2 and 1.4 need 1.1, 1.3 needs 1.2 (the sample's epics say so).
+	for story, dep := range map[string]string{"1-2": "1-1", "1-4": "1-1", "1-3": "1-2"} {
+		started := st.Unit(story).Steps[0].Attempts[0].StartedAt
+		doneAt := st.Unit(dep).Step(orchestrator.StepCommit).VerifiedAt
+		if !after(t, started, doneAt) {
+			t.Fatalf("%s started at %s, before %s was committed at %s", story, started, dep, doneAt)
+		}
+	}
+	log := strings.Fields(p.git("log", "--reverse", "--format=%s"))
+	order := strings.Join(log, " ")
+	if i, j, k := strings.Index(order, "1.1:"), strings.Index(order, "1.2:"), strings.Index(order, "1.3:"); !(i < j && j < k) {
+		t.Fatalf("commit order: %s", order)
+	}
+}
+
+func after(t *testing.T, a, b string) bool {
+	t.Helper()
+	ta, ok1 := marker.ParseTime(a)
+	tb, ok2 := marker.ParseTime(b)
+	if !ok1 || !ok2 {
+		t.Fatalf("bad times %q %q", a, b)
+	}
+	return !ta.Before(tb)
+}
+
+func TestE2EDryRunPrintsThePlanAndChangesNothing(t *testing.T) {
+	p := newRunProject(t)
+	res, code := p.run(nil, "run", "--agent", "sim", "--dry-run", "--json")
+	if code != 0 || res["dryRun"] != true {
+		t.Fatalf("dry run exited %d: %v", code, res)
+	}
+	waves := res["waves"].([]any)
+	if len(waves) != 4 || len(waves[1].([]any)) != 2 {
+		t.Fatalf("waves %v", waves)
+	}
+	if p.marker() != nil || p.git("status", "--porcelain") != "" {
+		t.Fatal("a dry run changed the project")
+	}
+}

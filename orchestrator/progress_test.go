@@ -1,0 +1,45 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
+	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
+	r.Report(Event{At: now, Kind: EventRunStarted, Message: "run-x", Total: 4})
+	now = now.Add(90 * time.Second)
+	r.Report(Event{At: now, Kind: EventStepStarted, Unit: "1.2", Step: StepDev, Attempt: 2, Agent: "codex", Role: RoleFallback})
+	frame := buf.String()
+	if !strings.Contains(frame, "0/4 stories done") || !strings.Contains(frame, "1.2") ||
+		!strings.Contains(frame, "attempt 2 · codex (fallback)") || !strings.Contains(frame, "elapsed 1m30s") {
+		t.Fatalf("frame:\n%q", frame)
+	}
+	buf.Reset()
+	r.Report(Event{At: now, Kind: EventUnitDone, Unit: "1.2", Done: 1, Total: 4})
+	second := buf.String()
+	if !strings.HasPrefix(second, "\x1b[2A") || !strings.Contains(second, "1/4 stories done") || strings.Contains(second, "attempt 2") {
+		t.Fatalf("the second frame must replace the first (2 lines up) and drop the finished story:\n%q", second)
+	}
+}
+
+func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
+	var js, text bytes.Buffer
+	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	ev := Event{At: at, Kind: EventStepFinished, Unit: "1.1", Step: StepReview, Attempt: 3, Cycle: 2, Agent: "sim",
+		FinalState: FinalIncomplete, Reason: "not_verified"}
+	(&JSONReporter{W: &js}).Report(ev)
+	(&LineReporter{W: &text}).Report(ev)
+	var got map[string]any
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got["event"] != EventStepFinished || got["at"] != "2026-01-02T15:04:05Z" || got["cycle"] != 2.0 {
+		t.Fatalf("json line %s (%v)", js.String(), err)
+	}
+	if want := "15:04:05 1.1 review attempt 3 (review cycle 2): incomplete (not_verified)\n"; text.String() != want {
+		t.Fatalf("text line %q, want %q", text.String(), want)
+	}
+}

@@ -74,8 +74,8 @@ func TestE2EArtifactAfterTheFirstVerificationCompletesOnARecheck(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
 	name := p.spawnSim(sim("late-artifact", "STORY_AUTOMATOR_SIM_ARTIFACT="+filepath.Join(p.root, "late.txt"),
-		"STORY_AUTOMATOR_SIM_DELAY=1500ms"))
-	r, code := p.monitor(name, "--timeout", "30s", "--verify", "glob:late.txt", "--completion-rechecks", "20", "--recheck-grace", "250ms")
+		"STORY_AUTOMATOR_SIM_DELAY=3s"))
+	r, code := p.monitor(name, "--timeout", "30s", "--verify", "glob:late.txt", "--completion-rechecks", "60", "--recheck-grace", "250ms")
 	wantResult(t, r, code, monitor.Completed, monitor.SignalExit)
 	if r.Rechecks < 2 || !r.OutputVerified {
 		t.Fatalf("completed without a recheck: %+v", r)

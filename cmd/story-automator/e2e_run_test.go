@@ -207,3 +207,38 @@ func TestE2EDryRunPrintsThePlanAndChangesNothing(t *testing.T) {
 		t.Fatal("a dry run changed the project")
 	}
 }
+
+func TestE2ESIGINTPausesTheRunKillsItsSessionAndResumeFinishes(t *testing.T) {
+	p := newRunProject(t)
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1@1-1"}, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
+	var out strings.Builder
+	c.Stdout = &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev session to hang", func(st *orchestrator.State) bool {
+		a := st.Unit("1-1").Step(orchestrator.StepDev).Attempts
+		return len(a) == 1 && a[0].Session != ""
+	})
+	if err := c.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Wait()
+	res := lastJSON(t, out.String(), "")
+	if code := c.ProcessState.ExitCode(); code != 1 || res["error"] != "run_interrupted" {
+		t.Fatalf("after SIGINT: exit %d (%v) %v", code, err, res)
+	}
+	if m := p.marker(); m == nil || m.Status != marker.StatusPaused || !strings.Contains(m.PauseReason, "interrupted") {
+		t.Fatalf("marker after SIGINT: %+v", m)
+	}
+	if s, _ := p.run(nil, "status", "--json"); len(s["sessions"].([]any)) != 0 {
+		t.Fatalf("SIGINT left the child session running: %v", s["sessions"])
+	}
+	dev := p.state().Unit("1-1").Step(orchestrator.StepDev)
+	if dev.Status != orchestrator.StatusPending || dev.Attempts[0].FinalState != orchestrator.FinalInterrupted {
+		t.Fatalf("dev after SIGINT: %+v", dev)
+	}
+	if res, code := p.run(nil, append([]string{"run", "--resume", "--json"}, fast...)...); code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+}

@@ -69,6 +69,11 @@ func runAction(c *cli.Context) error {
 		return fail("run_failed", "cannot find this binary: %v", err)
 	}
 	opts := runOptions(c, e, wpol)
+	if !opts.DryRun {
+		if err := sessionTmux(e).CheckVersion(context.Background()); err != nil {
+			return tmuxFailure(err)
+		}
+	}
 	out := newRunOutput(e, c.Bool("json"))
 	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: runSteps(c, e, proj, wpol, exe),
 		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},

@@ -6,54 +6,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/testbin"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
-// The binary is built once, lazily, for the end-to-end tests of this package.
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-func builtBinary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "sa-monitor-e2e-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "story-automator")
-		out, err := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, "../cmd/story-automator").CombinedOutput()
-		if err != nil {
-			binErr = &buildError{string(out), err}
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build: %v", binErr)
-	}
-	return binPath
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+// builtBinary returns the path of the binary, built once for all end-to-end tests.
+func builtBinary(t testing.TB) string { return testbin.Path(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

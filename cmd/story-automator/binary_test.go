@@ -2,55 +2,18 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testbin"
 )
 
-// Shared by every end-to-end test of this package: the binary is built once,
-// lazily, into a temp dir, so tests that need no binary pay nothing.
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-// builtBinary returns the path of a freshly built story-automator binary.
-func builtBinary(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "story-automator-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "story-automator")
-		cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", binPath, ".")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = &buildError{out: string(out), err: err}
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("build story-automator: %v", binErr)
-	}
-	return binPath
-}
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+// builtBinary returns the path of the binary, built once for all end-to-end tests.
+func builtBinary(t testing.TB) string { return testbin.Path(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

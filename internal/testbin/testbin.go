@@ -1,0 +1,51 @@
+// Package testbin builds the story-automator binary once per test process, for
+// end-to-end tests that run it as a real process.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Tags are the build tags the Makefile builds with.
+const Tags = "urfave_cli_no_docs"
+
+const mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
+
+var (
+	once sync.Once
+	path string
+	dir  string
+	err  error
+)
+
+// Path returns the path of a freshly built binary, building it on first use;
+// a build failure fails the calling test.
+func Path(t testing.TB) string {
+	t.Helper()
+	once.Do(func() {
+		if dir, err = os.MkdirTemp("", "story-automator-bin-"); err != nil {
+			return
+		}
+		path = filepath.Join(dir, "story-automator")
+		out, buildErr := exec.Command("go", "build", "-tags", Tags, "-o", path, mainPkg).CombinedOutput()
+		if buildErr != nil {
+			err = fmt.Errorf("go build: %v\n%s", buildErr, out)
+		}
+	})
+	if err != nil {
+		t.Fatalf("build story-automator: %v", err)
+	}
+	return path
+}
+
+// Cleanup removes the built binary; call it from TestMain after m.Run.
+func Cleanup() {
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}

@@ -20,6 +20,11 @@ import (
 // (lifecycle, pids, exit status), the child's Stop hook (completion stamp) and
 // monitor-session (which watches the directory for changes).
 const (
+	// EnvChild is "true" in every child session's environment.
+	EnvChild = "STORY_AUTOMATOR_CHILD"
+	// EnvSession names the child session, so its Stop hook finds its state file.
+	EnvSession = "STORY_AUTOMATOR_SESSION"
+	// EnvStateDir is the absolute sessions directory handed to every child.
 	EnvStateDir      = "STORY_AUTOMATOR_STATE_DIR"
 	DefaultStateDir  = ".story-automator/sessions"
 	MaxExcerptBytes  = 4096

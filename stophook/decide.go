@@ -12,8 +12,8 @@ import (
 
 // Environment variables the hook reads.
 const (
-	EnvChild       = "STORY_AUTOMATOR_CHILD"
-	EnvSession     = "STORY_AUTOMATOR_SESSION"
+	EnvChild       = marker.EnvChild
+	EnvSession     = marker.EnvSession
 	EnvMaxBlocks   = "STORY_AUTOMATOR_MAX_STOP_BLOCKS"
 	EnvStaleAfter  = "STORY_AUTOMATOR_STALE_AFTER"
 	DefaultMax     = 5

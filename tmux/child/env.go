@@ -3,13 +3,15 @@ package child
 import (
 	"sort"
 	"strings"
+
+	"github.com/story-automator/story-automator/marker"
 )
 
 // Variables every child gets.
 const (
-	EnvChild    = "STORY_AUTOMATOR_CHILD"
-	EnvSession  = "STORY_AUTOMATOR_SESSION"
-	EnvStateDir = "STORY_AUTOMATOR_STATE_DIR"
+	EnvChild    = marker.EnvChild
+	EnvSession  = marker.EnvSession
+	EnvStateDir = marker.EnvStateDir
 	EnvAgent    = "STORY_AUTOMATOR_AGENT"
 	EnvStep     = "STORY_AUTOMATOR_STEP"
 	EnvStory    = "STORY_AUTOMATOR_STORY"

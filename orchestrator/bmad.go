@@ -127,7 +127,7 @@ func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
 func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff}
 	for name, s := range wp.Steps {
-		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
+		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional}
 	}
 	if p.MaxCycles < 1 {

@@ -18,6 +18,14 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, skip)
 		return stepOK
 	}
+	if sp.Action == ActionAgent {
+		// The policy has an agent commit: the story is done first, so its commit carries that.
+		if err := e.markDone(u); err != nil {
+			e.escalate(u, st, err.Error())
+			return stepEscalated
+		}
+		return e.agentStep(ctx, u, st)
+	}
 	if !sp.Enabled {
 		if err := e.markDone(u); err != nil {
 			e.escalate(u, st, err.Error())

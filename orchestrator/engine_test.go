@@ -270,3 +270,20 @@ func TestRetroRunsAfterTheEpicsLastStoryAndIsCommittedUnlessItFails(t *testing.T
 		t.Fatalf("commits %v", got)
 	}
 }
+
+func TestCommitByAnAgentWhenThePolicySaysSo(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	sp := h.policy.Steps[StepCommit]
+	sp.Action = ActionAgent
+	h.policy.Steps[StepCommit] = sp
+	if _, err := h.run(context.Background(), h.options()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.steps.requests(); got[len(got)-1] != "1-1/commit#1@sim" || len(h.repo.committed()) != 0 {
+		t.Fatalf("steps %v git commits %v", got, h.repo.committed())
+	}
+	if h.project.status("1-1") != StatusDone {
+		t.Fatal("the story was not set done before its agent commit")
+	}
+}

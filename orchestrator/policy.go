@@ -8,6 +8,8 @@ import (
 // StepPolicy is how the run loop treats one step.
 type StepPolicy struct {
 	Enabled bool
+	// Action is how the step runs: ActionAgent, or for commit ActionGitCommit ("" = the step's default).
+	Action string
 	// Agent and FallbackAgent override the run's agents for this step; "" keeps them.
 	Agent, FallbackAgent string
 	Timeout              time.Duration
@@ -27,6 +29,12 @@ type Policy struct {
 	// MaxBackoff caps the doubled retry wait.
 	MaxBackoff time.Duration
 }
+
+// Step actions (the workflow policy's `action`).
+const (
+	ActionAgent     = "agent"
+	ActionGitCommit = "git_commit"
+)
 
 // Defaults of the run loop (SPEC §8, issue 4).
 const (

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/creack/pty"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -240,5 +244,29 @@ func TestE2ESIGINTPausesTheRunKillsItsSessionAndResumeFinishes(t *testing.T) {
 	}
 	if res, code := p.run(nil, append([]string{"run", "--resume", "--json"}, fast...)...); code != 0 || res["outcome"] != "done" {
 		t.Fatalf("resume exited %d: %v", code, res)
+	}
+}
+
+func TestE2ERunOnATerminalRedrawsLiveProgress(t *testing.T) {
+	p := newRunProject(t)
+	c := p.cmd(nil, append([]string{"run", "--agent", "sim", "--stories", "1,2"}, fast...)...)
+	tty, err := pty.StartWithSize(c, &pty.Winsize{Rows: 40, Cols: 120})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	var screen bytes.Buffer
+	_, _ = io.Copy(&screen, tty) // ends with EIO once the run exits and closes the terminal
+	if err := c.Wait(); err != nil {
+		t.Fatalf("run on a terminal: %v\n%s", err, screen.String())
+	}
+	out := screen.String()
+	for _, want := range []string{"\x1b[", "0/2 stories done", "2/2 stories done", "elapsed", "run " + p.state().RunID + " done"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("terminal output lacks %q:\n%q", want, out)
+		}
+	}
+	if strings.Contains(out, `{"`) {
+		t.Fatalf("JSON on a terminal without --json:\n%s", out)
 	}
 }

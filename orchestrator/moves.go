@@ -65,7 +65,17 @@ func describeAttempt(a Attempt) string {
 	if a.Reason != "" {
 		s += " (" + a.Reason + ")"
 	}
-	return fmt.Sprintf("attempt %d with %s: %s", a.N, a.Agent, s)
+	if a.Detail != "" && a.FinalState != FinalCompleted {
+		s += ": " + a.Detail
+	}
+	who := a.Agent
+	if a.Role == RoleFallback {
+		who += " (fallback)"
+	}
+	if a.Cycle > 0 {
+		who += fmt.Sprintf(", review cycle %d", a.Cycle)
+	}
+	return fmt.Sprintf("attempt %d with %s: %s", a.N, who, s)
 }
 
 // agentsFor resolves a step's agents: the step's own override, else the run's.

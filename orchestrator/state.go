@@ -99,8 +99,10 @@ type Attempt struct {
 	FinalState string `json:"finalState,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Verifier   string `json:"verifier,omitempty"`
-	StartedAt  string `json:"startedAt"`
-	EndedAt    string `json:"endedAt,omitempty"`
+	// Detail is the verifier's last word on the attempt.
+	Detail    string `json:"detail,omitempty"`
+	StartedAt string `json:"startedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
 	// WallMs is the attempt's whole time; AgentMs the child session's share.
 	WallMs  int64 `json:"wallMs,omitempty"`
 	AgentMs int64 `json:"agentMs,omitempty"`

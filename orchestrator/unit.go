@@ -124,7 +124,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	end := e.Clock.Now()
 	e.update(func(s *State) {
 		at := &st.Attempts[idx]
-		at.FinalState, at.Reason, at.Verifier = final, reason, res.Verifier
+		at.FinalState, at.Reason, at.Verifier, at.Detail = final, reason, res.Verifier, res.Detail
 		if res.Session != "" {
 			at.Session, at.OutputFile = res.Session, res.OutputFile
 		}

@@ -270,3 +270,16 @@ func TestE2ERunOnATerminalRedrawsLiveProgress(t *testing.T) {
 		t.Fatalf("JSON on a terminal without --json:\n%s", out)
 	}
 }
+
+func TestE2EFalseCompletionIsCaughtByTheVerifierAndRetried(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=false:create:1@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	create := p.state().Unit("1-1").Step(orchestrator.StepCreate)
+	if len(create.Attempts) != 2 || create.Attempts[0].FinalState != "incomplete" || !strings.Contains(create.Attempts[0].Detail, "no story file") {
+		t.Fatalf("create attempts %+v", create.Attempts)
+	}
+}

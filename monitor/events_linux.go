@@ -1,11 +1,8 @@
 package monitor
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"unsafe"
 
@@ -115,19 +112,4 @@ func (w *wakeups) Close() {
 	for _, f := range w.pidfds {
 		f.Close()
 	}
-}
-
-// processGone reports whether pid has exited: it no longer exists, or it
-// is a zombie nobody has reaped yet (a runner whose tmux server exited
-// first is left to an init that may never reap it).
-func processGone(pid int) bool {
-	if unix.Kill(pid, 0) == unix.ESRCH {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }

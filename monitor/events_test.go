@@ -7,29 +7,6 @@ import (
 	"time"
 )
 
-func TestProcessGoneSeesExitedAndZombieProcesses(t *testing.T) {
-	if processGone(os.Getpid()) {
-		t.Fatal("this process counts as gone")
-	}
-	cmd := exec.Command("/bin/true")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	// Not yet waited for: once it has exited it is a zombie, and must count as gone.
-	deadline := time.Now().Add(5 * time.Second)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatal("a zombie still counts as running")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	_ = cmd.Wait()
-	if !processGone(pid) {
-		t.Fatal("a reaped process counts as running")
-	}
-}
-
 func TestWakeupsFireOnStateFileAndProcessExit(t *testing.T) {
 	dir := t.TempDir()
 	w := newWakeups()

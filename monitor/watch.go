@@ -79,7 +79,7 @@ func (d Deps) withDefaults() Deps {
 		d.Tick = time.Second
 	}
 	if d.ProcessGone == nil {
-		d.ProcessGone = processGone
+		d.ProcessGone = func(pid int) bool { return !marker.ProcessAlive(pid) }
 	}
 	if d.VerifyBound <= 0 {
 		d.VerifyBound = 2 * time.Minute

@@ -86,13 +86,43 @@ func (b BMADProject) RetroDone(epic string) (bool, error) {
 	return false, nil
 }
 
-// MarkStoryDone sets the story done in sprint-status.yaml and its story file.
+// MarkStoryDone sets the story done in sprint-status.yaml and its story file,
+// and moves the epic's own entry along: in-progress while some of its stories
+// are not done, done once all are.
 func (b BMADProject) MarkStoryDone(key string) error {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return err
 	}
-	return b.P.SetStoryStatus(k, workflows.StatusDone)
+	if err := b.P.SetStoryStatus(k, workflows.StatusDone); err != nil {
+		return err
+	}
+	return b.syncEpicStatus(k.Epic)
+}
+
+func (b BMADProject) syncEpicStatus(epic string) error {
+	stories, err := b.EpicStories(epic)
+	if err != nil {
+		return err
+	}
+	want := workflows.StatusDone
+	for _, s := range stories {
+		if s.Status != workflows.StatusDone {
+			want = workflows.StatusInProgress
+		}
+	}
+	err = b.P.UpdateSprintStatus(func(ss *workflows.SprintStatus) error {
+		for _, e := range ss.Entries() {
+			if e.Key == "epic-"+epic && workflows.NormalizeStatus(e.Status) != want {
+				return ss.Set(e.Key, want)
+			}
+		}
+		return nil // no entry for the epic, or already right: leave the file alone
+	})
+	if errors.Is(err, workflows.ErrSprintNotFound) {
+		return nil
+	}
+	return err
 }
 
 // info combines what sprint-status.yaml, the story file and the epics say.

@@ -1,10 +1,8 @@
 package orchestrator
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
-	"syscall"
 
 	"github.com/gofrs/flock"
 
@@ -65,13 +63,4 @@ func RunLockHeld(root string) bool {
 		return false
 	}
 	return true
-}
-
-// processAlive reports whether pid names a live process.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

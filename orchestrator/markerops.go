@@ -65,7 +65,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 			return nil, fmt.Errorf("%w (marker %s appeared)", ErrRunActive, store.Path)
 		case m.IsLoop() && m.Status == marker.StatusActive:
 			return nil, fmt.Errorf("%w (a prompt loop holds marker %s)", ErrRunActive, store.Path)
-		case m.Status == marker.StatusActive && m.OwnerPid > 0 && m.OwnerPid != o.Pid && processAlive(m.OwnerPid):
+		case m.Status == marker.StatusActive && m.OwnerPid > 0 && m.OwnerPid != o.Pid && marker.ProcessAlive(m.OwnerPid):
 			return nil, fmt.Errorf("%w (orchestrator pid %d)", ErrRunActive, m.OwnerPid)
 		}
 		if owner != "" || !o.Resume {

@@ -3,23 +3,23 @@ package orchestrator
 import (
 	"context"
 	"time"
+
+	"github.com/story-automator/story-automator/workflows"
 )
 
-// Workflow steps, in the order a story goes through them; StepRetro runs
-// once at the end of an epic.
+// Workflow steps, as workflows names them: a story goes through StorySteps
+// in order; StepRetro runs once at the end of an epic.
 const (
-	StepCreate   = "create"
-	StepDev      = "dev"
-	StepAutomate = "automate"
-	StepReview   = "review"
-	StepCommit   = "commit"
-	StepRetro    = "retro"
+	StepCreate   = workflows.StepCreate
+	StepDev      = workflows.StepDev
+	StepAutomate = workflows.StepAutomate
+	StepReview   = workflows.StepReview
+	StepCommit   = workflows.StepCommit
+	StepRetro    = workflows.StepRetro
 )
 
 // StorySteps are the steps of one story, in order.
-func StorySteps() []string {
-	return []string{StepCreate, StepDev, StepAutomate, StepReview, StepCommit}
-}
+func StorySteps() []string { return workflows.StorySteps() }
 
 // Final states a step attempt ends in: the monitor's (SPEC §5) plus
 // interrupted, for an attempt the orchestrator itself abandoned (SIGINT,

@@ -197,7 +197,7 @@ func refuseExistingMarker(store *marker.Store) error {
 	if err != nil {
 		return fmt.Errorf("read marker %s: %w", store.Path, err)
 	}
-	if m.Active() && m.OwnerPid > 0 && processAlive(m.OwnerPid) {
+	if m.Active() && m.OwnerPid > 0 && marker.ProcessAlive(m.OwnerPid) {
 		return fmt.Errorf("%w (marker %s, orchestrator pid %d)", ErrRunActive, store.Path, m.OwnerPid)
 	}
 	if m.Active() && m.OwnerPid == 0 {

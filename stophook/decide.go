@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
@@ -57,7 +56,7 @@ func EnvFrom(getenv func(string) string) Env {
 		ChildSession: strings.TrimSpace(getenv(EnvSession)),
 		MaxBlocks:    DefaultMax,
 		StaleAfter:   DefaultStale,
-		ProcessAlive: processAlive,
+		ProcessAlive: marker.ProcessAlive,
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvMaxBlocks))); err == nil && n >= 1 && n <= maxAllowedCap {
 		e.MaxBlocks = n
@@ -66,11 +65,6 @@ func EnvFrom(getenv func(string) string) Env {
 		e.StaleAfter = d
 	}
 	return e
-}
-
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
 }
 
 // Output is the one JSON object the hook may print.

@@ -135,7 +135,7 @@ func collectStatus(e *runtimeEnv) statusView {
 		v.Marker.Exists, v.Marker.Marker = true, m
 		v.LastDecision = m.LastDecision
 		v.Orchestrator.Pid = m.OwnerPid
-		v.Orchestrator.Alive = m.OwnerPid > 0 && syscall.Kill(m.OwnerPid, 0) == nil
+		v.Orchestrator.Alive = marker.ProcessAlive(m.OwnerPid)
 	case !errors.Is(err, marker.ErrNotFound):
 		v.Marker.Exists, v.Marker.Error = true, err.Error()
 	}

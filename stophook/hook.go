@@ -4,20 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
 )
-
-// HistoryFile is the name of the decision log kept next to the marker.
-const HistoryFile = "story-automator.history.jsonl"
 
 // Shell is the I/O around Decide: where input comes from, where output goes,
 // which marker and environment apply, and what time it is.
@@ -72,7 +65,8 @@ func (s *Shell) Run(ctx context.Context) {
 	d, err := s.persist(ctx, store, in, env)
 	if err != nil {
 		s.Log.Warn().Err(err).Msg("cannot persist the hook's decision; allowing the stop")
-		s.appendHistory(store, in, m, Decision{Kind: KindFailOpen, Reason: err.Error()})
+		// Without the lock: append only, never rotate (see RotateHistory).
+		s.appendHistory(store, in, m, Decision{Kind: KindFailOpen, Reason: err.Error()}, false)
 		return
 	}
 	s.print(d.Output)
@@ -103,7 +97,7 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env 
 	if recorded == nil {
 		recorded = cur
 	}
-	s.appendHistory(store, in, recorded, d)
+	s.appendHistory(store, in, recorded, d, true)
 	return d, nil
 }
 
@@ -130,57 +124,3 @@ func (s *Shell) print(out *Output) {
 	}
 	_, _ = s.Out.Write(buf.Bytes())
 }
-
-// HistoryEntry is one line of the decision log (SPEC §6).
-type HistoryEntry struct {
-	TS        string `json:"ts"`
-	Session   string `json:"session"`
-	Mode      string `json:"mode"`
-	Decision  string `json:"decision"`
-	Iteration int    `json:"iteration"`
-	Blocks    int    `json:"blocks"`
-	Reason    string `json:"reason"`
-}
-
-func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d Decision) {
-	if d.Kind == "" {
-		return
-	}
-	e := HistoryEntry{TS: marker.Timestamp(s.Now()), Session: in.SessionID, Decision: d.Kind, Reason: d.Reason}
-	if m != nil {
-		e.Mode = m.Mode
-		e.Blocks = m.StopHookBlocks
-		if m.Loop != nil {
-			e.Iteration = m.Loop.Iteration
-		}
-	}
-	if err := AppendHistory(filepath.Join(store.Dir(), HistoryFile), e); err != nil {
-		s.Log.Warn().Err(err).Msg("cannot append to the decision history")
-	}
-}
-
-// AppendHistory appends one JSON line; O_APPEND keeps concurrent lines whole.
-func AppendHistory(path string, e HistoryEntry) error {
-	data, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	// Keep one previous generation; callers hold the marker lock, so no other
-	// writer comes between the size check and the rename.
-	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() >= MaxHistoryBytes {
-		if err := os.Rename(path, path+".1"); err != nil {
-			return fmt.Errorf("rotate history %s: %w", path, err)
-		}
-	}
-	// O_NOFOLLOW: the history is never written through a symlink.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("open history %s: %w", path, err)
-	}
-	defer f.Close()
-	_, err = f.Write(append(data, '\n'))
-	return err
-}
-
-// MaxHistoryBytes is the size at which the history file rolls over to <file>.1.
-const MaxHistoryBytes = 4 << 20

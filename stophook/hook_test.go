@@ -265,6 +265,17 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, HistoryFile)
 	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
+	// Appending alone (the unlocked fail-open path) never rolls over.
+	if err := AppendHistory(p, HistoryEntry{Decision: KindFailOpen}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p + ".1"); !os.IsNotExist(err) {
+		t.Fatal("an unlocked append rolled the history over")
+	}
+	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
+	if err := RotateHistory(p); err != nil {
+		t.Fatal(err)
+	}
 	if err := AppendHistory(p, HistoryEntry{Decision: KindBlock}); err != nil {
 		t.Fatal(err)
 	}

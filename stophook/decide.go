@@ -116,7 +116,9 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	if why, dead := orchestratorDead(m, env, now); dead {
 		return ownerDecision(m, now, KindReleaseStale, why, &Output{SystemMessage: "story-automator: " + why + "; letting this session stop. Resume with `story-automator run --resume` or remove the marker with `story-automator marker remove`."})
 	}
-	if in.HasRunningBackgroundTask() {
+	// A loop's control line ends or pauses it and lets the stop through
+	// anyway, so a running background task must not swallow it.
+	if in.HasRunningBackgroundTask() && !loopControlLine(in, m, env) {
 		return ownerDecision(m, now, KindAllowBackground, "a background task is running; the session will be woken when it ends", nil)
 	}
 	next := m.Clone()

@@ -51,8 +51,19 @@ func loopMessage(in Input, env Env) string {
 	return env.Loop.TranscriptMessage
 }
 
+// loopControlLine reports whether the last assistant message of a loop's
+// owner carries a control line: complete, pause or the matching promise.
+func loopControlLine(in Input, m *marker.Marker, env Env) bool {
+	if !m.IsLoop() {
+		return false
+	}
+	sig := ScanControl(loopMessage(in, env), m.Loop.CompletionPromise)
+	return sig.Complete != "" || sig.Pause != "" || sig.Promise
+}
+
 // decideLoop decides for the owner of a loop-mode marker once the owner gate,
-// the stale check and the background-task check have passed, in SPEC §6 order:
+// the stale check and the background-task check have passed (a control line
+// passes the background-task check too), in SPEC §6 order:
 // control lines, the iteration limit, the advisor, the exit strategy, else
 // continue. m is the marker as read; next carries the updated counters.
 func decideLoop(in Input, m, next *marker.Marker, env Env, now time.Time, c loopCheck) Decision {

@@ -47,6 +47,11 @@ func withAdvisor(a AdvisorAnswer, err error) func(*Env) {
 	return func(e *Env) { e.Loop.Advisor = &AdvisorVerdict{Answer: a, Err: err} }
 }
 
+func withBackground(in Input) Input {
+	in.BackgroundTasks = []byte(`[{"id":"b1","status":"running"}]`)
+	return in
+}
+
 func withStrategy(s string) func(*marker.Marker) {
 	return func(m *marker.Marker) { m.Loop.ExitStrategy = s }
 }
@@ -136,6 +141,16 @@ func TestDecideLoop(t *testing.T) {
 			return in
 		}(),
 			loopMarker(), loopEnv(), loopWant{kind: KindAllowBackground, written: true, status: "active", iteration: 2, blocks: 1}},
+		{"complete line during a background task ends the loop", withBackground(loopIn("All fixed.\nSTORY_AUTOMATOR_COMPLETE")),
+			loopMarker(), loopEnv(), done(KindComplete, "complete")},
+		{"pause line during a background task pauses the loop", withBackground(loopIn("Need a human.\nFORGE_PAUSE")),
+			loopMarker(), loopEnv(), paused},
+		{"matching promise during a background task ends the loop", withBackground(loopIn("<promise>ALL TESTS GREEN</promise>")),
+			loopMarker(), loopEnv(), done(KindComplete, "promise")},
+		{"promise mismatch during a background task still waits for the task", withBackground(loopIn("<promise>SOME TESTS GREEN</promise>")),
+			loopMarker(), loopEnv(), loopWant{kind: KindAllowBackground, written: true, status: "active", iteration: 2, blocks: 1}},
+		{"transcript complete line during a background task ends the loop", withBackground(Input{SessionID: "owner"}),
+			loopMarker(), loopEnv(func(e *Env) { e.Loop.TranscriptMessage = "RALPH_COMPLETE" }), done(KindComplete, "RALPH_COMPLETE")},
 		{"transcript text stands in for a missing message", Input{SessionID: "owner"}, loopMarker(),
 			loopEnv(func(e *Env) { e.Loop.TranscriptMessage = "ok\nSTORY_AUTOMATOR_COMPLETE" }), done(KindComplete, "complete")},
 		{"auto fires on a strong completion signal", loopIn("All done.\nSTATUS: COMPLETE\nEXIT_SIGNAL: true"), loopMarker(withStrategy("auto")), loopEnv(), done(KindComplete, "exit strategy auto")},

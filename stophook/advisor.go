@@ -14,15 +14,20 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 // Advisor limits.
 const (
 	// DefaultAdvisorTimeout bounds an advisor call unless the loop says otherwise.
 	DefaultAdvisorTimeout = 10 * time.Second
-	// MaxAdvisorTimeout is the longest bound a loop may ask for; the hook's own
-	// timeout in the agent's settings must be longer.
-	MaxAdvisorTimeout = 5 * time.Minute
+	// MaxAdvisorTimeout is the longest bound a loop may ask for: safely below
+	// the timeout `hooks install` gives the hook, because an agent that kills
+	// the hook loses its decision and history line and orphans the advisor.
+	MaxAdvisorTimeout = time.Duration(settings.DefaultTimeout)*time.Second - advisorHookMargin
+	// advisorHookMargin is the part of the hook's timeout kept for the hook
+	// itself: the lock wait, git, killing the advisor and writing the marker.
+	advisorHookMargin = 5 * time.Second
 	// maxAdvisorOutput bounds what is read from an advisor's stdout.
 	maxAdvisorOutput = 64 << 10
 )
@@ -100,12 +105,14 @@ func AdvisorRequest(rawInput []byte, msg string, loop *marker.LoopState) ([]byte
 	return json.Marshal(obj)
 }
 
-// AdvisorTimeout is the loop's advisor bound, or the default.
+// AdvisorTimeout is the loop's advisor bound, cut to MaxAdvisorTimeout, or
+// the default when the loop has none (or an unreadable one).
 func AdvisorTimeout(l *marker.LoopState) time.Duration {
-	if d, err := time.ParseDuration(l.AdvisorTimeout); err == nil && d > 0 && d <= MaxAdvisorTimeout {
-		return d
+	d, err := time.ParseDuration(l.AdvisorTimeout)
+	if err != nil || d <= 0 {
+		return DefaultAdvisorTimeout
 	}
-	return DefaultAdvisorTimeout
+	return min(d, MaxAdvisorTimeout)
 }
 
 // RunAdvisor runs the user's advisor command with `sh -c` in dir, request on

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func TestParseAdvisorAnswer(t *testing.T) {
@@ -132,7 +133,10 @@ func TestRunAdvisor(t *testing.T) {
 }
 
 func TestAdvisorTimeoutFromLoop(t *testing.T) {
-	for in, want := range map[string]time.Duration{"": DefaultAdvisorTimeout, "2s": 2 * time.Second, "junk": DefaultAdvisorTimeout, "1h": DefaultAdvisorTimeout, "-1s": DefaultAdvisorTimeout} {
+	for in, want := range map[string]time.Duration{"": DefaultAdvisorTimeout, "2s": 2 * time.Second, "junk": DefaultAdvisorTimeout,
+		"-1s": DefaultAdvisorTimeout, MaxAdvisorTimeout.String(): MaxAdvisorTimeout,
+		// A bound over the cap (an older marker, a hand edit) is cut to the cap.
+		"2m": MaxAdvisorTimeout, "1h": MaxAdvisorTimeout} {
 		if got := AdvisorTimeout(&marker.LoopState{AdvisorTimeout: in}); got != want {
 			t.Errorf("%q: %s, want %s", in, got, want)
 		}
@@ -147,4 +151,18 @@ func processRunning(pid string) bool {
 	}
 	_, rest, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// The agent kills a hook that outlives the timeout hooks install gives it:
+// no history line, no escalation, an orphaned advisor. The advisor's cap
+// leaves the hook room for the lock wait, git, the kill and the write.
+func TestMaxAdvisorTimeoutFitsTheInstalledHook(t *testing.T) {
+	hook := time.Duration(settings.DefaultTimeout) * time.Second
+	if MaxAdvisorTimeout <= DefaultAdvisorTimeout || MaxAdvisorTimeout+advisorHookMargin > hook {
+		t.Fatalf("MaxAdvisorTimeout %s: want above the default %s and at least %s below the hook timeout %s",
+			MaxAdvisorTimeout, DefaultAdvisorTimeout, advisorHookMargin, hook)
+	}
+	if advisorHookMargin < 5*time.Second {
+		t.Fatalf("margin %s is too thin for the lock wait (%s) and the kill", advisorHookMargin, DefaultLockTimeout)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func init() { register(loopCommand) }
@@ -68,7 +69,8 @@ func loopShapeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "exit-strategy", Usage: "auto, fix_plan, done_signals, circuit_breaker, composite or composite:a,b"},
 		&cli.StringFlag{Name: "fix-plan", Usage: "markdown checklist the fix_plan strategy reads (relative to the project root)"},
 		&cli.StringFlag{Name: "advisor", Usage: "command (run with sh -c) that predicts the next prompt; reads JSON on stdin"},
-		&cli.DurationFlag{Name: "advisor-timeout", Value: stophook.DefaultAdvisorTimeout, Usage: "bound on one advisor call (at most 5m)"},
+		&cli.DurationFlag{Name: "advisor-timeout", Value: stophook.DefaultAdvisorTimeout,
+			Usage: fmt.Sprintf("bound on one advisor call (at most %s, below the Stop hook's own timeout)", stophook.MaxAdvisorTimeout)},
 		&cli.Float64Flag{Name: "threshold", Value: marker.DefaultThreshold, Usage: "advisor confidence (0..1] the loop trusts"},
 		&cli.StringFlag{Name: "owner-session", Usage: "owning agent session (default $CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID)"},
 		&cli.BoolFlag{Name: "replace", Usage: "replace an active or paused loop or story run"},
@@ -89,7 +91,8 @@ func loopShape(c *cli.Context) (*marker.LoopState, []string, error) {
 	}
 	to := c.Duration("advisor-timeout")
 	if to <= 0 || to > stophook.MaxAdvisorTimeout {
-		return nil, nil, usageError("--advisor-timeout must be in (0, %s], got %s", stophook.MaxAdvisorTimeout, to)
+		return nil, nil, usageError("--advisor-timeout must be in (0, %s] so the advisor ends before the agent kills the Stop hook (%ds), got %s",
+			stophook.MaxAdvisorTimeout, settings.DefaultTimeout, to)
 	}
 	l := &marker.LoopState{MaxIterations: n, CompletionPromise: strings.TrimSpace(c.String("completion-promise")),
 		ExitStrategy: strings.TrimSpace(c.String("exit-strategy")), Threshold: th}

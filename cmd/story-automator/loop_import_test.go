@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,20 @@ func TestLoopImportRefusals(t *testing.T) {
 	}
 	if out, code := loopRun(t, t.TempDir(), nil, "", "loop", "import", filepath.Join(root, "missing.md")); code != 1 || out["error"] != "import_unreadable" {
 		t.Fatalf("missing file: %d %v", code, out)
+	}
+}
+
+func TestLoopImportRefusesAnAdvisorSlowerThanTheHook(t *testing.T) {
+	root := t.TempDir()
+	src := placeLoopFile(t, root, "ralph-loop.local.md", "ralph-loop.local.md")
+	out, code := loopRun(t, root, nil, "", "loop", "import", src, "--advisor", "./predict.sh", "--advisor-timeout", "1m")
+	if code != 2 || out["error"] != "usage_error" || !strings.Contains(fmt.Sprint(out["message"]), "hook") {
+		t.Fatalf("%d %v", code, out)
+	}
+	if _, err := os.Stat(src); err != nil {
+		t.Fatal("a refused import must leave the source in place")
+	}
+	if _, err := os.Stat(marker.ResolvePath(root, func(string) string { return "" })); err == nil {
+		t.Fatal("a refused import wrote a marker")
 	}
 }

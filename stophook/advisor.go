@@ -169,9 +169,10 @@ func clip(s string, n int) string {
 }
 
 // decideAdvisor applies the advisor's verdict (SPEC §6): trusted satisfaction
-// ends the loop, a trusted prediction becomes the next prompt, anything else
-// lets the session stop and tells the human.
-func decideAdvisor(m, next *marker.Marker, env Env, now time.Time, c loopCheck) Decision {
+// ends the loop; a trusted prediction becomes the next prompt unless the exit
+// strategy (tried next, in the decision order) fires; anything else lets the
+// session stop and tells the human.
+func decideAdvisor(m, next *marker.Marker, env Env, now time.Time, c loopCheck, strategy func() (Decision, bool)) Decision {
 	l := next.Loop
 	v := env.Loop.Advisor
 	if v == nil {
@@ -195,6 +196,9 @@ func decideAdvisor(m, next *marker.Marker, env Env, now time.Time, c loopCheck) 
 		why := fmt.Sprintf("advisor error: confident (%.2f) but predicted an empty prompt", a.Confidence)
 		return releaseLoop(m, next, now, KindEscalateAdvisor, why, "story-automator loop: "+why+". Letting this session stop; the loop stays active.")
 	case a.Confidence >= th:
+		if d, fired := strategy(); fired {
+			return d
+		}
 		why := fmt.Sprintf("advisor predicted the next prompt with confidence %.2f (threshold %.2f): iteration %d/%d", a.Confidence, th, l.Iteration+1, l.MaxIterations)
 		return continueLoop(m, next, now, c, a.Prediction, why)
 	}

@@ -101,10 +101,11 @@ func decideLoop(in Input, m, next *marker.Marker, env Env, now time.Time, c loop
 		return endLoop(next, now, KindMaxIterations, fmt.Sprintf("iteration limit %d reached", l.MaxIterations),
 			fmt.Sprintf("story-automator loop stopped: iteration limit %d reached. Start a new loop to go on.", l.MaxIterations))
 	}
+	strategy := func() (Decision, bool) { return applyExitStrategy(m, next, msg, prevLen, env, now) }
 	if l.Advisor != "" {
-		return decideAdvisor(m, next, env, now, c)
+		return decideAdvisor(m, next, env, now, c, strategy)
 	}
-	if d, fired := applyExitStrategy(m, next, msg, prevLen, env, now); fired {
+	if d, fired := strategy(); fired {
 		return d
 	}
 	return continueLoop(m, next, now, c, l.Prompt, fmt.Sprintf("loop continues: iteration %d/%d", l.Iteration+1, l.MaxIterations))

@@ -1,10 +1,10 @@
 package stophook
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // FixPlanStatus counts the steps of a fix-plan checklist.
@@ -25,8 +25,8 @@ type FixPlanStatus struct {
 // The patterns compile on first use: every hook call starts a process, and
 // only fix_plan loops need them.
 var (
-	fixPlanItem     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`) })
-	fixPlanAttempts = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`) })
+	fixPlanItem     = lazyre.New(`^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`)
+	fixPlanAttempts = lazyre.New(`(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`)
 )
 
 // ParseFixPlan reads a fix-plan checklist.

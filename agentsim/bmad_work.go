@@ -2,9 +2,9 @@ package agentsim
 
 import (
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -168,7 +168,7 @@ func (j *bmadJob) needStoryFile() (string, error) {
 }
 
 // openTask is an unticked task line outside the review follow-ups.
-var openTask = regexp.MustCompile(`(?m)^(\s*[-*] )\[ \](\s)`)
+var openTask = lazyre.New(`(?m)^(\s*[-*] )\[ \](\s)`)
 
 // tickTasks ticks every open task above the review section.
 func tickTasks(text string) string {
@@ -176,7 +176,7 @@ func tickTasks(text string) string {
 	if i := strings.Index(text, "## Senior Developer Review"); i >= 0 {
 		head, tail = text[:i], text[i:]
 	}
-	return openTask.ReplaceAllString(head, "${1}[x]${2}") + tail
+	return openTask().ReplaceAllString(head, "${1}[x]${2}") + tail
 }
 
 // appendLine adds a line to a project file, creating it when missing.

@@ -1,11 +1,6 @@
 package stophook
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -47,66 +42,3 @@ func TestFixPlanFinished(t *testing.T) {
 	}
 }
 
-// The Stop hook starts a process on every stop of every session, so no
-// regular expression of the loop code may compile at start-up: package-level
-// patterns go through internal/lazyre, which compiles on first use.
-func TestNoRegexpCompiledAtStart(t *testing.T) {
-	var files []string
-	for _, glob := range []string{"*.go", "../marker/*.go", "../cmd/story-automator/loop_*.go"} {
-		m, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
-	fset := token.NewFileSet()
-	checked := 0
-	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for _, decl := range f.Decls {
-			if startUpCode(decl) {
-				ast.Inspect(decl, func(n ast.Node) bool {
-					if name, ok := regexpCompileCall(n); ok {
-						t.Errorf("%s: regexp.%s runs at start-up or by hand; use lazyre.New", fset.Position(n.Pos()), name)
-					}
-					return true
-				})
-			}
-		}
-	}
-	if checked < 10 {
-		t.Fatalf("checked only %d files: wrong directory?", checked)
-	}
-}
-
-// startUpCode reports whether decl runs when the package initialises: a
-// package-level var or an init function.
-func startUpCode(decl ast.Decl) bool {
-	switch d := decl.(type) {
-	case *ast.GenDecl:
-		return d.Tok == token.VAR
-	case *ast.FuncDecl:
-		return d.Recv == nil && d.Name.Name == "init"
-	}
-	return false
-}
-
-func regexpCompileCall(n ast.Node) (string, bool) {
-	call, ok := n.(*ast.CallExpr)
-	if !ok {
-		return "", false
-	}
-	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok {
-		return "", false
-	}
-	pkg, ok := sel.X.(*ast.Ident)
-	return sel.Sel.Name, ok && pkg.Name == "regexp" && strings.Contains(sel.Sel.Name, "Compile")
-}

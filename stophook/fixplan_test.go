@@ -41,4 +41,3 @@ func TestFixPlanFinished(t *testing.T) {
 		}
 	}
 }
-

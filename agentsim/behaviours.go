@@ -14,22 +14,20 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/marker"
 )
-
-// DoneLine is the explicit completion line an agent may print on a line of its own.
-const DoneLine = "STORY_AUTOMATOR_DONE"
 
 func init() {
 	for _, b := range []Behaviour{
 		{Name: "finish", Summary: "work for --delay, create --artifact if given, exit 0", Act: actFinish},
 		{Name: "fail", Summary: "exit with --exit-code (default 1)", Act: actFail},
 		{Name: "hang", Summary: "print that it is working, then never finish", Act: actHang},
-		{Name: "no-start", Summary: "never start properly: print nothing, never finish", Act: actNoStart},
+		{Name: "silent", Summary: "start, then print nothing and never finish", Act: actSilent},
 		{Name: "signal", Summary: "die by --signal (default TERM)", Act: actSignal},
 		{Name: "claude-screen", Summary: "draw a Claude Code screen, finish the turn after --delay, idle at the prompt", Act: actClaudeScreen},
 		{Name: "late-artifact", Summary: "exit 0 at once; --artifact appears --delay later", Act: actLateArtifact},
 		{Name: "write-artifact", Summary: "helper: wait --delay, then create --artifact", Act: actWriteArtifact},
-		{Name: "stop-hook", Summary: "finish the turn as Claude Code does: run the Stop hook, then idle", Act: actStopHook},
+		{Name: "stop-hook", Summary: "finish the turn as Claude Code does: run the Stop hook, then idle; each line typed is another turn", Act: actStopHook},
 		{Name: "done-line", Summary: "print the explicit done line, then idle", Act: actDoneLine},
 		{Name: "idle", Summary: "print a prompt and record every line typed in --input-file", Act: actIdle},
 	} {
@@ -66,7 +64,7 @@ func actHang(ctx context.Context, s *Sim) int {
 	return 1
 }
 
-func actNoStart(ctx context.Context, _ *Sim) int {
+func actSilent(ctx context.Context, _ *Sim) int {
 	Forever(ctx)
 	return 1
 }
@@ -122,13 +120,22 @@ func actWriteArtifact(ctx context.Context, s *Sim) int {
 }
 
 func actStopHook(ctx context.Context, s *Sim) int {
+	if !stopHookTurn(ctx, s) {
+		return 1
+	}
+	return idleWith(ctx, s, func() { stopHookTurn(ctx, s) })
+}
+
+// stopHookTurn works for --delay, writes the artifact and ends the turn by
+// running the Stop hook, as Claude Code does; it reports whether it got that far.
+func stopHookTurn(ctx context.Context, s *Sim) bool {
 	fmt.Fprintln(s.Out, "agent-sim: working on the step")
 	if !Sleep(ctx, s.Options.Delay) {
-		return 1
+		return false
 	}
 	if err := writeArtifact(s.Options.Artifact); err != nil {
 		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
-		return 1
+		return false
 	}
 	in, _ := json.Marshal(map[string]any{
 		"session_id": fmt.Sprintf("agent-sim-%d", os.Getpid()), "hook_event_name": "Stop",
@@ -138,7 +145,7 @@ func actStopHook(ctx context.Context, s *Sim) int {
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.Output()
 	fmt.Fprintf(s.Out, "agent-sim: turn finished; stop hook said %q (err %v)\n", strings.TrimSpace(string(out)), err)
-	return idle(ctx, s)
+	return true
 }
 
 func actDoneLine(ctx context.Context, s *Sim) int {
@@ -149,7 +156,7 @@ func actDoneLine(ctx context.Context, s *Sim) int {
 	if err := writeArtifact(s.Options.Artifact); err != nil {
 		return 1
 	}
-	fmt.Fprintln(s.Out, DoneLine)
+	fmt.Fprintln(s.Out, marker.DoneLine)
 	return idle(ctx, s)
 }
 
@@ -159,7 +166,10 @@ func actIdle(ctx context.Context, s *Sim) int {
 }
 
 // idle waits at a prompt for the rest of its life, recording typed lines.
-func idle(ctx context.Context, s *Sim) int {
+func idle(ctx context.Context, s *Sim) int { return idleWith(ctx, s, nil) }
+
+// idleWith is idle that also calls onLine (when set) after each typed line.
+func idleWith(ctx context.Context, s *Sim, onLine func()) int {
 	if s.In != nil {
 		var got strings.Builder
 		sc := bufio.NewScanner(s.In)
@@ -168,6 +178,9 @@ func idle(ctx context.Context, s *Sim) int {
 			got.WriteString(sc.Text() + "\n")
 			if s.Options.InputFile != "" {
 				_ = atomicfile.Write(s.Options.InputFile, []byte(got.String()), 0o600)
+			}
+			if onLine != nil {
+				onLine()
 			}
 		}
 	}

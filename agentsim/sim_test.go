@@ -25,7 +25,7 @@ func TestRegistryHoldsTheBuiltInBehaviours(t *testing.T) {
 	if !sort.StringsAreSorted(names) {
 		t.Fatalf("unsorted %v", names)
 	}
-	for _, n := range []string{"finish", "fail", "hang", "no-start", "signal", "claude-screen", "late-artifact", "stop-hook", "done-line", "idle"} {
+	for _, n := range []string{"finish", "fail", "hang", "silent", "signal", "claude-screen", "late-artifact", "stop-hook", "done-line", "idle"} {
 		if _, ok := Lookup(n); !ok {
 			t.Errorf("no behaviour %q", n)
 		}
@@ -85,12 +85,6 @@ func TestOptionsFromEnv(t *testing.T) {
 	}
 }
 
-func TestDoneLineMatchesTheMonitors(t *testing.T) {
-	if DoneLine != monitor.DoneLine {
-		t.Fatalf("%q vs %q", DoneLine, monitor.DoneLine)
-	}
-}
-
 // signalWriter closes seen once the output contains want.
 type signalWriter struct {
 	mu   sync.Mutex
@@ -135,5 +129,42 @@ func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
 	}
 	if !strings.Contains(screen, "✻ "+ClaudeVerb+" for "+ClaudeDuration) || strings.Contains(screen, "esc to interrupt") {
 		t.Fatalf("screen:\n%s", screen)
+	}
+}
+
+// countingWriter closes seen once the output holds want n times.
+type countingWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	n    int
+	seen chan struct{}
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.seen != nil && strings.Count(w.buf.String(), w.want) >= w.n {
+		close(w.seen)
+		w.seen = nil
+	}
+	return len(p), nil
+}
+
+func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
+	seen := make(chan struct{})
+	w := &countingWriter{want: "turn finished", n: 3, seen: seen}
+	s := &Sim{Options: Options{Behaviour: "stop-hook"}, In: strings.NewReader("next\nand again\n"), Out: w, Exe: "/bin/true"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- Run(ctx, s) }()
+	<-seen
+	cancel()
+	<-done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if got := strings.Count(w.buf.String(), "working on the step"); got != 3 {
+		t.Fatalf("%d turns, want 3:\n%s", got, w.buf.String())
 	}
 }

@@ -32,6 +32,8 @@ const (
 	sessionLockWait  = 3 * time.Second
 	LifecycleStarted = "running"
 	LifecycleExited  = "exited"
+	// DoneLine is the explicit completion line a child agent may print on a line of its own.
+	DoneLine = "STORY_AUTOMATOR_DONE"
 )
 
 // ValidSessionName reports whether name is safe as a session name and a file
@@ -69,6 +71,16 @@ type SessionState struct {
 	Signal      string           `json:"signal,omitempty"`
 	OutputFile  string           `json:"outputFile,omitempty"`
 	Completion  *CompletionStamp `json:"completion,omitempty"`
+	// SendBaseline is where the session stood when text was last sent to it:
+	// a monitor counts only the completion signals that come after it.
+	SendBaseline *SendBaseline `json:"sendBaseline,omitempty"`
+}
+
+// SendBaseline is a session's completion turns and output size at a `session send`.
+type SendBaseline struct {
+	At           string `json:"at"`
+	Turns        int    `json:"turns"`
+	OutputOffset int64  `json:"outputOffset"`
 }
 
 // CompletionStamp is what a child's Stop hook records at the end of each turn.

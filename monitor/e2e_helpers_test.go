@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/internal/testbin"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
@@ -157,4 +158,31 @@ func (p *project) shutdown() { tmuxtest.Shutdown(p.socket, p.stateDir()) }
 // newTmux returns a function that kills the project's whole tmux server.
 func newTmux(socket string) func() error {
 	return func() error { return exec.Command("tmux", "-L", socket, "kill-server").Run() }
+}
+
+// stalledSession sets up a session as the spawner leaves it (state file
+// "starting", empty output log) whose pane runs something other than the
+// runner: the spec is never read and no agent process is ever recorded,
+// which is what a runner that never gets going looks like to the monitor.
+func (p *project) stalledSession() string {
+	p.t.Helper()
+	name := child.ProjectPrefix(p.root) + "e1-s1-2-dev-stal"
+	out := marker.SessionOutputPath(p.stateDir(), name)
+	_, err := marker.UpdateSession(p.stateDir(), name, func(st *marker.SessionState) error {
+		st.ProjectRoot, st.Agent, st.Lifecycle = p.root, "sim", child.LifecycleStarting
+		st.CreatedAt, st.OutputFile = marker.Timestamp(time.Now()), out
+		return nil
+	})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(out, nil, 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	cmd := exec.Command("tmux", "-L", p.socket, "new-session", "-d", "-s", name, "sleep", "600")
+	cmd.Env = p.env
+	if b, err := cmd.CombinedOutput(); err != nil {
+		p.t.Fatalf("tmux new-session: %v %s", err, b)
+	}
+	return name
 }

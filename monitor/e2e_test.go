@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
@@ -54,9 +55,19 @@ func TestE2EDeathBySignalIsCrashed(t *testing.T) {
 func TestE2ENeverStartedIsStuck(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
-	name := p.spawnSim(sim("no-start"))
+	name := p.stalledSession()
 	r, code := p.monitor(name, "--timeout", "30s", "--start-timeout", "1s")
 	wantResult(t, r, code, monitor.Stuck, monitor.ReasonNeverStarted)
+}
+
+func TestE2ESilentStartedAgentIsStuckWithoutProgress(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("silent"))
+	p.waitState(name, agentRunning)
+	// The start timeout passes first: a started agent must not be called never-started.
+	r, code := p.monitor(name, "--timeout", "30s", "--start-timeout", "300ms", "--stuck-after", "1500ms")
+	wantResult(t, r, code, monitor.Stuck, monitor.ReasonNoProgress)
 }
 
 func TestE2EHangingAgentTimesOut(t *testing.T) {
@@ -102,9 +113,15 @@ func TestE2EInvalidVerifierContractIsIncompleteAfterOne(t *testing.T) {
 	for _, spec := range []string{"bogus:thing", "glob:[", "cmd:"} {
 		r, code := p.monitor(name, "--timeout", "30s", "--verify", spec)
 		wantResult(t, r, code, monitor.Incomplete, monitor.ReasonContract)
-		if r.Rechecks != 1 || r.Verifier.Detail == "" {
+		if r.Rechecks != 1 || r.Verifier.Attempts != 1 || r.Verifier.Detail == "" || r.Verifier.Name != spec {
 			t.Fatalf("%s: %+v", spec, r)
 		}
+	}
+	// The monitor still looks at the session: a broken verifier does not hide a missing one.
+	r, code := p.monitor(name+"x", "--timeout", "30s", "--verify", "glob:[")
+	wantResult(t, r, code, monitor.NotFound, monitor.ReasonNoSuchSession)
+	if r.Rechecks != 0 {
+		t.Fatalf("a missing session was verified: %+v", r)
 	}
 }
 
@@ -128,12 +145,22 @@ func TestE2ETmuxServerKilledMidWaitEndsWithAFinalState(t *testing.T) {
 	p.waitState(name, agentRunning)
 	wait := p.startMonitor(name, "--timeout", "60s")
 	kill := newTmux(p.socket)
+	killedAt := time.Now()
 	if err := kill(); err != nil {
 		t.Fatal(err)
 	}
 	r, code := wait()
+	sinceKill := time.Since(killedAt)
 	// not_found, not timeout: the monitor noticed, it did not wait out its minute.
 	wantResult(t, r, code, monitor.NotFound, monitor.ReasonSessionGone)
+	// The bound is a final state within a second of the kill. This is
+	// a correctness bound (noticed, not waited out), not a speed figure; 2 s
+	// leaves room for a loaded 2-core CI running these tests in parallel,
+	// where the runner's exit record and the monitor's wake-up are typically
+	// tens of milliseconds (see BenchmarkDetectionLatency).
+	if sinceKill >= 2*time.Second {
+		t.Fatalf("final state %.2fs after the tmux server was killed", sinceKill.Seconds())
+	}
 }
 
 func TestE2EReturnAfterSaysRunning(t *testing.T) {
@@ -181,4 +208,22 @@ func TestE2EUnknownSessionIsNotFound(t *testing.T) {
 	p := newProject(t)
 	r, code := p.monitor("sa-nothing-here", "--timeout", "30s")
 	wantResult(t, r, code, monitor.NotFound, monitor.ReasonNoSuchSession)
+}
+
+func TestE2EMonitorAfterASendWaitsForTheNewTurn(t *testing.T) {
+	t.Parallel()
+	p := newProject(t)
+	name := p.spawnSim(sim("stop-hook", "STORY_AUTOMATOR_SIM_DELAY=1500ms"))
+	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalStopHook)
+	if res, code := p.run(nil, "session", "send", name, "--text", "now the tests, please"); code != 0 || res["delivered"] != true {
+		t.Fatalf("send: %d %v", code, res)
+	}
+	// The first turn's stamp is still in the state file: only the second may complete this call.
+	r, code = p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
+	wantResult(t, r, code, monitor.Completed, monitor.SignalStopHook)
+	st, err := marker.ReadSession(p.stateDir(), name)
+	if err != nil || st.Completion == nil || st.Completion.Turns != 2 || st.SendBaseline == nil || st.SendBaseline.Turns != 1 {
+		t.Fatalf("completed before the new turn ended: state %+v %v", st, err)
+	}
 }

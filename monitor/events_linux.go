@@ -33,19 +33,29 @@ func (w *wakeups) wake() {
 // watchStateFile wakes the loop whenever the file name in dir is written or
 // renamed into place; the runner, the Stop hook and the spawner all write it that way.
 func (w *wakeups) watchStateFile(dir, name string) error {
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	fd, err := inotifyOn(dir)
 	if err != nil {
-		return err
-	}
-	mask := uint32(unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF)
-	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
-		unix.Close(fd)
 		return err
 	}
 	f := os.NewFile(uintptr(fd), "inotify:"+dir)
 	w.dir = f
 	go w.readInotify(f, filepath.Base(name))
 	return nil
+}
+
+// inotifyOn opens a non-blocking inotify descriptor watching dir for files
+// being written, created, renamed in or deleted.
+func inotifyOn(dir string) (int, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	mask := uint32(unix.IN_MOVED_TO | unix.IN_CLOSE_WRITE | unix.IN_CREATE | unix.IN_DELETE | unix.IN_DELETE_SELF)
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 func (w *wakeups) readInotify(f *os.File, base string) {
@@ -55,20 +65,30 @@ func (w *wakeups) readInotify(f *os.File, base string) {
 		if err != nil {
 			return
 		}
-		for off := 0; off+unix.SizeofInotifyEvent <= n; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-			nameStart := off + unix.SizeofInotifyEvent
-			nameEnd := nameStart + int(ev.Len)
-			if nameEnd > n {
-				break
-			}
-			evName := strings.TrimRight(string(buf[nameStart:nameEnd]), "\x00")
-			if evName == base || ev.Mask&unix.IN_DELETE_SELF != 0 {
-				w.wake()
-			}
-			off = nameEnd
+		if inotifyWakes(buf[:n], base) {
+			w.wake()
 		}
 	}
+}
+
+// inotifyWakes reports whether a batch of raw inotify events concerns the
+// file base (or the watched directory going away).
+func inotifyWakes(buf []byte, base string) bool {
+	wakes := false
+	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		nameStart := off + unix.SizeofInotifyEvent
+		nameEnd := nameStart + int(ev.Len)
+		if nameEnd > len(buf) {
+			break
+		}
+		evName := strings.TrimRight(string(buf[nameStart:nameEnd]), "\x00")
+		if evName == base || ev.Mask&unix.IN_DELETE_SELF != 0 {
+			wakes = true
+		}
+		off = nameEnd
+	}
+	return wakes
 }
 
 // watchProcess wakes the loop when pid exits. An error (old kernel, no such

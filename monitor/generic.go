@@ -49,8 +49,10 @@ func (noneVerifier) Verify(context.Context) Verdict {
 	return Verdict{Verified: true, Detail: "no verification asked"}
 }
 
-// ContractFailure is a verifier that reports err as a contract error on its
-// first use, so monitor-session answers incomplete without rechecks.
+// ContractFailure is a verifier that reports err as a contract error. Watch
+// consults it as soon as the session is known to exist (no completion is
+// awaited), so the answer is incomplete after that one verification; a
+// missing session is still not_found.
 func ContractFailure(name string, err error) Verifier { return contractVerifier{name: name, err: err} }
 
 type contractVerifier struct {

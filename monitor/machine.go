@@ -5,11 +5,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
-)
-
-// Lifecycle values the runner and spawner write (see tmux/child).
-const (
-	lifecycleKilled = "killed"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Options tune the wait; zero durations disable what they bound.
@@ -21,8 +17,10 @@ type Options struct {
 	RecheckGrace time.Duration
 	// IdleDebounce is how long the output must rest before the screen is read.
 	IdleDebounce time.Duration
+	// StartTimeout bounds the wait for the runner to record a started agent process.
 	StartTimeout time.Duration
-	StuckAfter   time.Duration
+	// StuckAfter bounds how long a started agent's output may stay unchanged.
+	StuckAfter time.Duration
 	// ActiveBytes of new output after a failed verification make the session
 	// active again, which gives its recheck budget back.
 	ActiveBytes int64
@@ -94,6 +92,9 @@ type Machine struct {
 	graceUntil    time.Time
 	sizeAtVerify  int64
 	lastVerdict   Verdict
+	// verifyAtOnce: the verifier is known to be broken, so it is consulted as
+	// soon as the session is known to exist, not at a completion.
+	verifyAtOnce bool
 
 	final *Action
 }
@@ -144,6 +145,9 @@ func (m *Machine) Next(f Facts) Action {
 	if a, ok := m.goneOrProbe(f, exited); ok {
 		return a
 	}
+	if m.verifyAtOnce && m.verifications == 0 {
+		return m.verify("")
+	}
 	return m.idleStep(f, exited)
 }
 
@@ -164,7 +168,11 @@ func (m *Machine) continueSequence(f Facts, exited bool) Action {
 }
 
 // newCompletion returns a completion signal not acted on yet, in the SPEC's order after exit.
+// Turns up to the last `session send` were seen before it and do not count.
 func (m *Machine) newCompletion(f Facts) string {
+	if st := f.State; st != nil && st.SendBaseline != nil && st.SendBaseline.Turns > m.handledTurns {
+		m.handledTurns = st.SendBaseline.Turns
+	}
 	if st := f.State; st != nil && st.Completion != nil && st.Completion.Turns > m.handledTurns {
 		m.handledTurns = st.Completion.Turns
 		return SignalStopHook
@@ -187,7 +195,7 @@ func (m *Machine) goneOrProbe(f Facts, exited bool) (Action, bool) {
 	switch {
 	case exited:
 		return Action{}, false
-	case st != nil && st.Lifecycle == lifecycleKilled:
+	case st != nil && st.Lifecycle == child.LifecycleKilled:
 		return m.finish(NotFound, ReasonSessionGone), true
 	case st != nil && st.PanePid > 0:
 		if f.RunnerGone {
@@ -209,17 +217,15 @@ func (m *Machine) goneOrProbe(f Facts, exited bool) (Action, bool) {
 
 // idleStep covers the quiet time: screen heuristics, stuck detection, return-after.
 func (m *Machine) idleStep(f Facts, exited bool) Action {
-	st := f.State
-	running := st != nil && st.Lifecycle == marker.LifecycleStarted && !f.RunnerGone
-	idleSince := f.Now.Sub(m.lastChange)
-	if f.ScreenHeuristic && running && f.OutputSize > 0 && idleSince >= m.opt.IdleDebounce && m.screenSize != f.OutputSize {
+	if m.screenPending(f) && !f.Now.Before(m.lastChange.Add(m.opt.IdleDebounce)) {
 		return Action{Kind: ActProbeScreen}
 	}
 	if !exited {
-		if f.OutputSize == 0 && m.opt.StartTimeout > 0 && !f.Now.Before(m.startRef(st).Add(m.opt.StartTimeout)) {
+		started := agentStarted(f.State)
+		if !started && m.opt.StartTimeout > 0 && !f.Now.Before(m.startRef(f.State).Add(m.opt.StartTimeout)) {
 			return m.finish(Stuck, ReasonNeverStarted)
 		}
-		if f.OutputSize > 0 && m.opt.StuckAfter > 0 && idleSince >= m.opt.StuckAfter {
+		if started && m.opt.StuckAfter > 0 && !f.Now.Before(m.lastChange.Add(m.opt.StuckAfter)) {
 			return m.finish(Stuck, ReasonNoProgress)
 		}
 	}
@@ -229,11 +235,31 @@ func (m *Machine) idleStep(f Facts, exited bool) Action {
 	return m.wait(f, time.Time{})
 }
 
-// wait returns ActWait until the earliest deadline that can change the answer.
+// screenPending reports whether the screen heuristic has something to read:
+// the agent runs, has printed since the last send, and its screen was not
+// read at this output size yet.
+func (m *Machine) screenPending(f Facts) bool {
+	st := f.State
+	if !f.ScreenHeuristic || st == nil || st.Lifecycle != marker.LifecycleStarted || f.RunnerGone {
+		return false
+	}
+	var floor int64
+	if st.SendBaseline != nil {
+		floor = st.SendBaseline.OutputOffset
+	}
+	return f.OutputSize > floor && m.screenSize != f.OutputSize
+}
+
+// agentStarted reports whether the runner has recorded a started agent process.
+func agentStarted(st *marker.SessionState) bool { return st != nil && st.AgentPid > 0 }
+
+// wait returns ActWait until the earliest future deadline that can change
+// the answer, each under the same condition as the step it leads to; a zero
+// Until means only an event or the driver's fallback tick.
 func (m *Machine) wait(f Facts, extra time.Time) Action {
 	var until time.Time
 	consider := func(t time.Time) {
-		if !t.IsZero() && (until.IsZero() || t.Before(until)) {
+		if t.After(f.Now) && (until.IsZero() || t.Before(until)) {
 			until = t
 		}
 	}
@@ -242,16 +268,18 @@ func (m *Machine) wait(f Facts, extra time.Time) Action {
 		consider(m.start.Add(m.opt.Timeout))
 	}
 	if !m.inSequence {
+		exited := f.State != nil && f.State.Lifecycle == marker.LifecycleExited
+		started := agentStarted(f.State)
 		if m.opt.ReturnAfter > 0 {
 			consider(m.start.Add(m.opt.ReturnAfter))
 		}
-		if f.ScreenHeuristic && m.screenSize != f.OutputSize {
+		if m.screenPending(f) {
 			consider(m.lastChange.Add(m.opt.IdleDebounce))
 		}
-		if f.OutputSize == 0 && m.opt.StartTimeout > 0 {
+		if !exited && !started && m.opt.StartTimeout > 0 {
 			consider(m.startRef(f.State).Add(m.opt.StartTimeout))
 		}
-		if f.OutputSize > 0 && m.opt.StuckAfter > 0 {
+		if !exited && started && m.opt.StuckAfter > 0 {
 			consider(m.lastChange.Add(m.opt.StuckAfter))
 		}
 		if m.probed && (f.State == nil || f.State.PanePid == 0) {

@@ -237,21 +237,52 @@ func TestSessionNotYetRunningIsProbedAtMostEverySecond(t *testing.T) {
 	wantKind(t, m.Next(at(time.Second, starting, 0)), ActProbeSession)
 }
 
-func TestStuckWhenNeverStartedOrNoProgress(t *testing.T) {
-	m := NewMachine(testOptions(), t0)
-	wantKind(t, m.Next(at(0, running(10), 0)), ActWait)
-	wantFinal(t, m.Next(at(time.Minute, running(10), 0)), Stuck, ReasonNeverStarted)
+func starting() *marker.SessionState {
+	return &marker.SessionState{Name: "s", Agent: "claude", Lifecycle: "starting", PanePid: 0}
+}
 
+func TestNeverStartedIsAnAgentProcessNeverRecorded(t *testing.T) {
+	m := NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(at(0, starting(), 0)), ActProbeSession)
+	m.SessionProbed(true, t0)
+	wantKind(t, m.Next(at(30*time.Second, starting(), 0)), ActProbeSession)
+	m.SessionProbed(true, t0.Add(30*time.Second))
+	wantKind(t, m.Next(at(time.Minute, starting(), 0)), ActProbeSession)
+	m.SessionProbed(true, t0.Add(time.Minute))
+	wantFinal(t, m.Next(at(time.Minute, starting(), 0)), Stuck, ReasonNeverStarted)
+
+	// The runner runs (pane pid recorded) but never recorded an agent process.
+	noAgent := running(10)
+	noAgent.AgentPid = 0
 	m = NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(at(0, noAgent, 0)), ActWait)
+	wantFinal(t, m.Next(at(time.Minute, noAgent, 0)), Stuck, ReasonNeverStarted)
+}
+
+func TestSilentStartedAgentIsNoProgressNotNeverStarted(t *testing.T) {
+	m := NewMachine(testOptions(), t0)
+	a := m.Next(at(0, running(10), 0))
+	if a.Kind != ActWait || !a.Until.Equal(t0.Add(10*time.Minute)) {
+		t.Fatalf("want a wait for the stuck window, got %+v", a)
+	}
+	wantKind(t, m.Next(at(time.Minute, running(10), 0)), ActWait)
+	wantKind(t, m.Next(at(5*time.Minute, running(10), 0)), ActWait)
+	wantFinal(t, m.Next(at(10*time.Minute, running(10), 0)), Stuck, ReasonNoProgress)
+}
+
+func TestNoProgressCountsFromTheLastOutputChange(t *testing.T) {
+	m := NewMachine(testOptions(), t0)
 	wantKind(t, m.Next(at(0, running(10), 10)), ActWait)
 	wantKind(t, m.Next(at(9*time.Minute, running(10), 20)), ActWait)
 	wantFinal(t, m.Next(at(19*time.Minute, running(10), 20)), Stuck, ReasonNoProgress)
 }
 
 func TestNeverStartedCountsFromTheSessionsCreation(t *testing.T) {
-	st := running(10)
+	st := starting()
 	st.CreatedAt = marker.Timestamp(t0.Add(-2 * time.Minute))
 	m := NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(at(0, st, 0)), ActProbeSession)
+	m.SessionProbed(true, t0)
 	wantFinal(t, m.Next(at(0, st, 0)), Stuck, ReasonNeverStarted)
 }
 
@@ -290,4 +321,57 @@ func TestExitCodesMatchTheSpec(t *testing.T) {
 			t.Errorf("%s: %d, want %d", s, s.ExitCode(), c)
 		}
 	}
+}
+
+func TestBrokenVerifierIsConsultedOnceTheSessionIsKnown(t *testing.T) {
+	m := NewMachine(testOptions(), t0)
+	m.verifyAtOnce = true
+	wantKind(t, m.Next(at(0, running(10), 0)), ActVerify)
+	m.Verified(Verdict{ContractErr: errors.New("bad spec")}, t0)
+	wantFinal(t, m.Next(at(0, running(10), 0)), Incomplete, ReasonContract)
+	if m.Verifications() != 1 {
+		t.Fatalf("verifications %d", m.Verifications())
+	}
+
+	m = NewMachine(testOptions(), t0)
+	m.verifyAtOnce = true
+	wantKind(t, m.Next(at(0, nil, 0)), ActProbeSession)
+	m.SessionProbed(false, t0)
+	wantFinal(t, m.Next(at(0, nil, 0)), NotFound, ReasonNoSuchSession)
+	if m.Verifications() != 0 {
+		t.Fatalf("a missing session was verified")
+	}
+
+	m = NewMachine(testOptions(), t0)
+	m.verifyAtOnce = true
+	wantFinal(t, m.Next(at(0, exited(3), 0)), Crashed, "exit_code_3")
+}
+
+func TestTurnsBeforeTheLastSendAreNotCompletions(t *testing.T) {
+	sent := func(turns int) *marker.SessionState {
+		st := stamped(turns)
+		st.SendBaseline = &marker.SendBaseline{Turns: 1, OutputOffset: 10}
+		return st
+	}
+	m := NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(at(0, sent(1), 10)), ActWait)
+	wantKind(t, m.Next(at(time.Second, sent(1), 200)), ActWait)
+	wantKind(t, m.Next(at(2*time.Second, sent(2), 300)), ActVerify)
+	m.Verified(Verdict{Verified: true}, t0.Add(2*time.Second))
+	wantFinal(t, m.Next(at(2*time.Second, sent(2), 300)), Completed, SignalStopHook)
+}
+
+func TestScreenIsNotReadBeforeOutputFollowsTheLastSend(t *testing.T) {
+	st := running(10)
+	st.SendBaseline = &marker.SendBaseline{OutputOffset: 100}
+	f := func(d time.Duration, size int64) Facts {
+		x := at(d, st, size)
+		x.ScreenHeuristic = true
+		return x
+	}
+	m := NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(f(0, 100)), ActWait)
+	wantKind(t, m.Next(f(10*time.Second, 100)), ActWait)
+	wantKind(t, m.Next(f(11*time.Second, 150)), ActWait)
+	wantKind(t, m.Next(f(15*time.Second, 150)), ActProbeScreen)
 }

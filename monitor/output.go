@@ -63,6 +63,14 @@ func (d *doneLineScanner) scan(size int64) int {
 	return d.count
 }
 
+// skipTo moves the scan past offset without counting what lies before it;
+// an offset beyond the file's size (a replaced file) is ignored.
+func (d *doneLineScanner) skipTo(offset, size int64) {
+	if offset > d.offset && offset <= size {
+		d.offset, d.partial = offset, nil
+	}
+}
+
 func keepTail(b []byte) []byte {
 	if len(b) > maxPartialLine {
 		b = b[len(b)-maxPartialLine:]

@@ -80,10 +80,3 @@ type VerifierReport struct {
 	Detail   string `json:"detail,omitempty"`
 	Attempts int    `json:"attempts"`
 }
-
-// ContractResult is the answer when the verifier cannot work as written:
-// incomplete at once, after that one (failed) verification.
-func ContractResult(session, verifierName, outputFile string, err error) Result {
-	return Result{OK: true, Session: session, FinalState: Incomplete, Reason: ReasonContract,
-		OutputFile: outputFile, Verifier: VerifierReport{Name: verifierName, Detail: err.Error(), Attempts: 1}, Rechecks: 1}
-}

@@ -4,10 +4,8 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
+	"github.com/story-automator/story-automator/marker"
 )
-
-// DoneLine is the explicit completion line an agent may print on a line of its own.
-const DoneLine = "STORY_AUTOMATOR_DONE"
 
 // ScreenDetector says from a captured screen whether the agent's turn is over.
 type ScreenDetector func(screen string) bool
@@ -55,12 +53,12 @@ func isPromptLine(l string) bool {
 	return t == ">" || t == "❯" || strings.HasPrefix(t, "> ") || strings.HasPrefix(t, "❯ ")
 }
 
-// IsDoneLine reports whether one line of output is the explicit done line,
+// IsDoneLine reports whether one line of output is the explicit done line (marker.DoneLine),
 // allowing the bullet an agent's UI may put in front of it.
 func IsDoneLine(line string) bool {
 	t := strings.TrimSpace(line)
 	t = strings.TrimLeft(t, "⏺●•*·- ")
-	return strings.TrimSpace(t) == DoneLine
+	return strings.TrimSpace(t) == marker.DoneLine
 }
 
 // StripANSI removes terminal escape sequences (CSI, OSC and two-byte escapes).

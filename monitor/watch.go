@@ -37,6 +37,9 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	d = d.withDefaults()
 	start := d.Now()
 	m := NewMachine(opt, start)
+	if _, broken := v.(contractVerifier); broken {
+		m.verifyAtOnce = true
+	}
 	w := newWakeups()
 	defer w.Close()
 	if !d.NoEvents {
@@ -137,6 +140,10 @@ func (o *observer) look(now time.Time) Facts {
 	}
 	if fi, err := os.Stat(o.scanner.path); err == nil {
 		f.OutputSize, f.OutputModTime = fi.Size(), fi.ModTime()
+		if st != nil && st.SendBaseline != nil {
+			// Done lines printed before the last send belong to an earlier turn.
+			o.scanner.skipTo(st.SendBaseline.OutputOffset, fi.Size())
+		}
 		f.DoneLines = o.scanner.scan(fi.Size())
 	}
 	return f

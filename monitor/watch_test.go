@@ -2,8 +2,10 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,6 +117,81 @@ func TestWatchWakesOnTheStateFileWithoutWaitingForATick(t *testing.T) {
 	}
 	r := <-done
 	if r.FinalState != Completed || r.Reason != SignalStopHook {
+		t.Fatalf("%+v", r)
+	}
+}
+
+// A silent agent, started or still starting, must not make the loop spin:
+// it sleeps until its next deadline (here the timeout), so it looks only a
+// handful of times. Counting clock reads counts the loop's turns.
+func TestWatchOfASilentAgentSleepsUntilItsDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fill func(st *marker.SessionState)
+	}{
+		{"started", func(st *marker.SessionState) {
+			st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "claude", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+		}},
+		{"starting", func(st *marker.SessionState) { st.Agent, st.Lifecycle = "claude", "starting" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tm := &fakeTmux{exists: true}
+			d := fakeDeps(t, tm, false)
+			d.Tick = time.Hour
+			var clockReads atomic.Int64
+			d.Now = func() time.Time { clockReads.Add(1); return time.Now() }
+			writeSession(t, d, "sa-s", tc.fill, "")
+			o := quickOptions()
+			o.Timeout = 300 * time.Millisecond
+			r := Watch(context.Background(), "sa-s", noneVerifier{}, o, d)
+			if r.FinalState != TimedOut || tm.captures != 0 {
+				t.Fatalf("%+v after %d captures", r, tm.captures)
+			}
+			if n := clockReads.Load(); n > 20 {
+				t.Fatalf("the loop turned %d times in 300 ms on a silent agent: it spins", n)
+			}
+		})
+	}
+}
+
+func TestWatchCountsOnlyDoneLinesAfterTheLastSend(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: true}, false)
+	before := "working\r\nSTORY_AUTOMATOR_DONE\r\n"
+	writeSession(t, d, "sa-b", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+		st.SendBaseline = &marker.SendBaseline{OutputOffset: int64(len(before))}
+	}, before)
+	o := quickOptions()
+	o.Timeout = 300 * time.Millisecond
+	if r := Watch(context.Background(), "sa-b", noneVerifier{}, o, d); r.FinalState != TimedOut {
+		t.Fatalf("the done line before the send counted: %+v", r)
+	}
+	f, err := os.OpenFile(marker.SessionOutputPath(d.StateDir, "sa-b"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("next turn\r\nSTORY_AUTOMATOR_DONE\r\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Watch(context.Background(), "sa-b", noneVerifier{}, o, d); r.FinalState != Completed || r.Reason != SignalDoneLine {
+		t.Fatalf("the new done line was missed: %+v", r)
+	}
+}
+
+func TestWatchConsultsABrokenVerifierOnceTheSessionExists(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: false}, false)
+	writeSession(t, d, "sa-v", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+	}, "working")
+	v := ContractFailure("glob:[", errors.New("bad pattern"))
+	r := Watch(context.Background(), "sa-v", v, quickOptions(), d)
+	if r.FinalState != Incomplete || r.Reason != ReasonContract || r.Rechecks != 1 || r.Verifier.Attempts != 1 || r.Verifier.Detail != "bad pattern" {
+		t.Fatalf("%+v", r)
+	}
+	r = Watch(context.Background(), "sa-missing", v, quickOptions(), d)
+	if r.FinalState != NotFound || r.Reason != ReasonNoSuchSession || r.Rechecks != 0 {
 		t.Fatalf("%+v", r)
 	}
 }

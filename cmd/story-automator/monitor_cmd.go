@@ -11,7 +11,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 )
 
@@ -33,8 +32,8 @@ func monitorSessionCommand() *cli.Command {
 			&cli.DurationFlag{Name: "return-after", Usage: "return finalState running after this long (0 = never)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (always on)"},
 			&cli.DurationFlag{Name: "idle-debounce", Value: def.IdleDebounce, Usage: "output quiet time before the screen heuristics run"},
-			&cli.DurationFlag{Name: "start-timeout", Value: def.StartTimeout, Usage: "stuck when the agent prints nothing for this long (0 = never)"},
-			&cli.DurationFlag{Name: "stuck-after", Value: def.StuckAfter, Usage: "stuck when the output does not change for this long (0 = never)"},
+			&cli.DurationFlag{Name: "start-timeout", Value: def.StartTimeout, Usage: "stuck (never_started) when no agent process has started this long after the spawn (0 = never)"},
+			&cli.DurationFlag{Name: "stuck-after", Value: def.StuckAfter, Usage: "stuck (no_progress) when a started agent's output does not change for this long (0 = never)"},
 			&cli.DurationFlag{Name: "verify-timeout", Value: monitor.DefaultCommandBound, Usage: "bound of one cmd: verification"},
 		},
 		Action: monitorSession,
@@ -58,8 +57,9 @@ func monitorSession(c *cli.Context) error {
 		if errors.As(err, &f) {
 			return f
 		}
-		res := monitor.ContractResult(name, monitorVerifierName(c), marker.SessionOutputPath(dir, name), err)
-		return printMonitorResult(e, res)
+		// The monitor still looks at the session: a missing one is not_found,
+		// an existing one gets this one (failing) verification at once.
+		v = monitor.ContractFailure(monitorVerifierName(c), err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -88,11 +89,20 @@ func TestMonitorReadsARecordedExitWithoutTmux(t *testing.T) {
 	}
 }
 
+// runningSession records a session whose runner (this test process) is alive.
+func runningSession(t *testing.T, root, name string) {
+	writeState(t, root, name, func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+	})
+}
+
 func TestMonitorWorkflowWithoutVerifiersIsAContractError(t *testing.T) {
 	saved := workflowVerifier
 	workflowVerifier = nil
 	defer func() { workflowVerifier = saved }()
-	r, code := monitorInProcess(t, t.TempDir(), "sa-any", "--workflow", "dev", "--story-key", "1.2")
+	root := t.TempDir()
+	runningSession(t, root, "sa-any")
+	r, code := monitorInProcess(t, root, "sa-any", "--workflow", "dev", "--story-key", "1.2")
 	if code != 3 || r.FinalState != monitor.Incomplete || r.Reason != monitor.ReasonContract ||
 		r.Rechecks != 1 || !strings.Contains(r.Verifier.Detail, "unavailable") || r.Verifier.Name != "workflow:dev" {
 		t.Fatalf("%d %+v", code, r)
@@ -100,8 +110,15 @@ func TestMonitorWorkflowWithoutVerifiersIsAContractError(t *testing.T) {
 }
 
 func TestMonitorBadVerifySpecIsIncompleteAtOnce(t *testing.T) {
-	r, code := monitorInProcess(t, t.TempDir(), "sa-any", "--verify", "smell:good")
-	if code != 3 || r.FinalState != monitor.Incomplete || r.Reason != monitor.ReasonContract || r.Rechecks != 1 {
+	root := t.TempDir()
+	runningSession(t, root, "sa-any")
+	r, code := monitorInProcess(t, root, "sa-any", "--verify", "smell:good")
+	if code != 3 || r.FinalState != monitor.Incomplete || r.Reason != monitor.ReasonContract || r.Rechecks != 1 || r.Verifier.Attempts != 1 {
+		t.Fatalf("%d %+v", code, r)
+	}
+	// A bad verifier does not hide that the session does not exist.
+	r, code = monitorInProcess(t, root, "sa-none", "--verify", "smell:good")
+	if code != 6 || r.FinalState != monitor.NotFound || r.Rechecks != 0 {
 		t.Fatalf("%d %+v", code, r)
 	}
 }

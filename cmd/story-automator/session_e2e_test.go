@@ -228,3 +228,30 @@ func TestE2EAttachWithoutATerminalFailsCleanly(t *testing.T) {
 		t.Fatalf("attach %d %v", code, res)
 	}
 }
+
+func TestE2ESendToAPaneThatIgnoresInputIsUnverified(t *testing.T) {
+	t.Parallel()
+	p := newSessionProject(t, tmuxtest.Socket(t))
+	// The agent shows the very text that will be sent, then turns its
+	// terminal's echo off and never reads: the paste changes nothing on screen.
+	name := p.spawn(nil, "--agent", "custom", "--prompt", "agent",
+		"--command", `sh -c 'stty -echo; echo "please fix the bug"; exec sleep 600' {prompt}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, _ := p.run(nil, "session", "capture", name)
+		if strings.Contains(res["text"].(string), "please fix the bug") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent never showed its text: %v", res)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	res, code := p.run(nil, "session", "send", name, "--text", "please fix the bug")
+	if code != 1 || res["error"] != "send_unverified" {
+		t.Fatalf("send %d %v", code, res)
+	}
+	if st, err := marker.ReadSession(p.sessionsDir, name); err != nil || st.SendBaseline != nil {
+		t.Fatalf("an unverified send moved the baseline: %+v %v", st, err)
+	}
+}

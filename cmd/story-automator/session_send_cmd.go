@@ -5,17 +5,26 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"os"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux"
 )
 
-// sendVerifyWait bounds how long send waits to see its text in the pane.
-const sendVerifyWait = 3 * time.Second
+const (
+	// sendVerifyWait bounds how long send waits to see its text in the pane.
+	sendVerifyWait = 3 * time.Second
+	// sendCaptureLines is how much of the pane (scrollback included) the
+	// before/after comparison reads, so a scroll does not hide the new text.
+	sendCaptureLines = 400
+	// pastePlaceholder starts what an agent shows instead of a long paste.
+	pastePlaceholder = "[Pasted text"
+)
 
 func sessionSendCommand() *cli.Command {
 	return &cli.Command{
@@ -47,11 +56,19 @@ func sessionSend(c *cli.Context) error {
 	} else if !ok {
 		return fail("session_not_found", "no session %s", name)
 	}
+	before, err := tc.CapturePane(ctx, name, sendCaptureLines)
+	if err != nil {
+		return tmuxFailure(err)
+	}
 	if err := tc.Paste(ctx, name, sendBufferName(), text); err != nil {
 		return tmuxFailure(err)
 	}
-	if !waitForText(ctx, tc, name, text, sendVerifyWait) {
-		return fail("send_unverified", "the text did not appear in session %s within %s; Enter was not pressed", name, sendVerifyWait)
+	if !waitForPaste(ctx, tc, name, before, text, sendVerifyWait) {
+		return fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, sendVerifyWait)
+	}
+	// Whatever the session finished before this text is not an answer to it.
+	if err := recordSendBaseline(sessionStateDir(e), name, e.Now()); err != nil {
+		e.Log.Warn().Err(err).Str("session", name).Msg("cannot record the send baseline")
 	}
 	enter := !c.Bool("no-enter")
 	if enter {
@@ -62,6 +79,29 @@ func sessionSend(c *cli.Context) error {
 	return okJSON(e.Out, map[string]any{"session": name, "delivered": true, "enter": enter, "bytes": len(text)})
 }
 
+// recordSendBaseline stores the session's completion turns and output size
+// in its state file, so the next monitor-session counts only what follows.
+// A session without a state file (not spawned by us) has nothing to record.
+func recordSendBaseline(dir, name string, now time.Time) error {
+	if _, err := marker.ReadSession(dir, name); errors.Is(err, marker.ErrNotFound) {
+		return nil
+	}
+	_, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
+		b := &marker.SendBaseline{At: marker.Timestamp(now)}
+		if st.Completion != nil {
+			b.Turns = st.Completion.Turns
+		}
+		if st.OutputFile != "" {
+			if fi, err := os.Stat(st.OutputFile); err == nil {
+				b.OutputOffset = fi.Size()
+			}
+		}
+		st.SendBaseline = b
+		return nil
+	})
+	return err
+}
+
 // sendBufferName is a private paste buffer per call, so concurrent sends never mix.
 func sendBufferName() string {
 	var b [4]byte
@@ -69,14 +109,12 @@ func sendBufferName() string {
 	return "sa-send-" + hex.EncodeToString(b[:])
 }
 
-// waitForText polls the pane until the end of text shows (or an agent's
-// collapsed-paste placeholder does).
-func waitForText(ctx context.Context, tc *tmux.Client, name, text string, wait time.Duration) bool {
-	want := sendSnippet(text)
+// waitForPaste polls the pane until it shows the paste (see pasteArrived).
+func waitForPaste(ctx context.Context, tc *tmux.Client, name, before, text string, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
-		screen, err := tc.CapturePane(ctx, name, 0)
-		if err == nil && (strings.Contains(squash(screen), want) || strings.Contains(screen, "[Pasted text")) {
+		after, err := tc.CapturePane(ctx, name, sendCaptureLines)
+		if err == nil && pasteArrived(before, after, text) {
 			return true
 		}
 		if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) || time.Now().After(deadline) {
@@ -84,6 +122,22 @@ func waitForText(ctx context.Context, tc *tmux.Client, name, text string, wait t
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
+}
+
+// pasteArrived reports whether the pane changed from before to after in a
+// way the paste explains: the end of text shows more often than before, or
+// an agent's collapsed-paste placeholder does. Text that was already on the
+// screen therefore does not count as delivered by itself.
+// Blank text, which shows nothing of itself, only needs some change.
+func pasteArrived(before, after, text string) bool {
+	want := sendSnippet(text)
+	switch {
+	case want == "":
+		return after != before
+	case strings.Count(squash(after), want) > strings.Count(squash(before), want):
+		return true
+	}
+	return strings.Count(after, pastePlaceholder) > strings.Count(before, pastePlaceholder)
 }
 
 // sendSnippet is the last few visible characters of text, without

@@ -21,9 +21,6 @@ type Profile struct {
 	// Screen names the screen completion heuristic monitor-session applies
 	// to this agent's pane ("claude"), or "" when its exit is the signal.
 	Screen string
-	// Interactive agents keep running after their turn (Claude Code); the
-	// others exit when done.
-	Interactive bool
 	// Env is added to the child's environment.
 	Env map[string]string
 }
@@ -42,7 +39,7 @@ const ScreenClaude = "claude"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, Interactive: true},
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCodex: {Name: AgentCodex, Program: "codex", Args: []string{"exec", "--full-auto"},
 		ModelFlag: "--model", PromptFlag: "--"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},

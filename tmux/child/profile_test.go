@@ -34,7 +34,7 @@ func TestEmptyPromptAddsNothing(t *testing.T) {
 }
 
 func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
-	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenClaude || !p.Interactive {
+	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenClaude {
 		t.Fatalf("claude: %+v", p)
 	}
 	if p, _ := LookupProfile(AgentCodex); p.Screen != "" {

@@ -96,7 +96,15 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 		st.PaneID = pane
 		return nil
 	})
-	return sess, err
+	if err != nil {
+		// A failed spawn must not leave its agent running: a caller that
+		// retries would otherwise start a second one.
+		if kerr := s.Tmux.KillSession(context.WithoutCancel(ctx), name); kerr != nil {
+			err = errors.Join(err, fmt.Errorf("kill session %s: %w", name, kerr))
+		}
+		return Session{}, fmt.Errorf("record pane id of session %s: %w", name, err)
+	}
+	return sess, nil
 }
 
 // newSession creates the tmux session, retrying when it met a server that

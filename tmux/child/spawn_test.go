@@ -167,3 +167,36 @@ func TestSpawnRetriesWhenTheServerWasExiting(t *testing.T) {
 		t.Fatalf("%+v %v after %d calls", sess, err, calls)
 	}
 }
+
+func TestSpawnKillsTheSessionWhenItsStateCannotBeRecorded(t *testing.T) {
+	root := t.TempDir()
+	req := spawnRequest(root)
+	tc, fx := fakeTmux(func(c tmux.FakeCall) tmux.FakeResult {
+		// Once tmux has created the session, its state file becomes unreadable.
+		name := c.Args[5]
+		state := marker.SessionStatePath(req.StateDir, name)
+		if err := os.Remove(state); err != nil {
+			t.Error(err)
+		}
+		if err := os.Mkdir(state, 0o700); err != nil {
+			t.Error(err)
+		}
+		return tmux.FakeResult{Stdout: "%5\n"}
+	})
+	sp := &Spawner{Tmux: tc, Exe: "/x"}
+	if _, err := sp.Spawn(context.Background(), req); err == nil {
+		t.Fatal("spawn reported success without a state file")
+	}
+	var created, killed string
+	for _, c := range fx.Calls() {
+		switch c.Args[2] {
+		case "new-session":
+			created = c.Args[5]
+		case "kill-session":
+			killed = c.Args[4]
+		}
+	}
+	if created == "" || killed != "="+created {
+		t.Fatalf("created %q, killed %q: the agent was left running", created, killed)
+	}
+}

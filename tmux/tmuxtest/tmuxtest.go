@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,21 +58,11 @@ func Shutdown(socket string, stateDirs ...string) {
 			name := strings.TrimSuffix(filepath.Base(f), ".json")
 			for time.Now().Before(deadline) {
 				st, err := marker.ReadSession(dir, name)
-				if err != nil || st.PanePid == 0 || exited(st.PanePid) {
+				if err != nil || st.PanePid == 0 || !marker.ProcessAlive(st.PanePid) {
 					break
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	}
-}
-
-// exited reports whether pid is gone or a zombie nobody reaps.
-func exited(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := strings.LastIndexByte(string(b), ')')
-	return err != nil || (i >= 0 && i+2 < len(b) && b[i+2] == 'Z')
 }

@@ -79,7 +79,6 @@ func sessionList(c *cli.Context) error {
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	prefix := child.ProjectPrefix(e.ProjectRoot)
 	dir := sessionStateDir(e)
 	out := []map[string]any{}
 	seen := map[string]bool{}
@@ -87,20 +86,37 @@ func sessionList(c *cli.Context) error {
 		if !strings.HasPrefix(p.Session, child.NamePrefix) || seen[p.Session] {
 			continue
 		}
-		mine := strings.HasPrefix(p.Session, prefix)
+		st, mine := projectSession(e.ProjectRoot, dir, p.Session)
 		if c.Bool("project-only") && !mine {
 			continue
 		}
 		seen[p.Session] = true
 		row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
 			"created": p.Created, "attached": p.Attached > 0, "thisProject": mine}
-		if st, err := marker.ReadSession(dir, p.Session); mine && err == nil {
+		if mine {
 			row["lifecycle"], row["agent"], row["story"], row["step"] = st.Lifecycle, st.Agent, st.Story, st.Step
 		}
 		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["session"].(string) < out[j]["session"].(string) })
 	return okJSON(e.Out, map[string]any{"sessions": out})
+}
+
+// projectSession reports whether a tmux session is this project's and
+// returns its state. The name prefix alone cannot tell: a project whose
+// directory is named "<slug>-<hash4>" of another shares that project's
+// prefix. So the session's state file in this project's sessions directory
+// must exist and name this project root; a session without one is never
+// counted as this project's (only --all-projects reaches it).
+func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool) {
+	if !strings.HasPrefix(name, child.ProjectPrefix(projectRoot)) {
+		return nil, false
+	}
+	st, err := marker.ReadSession(dir, name)
+	if err != nil || filepath.Clean(st.ProjectRoot) != filepath.Clean(projectRoot) {
+		return nil, false
+	}
+	return st, true
 }
 
 func sessionStatus(c *cli.Context) error {
@@ -188,14 +204,17 @@ func sessionKillAll(c *cli.Context) error {
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	prefix, scope := child.ProjectPrefix(e.ProjectRoot), "project"
+	scope, dir := "project", sessionStateDir(e)
 	if all {
-		prefix, scope = child.NamePrefix, "all-projects"
+		scope = "all-projects"
 	}
 	killed := []string{}
 	seen := map[string]bool{}
 	for _, p := range panes {
-		if seen[p.Session] || !strings.HasPrefix(p.Session, prefix) || !tmux.ValidName(p.Session) {
+		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
+			continue
+		}
+		if _, mine := projectSession(e.ProjectRoot, dir, p.Session); !all && !mine {
 			continue
 		}
 		seen[p.Session] = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
@@ -25,7 +26,12 @@ type sessionProject struct {
 
 func newSessionProject(t *testing.T, socket string) *sessionProject {
 	t.Helper()
-	root := t.TempDir()
+	return newSessionProjectAt(t, socket, t.TempDir())
+}
+
+// newSessionProjectAt is newSessionProject in a given project directory.
+func newSessionProjectAt(t *testing.T, socket, root string) *sessionProject {
+	t.Helper()
 	p := &sessionProject{t: t, bin: builtBinary(t), root: root, socket: socket,
 		sessionsDir: filepath.Join(root, ".story-automator", "sessions")}
 	t.Cleanup(func() { tmuxtest.Shutdown(socket, p.sessionsDir) })
@@ -253,5 +259,46 @@ func TestE2ESendToAPaneThatIgnoresInputIsUnverified(t *testing.T) {
 	}
 	if st, err := marker.ReadSession(p.sessionsDir, name); err != nil || st.SendBaseline != nil {
 		t.Fatalf("an unverified send moved the baseline: %+v %v", st, err)
+	}
+}
+
+// A project whose directory is named "<slug>-<hash4>" of another project has
+// session names that start with that project's whole prefix.
+func TestE2EProjectOnlyIsNotFooledByASharedNamePrefix(t *testing.T) {
+	t.Parallel()
+	socket := tmuxtest.Socket(t)
+	base := t.TempDir()
+	shopRoot := filepath.Join(base, "shop")
+	twinRoot := filepath.Join(base, "shop-"+child.ProjectHash(shopRoot))
+	for _, d := range []string{shopRoot, twinRoot} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shop, twin := newSessionProjectAt(t, socket, shopRoot), newSessionProjectAt(t, socket, twinRoot)
+	idle := []string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=idle"}
+	mine, theirs := shop.spawn(idle, "--agent", "sim"), twin.spawn(idle, "--agent", "sim")
+	if !strings.HasPrefix(theirs, child.ProjectPrefix(shopRoot)) {
+		t.Fatalf("the test's premise is wrong: %s does not start with %s", theirs, child.ProjectPrefix(shopRoot))
+	}
+	// A session with this project's prefix but no state file here is not counted as this project's.
+	stateless := child.ProjectPrefix(shopRoot) + "e1-s9-dev-none"
+	if out, err := exec.Command("tmux", "-L", socket, "new-session", "-d", "-s", stateless, "sleep 600").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	res, _ := shop.run(nil, "session", "list", "--project-only")
+	if got := res["sessions"].([]any); len(got) != 1 || got[0].(map[string]any)["session"] != mine {
+		t.Fatalf("project list %v", got)
+	}
+	res, code := shop.run(nil, "session", "kill-all", "--project-only")
+	if k := res["killed"].([]any); code != 0 || len(k) != 1 || k[0] != mine {
+		t.Fatalf("kill-all --project-only: %d %v", code, res)
+	}
+	if res, _ := twin.run(nil, "session", "status", theirs); res["exists"] != true {
+		t.Fatalf("the other project's session was killed: %v", res)
+	}
+	res, _ = shop.run(nil, "session", "kill-all", "--all-projects")
+	if k := res["killed"].([]any); len(k) != 2 || (k[0] != stateless && k[1] != stateless) {
+		t.Fatalf("kill-all --all-projects: %v", res)
 	}
 }

@@ -149,6 +149,6 @@ func commitMessage(req CommitRequest) string {
 	if title != "" {
 		subject += ": " + title
 	}
-	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\nStory-Automator-Run: %s\nStory-Automator-Story: %s\n",
-		subject, req.RunID, req.Story.Key)
+	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\n%s: %s\n%s: %s\n",
+		subject, trailerRun, req.RunID, trailerStory, req.Story.Key)
 }

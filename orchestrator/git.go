@@ -132,18 +132,43 @@ func (g *Git) Dirty(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// Find looks for the commit this run made for the story, by its trailers.
+// Trailers of a story's commit: a resumed run finds the commit by them.
+const (
+	trailerRun   = "Story-Automator-Run"
+	trailerStory = "Story-Automator-Story"
+)
+
+// Find looks for the commit this run made for the story: a grep narrows the
+// history, then the trailers must equal the run id and the story key exactly
+// (a grep alone would let story 1-1 find 1-10's commit).
 func (g *Git) Find(ctx context.Context, req CommitRequest) (string, bool, error) {
 	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
 		return "", false, nil // no commits yet
 	}
-	out, err := g.git(ctx, nil, "log", "-n", "1", "--format=%H", "--all-match", "--fixed-strings",
-		"--grep=Story-Automator-Run: "+req.RunID, "--grep=Story-Automator-Story: "+req.Story.Key)
+	format := "--format=%H%x00%(trailers:key=" + trailerRun + ",valueonly,separator=%x01)%x00%(trailers:key=" +
+		trailerStory + ",valueonly,separator=%x01)"
+	out, err := g.git(ctx, nil, "log", format, "--all-match", "--fixed-strings",
+		"--grep="+trailerRun+": "+req.RunID, "--grep="+trailerStory+": "+req.Story.Key)
 	if err != nil {
 		return "", false, err
 	}
-	sha := strings.TrimSpace(out)
-	return sha, sha != "", nil
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) == 3 && hasValue(f[1], req.RunID) && hasValue(f[2], req.Story.Key) {
+			return f[0], true, nil
+		}
+	}
+	return "", false, nil
+}
+
+// hasValue reports whether a \x01-separated list of trailer values holds want.
+func hasValue(values, want string) bool {
+	for _, v := range strings.Split(values, "\x01") {
+		if strings.TrimSpace(v) == want {
+			return true
+		}
+	}
+	return false
 }
 
 // Commit stages the project's changes and commits them as the story's commit

@@ -97,3 +97,31 @@ func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
+	root := gitRepo(t)
+	write(t, filepath.Join(root, "README.md"), "hi\n")
+	mustGit(t, root, "add", "README.md")
+	mustGit(t, root, "commit", "-q", "-m", "init")
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten := CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-10", Dotted: "1.10"}}
+	tenSHA, err := g.Commit(ctx, ten)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []CommitRequest{
+		{RunID: "run-1", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}},
+		{RunID: "run-", Story: StoryInfo{Key: "1-10", Dotted: "1.10"}},
+	} {
+		if sha, found, err := g.Find(ctx, req); err != nil || found {
+			t.Fatalf("find %s/%s matched %s (%v): only exact trailers count", req.RunID, req.Story.Key, sha, err)
+		}
+	}
+	if sha, found, err := g.Find(ctx, ten); err != nil || !found || sha != tenSHA {
+		t.Fatalf("find 1-10: %s %v %v", sha, found, err)
+	}
+}

@@ -102,18 +102,41 @@ func BenchmarkDetectionLatency32Children(b *testing.B) {
 	b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
 }
 
-// BenchmarkMonitorCPUOver60s runs one monitor-session for a full 60 s wait on
-// a hanging agent and reports the CPU time (user+system) it used.
+// BenchmarkMonitorCPUOver60s runs monitor-session for a full 60 s wait on
+// three agents at once and reports the CPU time (user+system, tmux children
+// included) each monitor used: a hanging agent that printed a line
+// (cpu-ms), a started agent that prints nothing (silent-cpu-ms, watched with
+// the Claude screen heuristic), and a session whose runner never records an
+// agent (stalled-cpu-ms: tmux is asked once a second whether it exists).
 func BenchmarkMonitorCPUOver60s(b *testing.B) {
 	p := newProject(b)
-	name := p.spawnSim([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=hang"})
-	cmd := p.command(nil, "monitor-session", name, "--timeout", "60s")
-	out, _ := cmd.Output()
-	if r := decodeResult(b, out); r.FinalState != "timeout" {
-		b.Fatalf("%+v", r)
+	sessions := map[string]string{
+		"cpu-ms":         p.spawnSim([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=hang"}),
+		"silent-cpu-ms":  p.spawnSim([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=silent"}),
+		"stalled-cpu-ms": p.stalledSession(),
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	b.ReportMetric(ms(cpu), "cpu-ms")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	cpu := map[string]time.Duration{}
+	for metric, name := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := p.command(nil, "monitor-session", name, "--timeout", "60s")
+			out, _ := cmd.Output()
+			if r := decodeResult(b, out); r.FinalState != "timeout" {
+				b.Errorf("%s: %+v", metric, r)
+				return
+			}
+			mu.Lock()
+			cpu[metric] = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for metric, d := range cpu {
+		b.ReportMetric(ms(d), metric)
+	}
 }
 
 // BenchmarkSpawnToAgentRunning measures from starting `session spawn` to the

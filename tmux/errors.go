@@ -51,6 +51,9 @@ func classify(stderr string) error {
 		return ErrNoServer
 	case strings.Contains(s, "can't find session"),
 		strings.Contains(s, "session not found"),
+		// A server left with no sessions at all (it is about to exit) has no
+		// current target to resolve any -t against: the session is gone.
+		strings.Contains(s, "no current target"),
 		strings.Contains(s, "can't find pane"),
 		strings.Contains(s, "can't find window"):
 		return ErrNoSession

@@ -20,8 +20,12 @@ func monitorSessionCommand() *cli.Command {
 	def := monitor.DefaultOptions()
 	return &cli.Command{
 		Name:      "monitor-session",
-		Usage:     "wait for a child session to reach a final state, verifying its completion (exit codes: SPEC §5)",
+		Usage:     "wait for a child session to reach a final state, verifying its completion",
 		ArgsUsage: "NAME",
+		Description: "Blocks, without polling tmux, until the session reaches a final state, and prints one JSON object.\n" +
+			"Exit codes: 0 completed, 3 incomplete (the verifier still says no after the rechecks, or its spec is invalid),\n" +
+			"4 crashed (exit_code_N / signal_X), 5 stuck (never started, or no progress), 6 not_found, 7 timeout,\n" +
+			"8 running (--return-after passed: call again), 2 usage error.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "give up with finalState timeout"},
 			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a completion in all before incomplete"},

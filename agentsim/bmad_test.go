@@ -68,7 +68,8 @@ func TestBMADStepsDoTheWorkTheirVerifiersCheck(t *testing.T) {
 		t.Fatalf("story file %s %v", story, err)
 	}
 	text, _ := os.ReadFile(story)
-	for _, want := range []string{"# Story 1.1: Greet the World", "Hello, world!", "- [x] Implement story 1.1", "- sim-work/1-1-greet-the-world.txt", "Status: done"} {
+	for _, want := range []string{"# Story 1.1: Greet the World", "Hello, world!", "- [x] Implement story 1.1", "Status: done",
+		"### File List\n\n- sim-work/1-1-greet-the-world.txt\n- sim-work/1-1-greet-the-world.tests.md\n"} {
 		if !strings.Contains(string(text), want) {
 			t.Fatalf("story file lacks %q:\n%s", want, text)
 		}

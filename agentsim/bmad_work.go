@@ -73,13 +73,7 @@ func (j *bmadJob) dev() (string, error) {
 		return "", err
 	}
 	rel := j.p.Rel(code)
-	err = editFile(story, func(t string) string {
-		t = tickTasks(t)
-		if !strings.Contains(t, "- "+rel+"\n") {
-			t = appendSection(t, "- "+rel)
-		}
-		return t
-	})
+	err = editFile(story, func(t string) string { return listFile(tickTasks(t), rel) })
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +94,11 @@ func (j *bmadJob) automate() (string, error) {
 	if err := writeProjectFile(plan, text); err != nil {
 		return "", err
 	}
-	return "wrote " + j.p.Rel(plan), nil
+	rel := j.p.Rel(plan)
+	if err := editFile(story, func(t string) string { return listFile(t, rel) }); err != nil {
+		return "", err
+	}
+	return "wrote " + rel, nil
 }
 
 // review approves the story (done) or, when a fault says the cycle does not
@@ -177,6 +175,34 @@ func tickTasks(text string) string {
 		head, tail = text[:i], text[i:]
 	}
 	return openTask().ReplaceAllString(head, "${1}[x]${2}") + tail
+}
+
+// fileListHeading opens the story file's list of changed files, which the
+// orchestrator reads to tell parallel stories' changes apart.
+const fileListHeading = "### File List"
+
+// listFile adds rel to the story's File List (once), creating the section
+// at the end when the story file has none.
+func listFile(text, rel string) string {
+	item := "- " + filepath.ToSlash(rel)
+	i := strings.Index(text, fileListHeading+"\n")
+	if i < 0 {
+		return appendSection(text, fileListHeading+"\n\n"+item)
+	}
+	body := i + len(fileListHeading) + 1
+	end := len(text)
+	if j := strings.Index(text[body:], "\n#"); j >= 0 {
+		end = body + j + 1
+	}
+	section := text[body:end]
+	if strings.Contains(section, item+"\n") {
+		return text
+	}
+	section = strings.TrimRight(section, "\n") + "\n" + item + "\n"
+	if end < len(text) {
+		section += "\n"
+	}
+	return text[:body] + section + text[end:]
 }
 
 // appendLine adds a line to a project file, creating it when missing.

@@ -3,6 +3,10 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
 
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -10,6 +14,56 @@ import (
 // BMADProject is the Project view of a BMAD project on disk.
 type BMADProject struct {
 	P *workflows.Project
+}
+
+var _ Project = BMADProject{}
+
+// StatusFile is sprint-status.yaml relative to the project root.
+func (b BMADProject) StatusFile() string {
+	return b.rel(b.P.SprintStatusPath())
+}
+
+// StatusForCommit copies the unit's entry (the story's, or the epic's
+// retrospective's) and the epic's entry from the work tree's sprint-status.yaml
+// into committed; without a committed version the whole file is the unit's.
+func (b BMADProject) StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error) {
+	now, err := b.P.ReadSprintStatus()
+	if err != nil {
+		return nil, err
+	}
+	if committed == nil {
+		return now.Bytes(), nil
+	}
+	base, err := workflows.ParseSprintStatus(now.Path, committed)
+	if err != nil {
+		return now.Bytes(), nil // the committed file was broken: the work tree's is the fix
+	}
+	var story workflows.StoryKey
+	if !retro {
+		if story, err = workflows.ParseStoryKey(key); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range now.Entries() {
+		mine := e.Key == "epic-"+epic || (retro && e.Key == "epic-"+epic+"-retrospective") || (!retro && e.IsStory() && e.Story == story)
+		if !mine {
+			continue
+		}
+		if e.IsStory() {
+			err = base.SetStory(e.Story, e.Slug, e.Status)
+		} else {
+			err = base.Set(e.Key, e.Status)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sprint status of %s for the commit: %w", key, err)
+		}
+	}
+	return base.Bytes(), nil
+}
+
+// rel is a path relative to the project root, slash-separated.
+func (b BMADProject) rel(path string) string {
+	return filepath.ToSlash(b.P.Rel(path))
 }
 
 // Select picks the run's stories with workflows.SelectStories.
@@ -147,6 +201,10 @@ func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
 	}
 	info := StoryInfo{Key: s.Key.String(), Dotted: s.Key.Dotted(), Epic: s.Key.Epic, Title: s.Title,
 		Status: status, HasFile: len(files) > 0}
+	for _, f := range files {
+		info.Files = append(info.Files, b.rel(f))
+		info.FileList = append(info.FileList, fileList(f)...)
+	}
 	for _, d := range s.DependsOn {
 		info.DependsOn = append(info.DependsOn, d.String())
 	}
@@ -164,4 +222,39 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 		p.MaxCycles = DefaultMaxCycles
 	}
 	return p
+}
+
+// fileList reads the paths a story file's "File List" section names (the
+// BMAD dev agent lists there every file it changed), one "- path" item per
+// line, backticks and a trailing note such as "(new)" dropped.
+func fileList(storyFile string) []string {
+	data, err := os.ReadFile(storyFile)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	level := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if h := len(t) - len(strings.TrimLeft(t, "#")); h > 0 && strings.HasPrefix(t[h:], " ") {
+			switch {
+			case strings.EqualFold(strings.TrimSpace(t[h:]), "file list"):
+				level = h
+			case level > 0 && h <= level:
+				level = 0
+			}
+			continue
+		}
+		item, ok := strings.CutPrefix(t, "- ")
+		if level == 0 || !ok {
+			continue
+		}
+		if f := strings.Fields(strings.Trim(item, "`")); len(f) > 0 {
+			p := path.Clean(strings.Trim(f[0], "`"))
+			if p != "." && !strings.HasPrefix(p, "../") && !path.IsAbs(p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,5 +47,83 @@ func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
 	}
 	if got := epicStatus(); got != workflows.StatusDone {
 		t.Fatalf("after every story epic-1 = %q, want done", got)
+	}
+}
+
+func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := filepath.Join(p.ArtifactsDir, "1-2-greet-by-name.md")
+	text := "# Story 1.2\n\nStatus: review\n\n## Dev Agent Record\n\n### File List\n\n- `src/name.go` (new)\n- src/name_test.go\n- ../outside.go\n\n" +
+		"## Senior Developer Review (AI)\n\n- not/a/file.go\n"
+	if err := os.WriteFile(story, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := BMADProject{P: p}
+	info, err := b.Story("1-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := "_bmad-output/implementation-artifacts/1-2-greet-by-name.md"
+	if !slices.Equal(info.Files, []string{rel}) || !slices.Equal(info.FileList, []string{"src/name.go", "src/name_test.go"}) {
+		t.Fatalf("files %v, file list %v", info.Files, info.FileList)
+	}
+}
+
+func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := BMADProject{P: p}
+	if got := b.StatusFile(); got != "_bmad-output/implementation-artifacts/sprint-status.yaml" {
+		t.Fatalf("status file %s", got)
+	}
+	committed, err := os.ReadFile(p.SprintStatusPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, status := range map[string]string{"1-1": "done", "1-2": "in-progress"} {
+		k, _ := workflows.ParseStoryKey(key)
+		if err := p.SetStoryStatus(k, status); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.syncEpicStatus("1"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := b.StatusForCommit(committed, "1-1", "1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := workflows.ParseSprintStatus("x", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"1-1-greet-the-world": "done", "epic-1": "in-progress"}
+	for _, e := range got.Entries() {
+		before, _ := workflows.ParseSprintStatus("x", committed)
+		old := ""
+		for _, b := range before.Entries() {
+			if b.Key == e.Key {
+				old = b.Status
+			}
+		}
+		if w, ok := want[e.Key]; ok && e.Status != w || !ok && e.Status != old {
+			t.Errorf("%s: %s (committed %s)", e.Key, e.Status, old)
+		}
+	}
+	if whole, err := b.StatusForCommit(nil, "1-1", "1", false); err != nil || !strings.Contains(string(whole), "1-2-greet-by-name: in-progress") {
+		t.Fatalf("never committed: the whole file is the unit's: %v\n%s", err, whole)
 	}
 }

@@ -81,13 +81,18 @@ func (e *Engine) commitRequest(u *Unit) (req CommitRequest, skip string) {
 }
 
 // commitOnce sets the story done in the BMAD files, so the commit carries its
-// final status, and commits.
+// final status, and commits. Commits take turns, so a parallel story's done
+// status never lands in another story's commit.
 func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (string, error) {
-	if req.Retro {
-		return e.Git.Commit(ctx, req)
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	if !req.Retro {
+		if err := e.Project.MarkStoryDone(u.Key); err != nil {
+			return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
+		}
 	}
-	if err := e.Project.MarkStoryDone(u.Key); err != nil {
-		return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
+	if err := e.commitContent(ctx, u, &req); err != nil {
+		return "", fmt.Errorf("list the changes of %s: %w", u.Dotted, err)
 	}
 	return e.Git.Commit(ctx, req)
 }

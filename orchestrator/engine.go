@@ -37,7 +37,7 @@ type SessionCloser interface {
 type Engine struct {
 	Steps   StepRunner
 	Project Project
-	Git     Committer
+	Git     Repo
 	// Marker is the run's marker; nil runs without one (dry tests).
 	Marker *marker.Store
 	Clock  Clock
@@ -47,12 +47,16 @@ type Engine struct {
 	Save func(*State) error
 	Log  zerolog.Logger
 
-	mu      sync.Mutex
-	state   *State
-	saveErr error
-	halting atomic.Bool
+	mu       sync.Mutex
+	commitMu sync.Mutex
+	state    *State
+	saveErr  error
+	halting  atomic.Bool
 	// pausedByHand is set when a heartbeat finds the marker paused.
 	pausedByHand atomic.Bool
+	// inflight holds, per running attempt, the tree's snapshot from its start.
+	inflight    map[int]Snapshot
+	nextAttempt int
 }
 
 // unitEnd is how driving one unit ended.

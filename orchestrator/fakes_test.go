@@ -20,6 +20,10 @@ type fakeProject struct {
 	mu      sync.Mutex
 	stories []StoryInfo
 	retro   map[string]bool
+	// statusFile is the fake sprint-status.yaml ("" = none).
+	statusFile string
+	// repo, when set, sees MarkStoryDone write the status file and the story's files.
+	repo *fakeRepo
 }
 
 func newFakeProject(keys ...string) *fakeProject {
@@ -86,8 +90,22 @@ func (p *fakeProject) RetroDone(epic string) (bool, error) {
 }
 
 func (p *fakeProject) MarkStoryDone(key string) error {
-	p.set(key, func(s *StoryInfo) { s.Status = StatusDone })
+	var files []string
+	p.set(key, func(s *StoryInfo) { s.Status, files = StatusDone, s.Files })
+	if p.repo != nil {
+		p.repo.touch(files...)
+		if p.statusFile != "" {
+			p.repo.touch(p.statusFile)
+		}
+	}
 	return nil
+}
+
+func (p *fakeProject) StatusFile() string { return p.statusFile }
+
+// StatusForCommit names the unit whose entries the content carries.
+func (p *fakeProject) StatusForCommit(_ []byte, key, _ string, _ bool) ([]byte, error) {
+	return []byte("entries of " + key), nil
 }
 
 func (p *fakeProject) status(key string) string {
@@ -140,21 +158,51 @@ func (f *fakeSteps) requests() []string {
 	return out
 }
 
-// fakeRepo records commits.
+// fakeRepo is a work tree of changed paths (each with a version that every
+// touch bumps) and the commits made from it.
 type fakeRepo struct {
 	mu      sync.Mutex
 	commits []CommitRequest
-	dirty   []string
+	tree    map[string]int
 	failN   int
+	findErr int
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
 
-func (r *fakeRepo) Dirty(context.Context) ([]string, error) { return r.dirty, nil }
+// touch changes paths in the work tree.
+func (r *fakeRepo) touch(paths ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tree == nil {
+		r.tree = map[string]int{}
+	}
+	for _, p := range paths {
+		r.tree[p]++
+	}
+}
+
+func (r *fakeRepo) Snapshot(context.Context) (Snapshot, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	snap := Snapshot{}
+	for p, v := range r.tree {
+		snap[p] = fmt.Sprint(v)
+	}
+	return snap, nil
+}
+
+func (r *fakeRepo) CommittedFile(context.Context, string) ([]byte, bool, error) {
+	return nil, false, nil
+}
 
 func (r *fakeRepo) Find(_ context.Context, req CommitRequest) (string, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.findErr > 0 {
+		r.findErr--
+		return "", false, fmt.Errorf("git log: cannot lock the object database")
+	}
 	for i, c := range r.commits {
 		if c.RunID == req.RunID && c.Story.Key == req.Story.Key {
 			return fmt.Sprintf("sha%d", i), true, nil
@@ -163,6 +211,7 @@ func (r *fakeRepo) Find(_ context.Context, req CommitRequest) (string, bool, err
 	return "", false, nil
 }
 
+// Commit records the request with the paths it took: those of its paths that changed.
 func (r *fakeRepo) Commit(_ context.Context, req CommitRequest) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -170,6 +219,18 @@ func (r *fakeRepo) Commit(_ context.Context, req CommitRequest) (string, error) 
 		r.failN--
 		return "", fmt.Errorf("pre-commit hook failed")
 	}
+	var took []string
+	for _, p := range req.Paths {
+		if _, ok := r.tree[p]; ok {
+			took = append(took, p)
+			delete(r.tree, p)
+		}
+	}
+	for p, data := range req.Contents {
+		took = append(took, p+"="+string(data))
+		delete(r.tree, p)
+	}
+	req.Paths = took
 	r.commits = append(r.commits, req)
 	return fmt.Sprintf("sha%d", len(r.commits)-1), nil
 }
@@ -180,6 +241,17 @@ func (r *fakeRepo) committed() []string {
 	var out []string
 	for _, c := range r.commits {
 		out = append(out, c.Story.Key)
+	}
+	return out
+}
+
+// commitFiles maps each committed unit to the paths its commit took.
+func (r *fakeRepo) commitFiles() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]string{}
+	for _, c := range r.commits {
+		out[c.Story.Key] = c.Paths
 	}
 	return out
 }

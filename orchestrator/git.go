@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 )
@@ -19,8 +23,45 @@ type Repo interface {
 	Committer
 	// Prepare checks the repository and keeps story-automator's state out of it.
 	Prepare(ctx context.Context) error
-	// Dirty lists the project's uncommitted changes (story-automator's state left out).
-	Dirty(ctx context.Context) ([]string, error)
+	// Snapshot fingerprints the project's uncommitted changes (story-automator's state left out).
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// CommittedFile returns a project file as last committed; ok is false
+	// when it was never committed.
+	CommittedFile(ctx context.Context, path string) (data []byte, ok bool, err error)
+}
+
+// Snapshot maps every changed or untracked path of the project (relative to
+// the project root, slash-separated) to a fingerprint of its file: two
+// snapshots differ on a path exactly when the file was written, created or
+// removed in between.
+type Snapshot map[string]string
+
+// Paths returns the snapshot's paths, sorted.
+func (s Snapshot) Paths() []string {
+	out := make([]string, 0, len(s))
+	for p := range s {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changed lists the paths whose fingerprint differs between two snapshots
+// (a path missing from one has the fingerprint "").
+func Changed(before, after Snapshot) []string {
+	var out []string
+	for p, f := range after {
+		if before[p] != f {
+			out = append(out, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Git is a Repo on the git CLI. Commits are serialised, so parallel stories
@@ -33,7 +74,13 @@ type Git struct {
 
 	mu  sync.Mutex
 	env []string
+	// prefix is the project root's path inside the repository ("" at its top, else "sub/dir/").
+	prefix string
 }
+
+// commitTimeout bounds a commit, which runs to its end even when the run is
+// interrupted: killing git mid-commit can leave .git/index.lock behind.
+const commitTimeout = 5 * time.Minute
 
 // tempPattern matches the temporary files of atomic writes in flight, which a
 // parallel story's commit must never pick up.
@@ -46,6 +93,11 @@ func (g *Git) Prepare(ctx context.Context) error {
 	if err != nil || strings.TrimSpace(out) != "true" {
 		return fmt.Errorf("%w: %s", ErrNotGitRepo, g.Root)
 	}
+	prefix, err := g.git(ctx, nil, "rev-parse", "--show-prefix")
+	if err != nil {
+		return err
+	}
+	g.prefix = strings.TrimSpace(prefix)
 	if err := g.excludeState(ctx); err != nil {
 		return err
 	}
@@ -95,41 +147,58 @@ func (g *Git) excludeState(ctx context.Context) error {
 	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
-// pathspec is "everything in the project but story-automator's state";
-// withState adds the state paths as exclusions, which only commands that do
-// not complain about ignored paths accept.
-func (g *Git) pathspec(withState bool) []string {
+// pathspec is "everything in the project but story-automator's state and
+// the temporary files of atomic writes in flight".
+func (g *Git) pathspec() []string {
 	spec := []string{"--", ".", tempPattern}
-	if withState {
-		for _, p := range g.StatePaths {
-			spec = append(spec, ":(exclude)"+strings.TrimSuffix(p, "/"))
-		}
-	}
-	return spec
-}
-
-// statePathspec names the state paths themselves.
-func (g *Git) statePathspec() []string {
-	spec := []string{"--"}
 	for _, p := range g.StatePaths {
-		spec = append(spec, strings.TrimSuffix(p, "/"))
+		spec = append(spec, ":(exclude)"+strings.TrimSuffix(p, "/"))
 	}
 	return spec
 }
 
-// Dirty lists changed and untracked paths, state excluded.
-func (g *Git) Dirty(ctx context.Context) ([]string, error) {
-	out, err := g.git(ctx, nil, append([]string{"status", "--porcelain=v1", "--untracked-files=all"}, g.pathspec(true)...)...)
+// Snapshot lists changed and untracked paths (state and temporary files of
+// atomic writes left out) with a fingerprint of each file's metadata.
+func (g *Git) Snapshot(ctx context.Context) (Snapshot, error) {
+	out, err := g.git(ctx, nil, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}, g.pathspec()...)...)
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, l := range strings.Split(out, "\n") {
-		if len(l) > 3 {
-			paths = append(paths, l[3:])
+	snap := Snapshot{}
+	fields := strings.Split(out, "\x00")
+	for i := 0; i < len(fields); i++ {
+		rec := fields[i]
+		if len(rec) < 4 {
+			continue
+		}
+		paths := []string{rec[3:]}
+		if rec[0] == 'R' || rec[0] == 'C' { // the source path follows as its own field
+			if i+1 < len(fields) {
+				i++
+				paths = append(paths, fields[i])
+			}
+		}
+		for _, top := range paths {
+			if rel, ok := strings.CutPrefix(top, g.prefix); ok {
+				snap[rel] = fingerprint(filepath.Join(g.Root, filepath.FromSlash(rel)))
+			}
 		}
 	}
-	return paths, nil
+	return snap, nil
+}
+
+// fingerprint identifies one version of a file by its metadata: an atomic
+// rewrite makes a new inode, an edit in place a new size or mtime.
+func fingerprint(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "gone"
+	}
+	ino := uint64(0)
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return fmt.Sprintf("%d:%d:%d:%o", fi.Size(), fi.ModTime().UnixNano(), ino, fi.Mode())
 }
 
 // Trailers of a story's commit: a resumed run finds the commit by them.
@@ -171,33 +240,122 @@ func hasValue(values, want string) bool {
 	return false
 }
 
-// Commit stages the project's changes and commits them as the story's commit
-// (an empty one when another story's commit already took every change).
+// Commit commits the request's paths (those of them that changed; state
+// never) and its Contents as the story's commit, leaving every other change,
+// staged or not, out of it; with nothing to take the commit is empty. The
+// commit is built in a temporary index, so the user's hooks run as usual, and
+// the real index then follows HEAD on the committed paths. It runs to its end
+// even when ctx is cancelled (bounded by commitTimeout).
 func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	// Untracked state is ignored through info/exclude; state someone once
-	// committed is unstaged again, so it never rides along.
-	if _, err := g.git(ctx, nil, append([]string{"add", "-A"}, g.pathspec(false)...)...); err != nil {
+	snap, err := g.Snapshot(ctx)
+	if err != nil {
 		return "", err
 	}
-	if tracked, err := g.git(ctx, nil, append([]string{"ls-files"}, g.statePathspec()...)...); err == nil && strings.TrimSpace(tracked) != "" {
-		if _, err := g.git(ctx, nil, append([]string{"reset", "-q"}, g.statePathspec()...)...); err != nil {
+	var spec []string
+	for _, p := range req.Paths {
+		if _, changed := snap[p]; changed && req.Contents[p] == nil {
+			spec = append(spec, ":(literal)"+p)
+		}
+	}
+	index, err := g.tempIndex(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(index)
+	env := []string{"GIT_INDEX_FILE=" + index}
+	if len(spec) > 0 {
+		if _, err := g.gitEnv(ctx, env, nil, append([]string{"add", "-A", "--"}, spec...)...); err != nil {
 			return "", err
 		}
 	}
-	msg := strings.NewReader(commitMessage(req))
-	if _, err := g.git(ctx, msg, "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
+	for _, p := range sortedKeys(req.Contents) {
+		if err := g.stageContent(ctx, env, p, req.Contents[p]); err != nil {
+			return "", err
+		}
+		spec = append(spec, ":(literal)"+p)
+	}
+	if _, err := g.gitEnv(ctx, env, strings.NewReader(commitMessage(req)), "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
 		return "", err
 	}
 	out, err := g.git(ctx, nil, "rev-parse", "HEAD")
-	return strings.TrimSpace(out), err
+	sha := strings.TrimSpace(out)
+	if err == nil && len(spec) > 0 {
+		_, err = g.git(ctx, nil, append([]string{"reset", "-q", "--"}, spec...)...)
+	}
+	return sha, err
+}
+
+// tempIndex makes an index holding HEAD's tree (empty before the first
+// commit) and returns its path.
+func (g *Git) tempIndex(ctx context.Context) (string, error) {
+	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", "story-automator-index")
+	if err != nil {
+		return "", err
+	}
+	index := strings.TrimSpace(rel)
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(g.Root, index)
+	}
+	_ = os.Remove(index)
+	tree := []string{"read-tree", "HEAD"}
+	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
+		tree = []string{"read-tree", "--empty"}
+	}
+	if _, err := g.gitEnv(ctx, []string{"GIT_INDEX_FILE=" + index}, nil, tree...); err != nil {
+		return "", err
+	}
+	return index, nil
+}
+
+// stageContent puts data into the index as path's content, whatever the
+// work tree holds.
+func (g *Git) stageContent(ctx context.Context, env []string, path string, data []byte) error {
+	out, err := g.gitEnv(ctx, env, bytes.NewReader(data), "hash-object", "-w", "--stdin", "--path", path)
+	if err != nil {
+		return err
+	}
+	_, err = g.gitEnv(ctx, env, nil, "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(out)+","+path)
+	return err
+}
+
+// CommittedFile returns a project file as HEAD has it; ok is false when HEAD
+// has no such file (or there is no commit yet).
+func (g *Git) CommittedFile(ctx context.Context, path string) ([]byte, bool, error) {
+	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
+		return nil, false, nil
+	}
+	if _, err := g.git(ctx, nil, "cat-file", "-e", "HEAD:"+g.prefix+path); err != nil {
+		return nil, false, nil
+	}
+	out, err := g.git(ctx, nil, "cat-file", "blob", "HEAD:"+g.prefix+path)
+	if err != nil {
+		return nil, false, err
+	}
+	return []byte(out), true, nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // git runs one git command in the project.
-func (g *Git) git(ctx context.Context, stdin *strings.Reader, args ...string) (string, error) {
+func (g *Git) git(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+	return g.gitEnv(ctx, nil, stdin, args...)
+}
+
+// gitEnv runs one git command in the project with extra environment.
+func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", g.Root}, args...)...)
-	cmd.Env = append(os.Environ(), g.env...)
+	cmd.Env = append(append(os.Environ(), g.env...), env...)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}

@@ -63,15 +63,16 @@ func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
 	write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
 	write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
 	write(t, filepath.Join(root, "src", ".main.go.tmp-123"), "half written")
-	if dirty, err := g.Dirty(ctx); err != nil || len(dirty) != 0 {
-		t.Fatalf("state counted as dirty: %v %v", dirty, err)
+	if snap, err := g.Snapshot(ctx); err != nil || len(snap) != 0 {
+		t.Fatalf("state counted as a change: %v %v", snap, err)
 	}
 	write(t, filepath.Join(root, "src", "main.go"), "package main\n")
 	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n# tracked once, edited since\n")
-	if dirty, _ := g.Dirty(ctx); !slices.Equal(dirty, []string{"src/main.go"}) {
-		t.Fatalf("dirty %v", dirty)
+	if snap, _ := g.Snapshot(ctx); !slices.Equal(snap.Paths(), []string{"src/main.go"}) {
+		t.Fatalf("changes %v", snap.Paths())
 	}
-	req := CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-2", Dotted: "1.2", Title: "Login"}}
+	req := CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-2", Dotted: "1.2", Title: "Login"},
+		Paths: []string{"src/main.go", ".story-automator/workflow.yaml", "gone.txt"}}
 	if _, found, _ := g.Find(ctx, req); found {
 		t.Fatal("found a commit before committing")
 	}
@@ -124,4 +125,115 @@ func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
 	if sha, found, err := g.Find(ctx, ten); err != nil || !found || sha != tenSHA {
 		t.Fatalf("find 1-10: %s %v %v", sha, found, err)
 	}
+}
+
+func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
+	repo := gitRepo(t)
+	root := filepath.Join(repo, "project") // the project is a subdirectory of its repository
+	write(t, filepath.Join(root, "old.txt"), "old\n")
+	write(t, filepath.Join(root, "other.txt"), "other\n")
+	mustGit(t, repo, "add", "-A")
+	mustGit(t, repo, "commit", "-q", "-m", "init")
+	g := &Git{Root: root}
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "mine", "new file.go"), "package mine\n")
+	write(t, filepath.Join(root, "theirs.go"), "package theirs\n")
+	write(t, filepath.Join(root, "other.txt"), "other, edited by an agent that staged it\n")
+	mustGit(t, root, "add", "other.txt")
+	if err := os.Remove(filepath.Join(root, "old.txt")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a SIGINT while committing must not kill git mid-commit
+	sha, err := g.Commit(ctx, CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-1", Dotted: "1.1"},
+		Paths: []string{"mine/new file.go", "old.txt", "never-existed.txt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := strings.Split(strings.TrimSpace(mustGit(t, repo, "show", "--name-only", "--format=", sha)), "\n")
+	if !slices.Equal(files, []string{"project/mine/new file.go", "project/old.txt"}) {
+		t.Fatalf("committed files %q", files)
+	}
+	snap, err := g.Snapshot(context.Background())
+	if err != nil || !slices.Equal(snap.Paths(), []string{"other.txt", "theirs.go"}) {
+		t.Fatalf("left uncommitted: %v %v", snap.Paths(), err)
+	}
+	if staged := mustGit(t, root, "diff", "--cached", "--name-only"); strings.TrimSpace(staged) != "project/other.txt" {
+		t.Fatalf("what the agent staged is no longer staged: %q", staged)
+	}
+}
+
+func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
+	root := gitRepo(t)
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "a.txt"), "one\n")
+	write(t, filepath.Join(root, "b.txt"), "one\n")
+	before, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "a.txt"), "two, longer\n")
+	write(t, filepath.Join(root, "c.txt"), "new\n")
+	if err := os.Remove(filepath.Join(root, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	after, err := g.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Changed(before, after); !slices.Equal(got, []string{"a.txt", "b.txt", "c.txt"}) {
+		t.Fatalf("changed %v", got)
+	}
+	if got := Changed(after, after); len(got) != 0 {
+		t.Fatalf("no change reported %v", got)
+	}
+}
+
+func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
+	root := gitRepo(t)
+	write(t, filepath.Join(root, "status.yaml"), "a: backlog\nb: backlog\n")
+	mustGit(t, root, "add", "-A")
+	mustGit(t, root, "commit", "-q", "-m", "init")
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "status.yaml"), "a: done\nb: in-progress\n")
+	data, ok, err := g.CommittedFile(ctx, "status.yaml")
+	if err != nil || !ok || string(data) != "a: backlog\nb: backlog\n" {
+		t.Fatalf("committed file %q %v %v", data, ok, err)
+	}
+	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"},
+		Contents: map[string][]byte{"status.yaml": []byte("a: done\nb: backlog\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustGit(t, root, "show", sha+":status.yaml"); got != "a: done\nb: backlog\n" {
+		t.Fatalf("committed %q", got)
+	}
+	if got := readTestFile(t, filepath.Join(root, "status.yaml")); got != "a: done\nb: in-progress\n" {
+		t.Fatalf("work tree %q", got)
+	}
+	if got := mustGit(t, root, "status", "--porcelain"); got != " M status.yaml\n" {
+		t.Fatalf("status after the commit %q: the index must follow HEAD", got)
+	}
+	if _, ok, err := g.CommittedFile(ctx, "missing.yaml"); ok || err != nil {
+		t.Fatalf("missing file: %v %v", ok, err)
+	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -56,6 +56,10 @@ type StoryInfo struct {
 	HasFile bool `json:"hasFile,omitempty"`
 	// DependsOn holds the canonical keys of the stories this one needs done first.
 	DependsOn []string `json:"dependsOn,omitempty"`
+	// Files are the story's story files, FileList the paths its story file's
+	// File List names (both relative to the project root, slash-separated).
+	Files    []string `json:"files,omitempty"`
+	FileList []string `json:"fileList,omitempty"`
 }
 
 // Project is the view of the BMAD files a run needs.
@@ -70,6 +74,13 @@ type Project interface {
 	RetroDone(epic string) (bool, error)
 	// MarkStoryDone records the story as done in sprint-status.yaml and its story file.
 	MarkStoryDone(key string) error
+	// StatusFile is sprint-status.yaml relative to the project root.
+	StatusFile() string
+	// StatusForCommit returns committed (the status file as last committed;
+	// nil when it never was) with the entries of one unit, a story (retro
+	// false) or an epic's retrospective, and of its epic set as the work tree
+	// has them now: what the unit's commit records of the status file.
+	StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error)
 }
 
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
@@ -114,6 +125,12 @@ type CommitRequest struct {
 	RunID string
 	Story StoryInfo
 	Retro bool
+	// Paths are the project-relative paths the commit takes from the work
+	// tree, those of them that have changed (see ownership.go).
+	Paths []string
+	// Contents are project-relative paths committed with this content
+	// instead of the work tree's (sprint-status.yaml with only the unit's entries changed).
+	Contents map[string][]byte
 }
 
 // Committer records a story's work in version control.
@@ -121,7 +138,7 @@ type Committer interface {
 	// Find returns the commit an earlier attempt of this run already made for
 	// the story, so a resumed run never commits a story twice.
 	Find(ctx context.Context, req CommitRequest) (sha string, found bool, err error)
-	// Commit commits the project's changes (never story-automator's state) as
+	// Commit commits the request's paths (never story-automator's state) as
 	// the story's one commit and returns its id.
 	Commit(ctx context.Context, req CommitRequest) (sha string, err error)
 }

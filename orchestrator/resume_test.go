@@ -191,7 +191,7 @@ func TestNewRunRefusesAPausedRunAndResumeWithoutOneFails(t *testing.T) {
 
 func TestDirtyWorktreeRefusesANewRun(t *testing.T) {
 	h := newHarness(t, "1-1")
-	h.repo.dirty = []string{"src/main.go"}
+	h.repo.touch("src/main.go")
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrDirtyWorktree) || !strings.Contains(err.Error(), "src/main.go") {
 		t.Fatalf("err %v", err)
 	}

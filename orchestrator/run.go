@@ -169,11 +169,11 @@ func prepareRepo(ctx context.Context, r Repo, checkClean bool) error {
 	if !checkClean {
 		return nil
 	}
-	dirty, err := r.Dirty(ctx)
+	snap, err := r.Snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	if len(dirty) > 0 {
+	if dirty := snap.Paths(); len(dirty) > 0 {
 		shown := dirty[:min(len(dirty), 5)]
 		return fmt.Errorf("%w (%s%s): commit or stash them first, so every story's commit holds only its own work",
 			ErrDirtyWorktree, strings.Join(shown, ", "), more(len(dirty)-len(shown)))

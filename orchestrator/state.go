@@ -65,15 +65,18 @@ type RunConfig struct {
 
 // Unit is one story of the run, or one epic's retrospective.
 type Unit struct {
-	Key       string       `json:"key"`
-	Kind      string       `json:"kind"`
-	Epic      string       `json:"epic"`
-	Dotted    string       `json:"dotted"`
-	Title     string       `json:"title,omitempty"`
-	DependsOn []string     `json:"dependsOn,omitempty"`
-	Status    string       `json:"status"`
-	Commit    string       `json:"commit,omitempty"`
-	Steps     []*StepState `json:"steps"`
+	Key       string   `json:"key"`
+	Kind      string   `json:"kind"`
+	Epic      string   `json:"epic"`
+	Dotted    string   `json:"dotted"`
+	Title     string   `json:"title,omitempty"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+	Status    string   `json:"status"`
+	Commit    string   `json:"commit,omitempty"`
+	// Paths are the project-relative paths that changed while the unit's
+	// sessions ran: what its commit takes (see ownership.go).
+	Paths []string     `json:"paths,omitempty"`
+	Steps []*StepState `json:"steps"`
 }
 
 // StepState is where one step of a unit stands.

@@ -111,7 +111,11 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
+	id, before, tracked := e.beginAttempt(ctx)
 	res, err := e.Steps.RunStep(ctx, req)
+	if tracked {
+		e.endAttempt(ctx, u, id, before)
+	}
 	final, reason := res.FinalState, res.Reason
 	switch {
 	case ctx.Err() != nil:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
@@ -47,6 +48,7 @@ func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatt
 	if st.Status != orchestrator.RunDone || st.StoriesRemaining() != 0 {
 		t.Fatalf("state %s, %d remaining", st.Status, st.StoriesRemaining())
 	}
+	p.checkCommitContents(st)
 }
 
 func TestE2ECrashOnDevAttemptOneIsRetriedWithTheFallbackAgent(t *testing.T) {
@@ -180,11 +182,56 @@ func TestE2EParallelRunKeepsTheDependencyChainInOrder(t *testing.T) {
 			t.Fatalf("%s started at %s, before %s was committed at %s", story, started, dep, doneAt)
 		}
 	}
+	// The independent 1.2 and 1.4 really ran side by side.
+	first2, last2 := storySpan(t, st.Unit("1-2"))
+	first4, last4 := storySpan(t, st.Unit("1-4"))
+	if !first2.Before(last4) || !first4.Before(last2) {
+		t.Fatalf("1.2 ran %s–%s and 1.4 ran %s–%s: not side by side", first2, last2, first4, last4)
+	}
 	log := strings.Fields(p.git("log", "--reverse", "--format=%s"))
 	order := strings.Join(log, " ")
 	if i, j, k := strings.Index(order, "1.1:"), strings.Index(order, "1.2:"), strings.Index(order, "1.3:"); !(i < j && j < k) {
 		t.Fatalf("commit order: %s", order)
 	}
+	p.checkCommitContents(st)
+}
+
+// checkCommitContents checks that every story's commit holds exactly its
+// own story file, its own code and test plan, and sprint-status.yaml.
+func (p *runProject) checkCommitContents(st *orchestrator.State) {
+	p.t.Helper()
+	slugs := map[string]string{"1-1": "1-1-greet-the-world", "1-2": "1-2-greet-by-name", "1-3": "1-3-shout-mode", "1-4": "1-4-farewell"}
+	artifacts := "_bmad-output/implementation-artifacts/"
+	for _, k := range sample.Stories {
+		sha := st.Unit(k).Commit
+		got := strings.Fields(p.git("show", "--name-only", "--format=", sha))
+		want := []string{artifacts + slugs[k] + ".md", artifacts + "sprint-status.yaml",
+			"sim-work/" + slugs[k] + ".tests.md", "sim-work/" + slugs[k] + ".txt"}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			p.t.Errorf("story %s's commit %s holds %v, want %v", k, sha, got, want)
+		}
+	}
+}
+
+// storySpan is when a unit's first attempt started and its last one ended.
+func storySpan(t *testing.T, u *orchestrator.Unit) (first, last time.Time) {
+	t.Helper()
+	for _, s := range u.Steps {
+		for _, a := range s.Attempts {
+			start, ok1 := marker.ParseTime(a.StartedAt)
+			end, ok2 := marker.ParseTime(a.EndedAt)
+			if !ok1 || !ok2 {
+				t.Fatalf("attempt times %q %q", a.StartedAt, a.EndedAt)
+			}
+			if first.IsZero() || start.Before(first) {
+				first = start
+			}
+			if end.After(last) {
+				last = end
+			}
+		}
+	}
+	return first, last
 }
 
 func after(t *testing.T, a, b string) bool {

@@ -1,0 +1,192 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"slices"
+)
+
+// Which changed paths go into a story's commit. The stories of a run share
+// one working tree, so the run fingerprints the tree's changes before and
+// after every attempt and notes on the unit the paths that changed while
+// its session ran (Unit.Paths). At a unit's commit a changed path goes in when
+//
+//   - it is the unit's own story file (another story's story file never);
+//   - the unit's sessions changed it, unless sessions of another story not yet
+//     committed changed it too and that story's File List names it while this
+//     one's does not;
+//   - no session of a story not yet committed changed it (a human's fix
+//     before --resume, an attempt cut off by a crash) and no attempt running
+//     now has changed it since that attempt started.
+//
+// When sessions of several stories changed a path and no File List tells them
+// apart, the first of them to commit takes it. sprint-status.yaml is none of
+// this: every commit records its own unit's entries of it (and its epic's),
+// whoever changed them (see statusForCommit).
+type ownership struct {
+	self      string
+	status    string
+	storyFile map[string]string   // path → the story it belongs to
+	listedBy  map[string][]string // path → the stories whose File List names it
+	claims    map[string][]string // path → the uncommitted units whose sessions changed it
+	inflight  []Snapshot          // the snapshots taken when the running attempts started
+}
+
+// owns reports whether the unit's commit takes path, whose fingerprint is now fp.
+func (o ownership) owns(path, fp string) bool {
+	if path == o.status {
+		return false
+	}
+	if owner, ok := o.storyFile[path]; ok {
+		return owner == o.self
+	}
+	claimants := o.claims[path]
+	if slices.Contains(claimants, o.self) {
+		listed := o.listedBy[path]
+		if slices.Contains(listed, o.self) {
+			return true
+		}
+		for _, k := range listed {
+			if k != o.self && slices.Contains(claimants, k) {
+				return false
+			}
+		}
+		return true
+	}
+	if len(claimants) > 0 {
+		return false
+	}
+	for _, before := range o.inflight {
+		if before[path] != fp {
+			return false // an attempt running now changed it: that attempt's unit claims it when it ends
+		}
+	}
+	return true
+}
+
+// commitContent fills in what unit u's commit takes: its changed paths
+// and its entries of sprint-status.yaml.
+func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest) error {
+	snap, err := e.Git.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	req.Paths = e.commitPaths(u, snap)
+	status := e.Project.StatusFile()
+	if _, changed := snap[status]; status == "" || !changed {
+		return nil
+	}
+	committed, ok, err := e.Git.CommittedFile(ctx, status)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		committed = nil
+	}
+	data, err := e.Project.StatusForCommit(committed, u.Key, u.Epic, u.Kind == KindRetro)
+	if err != nil {
+		return err
+	}
+	if !ok || !bytes.Equal(data, committed) {
+		req.Contents = map[string][]byte{status: data}
+	}
+	return nil
+}
+
+// commitPaths lists the changed paths of snap that go into unit u's commit.
+func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
+	o := ownership{self: u.Key, status: e.Project.StatusFile(), storyFile: map[string]string{},
+		listedBy: map[string][]string{}, claims: map[string][]string{}}
+	for _, other := range e.storyUnits() {
+		info, err := e.Project.Story(other)
+		if err != nil {
+			continue // a story the project no longer knows owns no files
+		}
+		for _, f := range info.Files {
+			o.storyFile[f] = other
+		}
+		for _, f := range info.FileList {
+			o.listedBy[f] = append(o.listedBy[f], other)
+		}
+	}
+	e.mu.Lock()
+	for _, x := range e.state.Units {
+		if x.Status == StatusDone && x != u {
+			continue
+		}
+		for _, p := range x.Paths {
+			o.claims[p] = append(o.claims[p], x.Key)
+		}
+	}
+	for _, before := range e.inflight {
+		o.inflight = append(o.inflight, before)
+	}
+	e.mu.Unlock()
+	var out []string
+	for _, p := range snap.Paths() {
+		if o.owns(p, snap[p]) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// storyUnits lists the keys of the run's story units.
+func (e *Engine) storyUnits() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var keys []string
+	for _, u := range e.state.Units {
+		if u.Kind == KindStory {
+			keys = append(keys, u.Key)
+		}
+	}
+	return keys
+}
+
+// beginAttempt fingerprints the tree before an attempt and registers the
+// attempt as running; ok is false when the tree could not be read (the
+// attempt's changes then stay unclaimed).
+func (e *Engine) beginAttempt(ctx context.Context) (id int, before Snapshot, ok bool) {
+	before, err := e.Git.Snapshot(ctx)
+	if err != nil {
+		e.Log.Warn().Err(err).Msg("cannot list the project's changes before an attempt")
+		return 0, nil, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextAttempt++
+	if e.inflight == nil {
+		e.inflight = map[int]Snapshot{}
+	}
+	e.inflight[e.nextAttempt] = before
+	return e.nextAttempt, before, true
+}
+
+// endAttempt claims for u the paths that changed while its attempt ran and
+// unregisters the attempt, in one step, so a path is always either claimed
+// or still covered by the running attempt.
+func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapshot) {
+	after, err := e.Git.Snapshot(context.WithoutCancel(ctx))
+	if err != nil {
+		e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
+	}
+	e.update(func(*State) {
+		delete(e.inflight, id)
+		if err == nil {
+			u.Paths = mergePaths(u.Paths, Changed(before, after))
+		}
+	})
+}
+
+// mergePaths is the sorted union of two path lists.
+func mergePaths(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, p := range b {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,119 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestOwnershipRule(t *testing.T) {
+	o := ownership{self: "1-1",
+		status:    "sprint-status.yaml",
+		storyFile: map[string]string{"stories/1-1.md": "1-1", "stories/1-2.md": "1-2"},
+		listedBy:  map[string][]string{"src/a.go": {"1-1"}, "src/b.go": {"1-2"}, "src/both.go": {"1-1", "1-2"}},
+		claims: map[string][]string{"src/a.go": {"1-1", "1-2"}, "src/b.go": {"1-1", "1-2"}, "src/both.go": {"1-1", "1-2"},
+			"src/unlisted.go": {"1-1", "1-2"}, "src/theirs.go": {"1-2"}, "stories/1-2.md": {"1-1"}},
+		inflight: []Snapshot{{"fix.go": "1", "busy.go": "1"}},
+	}
+	cases := map[string]bool{
+		"sprint-status.yaml": false, // committed entry by entry, never whole
+		"stories/1-1.md":     true,  // its own story file
+		"stories/1-2.md":     false, // another story's story file, whoever changed it
+		"src/a.go":           true,  // claimed by both, listed by this story
+		"src/b.go":           false, // claimed by both, listed only by the other
+		"src/both.go":        true,  // listed by both: the first to commit takes it
+		"src/unlisted.go":    true,  // claimed by both, listed by neither: the first to commit takes it
+		"src/theirs.go":      false, // only another story's sessions changed it
+		"fix.go":             true,  // nobody's, unchanged since the running attempt started: a human's fix
+		"busy.go":            false, // nobody's yet, but changed while an attempt runs
+		"new.go":             false, // appeared while an attempt runs
+	}
+	fps := map[string]string{"fix.go": "1", "busy.go": "2", "new.go": "1"}
+	for path, want := range cases {
+		fp := fps[path]
+		if fp == "" {
+			fp = "1"
+		}
+		if got := o.owns(path, fp); got != want {
+			t.Errorf("owns(%s) = %v, want %v", path, got, want)
+		}
+	}
+	o.inflight = nil
+	if !o.owns("new.go", "1") {
+		t.Error("with no attempt running, a change nobody claims goes to the story committing")
+	}
+}
+
+func TestParallelStoriesCommitOnlyTheirOwnChanges(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	h.project.retro["1"] = true
+	h.project.statusFile = "sprint-status.yaml"
+	h.project.repo = h.repo
+	for _, k := range []string{"1-1", "1-2"} {
+		h.project.set(k, func(s *StoryInfo) { s.FileList = []string{"src/" + k + ".go", "src/" + k + "_test.go"} })
+	}
+	wrote := map[string]chan struct{}{"1-1": make(chan struct{}), "1-2": make(chan struct{})}
+	other := map[string]string{"1-1": "1-2", "1-2": "1-1"}
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		k := req.Story
+		switch req.Step {
+		case StepCreate:
+			h.project.set(k, func(s *StoryInfo) { s.Files = []string{"stories/" + k + ".md"}; s.HasFile = true })
+			h.repo.touch("stories/"+k+".md", "sprint-status.yaml")
+		case StepDev:
+			// Each dev session writes its code and waits for the other's, so
+			// both attempts see both stories' writes.
+			h.repo.touch("src/"+k+".go", "sprint-status.yaml")
+			close(wrote[k])
+			<-wrote[other[k]]
+		case StepAutomate:
+			h.repo.touch("src/" + k + "_test.go")
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	o := h.options()
+	o.Parallel = 2
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	files := h.repo.commitFiles()
+	for _, k := range []string{"1-1", "1-2"} {
+		want := []string{"sprint-status.yaml=entries of " + k, "src/" + k + ".go", "src/" + k + "_test.go", "stories/" + k + ".md"}
+		got := files[k]
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("story %s's commit took %v, want %v", k, got, want)
+		}
+	}
+	if snap, _ := h.repo.Snapshot(context.Background()); len(snap) != 0 {
+		t.Errorf("left uncommitted: %v", snap.Paths())
+	}
+}
+
+func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	h.project.retro["1"] = true
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		if req.Story == "1-1" && req.Step == StepReview {
+			return StepResult{FinalState: FinalIncomplete}
+		}
+		h.repo.touch(fmt.Sprintf("src/%s-%s.go", req.Story, req.Step))
+		return StepResult{FinalState: FinalCompleted}
+	}
+	h.policy.MaxCycles = 1
+	if _, err := h.run(context.Background(), h.options()); err == nil {
+		t.Fatal("the review should have escalated")
+	}
+	h.repo.touch("src/human-fix.go") // the human fixes what the review asked for
+	h.steps.script = nil
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	got := h.repo.commitFiles()["1-1"]
+	if !slices.Contains(got, "src/human-fix.go") || !slices.Contains(got, "src/1-1-dev.go") {
+		t.Fatalf("1.1's commit took %v", got)
+	}
+}

@@ -11,9 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gofrs/flock"
-
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/filelock"
 )
 
 // Per-session state: one JSON file per child session, shared by the spawner
@@ -159,14 +158,11 @@ func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionS
 		return nil, err
 	}
 	p := SessionStatePath(dir, name)
-	fl := flock.New(p+".lock", flock.SetPermissions(0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), sessionLockWait)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
-	if err != nil || !ok {
+	release, err := filelock.Acquire(context.Background(), p+".lock", sessionLockWait)
+	if err != nil {
 		return nil, fmt.Errorf("lock session state %s: %w", p, errors.Join(err, ErrLockTimeout))
 	}
-	defer fl.Unlock()
+	defer release()
 	st, err := ReadSession(dir, name)
 	if errors.Is(err, ErrNotFound) {
 		st, err = &SessionState{Name: name}, nil

@@ -10,9 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/filelock"
 )
 
 // Environment variables that move the marker or bound its lock.
@@ -140,27 +139,18 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 	if fi, err := os.Lstat(s.Path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Errorf("%w: %s", ErrSymlink, s.Path)
 	}
-	fl := flock.New(lp, flock.SetPermissions(0o600))
-	ok, err := fl.TryLock()
-	if err == nil && !ok {
-		wait := s.LockTimeout
-		if wait <= 0 {
-			wait = DefaultLockTimeout
-		}
-		cctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		ok, err = fl.TryLockContext(cctx, 2*time.Millisecond)
-		if err != nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w: %s after %s", ErrLockTimeout, lp, wait)
-		}
+	wait := s.LockTimeout
+	if wait <= 0 {
+		wait = DefaultLockTimeout
+	}
+	release, err := filelock.Acquire(ctx, lp, wait)
+	if errors.Is(err, filelock.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s after %s", ErrLockTimeout, lp, wait)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock marker %s: %w", lp, err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrLockTimeout, lp)
-	}
-	return func() { _ = fl.Unlock() }, nil
+	return release, nil
 }
 
 // Write replaces the marker atomically with mode 0600. Callers hold the lock

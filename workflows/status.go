@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofrs/flock"
-
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/filelock"
 )
 
 // sprintLockWait bounds how long an update waits for another writer.
@@ -81,17 +80,14 @@ func (p *Project) lockSprint() (func(), error) {
 	if err := atomicfile.EnsureDir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sprint-status lock: %w", err)
 	}
-	fl := flock.New(filepath.Join(dir, "sprint-status.lock"), flock.SetPermissions(0o600))
-	ctx, cancel := context.WithTimeout(context.Background(), sprintLockWait)
-	defer cancel()
-	ok, err := fl.TryLockContext(ctx, 5*time.Millisecond)
-	if errors.Is(err, context.DeadlineExceeded) || (err == nil && !ok) {
+	release, err := filelock.Acquire(context.Background(), filepath.Join(dir, "sprint-status.lock"), sprintLockWait)
+	if errors.Is(err, filelock.ErrTimeout) {
 		return nil, fmt.Errorf("%w after %s", ErrLockTimeout, sprintLockWait)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock sprint-status: %w", err)
 	}
-	return func() { _ = fl.Unlock() }, nil
+	return release, nil
 }
 
 // StoryStatus is where a story stands according to each source.

@@ -95,8 +95,16 @@ func TestSixteenBinaryProcessesInterleaveWithoutLosingUpdates(t *testing.T) {
 	}
 	blocks := 0
 	for _, l := range lines {
-		var e struct{ Blocks int }
+		var e struct {
+			Blocks   int
+			Decision string
+		}
 		json.Unmarshal([]byte(l), &e)
+		if e.Decision == "fail-open" {
+			// A hook that did not get the lock in time (a loaded machine)
+			// allowed its stop and recorded what it had read, unlocked.
+			continue
+		}
 		if e.Blocks != 0 && e.Blocks != blocks+1 {
 			t.Fatalf("block count jumped from %d to %d: a hook update was lost", blocks, e.Blocks)
 		}

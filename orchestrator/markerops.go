@@ -8,23 +8,48 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/marker"
 )
 
-// findResumable is the state document a --resume continues: the marker's,
-// else the newest unfinished one in the project's runs directory.
-func findResumable(store *marker.Store, root string) (string, error) {
-	if m, err := store.Read(); err == nil && m.StateFile != "" && !m.IsLoop() {
-		if _, err := os.Stat(m.StateFile); err == nil {
-			return m.StateFile, nil
+// markerState is the state document the project's story marker names:
+// where the marker says, or the document of the same run in the project's
+// runs directory (the project was moved). named reports whether a story
+// marker names a document at all; path is "" when that document is gone.
+func markerState(store *marker.Store, root string) (path string, named bool) {
+	m, err := store.Read()
+	if err != nil || m.StateFile == "" || m.IsLoop() {
+		return "", false
+	}
+	for _, p := range []string{m.StateFile, filepath.Join(RunsDir(root), filepath.Base(m.StateFile))} {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
 		}
 	}
+	return "", true
+}
+
+// runDocuments lists the project's state documents, newest first.
+func runDocuments(root string) []string {
 	paths, _ := filepath.Glob(filepath.Join(RunsDir(root), "run-*.md"))
 	sort.Sort(sort.Reverse(sort.StringSlice(paths)))
-	for _, p := range paths {
-		if st, err := LoadState(p); err == nil && st.Status != RunDone {
+	return paths
+}
+
+// findResumable is the state document a --resume continues: the marker's
+// when there is a story marker, else the newest one neither done nor superseded.
+func findResumable(store *marker.Store, root string) (string, error) {
+	if path, named := markerState(store, root); named {
+		if path == "" {
+			return "", fmt.Errorf("%w: the marker names a state document that is gone; drop the marker with `story-automator marker remove`",
+				ErrNothingToResume)
+		}
+		return path, nil
+	}
+	for _, p := range runDocuments(root) {
+		if st, err := LoadState(p); err == nil && st.resumable() {
 			return p, nil
 		}
 	}
@@ -34,17 +59,32 @@ func findResumable(store *marker.Store, root string) (string, error) {
 // LatestState returns the state document `status` shows: the marker's, else
 // the newest in the runs directory ("" when there is none).
 func LatestState(store *marker.Store, root string) string {
-	if m, err := store.Read(); err == nil && m.StateFile != "" {
-		if _, err := os.Stat(m.StateFile); err == nil {
-			return m.StateFile
+	if path, _ := markerState(store, root); path != "" {
+		return path
+	}
+	if docs := runDocuments(root); len(docs) > 0 {
+		return docs[0]
+	}
+	return ""
+}
+
+// supersedeOld marks every unfinished state document of the project but
+// the new run's as superseded, so no --resume ever revives it: a new run
+// only starts once the old run's marker is gone, and that run's stories
+// are the new run's business now.
+func supersedeOld(root, newRunID string, now time.Time) error {
+	for _, p := range runDocuments(root) {
+		st, err := LoadState(p)
+		if err != nil || st.RunID == newRunID || !st.resumable() {
+			continue
+		}
+		st.Status = RunSuperseded
+		st.addLog(now, "", "", "superseded by run "+newRunID+": this run is never resumed")
+		if err := SaveState(p, st); err != nil {
+			return fmt.Errorf("supersede run %s: %w", st.RunID, err)
 		}
 	}
-	paths, _ := filepath.Glob(filepath.Join(RunsDir(root), "run-*.md"))
-	if len(paths) == 0 {
-		return ""
-	}
-	sort.Strings(paths)
-	return paths[len(paths)-1]
+	return nil
 }
 
 // claimMarker creates the run's marker, or on --resume takes it over: active
@@ -73,6 +113,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		}
 		st.Config.OwnerSession = m.OwnerSession
 		m.Mode, m.Status, m.PauseReason = marker.ModeStory, marker.StatusActive, ""
+		// Config.StateFile is where the document is now (Run sets it on resume).
 		m.Epic, m.StateFile, m.OwnerPid = st.Config.Epic, st.Config.StateFile, o.Pid
 		m.ProjectSlug = filepath.Base(o.ProjectRoot)
 		m.StoriesRemaining = st.StoriesRemaining()
@@ -103,8 +144,8 @@ func firstUnfinished(st *State) *Unit {
 
 // settleMarker ends the run's hold on the marker: removed when the run is
 // done, paused with the reason otherwise. A marker that is no longer this
-// run's is left alone.
-func settleMarker(store *marker.Store, statePath string, out Outcome, reason string, c Clock) {
+// run's (it names another run's state document) is left alone.
+func settleMarker(store *marker.Store, runID string, out Outcome, reason string, c Clock) {
 	ctx := context.Background()
 	unlock, err := store.Lock(ctx)
 	if err != nil {
@@ -112,7 +153,7 @@ func settleMarker(store *marker.Store, statePath string, out Outcome, reason str
 	}
 	defer unlock()
 	m, err := store.Read()
-	if err != nil || m.StateFile != statePath {
+	if err != nil || !isRunsMarker(m, runID) {
 		return
 	}
 	switch out {
@@ -126,4 +167,10 @@ func settleMarker(store *marker.Store, statePath string, out Outcome, reason str
 		m.Touch(c.Now())
 		_ = store.Write(m)
 	}
+}
+
+// isRunsMarker reports whether the marker belongs to the run: its state
+// document, wherever the project now lies, is the run's.
+func isRunsMarker(m *marker.Marker, runID string) bool {
+	return !m.IsLoop() && strings.TrimSuffix(filepath.Base(m.StateFile), ".md") == runID
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -239,5 +240,111 @@ func TestParallelRunsIndependentStoriesSideBySideAndKeepsDependencyOrder(t *test
 	last := func(story string) int { return slices.Index(events, story+"/review") }
 	if first("1-2") < last("1-1") || first("1-3") < last("1-2") {
 		t.Fatalf("a story started before its dependency was done: %v", events)
+	}
+}
+
+func TestANewRunSupersedesAnOldRunWhoseMarkerWasRemoved(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
+	old, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	if _, err := h.store().Remove(context.Background()); err != nil { // the human drops the escalated run
+		t.Fatal(err)
+	}
+	h.steps.script = nil
+	if _, err := h.run(context.Background(), h.options()); err != nil {
+		t.Fatalf("new run: %v", err)
+	}
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrNothingToResume) {
+		t.Fatalf("resume after the new run finished: %v", err)
+	}
+	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
+		t.Fatalf("commits %v: the old run came back", got)
+	}
+	if st := h.saved(old); st.Status != RunSuperseded {
+		t.Fatalf("old run's status %s", st.Status)
+	}
+}
+
+func TestResumeOfAMovedProjectSettlesItsMarker(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(h.root, moved); err != nil {
+		t.Fatal(err)
+	}
+	h.root = moved
+	h.steps.script = nil
+	o := h.options()
+	o.Resume = true
+	res, err := h.run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("resume in the moved project: %v", err)
+	}
+	if _, err := h.store().Read(); !errors.Is(err, marker.ErrNotFound) {
+		t.Fatalf("the finished run left its marker: %v", err)
+	}
+	st := h.saved(res)
+	if !strings.HasPrefix(res.StatePath, moved) || st.Config.StateFile != res.StatePath || st.ProjectRoot != moved {
+		t.Fatalf("state %s config %+v root %s", res.StatePath, st.Config, st.ProjectRoot)
+	}
+}
+
+func TestResumeContinuesOnlyTheMarkersRun(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	m, err := h.store().Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(m.StateFile); err != nil {
+		t.Fatal(err)
+	}
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrNothingToResume) || !strings.Contains(err.Error(), "marker remove") {
+		t.Fatalf("resume with the marker's document gone: %v", err)
+	}
+}
+
+// killedRun stands for a SIGKILL: the run's goroutine stops where it is.
+type killedRun struct{}
+
+func TestKillRightAfterTheMarkerIsClaimedLeavesAResumableRun(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	testHookMarkerClaimed = func() { panic(killedRun{}) }
+	func() {
+		defer func() {
+			testHookMarkerClaimed = func() {}
+			if r := recover(); r != (killedRun{}) {
+				t.Fatalf("recovered %v", r)
+			}
+		}()
+		_, _ = h.run(context.Background(), h.options())
+	}()
+	m, err := h.store().Read()
+	if err != nil || m.Status != marker.StatusActive {
+		t.Fatalf("marker %+v %v", m, err)
+	}
+	if _, err := LoadState(m.StateFile); err != nil {
+		t.Fatalf("the marker names a state document that is not there: %v", err)
+	}
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatalf("resume: %v", err)
 	}
 }

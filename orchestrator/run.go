@@ -83,9 +83,20 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
 		return nil, err
 	}
+	// The document exists before the marker names it, so a kill in between
+	// never leaves a marker pointing at nothing.
+	if err := SaveState(path, st); err != nil {
+		return nil, err
+	}
+	if !o.Resume {
+		if err := supersedeOld(o.ProjectRoot, st.RunID, d.Clock.Now()); err != nil {
+			return nil, err
+		}
+	}
 	if err := claimMarker(ctx, store, st, o, d.Clock); err != nil {
 		return nil, err
 	}
+	testHookMarkerClaimed()
 	if err := SaveState(path, st); err != nil {
 		return nil, err
 	}
@@ -94,10 +105,10 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	out, runErr := eng.Run(ctx, st)
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path}
 	if runErr != nil {
-		settleMarker(store, path, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)
+		settleMarker(store, st.RunID, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)
 		return res, runErr
 	}
-	settleMarker(store, path, out, pauseText(st), d.Clock)
+	settleMarker(store, st.RunID, out, pauseText(st), d.Clock)
 	switch out {
 	case OutcomeEscalated:
 		return res, fmt.Errorf("%w: %s", ErrEscalated, st.Escalation.Reason)
@@ -108,6 +119,10 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	}
 	return res, nil
 }
+
+// testHookMarkerClaimed runs right after the marker is claimed; tests use
+// it to stop a run there as a kill would.
+var testHookMarkerClaimed = func() {}
 
 // loadOrPlan returns the state to work on: the resumed run's, or a new plan
 // with its state document path.
@@ -121,6 +136,8 @@ func loadOrPlan(store *marker.Store, o Options, d Deps) (*State, string, error) 
 		if err != nil {
 			return nil, "", err
 		}
+		// The project may have moved since: the run lives where it was found.
+		st.ProjectRoot, st.Config.StateFile, st.Config.MarkerFile = o.ProjectRoot, path, store.Path
 		applyOverrides(st, o)
 		return st, path, nil
 	}

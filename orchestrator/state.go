@@ -14,6 +14,8 @@ const (
 	RunRunning = "running"
 	RunPaused  = "paused"
 	RunDone    = "done"
+	// RunSuperseded is an unfinished run that a newer run replaced: never resumed.
+	RunSuperseded = "superseded"
 )
 
 // Unit kinds: a story, or the retrospective at an epic's end.
@@ -136,6 +138,11 @@ func (s *State) Unit(key string) *Unit {
 		}
 	}
 	return nil
+}
+
+// resumable reports whether `run --resume` may continue the run.
+func (s *State) resumable() bool {
+	return s.Status != RunDone && s.Status != RunSuperseded
 }
 
 // StoriesRemaining counts story units not yet done.

@@ -54,6 +54,10 @@ type Engine struct {
 	halting  atomic.Bool
 	// pausedByHand is set when a heartbeat finds the marker paused.
 	pausedByHand atomic.Bool
+	// escalated is set once a step escalated: the run stops at once.
+	escalated atomic.Bool
+	// stopUnits cancels the context every running unit works under.
+	stopUnits context.CancelFunc
 	// inflight holds, per running attempt, the tree's snapshot from its start.
 	inflight    map[int]Snapshot
 	nextAttempt int
@@ -91,6 +95,11 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 // schedule starts ready units, at most Parallel at a time, until none is
 // left to start and none runs.
 func (e *Engine) schedule(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.mu.Lock()
+	e.stopUnits = cancel
+	e.mu.Unlock()
 	parallel := max(e.state.Config.Parallel, 1)
 	results := make(chan unitEnd)
 	running := 0

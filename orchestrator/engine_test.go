@@ -287,3 +287,48 @@ func TestCommitByAnAgentWhenThePolicySaysSo(t *testing.T) {
 		t.Fatal("the story was not set done before its agent commit")
 	}
 }
+
+func TestEscalationPausesTheMarkerAtOnceAndStopsTheOtherStories(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	sp := h.policy.Steps[StepDev]
+	sp.Retries = 0
+	h.policy.Steps[StepDev] = sp
+	twoRunning := make(chan struct{})
+	var sawMarker *marker.Marker
+	h.steps.script = func(ctx context.Context, req StepRequest) StepResult {
+		switch {
+		case req.Story == "1-1" && req.Step == StepDev:
+			<-twoRunning
+			return StepResult{FinalState: FinalCrashed}
+		case req.Story == "1-2" && req.Step == StepDev && req.Attempt == 1:
+			close(twoRunning)
+			select { // a long step: only the escalation ends it
+			case <-ctx.Done():
+				sawMarker, _ = h.store().Read()
+			case <-time.After(10 * time.Second):
+				t.Error("1.2's session was not stopped when 1.1 escalated")
+			}
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	o := h.options()
+	o.Parallel = 2
+	res, err := h.run(context.Background(), o)
+	if !errors.Is(err, ErrEscalated) || res.Outcome != OutcomeEscalated {
+		t.Fatalf("err %v outcome %v", err, res)
+	}
+	if sawMarker == nil || sawMarker.Status != marker.StatusPaused || !strings.Contains(sawMarker.PauseReason, "escalated") {
+		t.Fatalf("the marker when 1.2 was stopped: %+v", sawMarker)
+	}
+	st := h.saved(res)
+	dev := st.Unit("1-2").Step(StepDev)
+	if st.Unit("1-2").Status != StatusPending || dev.Status != StatusPending || dev.Attempts[0].FinalState != FinalInterrupted ||
+		!strings.Contains(dev.Attempts[0].Reason, "escalated") {
+		t.Fatalf("1.2 after the escalation: %s %+v", st.Unit("1-2").Status, dev)
+	}
+	for _, l := range st.Log {
+		if strings.Contains(l.Message, "paused by hand") {
+			t.Fatalf("the escalation's own pause was taken for a human's: %v", l)
+		}
+	}
+}

@@ -118,6 +118,8 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	}
 	final, reason := res.FinalState, res.Reason
 	switch {
+	case ctx.Err() != nil && e.escalated.Load():
+		final, reason = FinalInterrupted, "stopped: another step escalated"
 	case ctx.Err() != nil:
 		final, reason = FinalInterrupted, "the run was interrupted"
 	case err != nil:
@@ -181,11 +183,13 @@ func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string)
 	return stepEscalated
 }
 
-// escalate pauses the run on a step: it records why and what to do, and
-// stops every other unit after its current step.
+// escalate pauses the run on a step: it records why and what to do, pauses
+// the marker at once (no Stop hook blocks while the other units wind down)
+// and stops the other units' sessions as an interrupt would.
 func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
 	now := e.Clock.Now()
 	var esc Escalation
+	var stop context.CancelFunc
 	e.update(func(s *State) {
 		st.Status, st.Note, u.Status = StatusEscalated, reason, StatusEscalated
 		esc = Escalation{At: marker.Timestamp(now), Unit: u.Dotted, Step: st.Name,
@@ -195,9 +199,33 @@ func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
 			s.Escalation = &esc
 		}
 		s.addLog(now, u.Dotted, st.Name, "escalated: "+reason)
+		stop = e.stopUnits
 	})
+	e.escalated.Store(true)
 	e.halting.Store(true)
+	e.pauseMarker(string(OutcomeEscalated) + ": " + esc.Reason)
+	if stop != nil {
+		stop()
+	}
 	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+}
+
+// pauseMarker pauses the run's marker with a reason.
+func (e *Engine) pauseMarker(reason string) {
+	if e.Marker == nil {
+		return
+	}
+	now := e.Clock.Now()
+	_, err := e.Marker.Modify(context.Background(), func(m *marker.Marker) error {
+		if isRunsMarker(m, e.state.RunID) {
+			m.Status, m.PauseReason = marker.StatusPaused, reason
+			m.Touch(now)
+		}
+		return nil
+	})
+	if err != nil {
+		e.Log.Warn().Err(err).Msg("escalation: cannot pause the marker")
+	}
 }
 
 func kindWord(u *Unit) string {
@@ -248,7 +276,7 @@ func (e *Engine) heartbeat(ctx context.Context, story, step string, remaining in
 		}
 		return
 	}
-	if m.Status == marker.StatusPaused && !e.pausedByHand.Swap(true) {
+	if m.Status == marker.StatusPaused && !e.escalated.Load() && !e.pausedByHand.Swap(true) {
 		e.halting.Store(true)
 		e.update(func(s *State) {
 			s.addLog(now, story, step, "the marker was paused by hand; stopping after the current steps")

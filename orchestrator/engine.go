@@ -251,7 +251,7 @@ func prepareResume(s *State) (abandoned []string) {
 			}
 			switch st.Status {
 			case StatusEscalated:
-				st.Status, st.BudgetFrom = StatusPending, len(st.Attempts)
+				st.Status, st.BudgetFrom, st.VerifyFirst = StatusPending, len(st.Attempts), true
 			case StatusRunning:
 				st.Status = StatusPending
 			}

@@ -332,3 +332,37 @@ func TestEscalationPausesTheMarkerAtOnceAndStopsTheOtherStories(t *testing.T) {
 		}
 	}
 }
+
+func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.policy.MaxCycles = 2
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		if req.Step == StepReview {
+			return StepResult{FinalState: FinalIncomplete}
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	before := len(h.steps.requests())
+	// The human accepts the story as it is: set done in sprint-status.yaml.
+	h.steps.verify = func(req StepRequest) bool { return req.Story == "1-1" && req.Step == StepReview }
+	o := h.options()
+	o.Resume = true
+	res, err := h.run(context.Background(), o)
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if got := h.steps.requests(); len(got) != before {
+		t.Fatalf("resume spawned agents %v", got[before:])
+	}
+	review := h.saved(res).Unit("1-1").Step(StepReview)
+	if review.Status != StatusVerified || review.VerifyFirst || !strings.Contains(review.Note, "by hand") {
+		t.Fatalf("review after resume %+v", review)
+	}
+	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
+		t.Fatalf("commits %v", got)
+	}
+}

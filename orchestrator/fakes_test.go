@@ -119,6 +119,15 @@ type fakeSteps struct {
 	reqs   []StepRequest
 	script func(ctx context.Context, req StepRequest) StepResult
 	closed []string
+	// verify answers VerifyStep (nil: never verified).
+	verify func(req StepRequest) bool
+}
+
+func (f *fakeSteps) VerifyStep(_ context.Context, req StepRequest) (bool, string, error) {
+	if f.verify == nil {
+		return false, "not done", nil
+	}
+	return f.verify(req), "", nil
 }
 
 func (f *fakeSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, error) {

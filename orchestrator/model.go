@@ -120,6 +120,13 @@ type StepRunner interface {
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
 }
 
+// StepVerifier is implemented by step runners that can run a step's
+// verifier without an agent: a resumed run checks an escalated step first,
+// since the human may have finished it by hand.
+type StepVerifier interface {
+	VerifyStep(ctx context.Context, req StepRequest) (verified bool, detail string, err error)
+}
+
 // CommitRequest asks for one story's commit, or an epic's retrospective's.
 type CommitRequest struct {
 	RunID string

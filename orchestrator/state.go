@@ -88,9 +88,12 @@ type StepState struct {
 	Note   string `json:"note,omitempty"`
 	// BudgetFrom is the index of the first attempt counted against the step's
 	// retries and review cycles; resuming an escalated step starts a new budget.
-	BudgetFrom int       `json:"budgetFrom,omitempty"`
-	Attempts   []Attempt `json:"attempts,omitempty"`
-	VerifiedAt string    `json:"verifiedAt,omitempty"`
+	BudgetFrom int `json:"budgetFrom,omitempty"`
+	// VerifyFirst is set on an escalated step when the run resumes: its
+	// verifier runs once before any agent, in case a human finished it.
+	VerifyFirst bool      `json:"verifyFirst,omitempty"`
+	Attempts    []Attempt `json:"attempts,omitempty"`
+	VerifiedAt  string    `json:"verifiedAt,omitempty"`
 }
 
 // Attempt is one child session that ran a step.

@@ -86,6 +86,20 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 		AgentTime: t.agentTime(sess.Name)}, nil
 }
 
+// VerifyStep runs the step's verifier once, with no session.
+func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, string, error) {
+	key, err := stepKey(req)
+	if err != nil {
+		return false, "", err
+	}
+	check, err := t.Project.Verifier(req.Step, key, t.Policy)
+	if err != nil {
+		return false, "", err
+	}
+	r := check.Verify(ctx)
+	return r.Verified && r.Err == nil, r.Detail, r.Err
+}
+
 // CloseSession kills a child session; one already gone is not an error.
 func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

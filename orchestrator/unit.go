@@ -67,6 +67,9 @@ func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
 	sp := e.Policy.Step(st.Name)
 	agents := agentsFor(sp, e.state.Config)
+	if st.VerifyFirst && e.verifyFirst(ctx, u, st) {
+		return stepOK
+	}
 	for {
 		mv := nextMove(st, sp, e.Policy, agents)
 		if mv.Exhausted {
@@ -89,6 +92,39 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 			return stepOK
 		}
 	}
+}
+
+// verifyFirst runs the verifier of a step that escalated before the run
+// resumed and records the step verified when it passes: the human finished
+// it (for example set the story done after reading the review).
+func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
+	e.update(func(*State) { st.VerifyFirst = false })
+	v, ok := e.Steps.(StepVerifier)
+	if !ok {
+		return false
+	}
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name}
+	if u.Kind == KindRetro {
+		req.Story = u.Epic
+	}
+	verified, detail, err := v.VerifyStep(ctx, req)
+	now := e.Clock.Now()
+	msg := "checked on resume before any agent: not verified"
+	switch {
+	case err != nil:
+		msg += " (" + err.Error() + ")"
+	case detail != "":
+		msg += " (" + detail + ")"
+	}
+	if verified && err == nil {
+		msg = "checked on resume before any agent: verified, finished by hand"
+	}
+	e.update(func(s *State) { s.addLog(now, u.Dotted, st.Name, msg) })
+	if !verified || err != nil {
+		return false
+	}
+	e.verified(ctx, u, st, "finished by hand: verified on resume")
+	return true
 }
 
 // attempt runs one child session for the step and records it before and after.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -328,5 +329,34 @@ func TestE2EFalseCompletionIsCaughtByTheVerifierAndRetried(t *testing.T) {
 	create := p.state().Unit("1-1").Step(orchestrator.StepCreate)
 	if len(create.Attempts) != 2 || create.Attempts[0].FinalState != "incomplete" || !strings.Contains(create.Attempts[0].Detail, "no story file") {
 		t.Fatalf("create attempts %+v", create.Attempts)
+	}
+}
+
+func TestE2EAStoryAcceptedByHandAfterAnEscalationResumesWithoutAnotherReview(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
+	if res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...); code != 1 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	// What the escalation advises: accept the story by setting it done in sprint-status.yaml.
+	sprint := readFile(t, p.sprintPath())
+	accepted := strings.Replace(sprint, "1-1-greet-the-world: in-progress", "1-1-greet-the-world: done", 1)
+	if accepted == sprint {
+		t.Fatalf("sprint-status.yaml after the escalation:\n%s", sprint)
+	}
+	if err := os.WriteFile(p.sprintPath(), []byte(accepted), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, code := p.run(faults, append([]string{"run", "--resume", "--json"}, fast...)...); code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+	reviews := 0
+	for _, l := range p.simRuns() {
+		if l.Step == "review" {
+			reviews++
+		}
+	}
+	if reviews != 1 || p.storyCommits()["1-1"] != 1 {
+		t.Fatalf("reviews %d, commits %v", reviews, p.storyCommits())
 	}
 }

@@ -366,3 +366,21 @@ func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
 		t.Fatalf("commits %v", got)
 	}
 }
+
+func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
+	h := newHarness(t, "1-1")
+	store := h.store()
+	if _, err := store.Create(context.Background(), &marker.Marker{Version: 1, Mode: marker.ModeStory,
+		Status: marker.StatusActive, StoriesRemaining: 1}, false); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{Marker: store, Clock: h.clock, state: &State{RunID: "run-x"}}
+	e.heartbeat(context.Background(), "1.2", StepCommit, 2) // counted before another story finished
+	if m, err := store.Read(); err != nil || m.StoriesRemaining != 1 {
+		t.Fatalf("marker %+v %v", m, err)
+	}
+	e.heartbeat(context.Background(), "1.3", StepCommit, 0)
+	if m, _ := store.Read(); m.StoriesRemaining != 0 {
+		t.Fatalf("remaining %d, want 0", m.StoriesRemaining)
+	}
+}

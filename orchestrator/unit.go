@@ -299,7 +299,9 @@ func (e *Engine) heartbeat(ctx context.Context, story, step string, remaining in
 		m.Touch(now)
 		m.CurrentStory, m.CurrentStep = story, step
 		if remaining >= 0 {
-			m.StoriesRemaining = remaining
+			// Parallel stories report counts taken at different moments: a
+			// stale, higher count never overwrites a newer one.
+			m.StoriesRemaining = min(m.StoriesRemaining, remaining)
 		}
 		return nil
 	})

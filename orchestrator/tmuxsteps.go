@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
@@ -41,6 +42,9 @@ type TmuxSteps struct {
 	Monitor  monitor.Options
 	Model    string
 	Now      func() time.Time
+	// CloseWait bounds the wait for a closed session's processes to exit
+	// before they are killed (0 = 5s).
+	CloseWait time.Duration
 }
 
 // RunStep spawns the step's session, waits for its final state and then
@@ -100,15 +104,60 @@ func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, stri
 	return r.Verified && r.Err == nil, r.Detail, r.Err
 }
 
-// CloseSession kills a child session; one already gone is not an error.
+// CloseSession kills a child session (one already gone is not an error)
+// and waits until its runner and agent processes are gone, so no agent of a
+// closed session still edits the project while its step runs again. A
+// process still alive after CloseWait (default 5s) is killed with SIGKILL.
 func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	err := t.Tmux.KillSession(ctx, name)
+	err := t.Tmux.KillSession(kctx, name)
 	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
-		return nil
+		err = nil
+	}
+	st, rerr := marker.ReadSession(t.StateDir, name)
+	if rerr != nil {
+		return err // no state file: nothing was started
+	}
+	wait := t.CloseWait
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	pids := []int{st.AgentPid, st.PanePid}
+	if !waitGone(ctx, pids, wait) {
+		for _, pid := range pids {
+			if marker.ProcessAlive(pid) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if !waitGone(ctx, pids, time.Second) {
+			err = errors.Join(err, fmt.Errorf("session %s: processes %v outlived SIGKILL", name, pids))
+		}
 	}
 	return err
+}
+
+// waitGone polls until none of pids is alive, for at most d; it reports
+// whether they are all gone.
+func waitGone(ctx context.Context, pids []int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		alive := false
+		for _, pid := range pids {
+			alive = alive || marker.ProcessAlive(pid)
+		}
+		if !alive {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // stepKey is the workflows key of a request: the story, or for retro the epic.

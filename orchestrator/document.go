@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
@@ -105,6 +106,10 @@ func renderSummary(w *bufio.Writer, s *State) {
 		{"fallback agent", orDash(c.FallbackAgent)},
 		{"parallel", fmt.Sprint(c.Parallel)},
 		{"max review cycles", fmt.Sprint(c.MaxCycles)},
+		{"model", orDash(c.Model)},
+		{"retry backoff", orDefault(c.Backoff, "each step's policy")},
+		{"completion rechecks", orDefault(strconv.Itoa(c.CompletionRechecks), "the monitor's default")},
+		{"recheck grace", orDefault(c.RecheckGrace, "the monitor's default")},
 		{"owner session", orDash(c.OwnerSession)},
 		{"marker", c.MarkerFile},
 		{"state document", c.StateFile},
@@ -191,6 +196,13 @@ func humanTime(ts string) string {
 		return strings.Replace(ts[:19], "T", " ", 1) + " UTC"
 	}
 	return orDash(ts)
+}
+
+func orDefault(s, def string) string {
+	if s == "" || s == "0" {
+		return def
+	}
+	return s
 }
 
 func orDash(s string) string {

@@ -121,6 +121,15 @@ type fakeSteps struct {
 	closed []string
 	// verify answers VerifyStep (nil: never verified).
 	verify func(req StepRequest) bool
+	// configured records every Configure.
+	configured []RunConfig
+}
+
+func (f *fakeSteps) Configure(cfg RunConfig) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.configured = append(f.configured, cfg)
+	return nil
 }
 
 func (f *fakeSteps) VerifyStep(_ context.Context, req StepRequest) (bool, string, error) {

@@ -348,3 +348,51 @@ func TestKillRightAfterTheMarkerIsClaimedLeavesAResumableRun(t *testing.T) {
 		t.Fatalf("resume: %v", err)
 	}
 }
+
+func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	reviews := 0
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		switch {
+		case req.Step == StepDev && req.Attempt == 1:
+			return StepResult{FinalState: FinalCrashed}
+		case req.Step == StepReview:
+			reviews++
+			return StepResult{FinalState: FinalIncomplete}
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	backoff, grace := 7*time.Second, time.Second
+	o := h.options()
+	o.Settings = Settings{Model: "m1", MaxCycles: 2, Backoff: &backoff, CompletionRechecks: 2, RecheckGrace: &grace}
+	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	if reviews != 2 || !slices.Equal(h.clock.slept(), []time.Duration{7 * time.Second}) {
+		t.Fatalf("reviews %d, waits %v", reviews, h.clock.slept())
+	}
+	o = h.options()
+	o.Resume = true
+	res, err := h.run(context.Background(), o)
+	if !errors.Is(err, ErrEscalated) || reviews != 4 {
+		t.Fatalf("resume without settings: %v after %d reviews (want the run's 2 cycles more)", err, reviews)
+	}
+	want := RunConfig{Model: "m1", MaxCycles: 2, Backoff: "7s", CompletionRechecks: 2, RecheckGrace: "1s"}
+	for i, c := range h.steps.configured {
+		if c.Model != want.Model || c.MaxCycles != want.MaxCycles || c.Backoff != want.Backoff ||
+			c.CompletionRechecks != want.CompletionRechecks || c.RecheckGrace != want.RecheckGrace {
+			t.Fatalf("configure %d: %+v", i, c)
+		}
+	}
+	if cfg := h.saved(res).Config; cfg.Model != "m1" || cfg.Backoff != "7s" || cfg.RecheckGrace != "1s" {
+		t.Fatalf("saved configuration %+v", cfg)
+	}
+	o.Settings = Settings{MaxCycles: 3, Model: "m2"}
+	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrEscalated) || reviews != 7 {
+		t.Fatalf("resume with --max-cycles 3: %v after %d reviews", err, reviews)
+	}
+	if last := h.steps.configured[len(h.steps.configured)-1]; last.Model != "m2" || last.Backoff != "7s" {
+		t.Fatalf("given again: %+v", last)
+	}
+}

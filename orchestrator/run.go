@@ -25,6 +25,8 @@ type Options struct {
 	Parallel      int
 	Resume        bool
 	DryRun        bool
+	// Settings given on the command line (see Settings).
+	Settings Settings
 	// Pid is this long-lived process, recorded as the marker's ownerPid.
 	Pid    int
 	Getenv func(string) string
@@ -71,36 +73,11 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		return nil, err
 	}
 	defer lock.Release()
-	if !o.Resume {
-		if err := refuseExistingMarker(store); err != nil {
-			return nil, err
-		}
-	}
-	st, path, err := loadOrPlan(store, o, d)
+	st, path, pol, err := begin(ctx, store, o, d)
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
-		return nil, err
-	}
-	// The document exists before the marker names it, so a kill in between
-	// never leaves a marker pointing at nothing.
-	if err := SaveState(path, st); err != nil {
-		return nil, err
-	}
-	if !o.Resume {
-		if err := supersedeOld(o.ProjectRoot, st.RunID, d.Clock.Now()); err != nil {
-			return nil, err
-		}
-	}
-	if err := claimMarker(ctx, store, st, o, d.Clock); err != nil {
-		return nil, err
-	}
-	testHookMarkerClaimed()
-	if err := SaveState(path, st); err != nil {
-		return nil, err
-	}
-	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: o.Policy,
+	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
 		Report: d.Report, Log: d.Log, Save: func(s *State) error { return SaveState(path, s) }}
 	out, runErr := eng.Run(ctx, st)
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path}
@@ -118,6 +95,47 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		return res, ErrPausedByHand
 	}
 	return res, nil
+}
+
+// begin plans or loads the run, settles its configuration, and takes hold
+// of the project: state document saved, older runs superseded, marker claimed.
+func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State, string, Policy, error) {
+	if !o.Resume {
+		if err := refuseExistingMarker(store); err != nil {
+			return nil, "", Policy{}, err
+		}
+	}
+	st, path, err := loadOrPlan(store, o, d)
+	if err != nil {
+		return nil, "", Policy{}, err
+	}
+	pol, err := effectivePolicy(o.Policy, st.Config)
+	if err != nil {
+		return nil, "", Policy{}, err
+	}
+	if c, ok := d.Steps.(SettingsConfigurer); ok {
+		if err := c.Configure(st.Config); err != nil {
+			return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
+		return nil, "", Policy{}, err
+	}
+	// The document exists before the marker names it, so a kill in between
+	// never leaves a marker pointing at nothing.
+	if err := SaveState(path, st); err != nil {
+		return nil, "", Policy{}, err
+	}
+	if !o.Resume {
+		if err := supersedeOld(o.ProjectRoot, st.RunID, d.Clock.Now()); err != nil {
+			return nil, "", Policy{}, err
+		}
+	}
+	if err := claimMarker(ctx, store, st, o, d.Clock); err != nil {
+		return nil, "", Policy{}, err
+	}
+	testHookMarkerClaimed()
+	return st, path, pol, SaveState(path, st)
 }
 
 // testHookMarkerClaimed runs right after the marker is claimed; tests use
@@ -144,8 +162,8 @@ func loadOrPlan(store *marker.Store, o Options, d Deps) (*State, string, error) 
 	id := newRunID(d.Clock)
 	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Agent: o.Agent, FallbackAgent: o.FallbackAgent,
-		Parallel: max(o.Parallel, 1), MaxCycles: o.Policy.MaxCycles, StateFile: path, MarkerFile: store.Path,
-		OwnerSession: marker.OwnerFromEnv(o.Getenv)}
+		Parallel: max(o.Parallel, 1), StateFile: path, MarkerFile: store.Path, OwnerSession: marker.OwnerFromEnv(o.Getenv)}
+	o.Settings.record(&cfg, o.Policy, false)
 	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err
 }
@@ -157,7 +175,8 @@ func orAll(s string) string {
 	return s
 }
 
-// applyOverrides lets a resumed run change its agents and parallelism.
+// applyOverrides lets a resumed run change its agents, parallelism and the
+// settings given again.
 func applyOverrides(st *State, o Options) {
 	if o.Agent != "" {
 		st.Config.Agent = o.Agent
@@ -168,7 +187,7 @@ func applyOverrides(st *State, o Options) {
 	if o.Parallel > 0 {
 		st.Config.Parallel = o.Parallel
 	}
-	st.Config.MaxCycles = o.Policy.MaxCycles
+	o.Settings.record(&st.Config, o.Policy, true)
 }
 
 func newRunID(c Clock) string {

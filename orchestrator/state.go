@@ -60,9 +60,16 @@ type RunConfig struct {
 	FallbackAgent string `json:"fallbackAgent,omitempty"`
 	Parallel      int    `json:"parallel"`
 	MaxCycles     int    `json:"maxCycles"`
-	StateFile     string `json:"stateFile"`
-	MarkerFile    string `json:"markerFile"`
-	OwnerSession  string `json:"ownerSession,omitempty"`
+	// Model, Backoff (a Go duration; "" = each step's policy), and the
+	// monitor's CompletionRechecks and RecheckGrace, as the run was started
+	// (or last resumed) with: --resume keeps them unless given again.
+	Model              string `json:"model,omitempty"`
+	Backoff            string `json:"backoff,omitempty"`
+	CompletionRechecks int    `json:"completionRechecks,omitempty"`
+	RecheckGrace       string `json:"recheckGrace,omitempty"`
+	StateFile          string `json:"stateFile"`
+	MarkerFile         string `json:"markerFile"`
+	OwnerSession       string `json:"ownerSession,omitempty"`
 }
 
 // Unit is one story of the run, or one epic's retrospective.

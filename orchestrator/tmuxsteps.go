@@ -90,6 +90,24 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 		AgentTime: t.agentTime(sess.Name)}, nil
 }
 
+// Configure takes the run's recorded model and monitor settings.
+func (t *TmuxSteps) Configure(cfg RunConfig) error {
+	if cfg.Model != "" {
+		t.Model = cfg.Model
+	}
+	if cfg.CompletionRechecks > 0 {
+		t.Monitor.Rechecks = cfg.CompletionRechecks
+	}
+	if cfg.RecheckGrace != "" {
+		d, err := time.ParseDuration(cfg.RecheckGrace)
+		if err != nil || d < 0 {
+			return fmt.Errorf("recheck grace %q in the run's configuration", cfg.RecheckGrace)
+		}
+		t.Monitor.RecheckGrace = d
+	}
+	return nil
+}
+
 // VerifyStep runs the step's verifier once, with no session.
 func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, string, error) {
 	key, err := stepKey(req)

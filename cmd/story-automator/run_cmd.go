@@ -75,7 +75,7 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	out := newRunOutput(e, c.Bool("json"))
-	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: runSteps(c, e, proj, wpol, exe),
+	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: runSteps(e, proj, wpol, exe),
 		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},
 		Report: out.reporter, Log: e.Log}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -124,19 +124,10 @@ func contains(list []string, s string) bool {
 // runOptions builds the run's options; on --resume only the flags given
 // explicitly override the run's own configuration.
 func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestrator.Options {
-	pol := orchestrator.PolicyFrom(wpol)
-	if c.IsSet("max-cycles") {
-		pol.MaxCycles = c.Int("max-cycles")
-	}
-	if c.IsSet("backoff") {
-		for name, s := range pol.Steps {
-			s.Backoff = c.Duration("backoff")
-			pol.Steps[name] = s
-		}
-	}
 	o := orchestrator.Options{ProjectRoot: e.ProjectRoot, Epic: c.String("epic"), Stories: c.String("stories"),
 		Agent: c.String("agent"), FallbackAgent: c.String("fallback-agent"), Parallel: c.Int("parallel"),
-		Resume: c.Bool("resume"), DryRun: c.Bool("dry-run"), Pid: os.Getpid(), Getenv: e.Getenv, Policy: pol}
+		Resume: c.Bool("resume"), DryRun: c.Bool("dry-run"), Pid: os.Getpid(), Getenv: e.Getenv,
+		Policy: orchestrator.PolicyFrom(wpol), Settings: runSettings(c)}
 	if o.Resume {
 		if !c.IsSet("agent") {
 			o.Agent = ""
@@ -148,12 +139,34 @@ func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestra
 	return o
 }
 
+// runSettings are the tunables given on the command line; a new run also
+// records the monitor's defaults, a resumed run keeps its own.
+func runSettings(c *cli.Context) orchestrator.Settings {
+	given := func(name string) bool { return c.IsSet(name) || !c.Bool("resume") }
+	var s orchestrator.Settings
+	s.Model = c.String("model")
+	if c.IsSet("max-cycles") {
+		s.MaxCycles = c.Int("max-cycles")
+	}
+	if c.IsSet("backoff") {
+		d := c.Duration("backoff")
+		s.Backoff = &d
+	}
+	if given("completion-rechecks") {
+		s.CompletionRechecks = c.Int("completion-rechecks")
+	}
+	if given("recheck-grace") {
+		d := c.Duration("recheck-grace")
+		s.RecheckGrace = &d
+	}
+	return s
+}
+
 // runSteps is the real step runner: child sessions in tmux, watched by the monitor.
-func runSteps(c *cli.Context, e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, exe string) *orchestrator.TmuxSteps {
-	mopt := monitor.DefaultOptions()
-	mopt.Rechecks, mopt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
+func runSteps(e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, exe string) *orchestrator.TmuxSteps {
+	// Model and the monitor's rechecks come from the run's configuration (Configure).
 	return &orchestrator.TmuxSteps{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Project: proj, Policy: wpol,
-		StateDir: sessionStateDir(e), Monitor: mopt, Model: c.String("model"), Now: e.Now}
+		StateDir: sessionStateDir(e), Monitor: monitor.DefaultOptions(), Now: e.Now}
 }
 
 // statePaths are story-automator's files inside the project, relative to

@@ -18,26 +18,26 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, skip)
 		return stepOK
 	}
-	if sp.Action == ActionAgent {
-		// The policy has an agent commit: the story is done first, so its commit carries that.
+	if sp.Action == ActionAgent || !sp.Enabled {
+		// An agent commits (the story is done first, so its commit carries
+		// that), or nobody does.
 		if err := e.markDone(u); err != nil {
 			e.escalate(u, st, err.Error())
 			return stepEscalated
 		}
-		return e.agentStep(ctx, u, st)
-	}
-	if !sp.Enabled {
-		if err := e.markDone(u); err != nil {
-			e.escalate(u, st, err.Error())
-			return stepEscalated
+		if sp.Action == ActionAgent {
+			return e.agentStep(ctx, u, st)
 		}
 		e.verified(ctx, u, st, "no commit: disabled by the workflow policy")
 		return stepOK
 	}
-	if sha, found, err := e.Git.Find(ctx, req); err == nil && found {
-		e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
-		return stepOK
-	}
+	return e.gitCommit(ctx, u, st, sp, req)
+}
+
+// gitCommit commits the unit with git, retrying a failure (also a failure to
+// look for an earlier commit, which could otherwise commit the story twice)
+// up to the step's retries, then escalating.
+func (e *Engine) gitCommit(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, req CommitRequest) stepEnd {
 	var lastErr error
 	for failures := 0; ; failures++ {
 		if failures > sp.Retries {
@@ -52,10 +52,18 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		if ctx.Err() != nil {
 			return stepInterrupted
 		}
-		sha, err := e.commitOnce(ctx, u, req)
-		if err == nil {
-			e.committed(ctx, u, st, sha, "")
+		sha, found, err := e.Git.Find(ctx, req)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("look for an earlier commit of the story: %w", err)
+		case found:
+			e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
 			return stepOK
+		default:
+			if sha, err = e.commitOnce(ctx, u, req); err == nil {
+				e.committed(ctx, u, st, sha, "")
+				return stepOK
+			}
 		}
 		lastErr = err
 		now := e.Clock.Now()

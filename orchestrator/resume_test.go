@@ -396,3 +396,35 @@ func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
 		t.Fatalf("given again: %+v", last)
 	}
 }
+
+func TestAFailedLookupForAnEarlierCommitIsRetriedNotIgnored(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	res, err := h.run(context.Background(), h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Killed between the commit and saving it; on resume the first lookup fails.
+	st := h.saved(res)
+	u := st.Unit("1-1")
+	u.Status, u.Step(StepCommit).Status, st.Status = StatusRunning, StatusRunning, RunRunning
+	if err := SaveState(res.StatePath, st); err != nil {
+		t.Fatal(err)
+	}
+	h.repo.findErr = 1
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.repo.committed(); len(got) != 1 {
+		t.Fatalf("story committed twice: %v", got)
+	}
+	// A lookup that keeps failing escalates instead of committing blind.
+	h2 := newHarness(t, "1-1")
+	h2.repo.findErr = 100
+	res, err = h2.run(context.Background(), h2.options())
+	if !errors.Is(err, ErrEscalated) || !strings.Contains(res.State.Escalation.Reason, "earlier commit") || len(h2.repo.committed()) != 0 {
+		t.Fatalf("err %v commits %v", err, h2.repo.committed())
+	}
+}

@@ -4,18 +4,15 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/story-automator/story-automator/workflows"
 )
 
-// Environment of the BMAD behaviour. The orchestrator sets the step, story,
-// epic, attempt, cycle and role of every child; a test sets the faults and the
-// log in the orchestrator's environment, and every child inherits them.
+// Environment of the BMAD behaviour. The spawner and the orchestrator set
+// the step, story, epic, attempt, cycle and role of every child (the
+// child.Env* variables); a test sets the faults and the log in the
+// orchestrator's environment, and every child inherits them.
 const (
-	EnvStep    = "STORY_AUTOMATOR_STEP"
-	EnvStory   = "STORY_AUTOMATOR_STORY"
-	EnvEpic    = "STORY_AUTOMATOR_EPIC"
-	EnvAttempt = "STORY_AUTOMATOR_ATTEMPT"
-	EnvCycle   = "STORY_AUTOMATOR_CYCLE"
-	EnvRole    = "STORY_AUTOMATOR_ROLE"
 	// EnvFaults injects faults: a comma-separated list of KIND[:STEP[:ATTEMPT]][@STORY]
 	// (see ParseFaults).
 	EnvFaults = "STORY_AUTOMATOR_SIM_FAULTS"
@@ -70,9 +67,16 @@ func ParseFaults(spec string) ([]Fault, error) {
 }
 
 func parseFault(item string) (Fault, error) {
-	body, story, _ := strings.Cut(item, "@")
+	body, story, hasStory := strings.Cut(item, "@")
 	parts := strings.Split(body, ":")
-	f := Fault{Kind: parts[0], Story: strings.ReplaceAll(strings.TrimSpace(story), ".", "-")}
+	f := Fault{Kind: parts[0]}
+	if hasStory {
+		key, err := faultStory(story)
+		if err != nil {
+			return f, err
+		}
+		f.Story = key
+	}
 	switch f.Kind {
 	case FaultCrash, FaultFalse, FaultHang:
 		if len(parts) > 3 {
@@ -106,6 +110,21 @@ func parseFault(item string) (Fault, error) {
 		return f, fmt.Errorf("unknown fault kind %q (crash, false, hang, review-cycles, review-never)", f.Kind)
 	}
 	return f, nil
+}
+
+// faultStory is the canonical key a fault names after "@": a story in any
+// form people write ("1.2", "1-2-greet-by-name", "1.02") or, for retro, an
+// epic ("epic-1"). Anything else is refused, so a fault never silently misses.
+func faultStory(s string) (string, error) {
+	if k, err := workflows.ParseStoryKey(s); err == nil {
+		return k.String(), nil
+	}
+	if t := strings.ToLower(strings.TrimSpace(s)); strings.HasPrefix(t, "epic") {
+		if epic, err := workflows.ParseEpicID(t); err == nil {
+			return epic, nil
+		}
+	}
+	return "", fmt.Errorf("@%s names no story (1.2, 1-2, 1-2-slug) and no epic (epic-1)", s)
 }
 
 // matches reports whether the fault applies to this step of this story and attempt.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
@@ -31,7 +32,7 @@ func bmadProject(t *testing.T) *workflows.Project {
 // actStep runs the BMAD behaviour for one step and returns its exit code and output.
 func actStep(t *testing.T, p *workflows.Project, env map[string]string) (int, string) {
 	t.Helper()
-	full := map[string]string{"PROJECT_ROOT": p.Root, EnvAttempt: "1"}
+	full := map[string]string{"PROJECT_ROOT": p.Root, child.EnvAttempt: "1"}
 	for k, v := range env {
 		full[k] = v
 	}
@@ -55,7 +56,7 @@ func TestBMADStepsDoTheWorkTheirVerifiersCheck(t *testing.T) {
 	p := bmadProject(t)
 	key := workflows.StoryKey{Epic: "1", Num: 1}
 	for _, step := range []string{"create", "dev", "automate", "review"} {
-		code, out := actStep(t, p, map[string]string{EnvStep: step, EnvStory: "1-1", EnvCycle: "1"})
+		code, out := actStep(t, p, map[string]string{child.EnvStep: step, child.EnvStory: "1-1", child.EnvCycle: "1"})
 		if code != 0 {
 			t.Fatalf("%s exited %d: %s", step, code, out)
 		}
@@ -83,14 +84,14 @@ func TestBMADStepsDoTheWorkTheirVerifiersCheck(t *testing.T) {
 func TestBMADReviewNeedingCyclesLeavesNotesUntilItPasses(t *testing.T) {
 	p := bmadProject(t)
 	key := workflows.StoryKey{Epic: "1", Num: 2}
-	env := map[string]string{EnvStory: "1.2", EnvFaults: "review-cycles:2@1.2"}
+	env := map[string]string{child.EnvStory: "1.2", EnvFaults: "review-cycles:2@1.2"}
 	for _, step := range []string{"create", "dev"} {
-		env[EnvStep] = step
+		env[child.EnvStep] = step
 		if code, out := actStep(t, p, env); code != 0 {
 			t.Fatalf("%s: %s", step, out)
 		}
 	}
-	env[EnvStep], env[EnvCycle] = "review", "1"
+	env[child.EnvStep], env[child.EnvCycle] = "review", "1"
 	if code, out := actStep(t, p, env); code != 0 {
 		t.Fatalf("review cycle 1 exited %d: %s", code, out)
 	}
@@ -101,7 +102,7 @@ func TestBMADReviewNeedingCyclesLeavesNotesUntilItPasses(t *testing.T) {
 	if err != nil || !strings.Contains(notes, "review cycle 1") {
 		t.Fatalf("review notes %q %v", notes, err)
 	}
-	env[EnvCycle] = "2"
+	env[child.EnvCycle] = "2"
 	actStep(t, p, env)
 	if r := verified(t, p, "review", key); !r.Verified {
 		t.Fatalf("review cycle 2: %s", r.Detail)
@@ -114,18 +115,18 @@ func TestBMADReviewNeedingCyclesLeavesNotesUntilItPasses(t *testing.T) {
 func TestBMADFaultsCrashOrFakeCompletionWithoutWork(t *testing.T) {
 	p := bmadProject(t)
 	log := filepath.Join(t.TempDir(), "sim.jsonl")
-	env := map[string]string{EnvStep: "create", EnvStory: "1-3", EnvFaults: "crash:create:1@1-3, false:create:2", EnvSimLog: log, EnvRole: "primary"}
+	env := map[string]string{child.EnvStep: "create", child.EnvStory: "1-3", EnvFaults: "crash:create:1@1-3, false:create:2", EnvSimLog: log, child.EnvRole: "primary"}
 	if code, _ := actStep(t, p, env); code != 1 {
 		t.Fatalf("crash exited %d", code)
 	}
-	env[EnvAttempt] = "2"
+	env[child.EnvAttempt] = "2"
 	if code, _ := actStep(t, p, env); code != 0 {
 		t.Fatalf("false completion exited %d", code)
 	}
 	if files, _ := p.StoryFiles(workflows.StoryKey{Epic: "1", Num: 3}); len(files) != 0 {
 		t.Fatalf("a faulty attempt wrote %v", files)
 	}
-	env[EnvAttempt] = "3"
+	env[child.EnvAttempt] = "3"
 	if code, _ := actStep(t, p, env); code != 0 {
 		t.Fatal("attempt 3 has no fault and must work")
 	}
@@ -140,7 +141,7 @@ func TestBMADFaultsCrashOrFakeCompletionWithoutWork(t *testing.T) {
 func TestBMADRetroAppendsANoteAndMarksTheRetrospectiveDone(t *testing.T) {
 	p := bmadProject(t)
 	for i := 0; i < 2; i++ {
-		if code, out := actStep(t, p, map[string]string{EnvStep: "retro", EnvEpic: "1", EnvStory: "epic-1"}); code != 0 {
+		if code, out := actStep(t, p, map[string]string{child.EnvStep: "retro", child.EnvEpic: "1", child.EnvStory: "epic-1"}); code != 0 {
 			t.Fatalf("retro: %s", out)
 		}
 	}
@@ -154,17 +155,29 @@ func TestBMADRetroAppendsANoteAndMarksTheRetrospectiveDone(t *testing.T) {
 	}
 }
 
+func TestAnUnreadableFaultStopsTheSimLoudly(t *testing.T) {
+	p := bmadProject(t)
+	code, out := actStep(t, p, map[string]string{child.EnvStep: "create", child.EnvStory: "1-1", EnvFaults: "crash:create@1-x"})
+	if code == 0 || !strings.Contains(out, "1-x") || !strings.Contains(out, EnvFaults) {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if f, _ := p.StoryFile(workflows.StoryKey{Epic: "1", Num: 1}); f != "" {
+		t.Fatal("the sim did the step despite a fault it could not read")
+	}
+}
+
 func TestParseFaults(t *testing.T) {
-	got, err := ParseFaults("crash:dev:1, hang:review@1.3,review-cycles:3, review-never@auth-2")
+	got, err := ParseFaults("crash:dev:1, hang:review@1.3,review-cycles:3, review-never@auth-2, false:dev@1-2-greet-by-name, crash@1.02, crash:retro@epic-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Fault{{Kind: FaultCrash, Step: "dev", Attempt: 1}, {Kind: FaultHang, Step: "review", Story: "1-3"},
-		{Kind: FaultReviewCycles, Step: "review", Cycles: 3}, {Kind: FaultReviewNever, Step: "review", Story: "auth-2"}}
+		{Kind: FaultReviewCycles, Step: "review", Cycles: 3}, {Kind: FaultReviewNever, Step: "review", Story: "auth-2"},
+		{Kind: FaultFalse, Step: "dev", Story: "1-2"}, {Kind: FaultCrash, Story: "1-2"}, {Kind: FaultCrash, Step: "retro", Story: "1"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v", got)
 	}
-	for _, bad := range []string{"explode", "crash:dev:zero", "review-cycles", "review-never:2", "crash:a:1:2"} {
+	for _, bad := range []string{"explode", "crash:dev:zero", "review-cycles", "review-never:2", "crash:a:1:2", "crash@", "crash:dev@1-x", "hang@greet"} {
 		if _, err := ParseFaults(bad); err == nil {
 			t.Fatalf("%q parsed", bad)
 		}

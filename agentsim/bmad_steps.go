@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -22,7 +23,7 @@ const BehaviourBMAD = "bmad"
 const SimWorkDir = "sim-work"
 
 func init() {
-	Register(Behaviour{Name: BehaviourBMAD, Summary: "do the BMAD step named by " + EnvStep +
+	Register(Behaviour{Name: BehaviourBMAD, Summary: "do the BMAD step named by " + child.EnvStep +
 		" on the project's files (create, dev, automate, review, retro); faults from " + EnvFaults, Act: actBMAD})
 }
 
@@ -79,18 +80,18 @@ func newBMADJob(s *Sim) (*bmadJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &bmadJob{s: s, p: p, step: s.Getenv(EnvStep), faults: faults,
-		attempt: atoiOr(s.Getenv(EnvAttempt), 1), cycle: atoiOr(s.Getenv(EnvCycle), 0)}
+	j := &bmadJob{s: s, p: p, step: s.Getenv(child.EnvStep), faults: faults,
+		attempt: atoiOr(s.Getenv(child.EnvAttempt), 1), cycle: atoiOr(s.Getenv(child.EnvCycle), 0)}
 	if j.step == workflows.StepRetro {
-		epic, err := workflows.ParseEpicID(s.Getenv(EnvEpic))
+		epic, err := workflows.ParseEpicID(s.Getenv(child.EnvEpic))
 		if err != nil {
-			return nil, fmt.Errorf("retro needs %s: %w", EnvEpic, err)
+			return nil, fmt.Errorf("retro needs %s: %w", child.EnvEpic, err)
 		}
 		j.key = workflows.StoryKey{Epic: epic}
 		return j, nil
 	}
-	if j.key, err = workflows.ParseStoryKey(s.Getenv(EnvStory)); err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvStory, err)
+	if j.key, err = workflows.ParseStoryKey(s.Getenv(child.EnvStory)); err != nil {
+		return nil, fmt.Errorf("%s: %w", child.EnvStory, err)
 	}
 	return j, nil
 }
@@ -152,7 +153,7 @@ func (j *bmadJob) log(outcome string) {
 		return
 	}
 	data, _ := json.Marshal(simLogLine{Step: j.step, Story: j.key.String(), Attempt: j.attempt, Cycle: j.cycle,
-		Role: j.s.Getenv(EnvRole), Outcome: outcome})
+		Role: j.s.Getenv(child.EnvRole), Outcome: outcome})
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return

@@ -9,25 +9,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
-)
-
-// Variables the orchestrator gives every child on top of the spawner's
-// (step, story, epic, session): which attempt, review cycle and agent role it
-// is, and the run it belongs to.
-const (
-	EnvAttempt = "STORY_AUTOMATOR_ATTEMPT"
-	EnvCycle   = "STORY_AUTOMATOR_CYCLE"
-	EnvRole    = "STORY_AUTOMATOR_ROLE"
-	EnvRunID   = "STORY_AUTOMATOR_RUN_ID"
-	// EnvSimBehaviour picks the simulated agent's behaviour; a run with
-	// --agent sim sets it to "bmad" unless the environment already does.
-	EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
-	simBMAD         = "bmad"
 )
 
 // TmuxSteps runs each step attempt as a child agent session in tmux and
@@ -199,10 +186,11 @@ func (t *TmuxSteps) prompt(req StepRequest, key workflows.StoryKey) (string, err
 // know about its attempt.
 func (t *TmuxSteps) childEnviron(req StepRequest) []string {
 	env := append([]string(nil), t.Environ...)
-	env = append(env, EnvAttempt+"="+strconv.Itoa(req.Attempt), EnvCycle+"="+strconv.Itoa(req.Cycle),
-		EnvRole+"="+req.Role, EnvRunID+"="+req.RunID)
-	if req.Agent == child.AgentSim && !hasVar(t.Environ, EnvSimBehaviour) {
-		env = append(env, EnvSimBehaviour+"="+simBMAD)
+	env = append(env, child.EnvAttempt+"="+strconv.Itoa(req.Attempt), child.EnvCycle+"="+strconv.Itoa(req.Cycle),
+		child.EnvRole+"="+req.Role, child.EnvRunID+"="+req.RunID)
+	// --agent sim acts out BMAD steps unless the environment picks another behaviour.
+	if req.Agent == child.AgentSim && !hasVar(t.Environ, agentsim.EnvBehaviour) {
+		env = append(env, agentsim.EnvBehaviour+"="+agentsim.BehaviourBMAD)
 	}
 	return env
 }

@@ -18,6 +18,16 @@ const (
 	EnvEpic     = "STORY_AUTOMATOR_EPIC"
 )
 
+// Variables a run's orchestrator adds for every child on top of the
+// spawner's: which attempt, review cycle and agent role (primary or
+// fallback) it is, and the run it belongs to.
+const (
+	EnvAttempt = "STORY_AUTOMATOR_ATTEMPT"
+	EnvCycle   = "STORY_AUTOMATOR_CYCLE"
+	EnvRole    = "STORY_AUTOMATOR_ROLE"
+	EnvRunID   = "STORY_AUTOMATOR_RUN_ID"
+)
+
 // clearedVars must not leak from the spawner into a child: Claude Code's
 // nesting guard, a shell startup file, the tmux client of the spawner, and
 // the spawner's own agent-session ids (a child is never the run's owner).

@@ -42,6 +42,16 @@ func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatt
 	if files := p.git("log", "--grep=Story-Automator-Run:", "--name-only", "--format="); strings.Contains(files, ".story-automator/") || strings.Contains(files, ".claude/") {
 		t.Fatalf("state was committed:\n%s", files)
 	}
+	// A prompt override the user adds later is theirs to commit: git sees it.
+	if err := os.MkdirAll(p.root+"/.story-automator/prompts", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.root+"/.story-automator/prompts/dev.md", []byte("Implement {{.Story}}.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.git("status", "--porcelain"); got != "?? .story-automator/prompts/\n" {
+		t.Fatalf("git status after adding a prompt override: %q", got)
+	}
 	if p.marker() != nil {
 		t.Fatal("the marker outlived a finished run")
 	}

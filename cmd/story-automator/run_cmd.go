@@ -169,14 +169,18 @@ func runSteps(e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, ex
 		StateDir: sessionStateDir(e), Monitor: monitor.DefaultOptions(), Now: e.Now}
 }
 
-// statePaths are story-automator's files inside the project, relative to
-// its root: never committed, listed in .git/info/exclude.
+// statePaths are the files story-automator writes inside the project,
+// relative to its root: never committed, listed in .git/info/exclude. The
+// rest of .story-automator/ (workflow.yaml, prompts/) is the user's and stays
+// visible to git.
 func statePaths(e *runtimeEnv) []string {
-	paths := []string{orchestrator.StateDirName + "/"}
+	dir := orchestrator.StateDirName + "/"
+	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
+	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
 	store := marker.NewStore(e.ProjectRoot, e.Getenv)
 	for _, p := range []string{store.Path, store.LockPath(), filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
 		rel, err := filepath.Rel(e.ProjectRoot, strings.TrimSuffix(p, "/"))
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") || strings.HasPrefix(rel, orchestrator.StateDirName+"/") {
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			continue
 		}
 		if strings.HasSuffix(p, "/") {

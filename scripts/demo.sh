@@ -2,9 +2,16 @@
 # The full demonstration: the embedded sample BMAD project (one epic, four
 # stories) is copied to a scratch directory, put under git, and run end to end
 # by the simulated agent in real tmux sessions on a private tmux server.
+#
+# Knobs (the tests use them): STORY_AUTOMATOR_BIN (the binary, default
+# bin/story-automator), STORY_AUTOMATOR_SIM_DELAY (each simulated step's time),
+# DEMO_FAULTS (the injected faults), DEMO_BACKOFF (the wait before a retry).
+# The script exits with the run's status, after saying where everything is.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-bin="$here/bin/story-automator"
+bin="${STORY_AUTOMATOR_BIN:-$here/bin/story-automator}"
+faults="${DEMO_FAULTS-crash:dev:1@1-2, review-cycles:2@1-3}"
+backoff="${DEMO_BACKOFF:-1s}"
 for tool in tmux git; do
   command -v "$tool" >/dev/null || { echo "make demo needs $tool on the PATH" >&2; exit 1; }
 done
@@ -33,16 +40,22 @@ say "the plan (run --dry-run)"
 sa run --agent sim --dry-run
 
 say "the run: every step in its own tmux session, confirmed by its verifier"
-echo "Injected faults: 1.2's first dev attempt crashes (retried with the fallback agent);"
-echo "1.3's review passes only in its second cycle. Each simulated step takes ${STORY_AUTOMATOR_SIM_DELAY:=200ms}."
+if [ "$faults" = "crash:dev:1@1-2, review-cycles:2@1-3" ]; then
+  echo "Injected faults: 1.2's first dev attempt crashes (retried with the fallback agent);"
+  echo "1.3's review passes only in its second cycle."
+else
+  echo "Injected faults: ${faults:-none}."
+fi
+echo "Each simulated step takes ${STORY_AUTOMATOR_SIM_DELAY:=200ms}."
 export STORY_AUTOMATOR_SIM_DELAY
 start=$(date +%s)
-STORY_AUTOMATOR_SIM_FAULTS="crash:dev:1@1-2, review-cycles:2@1-3" \
-  sa run --agent sim --fallback-agent sim --backoff 1s --recheck-grace 300ms
+run_status=0
+STORY_AUTOMATOR_SIM_FAULTS="$faults" \
+  sa run --agent sim --fallback-agent sim --backoff "$backoff" --recheck-grace 300ms || run_status=$?
 echo "($(( $(date +%s) - start ))s)"
 
 say "status, as another terminal sees it"
-sa status
+sa status || true
 
 say "sprint-status.yaml afterwards: comments and order kept"
 sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
@@ -50,7 +63,12 @@ sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-
 say "git log --oneline: one commit per story, and the retrospective"
 git log --oneline
 
-state=$(ls -t .story-automator/runs/*.md | head -1)
+state=$(ls -t .story-automator/runs/*.md 2>/dev/null | head -1 || true)
 say "where to look"
-echo "state document: $proj/$state"
+echo "state document: ${state:+$proj/$state}"
 echo "project:        $proj   (git -C $proj log --stat)"
+if [ "$run_status" -ne 0 ]; then
+  echo "The run stopped (exit $run_status): the state document says why and what to do;"
+  echo "then continue it with: cd $proj && $bin run --resume"
+fi
+exit "$run_status"

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/textline"
 )
 
 // The state document is markdown for people with the machine state in a
@@ -100,17 +101,17 @@ func renderSummary(w *bufio.Writer, s *State) {
 	fmt.Fprint(w, "## Configuration\n\n| setting | value |\n| --- | --- |\n")
 	rows := [][2]string{
 		{"project", s.ProjectRoot},
-		{"epic", orDash(c.Epic)},
+		{"epic", textline.OrDash(c.Epic)},
 		{"stories", c.Stories},
 		{"agent", c.Agent},
-		{"fallback agent", orDash(c.FallbackAgent)},
+		{"fallback agent", textline.OrDash(c.FallbackAgent)},
 		{"parallel", fmt.Sprint(c.Parallel)},
 		{"max review cycles", fmt.Sprint(c.MaxCycles)},
-		{"model", orDash(c.Model)},
+		{"model", textline.OrDash(c.Model)},
 		{"retry backoff", orDefault(c.Backoff, "each step's policy")},
 		{"completion rechecks", orDefault(strconv.Itoa(c.CompletionRechecks), "the monitor's default")},
 		{"recheck grace", orDefault(c.RecheckGrace, "the monitor's default")},
-		{"owner session", orDash(c.OwnerSession)},
+		{"owner session", textline.OrDash(c.OwnerSession)},
 		{"marker", c.MarkerFile},
 		{"state document", c.StateFile},
 	}
@@ -186,7 +187,7 @@ func renderLog(w *bufio.Writer, s *State) {
 		if where != "" {
 			where = "**" + where + "** "
 		}
-		fmt.Fprintf(w, "- %s %s%s\n", humanTime(l.At), where, oneLine(l.Message))
+		fmt.Fprintf(w, "- %s %s%s\n", humanTime(l.At), where, textline.OneLine(l.Message))
 	}
 	fmt.Fprintln(w)
 }
@@ -195,7 +196,7 @@ func humanTime(ts string) string {
 	if len(ts) >= 19 {
 		return strings.Replace(ts[:19], "T", " ", 1) + " UTC"
 	}
-	return orDash(ts)
+	return textline.OrDash(ts)
 }
 
 func orDefault(s, def string) string {
@@ -205,18 +206,7 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
 // cell makes text safe inside a markdown table cell.
 func cell(s string) string {
-	return strings.ReplaceAll(oneLine(s), "|", `\|`)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(textline.OneLine(s), "|", `\|`)
 }

@@ -1,7 +1,9 @@
 package orchestrator
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/textline"
 	"io"
 	"sort"
 	"strings"
@@ -144,21 +146,9 @@ func (r *LiveReporter) redrawLocked() {
 		fmt.Fprintf(&b, "\x1b[%dA", r.drawn)
 	}
 	for _, l := range lines {
-		b.WriteString("\r\x1b[2K" + cut(l, r.Width) + "\n")
+		b.WriteString("\r\x1b[2K" + textline.Cut(l, cmp.Or(r.Width, 100)) + "\n")
 	}
 	b.WriteString("\x1b[J")
 	r.drawn = len(lines)
 	io.WriteString(r.W, b.String())
-}
-
-// cut shortens a line to width runes.
-func cut(s string, width int) string {
-	if width <= 0 {
-		width = 100
-	}
-	rs := []rune(s)
-	if len(rs) <= width {
-		return s
-	}
-	return string(rs[:width-1]) + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"golang.org/x/sys/unix"
 
+	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/orchestrator"
 )
 
@@ -121,7 +122,7 @@ func (o *runOutput) plan(res *orchestrator.Result) error {
 		if u.Status == orchestrator.StatusDone {
 			continue
 		}
-		fmt.Fprintf(w, "  %-8s %-28s %s", u.Dotted, cut(u.Title, 28), planSteps(u))
+		fmt.Fprintf(w, "  %-8s %-28s %s", u.Dotted, textline.Cut(u.Title, 28), planSteps(u))
 		if len(u.DependsOn) > 0 {
 			fmt.Fprintf(w, "  (after %s)", strings.Join(u.DependsOn, ", "))
 		}
@@ -167,12 +168,4 @@ func waveKeys(st *orchestrator.State) [][]string {
 		out = append(out, keys)
 	}
 	return out
-}
-
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

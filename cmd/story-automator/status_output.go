@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 )
@@ -57,10 +58,10 @@ func writeStatusText(w io.Writer, v statusView, now time.Time) {
 	}
 	fmt.Fprintf(w, "Live sessions: %d\n", len(v.Sessions))
 	for _, s := range v.Sessions {
-		fmt.Fprintf(w, "  %s  %s %s  %s  %s\n", s.Session, s.Story, s.Step, orDashText(s.Agent), orDashText(s.Lifecycle))
+		fmt.Fprintf(w, "  %s  %s %s  %s  %s\n", s.Session, s.Story, s.Step, textline.OrDash(s.Agent), textline.OrDash(s.Lifecycle))
 	}
 	if d := v.LastDecision; d != nil {
-		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), cut(oneLineText(d.Reason), 100))
+		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))
 	} else {
 		fmt.Fprintln(w, "Last hook decision: none")
 	}
@@ -89,10 +90,10 @@ func writeMarker(w io.Writer, sm statusMarker, now time.Time) {
 		fmt.Fprintf(w, "Marker: none (%s)\n", sm.Path)
 	default:
 		fmt.Fprintf(w, "Marker: %s %s · story %s · step %s · %d remaining · heartbeat %s · owner session %s",
-			m.Status, m.Mode, orDashText(m.CurrentStory), orDashText(m.CurrentStep), m.StoriesRemaining,
-			ago(m.Heartbeat, now), orDashText(m.OwnerSession))
+			m.Status, m.Mode, textline.OrDash(m.CurrentStory), textline.OrDash(m.CurrentStep), m.StoriesRemaining,
+			ago(m.Heartbeat, now), textline.OrDash(m.OwnerSession))
 		if m.PauseReason != "" {
-			fmt.Fprintf(w, " · paused: %s", cut(oneLineText(m.PauseReason), 80))
+			fmt.Fprintf(w, " · paused: %s", textline.Cut(textline.OneLine(m.PauseReason), 80))
 		}
 		fmt.Fprintln(w)
 	}
@@ -132,12 +133,3 @@ func ago(ts string, now time.Time) string {
 	}
 	return d.Round(time.Second).String() + " ago"
 }
-
-func orDashText(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }

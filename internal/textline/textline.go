@@ -1,0 +1,30 @@
+// Package textline shapes text for one line of terminal or table output.
+package textline
+
+import "strings"
+
+// Cut shortens s to at most width runes, ending a cut line with "…"; a
+// width below 1 leaves s as it is.
+func Cut(s string, width int) string {
+	if width < 1 {
+		return s
+	}
+	rs := []rune(s)
+	if len(rs) <= width {
+		return s
+	}
+	return string(rs[:width-1]) + "…"
+}
+
+// OneLine joins s's words with single spaces: newlines and runs of blanks go.
+func OneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// OrDash is s, or "—" when s is empty.
+func OrDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

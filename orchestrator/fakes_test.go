@@ -24,6 +24,8 @@ type fakeProject struct {
 	statusFile string
 	// repo, when set, sees MarkStoryDone write the status file and the story's files.
 	repo *fakeRepo
+	// afterDone, when set, runs after MarkStoryDone (a test kills the run there).
+	afterDone func(key string)
 }
 
 func newFakeProject(keys ...string) *fakeProject {
@@ -97,6 +99,9 @@ func (p *fakeProject) MarkStoryDone(key string) error {
 		if p.statusFile != "" {
 			p.repo.touch(p.statusFile)
 		}
+	}
+	if p.afterDone != nil {
+		p.afterDone(key)
 	}
 	return nil
 }
@@ -184,6 +189,10 @@ type fakeRepo struct {
 	tree    map[string]int
 	failN   int
 	findErr int
+	// refuse, when set and true, fails every commit (a killed run commits nothing).
+	refuse func() bool
+	// afterCommit, when set, runs after a commit (a test kills the run there).
+	afterCommit func(req CommitRequest)
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
@@ -233,6 +242,12 @@ func (r *fakeRepo) Find(_ context.Context, req CommitRequest) (string, bool, err
 func (r *fakeRepo) Commit(_ context.Context, req CommitRequest) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.refuse != nil && r.refuse() {
+		return "", fmt.Errorf("the process is dead")
+	}
+	if r.afterCommit != nil {
+		defer r.afterCommit(req)
+	}
 	if r.failN > 0 {
 		r.failN--
 		return "", fmt.Errorf("pre-commit hook failed")

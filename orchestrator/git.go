@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -108,6 +109,32 @@ func (g *Git) Prepare(ctx context.Context) error {
 	return nil
 }
 
+// excludeHeader opens story-automator's lines in .git/info/exclude.
+const excludeHeader = "# story-automator run state (never committed)"
+
+// dropWholeStateDir removes the line "/.story-automator/" that earlier
+// versions wrote under excludeHeader: it hid the user's workflow.yaml and
+// prompts too. It reports whether it removed one.
+func (g *Git) dropWholeStateDir(data []byte) ([]byte, bool) {
+	whole := "/" + StateDirName + "/"
+	var kept []string
+	inBlock, dropped := false, false
+	for _, l := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case t == excludeHeader:
+			inBlock = true
+		case t == "" || strings.HasPrefix(t, "#"):
+			inBlock = false
+		case inBlock && t == whole && !slices.Contains(g.StatePaths, StateDirName+"/"):
+			dropped = true
+			continue
+		}
+		kept = append(kept, l)
+	}
+	return []byte(strings.Join(kept, "\n")), dropped
+}
+
 // excludeState appends the state paths missing from .git/info/exclude.
 func (g *Git) excludeState(ctx context.Context) error {
 	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", "info/exclude")
@@ -118,10 +145,11 @@ func (g *Git) excludeState(ctx context.Context) error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(g.Root, path)
 	}
-	old, err := os.ReadFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
+	old, dropped := g.dropWholeStateDir(data)
 	have := map[string]bool{}
 	for _, l := range strings.Split(string(old), "\n") {
 		have[strings.TrimSpace(l)] = true
@@ -132,7 +160,7 @@ func (g *Git) excludeState(ctx context.Context) error {
 			add = append(add, line)
 		}
 	}
-	if len(add) == 0 {
+	if len(add) == 0 && !dropped {
 		return nil
 	}
 	var b bytes.Buffer
@@ -140,7 +168,9 @@ func (g *Git) excludeState(ctx context.Context) error {
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		b.WriteByte('\n')
 	}
-	b.WriteString("# story-automator run state (never committed)\n" + strings.Join(add, "\n") + "\n")
+	if len(add) > 0 {
+		b.WriteString(excludeHeader + "\n" + strings.Join(add, "\n") + "\n")
+	}
 	if err := atomicfile.EnsureDir(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -237,3 +237,24 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
+	root := gitRepo(t)
+	exclude := filepath.Join(root, ".git", "info", "exclude")
+	// What an earlier version wrote, after a line of the user's own.
+	write(t, exclude, "*.log\n# story-automator run state (never committed)\n/.story-automator/\n/.claude/.story-automator-active\n")
+	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := readTestFile(t, exclude)
+	want := "*.log\n# story-automator run state (never committed)\n/.claude/.story-automator-active\n" +
+		"# story-automator run state (never committed)\n/.story-automator/runs/\n"
+	if got != want {
+		t.Fatalf("info/exclude:\n%s\nwant:\n%s", got, want)
+	}
+	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
+	if status := mustGit(t, root, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(status, ".story-automator/workflow.yaml") {
+		t.Fatalf("the user's workflow.yaml is still hidden: %q", status)
+	}
+}

@@ -197,6 +197,7 @@ func TestReviewThatNeverPassesEscalatesAfterMaxCyclesAndResumeGetsAFreshBudget(t
 	if !slices.Equal(cycles, []int{1, 2, 3, 4, 5, 6, 7}) {
 		t.Fatalf("cycles after resume %v", cycles)
 	}
+
 	if got := h.steps.requests(); slices.Contains(got[5:], "1-1/dev#1@sim") || len(h.repo.committed()) != 1 {
 		t.Fatalf("resume redid verified steps: %v commits %v", got, h.repo.committed())
 	}
@@ -237,6 +238,25 @@ func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
 	}
 	if !strings.Contains(h.saved(res).Unit("1-1").Step(StepCommit).Note, "sha0") {
 		t.Fatalf("commit note %q", h.saved(res).Unit("1-1").Step(StepCommit).Note)
+	}
+}
+
+func TestACommitThatEscalatedIsCommittedOnResume(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.repo.failN = 3 // the first try and both retries
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	o := h.options()
+	o.Resume = true
+	res, err := h.run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := h.saved(res).Unit("1-1").Step(StepCommit)
+	if commit.Status != StatusVerified || commit.VerifyFirst || len(h.repo.committed()) != 1 {
+		t.Fatalf("commit step after resume %+v, commits %v", commit, h.repo.committed())
 	}
 }
 

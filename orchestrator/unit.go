@@ -183,7 +183,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note string) {
 	now := e.Clock.Now()
 	e.update(func(s *State) {
-		st.Status, st.VerifiedAt = StatusVerified, marker.Timestamp(now)
+		st.Status, st.VerifiedAt, st.VerifyFirst = StatusVerified, marker.Timestamp(now), false
 		if note != "" {
 			st.Note = note
 		}
@@ -197,7 +197,7 @@ func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note stri
 func (e *Engine) skip(u *Unit, st *StepState, why string) {
 	now := e.Clock.Now()
 	e.update(func(s *State) {
-		st.Status, st.Note = StatusSkipped, why
+		st.Status, st.Note, st.VerifyFirst = StatusSkipped, why, false
 		s.addLog(now, u.Dotted, st.Name, "skipped: "+why)
 	})
 	e.emit(Event{Kind: EventStepSkipped, Unit: u.Dotted, Step: st.Name, Reason: why})

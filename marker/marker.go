@@ -231,3 +231,16 @@ func OwnerFromEnv(getenv func(string) string) string {
 	}
 	return ""
 }
+
+// Pause stops the Stop hook from guarding the run and records why.
+func (m *Marker) Pause(reason string) {
+	m.Status = StatusPaused
+	m.PauseReason = reason
+}
+
+// Resume makes a paused run guarded again, with a fresh circuit-breaker count.
+func (m *Marker) Resume() {
+	m.Status = StatusActive
+	m.PauseReason = ""
+	m.StopHookBlocks = 0
+}

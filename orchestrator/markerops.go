@@ -162,8 +162,7 @@ func settleMarker(store *marker.Store, runID string, out Outcome, reason string,
 	case OutcomePaused:
 		// Paused by hand already: keep the human's reason.
 	default:
-		m.Status = marker.StatusPaused
-		m.PauseReason = strings.TrimSpace(string(out) + ": " + reason)
+		m.Pause(strings.TrimSpace(string(out) + ": " + reason))
 		m.Touch(c.Now())
 		_ = store.Write(m)
 	}

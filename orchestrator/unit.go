@@ -254,7 +254,7 @@ func (e *Engine) pauseMarker(reason string) {
 	now := e.Clock.Now()
 	_, err := e.Marker.Modify(context.Background(), func(m *marker.Marker) error {
 		if isRunsMarker(m, e.state.RunID) {
-			m.Status, m.PauseReason = marker.StatusPaused, reason
+			m.Pause(reason)
 			m.Touch(now)
 		}
 		return nil

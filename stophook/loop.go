@@ -150,8 +150,7 @@ func endLoop(next *marker.Marker, now time.Time, kind, why, notice string) Decis
 // An allowed stop is not a block, so the block count stays as it was.
 func pauseLoop(m, next *marker.Marker, now time.Time, kind, why, notice string) Decision {
 	next.StopHookBlocks = m.StopHookBlocks
-	next.Status = marker.StatusPaused
-	next.PauseReason = why
+	next.Pause(why)
 	return withLast(next, now, kind, why, &Output{SystemMessage: notice})
 }
 

@@ -327,11 +327,11 @@ func loopPause(c *cli.Context) error {
 		return err
 	}
 	return modifyLoop(c, func(m *marker.Marker) error {
-		m.Status = marker.StatusPaused
-		m.PauseReason = c.String("reason")
-		if m.PauseReason == "" {
-			m.PauseReason = "paused with `story-automator loop pause`"
+		reason := c.String("reason")
+		if reason == "" {
+			reason = "paused with `story-automator loop pause`"
 		}
+		m.Pause(reason)
 		return nil
 	})
 }
@@ -346,8 +346,8 @@ func loopResume(c *cli.Context) error {
 	}
 	now := envOf(c).Now()
 	return modifyLoop(c, func(m *marker.Marker) error {
-		m.Status, m.PauseReason = marker.StatusActive, ""
-		m.StopHookBlocks, m.Loop.NoProgressIterations = 0, 0
+		m.Resume()
+		m.Loop.NoProgressIterations = 0
 		// A fresh heartbeat: the pause is not a sign of a dead loop.
 		m.Touch(now)
 		if c.IsSet("max-iterations") {

@@ -53,7 +53,7 @@ func loopImport(c *cli.Context) error {
 	}
 	m := newLoopMarker(c, l, loopOwner(c, src.OwnerSession))
 	if src.Active != "true" {
-		m.Status, m.PauseReason = marker.StatusPaused, fmt.Sprintf("imported %s loop was %s", src.Format, src.Active)
+		m.Pause(fmt.Sprintf("imported %s loop was %s", src.Format, src.Active))
 	}
 	extra := map[string]any{"importedFrom": path, "format": src.Format}
 	return importAndRetire(c, m, warnings, extra, path)

@@ -171,8 +171,7 @@ func markerPause(c *cli.Context) error {
 		return err
 	}
 	return markerSet(c, func(m *marker.Marker) error {
-		m.Status = marker.StatusPaused
-		m.PauseReason = c.String("reason")
+		m.Pause(c.String("reason"))
 		return nil
 	})
 }
@@ -182,9 +181,7 @@ func markerResume(c *cli.Context) error {
 		return err
 	}
 	return markerSet(c, func(m *marker.Marker) error {
-		m.Status = marker.StatusActive
-		m.PauseReason = ""
-		m.StopHookBlocks = 0
+		m.Resume()
 		return nil
 	})
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,12 @@ import (
 func init() { register(stopHookCommand) }
 
 const stopHookName = "stop-hook"
+
+const stopHookHelp = `story-automator stop-hook: the Claude Code / Codex Stop hook.
+
+Reads the hook's JSON on stdin and prints nothing (the stop proceeds) or one JSON
+object ({"decision":"block","reason":…} or {"systemMessage":…}). Always exits 0.
+Install it with: story-automator hooks install`
 
 // stopHookCommand only documents the hook in --help: Run sends every
 // stop-hook call to runStopHook before the CLI framework sees it.
@@ -51,6 +58,12 @@ func runStopHook(args []string, s *Streams) (code int) {
 			code = 0
 		}
 	}()
+	for _, a := range args {
+		if a == "--help" || a == "-h" {
+			fmt.Fprintln(s.Out, stopHookHelp)
+			return 0
+		}
+	}
 	opts := hookOptions(args)
 	log := hookLogger(opts, s.Err)
 	root, ok := hookProjectRoot(opts[flagProjectRoot], s)

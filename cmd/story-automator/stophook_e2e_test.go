@@ -187,3 +187,17 @@ func TestHookProcessNeverFailsOnItsOwnProblems(t *testing.T) {
 		})
 	}
 }
+
+func TestStopHookHelpDoesNotWaitForStdin(t *testing.T) {
+	var out bytes.Buffer
+	s := testStreams(t.TempDir(), &out)
+	s.In = blockingReader{}
+	if code := Run([]string{"stop-hook", "--help"}, s); code != 0 || !strings.Contains(out.String(), "Always exits 0") {
+		t.Fatalf("%d %q", code, out.String())
+	}
+}
+
+// blockingReader fails the test's purpose loudly if anything reads it.
+type blockingReader struct{}
+
+func (blockingReader) Read([]byte) (int, error) { panic("stop-hook --help read stdin") }

@@ -29,10 +29,17 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
+# Each fuzz target in turn (go test -fuzz takes one target per run).
+FUZZ_TARGETS := stophook:FuzzDecodeInput stophook:FuzzAnalyzeResponse stophook:FuzzParseLoopFile \
+	stophook:FuzzScanControl marker:FuzzDecode stophook/settings:FuzzParse
+FUZZTIME ?= 20s
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeInput -fuzztime 20s ./stophook
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 20s ./marker
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 20s ./stophook/settings
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+	done
 
 clean:
 	rm -rf bin

@@ -19,8 +19,8 @@ type LoopState struct {
 	Prompt            string  `json:"prompt"`
 	Iteration         int     `json:"iteration"`
 	MaxIterations     int     `json:"maxIterations"`
-	CompletionPromise string  `json:"completionPromise,omitempty"`
-	ExitStrategy      string  `json:"exitStrategy,omitempty"`
+	CompletionPromise string  `json:"completionPromise"`
+	ExitStrategy      string  `json:"exitStrategy"`
 	FixPlan           string  `json:"fixPlan,omitempty"`
 	Advisor           string  `json:"advisor,omitempty"`
 	AdvisorTimeout    string  `json:"advisorTimeout,omitempty"`

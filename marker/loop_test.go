@@ -41,7 +41,8 @@ func TestLoopStateWithoutExtraEncodesPlainly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(b) != `{"prompt":"p","iteration":1,"maxIterations":2}` {
+	// SPEC §6 names completionPromise and exitStrategy: always present.
+	if string(b) != `{"prompt":"p","iteration":1,"maxIterations":2,"completionPromise":"","exitStrategy":""}` {
 		t.Fatal(string(b))
 	}
 }

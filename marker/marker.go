@@ -106,6 +106,9 @@ func Decode(data []byte) (*Marker, error) {
 			m.Extra[k] = v
 		}
 	}
+	if m.Version == 0 {
+		m.Version = SchemaVersion
+	}
 	if m.Mode == "" {
 		m.Mode = ModeStory
 	}

@@ -113,7 +113,7 @@ func TestUnknownFieldsAndLegacyMarker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Mode != ModeStory || m.Status != StatusActive || !m.Active() {
+	if m.Version != SchemaVersion || m.Mode != ModeStory || m.Status != StatusActive || !m.Active() {
 		t.Fatalf("legacy marker not an active story marker: %+v", m)
 	}
 	if _, err := s.Modify(ctx, func(m *Marker) error { m.StoriesRemaining = 3; return nil }); err != nil {

@@ -395,12 +395,12 @@ func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &Engine{Marker: store, Clock: h.clock, state: &State{RunID: "run-x"}}
-	e.heartbeat(context.Background(), "1.2", StepCommit, 2) // counted before another story finished
+	e.heartbeat(context.Background(), "1", "1.2", StepCommit, 2) // counted before another story finished
 	if m, err := store.Read(); err != nil || m.StoriesRemaining != 1 {
 		t.Fatalf("marker %+v %v", m, err)
 	}
-	e.heartbeat(context.Background(), "1.3", StepCommit, 0)
-	if m, _ := store.Read(); m.StoriesRemaining != 0 {
-		t.Fatalf("remaining %d, want 0", m.StoriesRemaining)
+	e.heartbeat(context.Background(), "1", "1.3", StepCommit, 0)
+	if m, _ := store.Read(); m.StoriesRemaining != 0 || m.Epic != "1" || m.CurrentStory != "1.3" {
+		t.Fatalf("remaining %d epic %q story %q, want 0, 1, 1.3", m.StoriesRemaining, m.Epic, m.CurrentStory)
 	}
 }

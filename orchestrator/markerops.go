@@ -119,7 +119,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		m.StoriesRemaining = st.StoriesRemaining()
 		m.StopHookBlocks = 0
 		if u := firstUnfinished(st); u != nil {
-			m.CurrentStory = u.Dotted
+			m.Epic, m.CurrentStory = u.Epic, u.Dotted
 			if s := u.CurrentStep(); s != nil {
 				m.CurrentStep = s.Name
 			}

@@ -190,7 +190,7 @@ func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note stri
 		s.addLog(now, u.Dotted, st.Name, "verified")
 	})
 	e.emit(Event{Kind: EventStepVerified, Unit: u.Dotted, Step: st.Name})
-	e.heartbeat(ctx, u.Dotted, st.Name, -1)
+	e.heartbeat(ctx, u.Epic, u.Dotted, st.Name, -1)
 }
 
 // skip records a step the story does not need.
@@ -283,21 +283,21 @@ func (e *Engine) unitFinished(ctx context.Context, u *Unit) {
 	})
 	e.emit(Event{Kind: EventUnitDone, Unit: u.Dotted, Done: done, Total: total})
 	if u.Kind == KindStory {
-		e.heartbeat(ctx, u.Dotted, StepCommit, remaining)
+		e.heartbeat(ctx, u.Epic, u.Dotted, StepCommit, remaining)
 	}
 }
 
 // heartbeat records verified progress in the marker (SPEC §3): a new
 // heartbeat, where the run is, and, when remaining ≥ 0, storiesRemaining.
 // A marker paused by hand stops the run after its current steps.
-func (e *Engine) heartbeat(ctx context.Context, story, step string, remaining int) {
+func (e *Engine) heartbeat(ctx context.Context, epic, story, step string, remaining int) {
 	if e.Marker == nil {
 		return
 	}
 	now := e.Clock.Now()
 	m, err := e.Marker.Modify(ctx, func(m *marker.Marker) error {
 		m.Touch(now)
-		m.CurrentStory, m.CurrentStep = story, step
+		m.Epic, m.CurrentStory, m.CurrentStep = epic, story, step
 		if remaining >= 0 {
 			// Parallel stories report counts taken at different moments: a
 			// stale, higher count never overwrites a newer one.

@@ -194,7 +194,11 @@ func withLast(next *marker.Marker, now time.Time, kind, why string, out *Output)
 
 func storyBlockReason(m *marker.Marker) string {
 	var b strings.Builder
-	b.WriteString("A story-automation run is in progress and this session owns it, so it must not stop yet.")
+	if m.OwnerSession != "" {
+		b.WriteString("A story-automation run is in progress and this session owns it, so it must not stop yet.")
+	} else {
+		b.WriteString("A story-automation run is in progress and its marker names no owner, so every session of this project is kept working (`story-automator marker claim` makes one session the owner).")
+	}
 	where := []string{}
 	if m.Epic != "" {
 		where = append(where, "epic "+m.Epic)

@@ -235,3 +235,13 @@ func TestAttachIsInteractiveAndUnnested(t *testing.T) {
 		t.Fatalf("%+v", call)
 	}
 }
+
+func TestListPanesOfAnExitingServerIsEmpty(t *testing.T) {
+	for _, stderr := range []string{"no current target", "no server running on /tmp/tmux-0/s"} {
+		c, _ := fakeClient("s", func(FakeCall) FakeResult { return FakeResult{Stderr: stderr, Exit: 1} })
+		panes, err := c.ListPanes(context.Background())
+		if err != nil || len(panes) != 0 {
+			t.Fatalf("%q: %v %v", stderr, panes, err)
+		}
+	}
+}

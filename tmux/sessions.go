@@ -69,7 +69,9 @@ const paneFormat = "#{session_name}\t#{pane_id}\t#{pane_pid}\t#{pane_dead}\t#{se
 // ListPanes lists every pane on the server; no server is an empty list.
 func (c *Client) ListPanes(ctx context.Context) ([]Pane, error) {
 	out, err := c.run(ctx, Command{Args: []string{"list-panes", "-a", "-F", paneFormat}})
-	if errors.Is(err, ErrNoServer) {
+	// A server that is exiting as its last session ends answers "no current
+	// target": there is nothing to list, as with no server at all.
+	if errors.Is(err, ErrNoServer) || errors.Is(err, ErrNoSession) {
 		return nil, nil
 	}
 	if err != nil {

@@ -93,6 +93,13 @@ func TestMarkerCommands(t *testing.T) {
 	}
 }
 
+func TestMarkerCreateWithNothingRemainingGuardsNothing(t *testing.T) {
+	root := t.TempDir()
+	if res, code := runCLI(t, root, "marker", "create", "--remaining", "0", "--owner-session", "o"); code != 0 || res["ok"] != true {
+		t.Fatalf("create --remaining 0: %d %v", code, res)
+	}
+}
+
 func TestMarkerCreateOwnerFromEnvironment(t *testing.T) {
 	root := t.TempDir()
 	var out bytes.Buffer
@@ -113,7 +120,7 @@ func TestUsageErrorsExitTwoWithJSONAndStderr(t *testing.T) {
 		{"marker", "create", "--remaining", "many"},
 		{"marker", "create", "--bogus"},
 		{"marker", "create", "--epic", "1"},
-		{"marker", "create", "--remaining", "0"},
+		{"marker", "create", "--remaining", "-1"},
 		{"marker", "heartbeat", "--remaining", "-3"},
 		{"marker", "show", "extra"},
 		{"marker", "nope"},

@@ -92,10 +92,13 @@ func markerCreate(c *cli.Context) error {
 	if mode != marker.ModeStory && mode != marker.ModeLoop {
 		return usageError("--mode must be story or loop, got %q", mode)
 	}
-	if mode == marker.ModeStory && c.Int("remaining") < 1 {
-		// A story marker with nothing remaining guards nothing; creating one
-		// (worse, with --force over a live run) would silently drop the guard.
-		return usageError("--remaining must be at least 1 for a story run")
+	if mode == marker.ModeStory && !c.IsSet("remaining") {
+		// Without it the marker would guard nothing (0 = nothing to guard):
+		// a forgotten flag must not silently drop the guard of a live run.
+		return usageError("marker create needs --remaining N for a story run")
+	}
+	if c.Int("remaining") < 0 {
+		return usageError("--remaining must not be negative")
 	}
 	if c.Int("pid") < 0 {
 		return usageError("--pid must not be negative")

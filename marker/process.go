@@ -15,12 +15,15 @@ func ProcessAlive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	err := syscall.Kill(pid, 0)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
+	b, readErr := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if readErr != nil {
+		// EPERM from kill means the process exists; /proc may hide another
+		// user's processes (hidepid), so a failed read then proves nothing.
+		return err != nil || !errors.Is(readErr, os.ErrNotExist)
 	}
 	// The state letter follows the command name, which ends at the last ')'.
 	i := bytes.LastIndexByte(b, ')')

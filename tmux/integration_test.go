@@ -39,13 +39,14 @@ func TestRealServerLifecycle(t *testing.T) {
 	// The argument ending in ';' would be a tmux separator; here it is not
 	// user text, so use a harmless one and check argv arrives as given.
 	pane, err := c.NewSession(ctx, tmux.NewSessionSpec{Name: "one", Width: 120, Height: 30,
-		Argv: []string{"/bin/sh", "-c", `printf '%s|%s' "$1" "$2" > "$3"; exec cat`, "sh", "a b", "$(x) `y`", got}})
+		Argv: []string{"/bin/sh", "-c", `printf '%s|%s' "$1" "$2" > "$3.tmp" && mv "$3.tmp" "$3"; exec cat`, "sh", "a b", "$(x) `y`", got}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !tmux.ValidPaneID(pane) {
 		t.Fatalf("pane id %q", pane)
 	}
+	// The shell renames the file into place once written, so it is whole when seen.
 	waitFor(t, "argv file", func() bool { _, err := os.Stat(got); return err == nil })
 	b, _ := os.ReadFile(got)
 	if string(b) != "a b|$(x) `y`" {

@@ -116,7 +116,7 @@ const excludeHeader = "# story-automator run state (never committed)"
 // versions wrote under excludeHeader: it hid the user's workflow.yaml and
 // prompts too. It reports whether it removed one.
 func (g *Git) dropWholeStateDir(data []byte) ([]byte, bool) {
-	whole := "/" + StateDirName + "/"
+	whole := "/" + g.prefix + StateDirName + "/"
 	var kept []string
 	inBlock, dropped := false, false
 	for _, l := range strings.Split(string(data), "\n") {
@@ -156,7 +156,7 @@ func (g *Git) excludeState(ctx context.Context) error {
 	}
 	var add []string
 	for _, p := range g.StatePaths {
-		if line := "/" + p; !have[line] {
+		if line := "/" + g.prefix + p; !have[line] { // exclude lines are anchored at the repository's top
 			add = append(add, line)
 		}
 	}
@@ -348,7 +348,8 @@ func (g *Git) stageContent(ctx context.Context, env []string, path string, data 
 	if err != nil {
 		return err
 	}
-	_, err = g.gitEnv(ctx, env, nil, "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(out)+","+path)
+	// --cacheinfo takes the path from the repository's top, not from -C's directory.
+	_, err = g.gitEnv(ctx, env, nil, "update-index", "--add", "--cacheinfo", "100644,"+strings.TrimSpace(out)+","+g.prefix+path)
 	return err
 }
 

@@ -258,3 +258,52 @@ func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
 		t.Fatalf("the user's workflow.yaml is still hidden: %q", status)
 	}
 }
+
+// subdirProject makes a repository whose project is its subdirectory "project".
+func subdirProject(t *testing.T) (repo, root string) {
+	t.Helper()
+	repo = gitRepo(t)
+	root = filepath.Join(repo, "project")
+	write(t, filepath.Join(root, "status.yaml"), "a: backlog\n")
+	mustGit(t, repo, "add", "-A")
+	mustGit(t, repo, "commit", "-q", "-m", "init")
+	return repo, root
+}
+
+func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
+	repo, root := subdirProject(t)
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"},
+		Contents: map[string][]byte{"status.yaml": []byte("a: done\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := strings.Fields(mustGit(t, repo, "show", "--name-only", "--format=", sha))
+	if !slices.Equal(files, []string{"project/status.yaml"}) {
+		t.Fatalf("committed files %v", files)
+	}
+	if got := mustGit(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
+		t.Fatalf("committed %q", got)
+	}
+}
+
+func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
+	repo, root := subdirProject(t)
+	exclude := filepath.Join(repo, ".git", "info", "exclude")
+	write(t, exclude, "# story-automator run state (never committed)\n/project/.story-automator/\n")
+	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
+	write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
+	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
+	status := mustGit(t, repo, "status", "--porcelain", "--untracked-files=all")
+	if status != "?? project/.story-automator/workflow.yaml\n" {
+		t.Fatalf("status %q: the state must be excluded, the user's workflow.yaml not\n%s", status, readTestFile(t, exclude))
+	}
+}

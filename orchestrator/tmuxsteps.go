@@ -95,7 +95,9 @@ func (t *TmuxSteps) Configure(cfg RunConfig) error {
 	return nil
 }
 
-// VerifyStep runs the step's verifier once, with no session.
+// VerifyStep runs the step's verifier once, with no session. A step whose
+// verifiers are all session_exit is never verified this way: without a
+// session that completed, they prove nothing.
 func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, string, error) {
 	key, err := stepKey(req)
 	if err != nil {
@@ -105,8 +107,32 @@ func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, stri
 	if err != nil {
 		return false, "", err
 	}
+	if only, err := t.onlySessionExit(req.Step); err != nil || only {
+		return false, "session_exit needs a session that completed", err
+	}
 	r := check.Verify(ctx)
 	return r.Verified && r.Err == nil, r.Detail, r.Err
+}
+
+// onlySessionExit reports whether every verifier of the step is session_exit.
+func (t *TmuxSteps) onlySessionExit(step string) (bool, error) {
+	pol := t.Policy
+	if pol == nil {
+		var err error
+		if pol, err = workflows.LoadPolicy(t.Project.Root); err != nil {
+			return false, err
+		}
+	}
+	s, err := pol.Step(step)
+	if err != nil {
+		return false, err
+	}
+	for _, v := range s.Verifiers {
+		if v != workflows.VerifySessionExit {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // CloseSession kills a child session (one already gone is not an error)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
+	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
@@ -61,5 +64,37 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 	case <-exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the closed session's agent still runs")
+	}
+}
+
+func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := BMADProject{P: p}.EpicStories("1")
+	if err != nil || len(stories) == 0 {
+		t.Fatalf("%v %v", stories, err)
+	}
+	pol := workflows.DefaultPolicy()
+	if got := pol.Steps[StepAutomate].Verifiers; !slices.Equal(got, []string{workflows.VerifySessionExit}) {
+		t.Fatalf("automate verifiers %v: the test needs session_exit alone", got)
+	}
+	ts := &TmuxSteps{Project: p, Policy: pol}
+	req := StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: StepAutomate}
+	if ok, detail, err := ts.VerifyStep(context.Background(), req); ok || err != nil {
+		t.Fatalf("automate verified with no session: %v %q %v", ok, detail, err)
+	}
+	// A step with a verifier that reads the files is still checked.
+	pol.Steps[StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
+	if err := (BMADProject{P: p}).MarkStoryDone(stories[0].Key); err != nil {
+		t.Fatal(err)
+	}
+	if ok, detail, err := ts.VerifyStep(context.Background(), req); !ok || err != nil {
+		t.Fatalf("a step whose story file exists was not verified: %v %q %v", ok, detail, err)
 	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -391,7 +392,7 @@ func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
 	h := newHarness(t, "1-1")
 	store := h.store()
 	if _, err := store.Create(context.Background(), &marker.Marker{Version: 1, Mode: marker.ModeStory,
-		Status: marker.StatusActive, StoriesRemaining: 1}, false); err != nil {
+		Status: marker.StatusActive, StoriesRemaining: 1, StateFile: "/p/.story-automator/runs/run-x.md"}, false); err != nil {
 		t.Fatal(err)
 	}
 	e := &Engine{Marker: store, Clock: h.clock, state: &State{RunID: "run-x"}}
@@ -402,5 +403,31 @@ func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
 	e.heartbeat(context.Background(), "1", "1.3", StepCommit, 0)
 	if m, _ := store.Read(); m.StoriesRemaining != 0 || m.Epic != "1" || m.CurrentStory != "1.3" {
 		t.Fatalf("remaining %d epic %q story %q, want 0, 1, 1.3", m.StoriesRemaining, m.Epic, m.CurrentStory)
+	}
+}
+
+func TestHeartbeatLeavesAMarkerThatIsNotTheRunsAlone(t *testing.T) {
+	h := newHarness(t, "1-1")
+	store := h.store()
+	for _, other := range []*marker.Marker{
+		{Version: 1, Mode: marker.ModeLoop, Status: marker.StatusActive, StoriesRemaining: 3}, // a loop started with --replace
+		{Version: 1, Mode: marker.ModeStory, Status: marker.StatusPaused, StoriesRemaining: 3, StateFile: "/p/.story-automator/runs/run-y.md"},
+	} {
+		if _, err := store.Create(context.Background(), other, true); err != nil {
+			t.Fatal(err)
+		}
+		before, err := store.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := &Engine{Marker: store, Clock: h.clock, state: &State{RunID: "run-x"}}
+		e.heartbeat(context.Background(), "1", "1.1", StepCommit, 0)
+		after, err := store.Read()
+		if err != nil || !reflect.DeepEqual(before, after) {
+			t.Fatalf("another run's marker was changed:\nbefore %+v\nafter  %+v (%v)", before, after, err)
+		}
+		if e.halting.Load() {
+			t.Fatal("another run's paused marker stopped this run")
+		}
 	}
 }

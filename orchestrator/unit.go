@@ -246,6 +246,9 @@ func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
 	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
 }
 
+// errNotRunsMarker makes a marker update write nothing: the marker is not this run's.
+var errNotRunsMarker = errors.New("the marker is not this run's")
+
 // pauseMarker pauses the run's marker with a reason.
 func (e *Engine) pauseMarker(reason string) {
 	if e.Marker == nil {
@@ -289,13 +292,18 @@ func (e *Engine) unitFinished(ctx context.Context, u *Unit) {
 
 // heartbeat records verified progress in the marker (SPEC §3): a new
 // heartbeat, where the run is, and, when remaining ≥ 0, storiesRemaining.
-// A marker paused by hand stops the run after its current steps.
+// A marker paused by hand stops the run after its current steps. A marker
+// that is not this run's (another run's, or a loop started with --replace)
+// is left alone.
 func (e *Engine) heartbeat(ctx context.Context, epic, story, step string, remaining int) {
 	if e.Marker == nil {
 		return
 	}
 	now := e.Clock.Now()
 	m, err := e.Marker.Modify(ctx, func(m *marker.Marker) error {
+		if !isRunsMarker(m, e.state.RunID) {
+			return errNotRunsMarker
+		}
 		m.Touch(now)
 		m.Epic, m.CurrentStory, m.CurrentStep = epic, story, step
 		if remaining >= 0 {
@@ -305,6 +313,9 @@ func (e *Engine) heartbeat(ctx context.Context, epic, story, step string, remain
 		}
 		return nil
 	})
+	if errors.Is(err, errNotRunsMarker) {
+		return
+	}
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("heartbeat: cannot update the marker")
 		if errors.Is(err, marker.ErrNotFound) {

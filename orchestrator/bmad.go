@@ -14,6 +14,9 @@ import (
 // BMADProject is the Project view of a BMAD project on disk.
 type BMADProject struct {
 	P *workflows.Project
+	// beforeEpicSync, when set, runs between reading an epic's stories and
+	// updating the epic's entry (tests use it to race a parallel story).
+	beforeEpicSync func()
 }
 
 var _ Project = BMADProject{}
@@ -154,19 +157,37 @@ func (b BMADProject) MarkStoryDone(key string) error {
 	return b.syncEpicStatus(k.Epic)
 }
 
+// syncEpicStatus sets the epic's entry from its stories' entries as read
+// under the sprint-status lock, so parallel stories finishing together leave
+// the epic done. A story without an entry counts as its story file says.
 func (b BMADProject) syncEpicStatus(epic string) error {
 	stories, err := b.EpicStories(epic)
 	if err != nil {
 		return err
 	}
-	want := workflows.StatusDone
+	done := map[string]bool{}
 	for _, s := range stories {
-		if s.Status != workflows.StatusDone {
-			want = workflows.StatusInProgress
+		if k, err := workflows.ParseStoryKey(s.Key); err == nil {
+			done[k.String()] = s.Status == workflows.StatusDone
 		}
 	}
+	if b.beforeEpicSync != nil {
+		b.beforeEpicSync()
+	}
 	err = b.P.UpdateSprintStatus(func(ss *workflows.SprintStatus) error {
-		for _, e := range ss.Entries() {
+		entries := ss.Entries()
+		for _, e := range entries {
+			if e.IsStory() && e.Story.Epic == epic {
+				done[e.Story.String()] = done[e.Story.String()] || workflows.NormalizeStatus(e.Status) == workflows.StatusDone
+			}
+		}
+		want := workflows.StatusDone
+		for _, d := range done {
+			if !d {
+				want = workflows.StatusInProgress
+			}
+		}
+		for _, e := range entries {
 			if e.Key == "epic-"+epic && workflows.NormalizeStatus(e.Status) != want {
 				return ss.Set(e.Key, want)
 			}

@@ -127,3 +127,41 @@ func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
 		t.Fatalf("never committed: the whole file is the unit's: %v\n%s", err, whole)
 	}
 }
+
+func TestParallelStoriesFinishingTogetherLeaveTheEpicDone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := BMADProject{P: p}.EpicStories("1")
+	if err != nil || len(stories) < 2 {
+		t.Fatalf("%v %v", stories, err)
+	}
+	for _, s := range stories[:len(stories)-2] {
+		if err := (BMADProject{P: p}).MarkStoryDone(s.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := stories[len(stories)-2].Key, stories[len(stories)-1].Key
+	// Story a has read its epic's stories (b not done yet) when b finishes
+	// entirely; a's epic update comes last.
+	racing := BMADProject{P: p, beforeEpicSync: func() {
+		if err := (BMADProject{P: p}).MarkStoryDone(b); err != nil {
+			t.Error(err)
+		}
+	}}
+	if err := racing.MarkStoryDone(a); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(p.ArtifactsDir, workflows.SprintStatusFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "epic-1: done") {
+		t.Fatalf("every story is done but the epic is not:\n%s", data)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -139,10 +140,14 @@ func (t *TmuxSteps) onlySessionExit(step string) (bool, error) {
 // and waits until its runner and agent processes are gone, so no agent of a
 // closed session still edits the project while its step runs again. A
 // process still alive after CloseWait (default 5s) is killed with SIGKILL.
+// The recorded pids are only trusted while tmux still had the session or the
+// process's environment names the session: after a reboot, or days later, a
+// pid may belong to an unrelated process.
 func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	err := t.Tmux.KillSession(kctx, name)
+	found := err == nil
 	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
 		err = nil
 	}
@@ -150,11 +155,16 @@ func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 	if rerr != nil {
 		return err // no state file: nothing was started
 	}
+	var pids []int
+	for _, pid := range []int{st.AgentPid, st.PanePid} {
+		if pid > 0 && (found || inSession(pid, name)) {
+			pids = append(pids, pid)
+		}
+	}
 	wait := t.CloseWait
 	if wait <= 0 {
 		wait = 5 * time.Second
 	}
-	pids := []int{st.AgentPid, st.PanePid}
 	if !waitGone(ctx, pids, wait) {
 		for _, pid := range pids {
 			if marker.ProcessAlive(pid) {
@@ -166,6 +176,22 @@ func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 		}
 	}
 	return err
+}
+
+// inSession reports whether the process's environment names the session
+// (readable for our own processes); an unreadable one does not.
+func inSession(pid int, name string) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	want := marker.EnvSession + "=" + name
+	for _, kv := range strings.Split(string(data), "\x00") {
+		if kv == want {
+			return true
+		}
+	}
+	return false
 }
 
 // waitGone polls until none of pids is alive, for at most d; it reports

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -96,5 +98,52 @@ func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	}
 	if ok, detail, err := ts.VerifyStep(context.Background(), req); !ok || err != nil {
 		t.Fatalf("a step whose story file exists was not verified: %v %q %v", ok, detail, err)
+	}
+}
+
+// goneTmux answers every tmux call as a server that has no such session.
+type goneTmux struct{}
+
+func (goneTmux) Run(context.Context, tmux.Command) ([]byte, []byte, error) {
+	return nil, []byte("can't find session: sa-1-1-dev-1"), errors.New("exit status 1")
+}
+
+// startSleeper starts a long sleep with the given environment; it reports on
+// the returned channel when it has exited (and been reaped).
+func startSleeper(t *testing.T, env []string) (int, <-chan struct{}) {
+	t.Helper()
+	p := exec.Command("sleep", "600")
+	p.Env = env
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = p.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = p.Process.Kill(); <-exited })
+	return p.Process.Pid, exited
+}
+
+func TestCloseSessionOfAGoneSessionKillsOnlyItsOwnProcesses(t *testing.T) {
+	const name = "sa-1-1-dev-1"
+	stranger, _ := startSleeper(t, []string{"PATH=" + os.Getenv("PATH")}) // took over an old pid after a reboot
+	ours, oursExited := startSleeper(t, []string{"PATH=" + os.Getenv("PATH"), marker.EnvSession + "=" + name})
+	dir := t.TempDir()
+	if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
+		st.PanePid, st.AgentPid = stranger, ours
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ts := &TmuxSteps{Tmux: &tmux.Client{Exec: goneTmux{}}, StateDir: dir, CloseWait: 50 * time.Millisecond}
+	if err := ts.CloseSession(context.Background(), name); err != nil {
+		t.Fatal(err)
+	}
+	if !marker.ProcessAlive(stranger) {
+		t.Fatal("a process that is not the session's was killed")
+	}
+	select { // reaping our child takes a moment; an agent left running never ends
+	case <-oursExited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gone session's own agent still runs")
 	}
 }

@@ -77,6 +77,9 @@ type Git struct {
 	env []string
 	// prefix is the project root's path inside the repository ("" at its top, else "sub/dir/").
 	prefix string
+	// beforeCommit, when set, runs between building the commit's index and
+	// `git commit` (tests use it to commit from another process there).
+	beforeCommit func()
 }
 
 // commitTimeout bounds a commit, which runs to its end even when the run is
@@ -276,6 +279,13 @@ func hasValue(values, want string) bool {
 // commit is built in a temporary index, so the user's hooks run as usual, and
 // the real index then follows HEAD on the committed paths. It runs to its end
 // even when ctx is cancelled (bounded by commitTimeout).
+//
+// The temporary index starts from HEAD as read before `git commit` runs; a
+// commit another process makes in between becomes our commit's parent while
+// our tree still lacks its changes. Commit then rebuilds its tree on that
+// parent and swaps HEAD with a compare-and-swap (update-ref), so their change
+// survives; when HEAD moved on again meanwhile it fails rather than rewrite
+// their history.
 func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
@@ -291,37 +301,98 @@ func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 			spec = append(spec, ":(literal)"+p)
 		}
 	}
-	index, err := g.tempIndex(ctx)
+	base := g.revision(ctx, "HEAD")
+	index, err := g.buildIndex(ctx, base, spec, req.Contents)
 	if err != nil {
 		return "", err
 	}
 	defer os.Remove(index)
+	if g.beforeCommit != nil {
+		g.beforeCommit()
+	}
 	env := []string{"GIT_INDEX_FILE=" + index}
-	if len(spec) > 0 {
-		if _, err := g.gitEnv(ctx, env, nil, append([]string{"add", "-A", "--"}, spec...)...); err != nil {
+	if _, err := g.gitEnv(ctx, env, strings.NewReader(commitMessage(req)), "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
+		return "", err
+	}
+	sha := g.revision(ctx, "HEAD")
+	if parent := g.revision(ctx, "HEAD^"); parent != base {
+		if sha, err = g.rebuildOn(ctx, sha, parent, spec, req.Contents); err != nil {
 			return "", err
 		}
 	}
 	for _, p := range sortedKeys(req.Contents) {
-		if err := g.stageContent(ctx, env, p, req.Contents[p]); err != nil {
-			return "", err
-		}
 		spec = append(spec, ":(literal)"+p)
 	}
-	if _, err := g.gitEnv(ctx, env, strings.NewReader(commitMessage(req)), "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
-		return "", err
-	}
-	out, err := g.git(ctx, nil, "rev-parse", "HEAD")
-	sha := strings.TrimSpace(out)
-	if err == nil && len(spec) > 0 {
+	if len(spec) > 0 {
 		_, err = g.git(ctx, nil, append([]string{"reset", "-q", "--"}, spec...)...)
 	}
 	return sha, err
 }
 
-// tempIndex makes an index holding HEAD's tree (empty before the first
-// commit) and returns its path.
-func (g *Git) tempIndex(ctx context.Context) (string, error) {
+// rebuildOn replaces our commit sha, whose parent another process committed
+// after our tree was taken, by one with the same message whose tree is the
+// parent's plus our paths, moving HEAD from sha to it only if HEAD is still sha.
+func (g *Git) rebuildOn(ctx context.Context, sha, parent string, spec []string, contents map[string][]byte) (string, error) {
+	index, err := g.buildIndex(ctx, parent, spec, contents)
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(index)
+	tree, err := g.gitEnv(ctx, []string{"GIT_INDEX_FILE=" + index}, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	msg, err := g.git(ctx, nil, "log", "-1", "--format=%B", sha)
+	if err != nil {
+		return "", err
+	}
+	fixed, err := g.git(ctx, strings.NewReader(msg), "commit-tree", strings.TrimSpace(tree), "-p", parent, "-F", "-")
+	if err != nil {
+		return "", err
+	}
+	fixed = strings.TrimSpace(fixed)
+	if _, err := g.git(ctx, nil, "update-ref", "-m", "story-automator: rebuild on "+parent, "HEAD", fixed, sha); err != nil {
+		return "", fmt.Errorf("HEAD moved while committing, on top of a commit that lacks %s's changes: %w", parent, err)
+	}
+	return fixed, nil
+}
+
+// revision resolves a revision to its sha, "" when it does not exist.
+func (g *Git) revision(ctx context.Context, rev string) string {
+	out, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// buildIndex makes a temporary index holding base's tree (empty for ""),
+// the work tree's version of the spec's paths and contents' data, and
+// returns its path.
+func (g *Git) buildIndex(ctx context.Context, base string, spec []string, contents map[string][]byte) (string, error) {
+	index, err := g.tempIndex(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	env := []string{"GIT_INDEX_FILE=" + index}
+	if len(spec) > 0 {
+		if _, err := g.gitEnv(ctx, env, nil, append([]string{"add", "-A", "--"}, spec...)...); err != nil {
+			os.Remove(index)
+			return "", err
+		}
+	}
+	for _, p := range sortedKeys(contents) {
+		if err := g.stageContent(ctx, env, p, contents[p]); err != nil {
+			os.Remove(index)
+			return "", err
+		}
+	}
+	return index, nil
+}
+
+// tempIndex makes an index holding base's tree (empty for "") and returns
+// its path.
+func (g *Git) tempIndex(ctx context.Context, base string) (string, error) {
 	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", "story-automator-index")
 	if err != nil {
 		return "", err
@@ -331,8 +402,8 @@ func (g *Git) tempIndex(ctx context.Context) (string, error) {
 		index = filepath.Join(g.Root, index)
 	}
 	_ = os.Remove(index)
-	tree := []string{"read-tree", "HEAD"}
-	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
+	tree := []string{"read-tree", base}
+	if base == "" {
 		tree = []string{"read-tree", "--empty"}
 	}
 	if _, err := g.gitEnv(ctx, []string{"GIT_INDEX_FILE=" + index}, nil, tree...); err != nil {

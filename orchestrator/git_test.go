@@ -307,3 +307,45 @@ func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
 		t.Fatalf("status %q: the state must be excluded, the user's workflow.yaml not\n%s", status, readTestFile(t, exclude))
 	}
 }
+
+func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
+	repo, root := subdirProject(t)
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "mine.go"), "package mine\n")
+	theirs := ""
+	g.beforeCommit = func() { // another process commits after our index was built
+		write(t, filepath.Join(repo, "theirs.txt"), "theirs\n")
+		mustGit(t, repo, "add", "theirs.txt")
+		mustGit(t, repo, "commit", "-q", "-m", "theirs")
+		theirs = strings.TrimSpace(mustGit(t, repo, "rev-parse", "HEAD"))
+	}
+	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"},
+		Paths: []string{"mine.go"}, Contents: map[string][]byte{"status.yaml": []byte("a: done\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head := strings.TrimSpace(mustGit(t, repo, "rev-parse", "HEAD")); head != sha {
+		t.Fatalf("HEAD %s, commit %s", head, sha)
+	}
+	if parent := strings.TrimSpace(mustGit(t, repo, "rev-parse", sha+"^")); parent != theirs {
+		t.Fatalf("parent %s, want their commit %s", parent, theirs)
+	}
+	files := strings.Fields(mustGit(t, repo, "ls-tree", "-r", "--name-only", sha))
+	if !slices.Equal(files, []string{"project/mine.go", "project/status.yaml", "theirs.txt"}) {
+		t.Fatalf("tree of our commit %v: their change was undone", files)
+	}
+	if got := mustGit(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
+		t.Fatalf("committed %q", got)
+	}
+	if msg := mustGit(t, repo, "log", "-1", "--format=%B", sha); !strings.Contains(msg, trailerStory+": 1-1") {
+		t.Fatalf("message %q", msg)
+	}
+	// The work tree keeps its own status.yaml; the index follows HEAD.
+	if got := mustGit(t, repo, "status", "--porcelain"); got != " M project/status.yaml\n" {
+		t.Fatalf("status after the commit %q: the index must follow HEAD", got)
+	}
+}

@@ -11,7 +11,9 @@ import (
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
-func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
+// sampleProject opens a fresh copy of the embedded sample BMAD project.
+func sampleProject(t *testing.T) *workflows.Project {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "p")
 	if err := sample.WriteSample(dir); err != nil {
 		t.Fatal(err)
@@ -20,6 +22,11 @@ func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
+	p := sampleProject(t)
 	b := BMADProject{P: p}
 	epicStatus := func() string {
 		data, _ := os.ReadFile(filepath.Join(p.ArtifactsDir, workflows.SprintStatusFile))
@@ -51,14 +58,7 @@ func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
 }
 
 func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p")
-	if err := sample.WriteSample(dir); err != nil {
-		t.Fatal(err)
-	}
-	p, err := workflows.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := sampleProject(t)
 	story := filepath.Join(p.ArtifactsDir, "1-2-greet-by-name.md")
 	text := "# Story 1.2\n\nStatus: review\n\n## Dev Agent Record\n\n### File List\n\n- `src/name.go` (new)\n- src/name_test.go\n- ../outside.go\n\n" +
 		"## Senior Developer Review (AI)\n\n- not/a/file.go\n"
@@ -77,14 +77,7 @@ func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
 }
 
 func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p")
-	if err := sample.WriteSample(dir); err != nil {
-		t.Fatal(err)
-	}
-	p, err := workflows.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := sampleProject(t)
 	b := BMADProject{P: p}
 	if got := b.StatusFile(); got != "_bmad-output/implementation-artifacts/sprint-status.yaml" {
 		t.Fatalf("status file %s", got)
@@ -129,14 +122,7 @@ func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
 }
 
 func TestParallelStoriesFinishingTogetherLeaveTheEpicDone(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p")
-	if err := sample.WriteSample(dir); err != nil {
-		t.Fatal(err)
-	}
-	p, err := workflows.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := sampleProject(t)
 	stories, err := BMADProject{P: p}.EpicStories("1")
 	if err != nil || len(stories) < 2 {
 		t.Fatalf("%v %v", stories, err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
-	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
@@ -70,14 +68,7 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 }
 
 func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "p")
-	if err := sample.WriteSample(dir); err != nil {
-		t.Fatal(err)
-	}
-	p, err := workflows.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := sampleProject(t)
 	stories, err := BMADProject{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
 		t.Fatalf("%v %v", stories, err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -27,7 +28,9 @@ func Acquire(ctx context.Context, path string, wait time.Duration) (func(), erro
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Errorf("lock %s: refusing a symlinked lock file", path)
 	}
-	fl := flock.New(path, flock.SetPermissions(0o600))
+	// newLock opens with O_NOFOLLOW, closing the window between the Lstat
+	// above and the open: a symlink swapped in meanwhile is refused, not followed.
+	fl := newLock(path)
 	ok, err := fl.TryLock()
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
@@ -54,4 +57,9 @@ func Acquire(ctx context.Context, path string, wait time.Duration) (func(), erro
 		}
 	}()
 	return nil, fmt.Errorf("%w: %s after %s", ErrTimeout, path, wait)
+}
+
+// newLock opens lock files 0600 and never through a symlink (O_NOFOLLOW).
+func newLock(path string) *flock.Flock {
+	return flock.New(path, flock.SetPermissions(0o600), flock.SetFlag(os.O_CREATE|os.O_RDONLY|syscall.O_NOFOLLOW))
 }

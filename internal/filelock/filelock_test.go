@@ -60,3 +60,16 @@ func TestAcquireHonoursContext(t *testing.T) {
 		t.Fatalf("cancelled wait: %v", err)
 	}
 }
+
+func TestAcquireNeverFollowsASymlinkEvenPastTheCheck(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, nil, 0o600)
+	p := filepath.Join(dir, "x.lock")
+	os.Symlink(target, p)
+	// Open directly as Acquire would after its Lstat: the flag alone refuses.
+	fl := newLock(p)
+	if ok, err := fl.TryLock(); err == nil || ok {
+		t.Fatalf("a symlinked lock file was opened: %v %v", ok, err)
+	}
+}

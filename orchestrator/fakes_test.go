@@ -367,3 +367,22 @@ func (h *harness) saved(res *Result) *State {
 	}
 	return st
 }
+
+// runThenRewindToCommit runs story 1-1 to the end, then rewrites the state
+// document to "commit running", as a run killed between its commit and
+// saving the state would have left it.
+func (h *harness) runThenRewindToCommit() *Result {
+	h.t.Helper()
+	h.project.retro["1"] = true
+	res, err := h.run(context.Background(), h.options())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	st := h.saved(res)
+	u := st.Unit("1-1")
+	u.Status, u.Step(StepCommit).Status, st.Status = StatusRunning, StatusRunning, RunRunning
+	if err := SaveState(res.StatePath, st); err != nil {
+		h.t.Fatal(err)
+	}
+	return res
+}

@@ -98,18 +98,8 @@ func TestResumeAfterKillRedoesOnlyTheUnverifiedStepAndClosesItsSession(t *testin
 
 func TestResumeFindsTheCommitAKilledRunAlreadyMade(t *testing.T) {
 	h := newHarness(t, "1-1")
-	h.project.retro["1"] = true
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Rewind the state to "commit running", as if killed between commit and save.
-	st := h.saved(res)
-	u := st.Unit("1-1")
-	u.Status, u.Step(StepCommit).Status, st.Status = StatusRunning, StatusRunning, RunRunning
-	if err := SaveState(res.StatePath, st); err != nil {
-		t.Fatal(err)
-	}
+	h.runThenRewindToCommit()
 	o := h.options()
 	o.Resume = true
 	if _, err := h.run(context.Background(), o); err != nil {
@@ -369,18 +359,8 @@ func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
 
 func TestAFailedLookupForAnEarlierCommitIsRetriedNotIgnored(t *testing.T) {
 	h := newHarness(t, "1-1")
-	h.project.retro["1"] = true
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Killed between the commit and saving it; on resume the first lookup fails.
-	st := h.saved(res)
-	u := st.Unit("1-1")
-	u.Status, u.Step(StepCommit).Status, st.Status = StatusRunning, StatusRunning, RunRunning
-	if err := SaveState(res.StatePath, st); err != nil {
-		t.Fatal(err)
-	}
+	h.runThenRewindToCommit()
 	h.repo.findErr = 1
 	o := h.options()
 	o.Resume = true

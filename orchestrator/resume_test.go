@@ -373,7 +373,7 @@ func TestAFailedLookupForAnEarlierCommitIsRetriedNotIgnored(t *testing.T) {
 	// A lookup that keeps failing escalates instead of committing blind.
 	h2 := newHarness(t, "1-1")
 	h2.repo.findErr = 100
-	res, err = h2.run(context.Background(), h2.options())
+	res, err := h2.run(context.Background(), h2.options())
 	if !errors.Is(err, ErrEscalated) || !strings.Contains(res.State.Escalation.Reason, "earlier commit") || len(h2.repo.committed()) != 0 {
 		t.Fatalf("err %v commits %v", err, h2.repo.committed())
 	}

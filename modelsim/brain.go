@@ -153,9 +153,16 @@ func finalText(ran bool, lastResult string) string {
 	return "Done. The command said: " + last
 }
 
+// lastLine is the last line of a tool's output that says something: not
+// blank, and not a label a CLI puts before the output ("Output:").
 func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasSuffix(l, ":") {
+			return l
+		}
+	}
+	return ""
 }
 
 // sideAnswer answers a request that is not the agent's turn: a JSON value

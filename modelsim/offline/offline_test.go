@@ -81,3 +81,41 @@ func TestConfigRefusesRelativePaths(t *testing.T) {
 		t.Error("no base URL was accepted")
 	}
 }
+
+func TestCodexHomeNamesTheProviderAndTrustsTheProject(t *testing.T) {
+	home := t.TempDir()
+	proj := filepath.Join(t.TempDir(), `odd "dir"`)
+	env, err := Codex(Config{Home: home, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}, Model: "model-sim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted := strings.ReplaceAll(proj, `"`, `\"`)
+	for _, want := range []string{`model_provider = "model-sim"`, `model = "model-sim"`, "[model_providers.model-sim]",
+		`base_url = "http://127.0.0.1:9/v1"`, `wire_api = "responses"`, `env_key = "` + CodexKeyVar + `"`,
+		`[projects."` + quoted + `"]` + "\ntrust_level = \"trusted\""} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("config.toml lacks %q:\n%s", want, data)
+		}
+	}
+	if env.Set["CODEX_HOME"] != filepath.Join(home, ".codex") || env.Set[CodexKeyVar] != APIKey || env.Set["HOME"] != home {
+		t.Errorf("env %v", env.Set)
+	}
+	if got := env.Apply([]string{"OPENAI_API_KEY=real", "X=1"}); strings.Contains(strings.Join(got, " "), "real") {
+		t.Errorf("a real key survived: %v", got)
+	}
+}
+
+func TestCodexHomeCanLeaveTheFolderUntrusted(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	if _, err := Codex(Config{Home: home, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}, Leave: Dialogs{TrustFolder: true}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+	if strings.Contains(string(data), "[projects.") {
+		t.Errorf("the folder is trusted:\n%s", data)
+	}
+}

@@ -27,27 +27,50 @@ func TestMain(m *testing.M) {
 
 // agentRun is one non-interactive run of a real CLI against a server.
 type agentRun struct {
-	out  string
+	out  string // what it printed on stdout (its final answer)
+	log  string // stderr
 	err  error
 	home string
 }
 
-// runClaude runs `claude -p PROMPT` in dir with a private home pointed at srv.
-func runClaude(t *testing.T, srv *modelsim.Server, dir, prompt string, extra ...string) agentRun {
+// agentCLI says how to run one CLI offline and non-interactively.
+type agentCLI struct {
+	name  string
+	setup func(offline.Config) (offline.Env, error)
+	argv  func(prompt string) []string
+}
+
+var (
+	claudeCLI = agentCLI{"claude", offline.Claude, func(p string) []string { return []string{"-p", "--dangerously-skip-permissions", p} }}
+	codexCLI  = agentCLI{"codex", offline.Codex, func(p string) []string {
+		return []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", p}
+	}}
+)
+
+// runAgent runs the CLI with PROMPT in dir, with a private home pointed at srv.
+func runAgent(t *testing.T, cli agentCLI, cfg offline.Config, srv *modelsim.Server, dir, prompt string, extra ...string) agentRun {
 	t.Helper()
-	bin := realagent.Require(t, "claude")
-	home := t.TempDir()
-	env, err := offline.Claude(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{dir}})
+	bin := realagent.Require(t, cli.name)
+	cfg.Home, cfg.BaseURL, cfg.Trusted = t.TempDir(), srv.URL(), []string{dir}
+	env, err := cli.setup(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-p", "--dangerously-skip-permissions", prompt)
+	cmd := exec.CommandContext(ctx, bin, cli.argv(prompt)...)
 	cmd.Dir = dir
 	cmd.Env = append(env.Apply(os.Environ()), extra...)
-	out, err := cmd.CombinedOutput()
-	return agentRun{out: string(out), err: err, home: home}
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return agentRun{out: stdout.String(), log: stderr.String(), err: err, home: cfg.Home}
+}
+
+// runClaude runs `claude -p PROMPT` in dir with a private home pointed at srv.
+func runClaude(t *testing.T, srv *modelsim.Server, dir, prompt string, extra ...string) agentRun {
+	t.Helper()
+	return runAgent(t, claudeCLI, offline.Config{}, srv, dir, prompt, extra...)
 }
 
 // toolCalls counts the exchanges that asked the agent to call a tool.
@@ -80,7 +103,7 @@ rules:
 	dir := t.TempDir()
 	run := runClaude(t, srv, dir, "Write the proof file.")
 	if run.err != nil {
-		t.Fatalf("claude: %v\n%s", run.err, run.out)
+		t.Fatalf("claude: %v\n%s%s", run.err, run.out, run.log)
 	}
 	if strings.TrimSpace(run.out) != "proof.txt is written." {
 		t.Errorf("claude printed %q", run.out)
@@ -139,7 +162,7 @@ func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
 	dir, prompt := stepProject(t)
 	run := runClaude(t, srv, dir, prompt, stepEnv(dir)...)
 	if run.err != nil {
-		t.Fatalf("claude: %v\n%s", run.err, run.out)
+		t.Fatalf("claude: %v\n%s%s", run.err, run.out, run.log)
 	}
 	p, _ := workflows.Open(dir)
 	key, _ := workflows.ParseStoryKey("1-1")
@@ -167,11 +190,17 @@ func TestE2EClaudeCrashFaultKillsTheAgent(t *testing.T) {
 	defer srv.Close()
 	dir, prompt := stepProject(t)
 	run := runClaude(t, srv, dir, prompt, append(stepEnv(dir), "STORY_AUTOMATOR_SIM_FAULTS=crash:create")...)
+	wantKilled(t, run)
+}
+
+// wantKilled checks the agent was killed by SIGKILL: the crash fault's end.
+func wantKilled(t *testing.T, run agentRun) {
+	t.Helper()
 	var exit *exec.ExitError
 	if !errors.As(run.err, &exit) {
-		t.Fatalf("claude ended with %v, want it killed\n%s", run.err, run.out)
+		t.Fatalf("the agent ended with %v, want it killed\n%s\n%s", run.err, run.out, run.log)
 	}
 	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Errorf("claude ended %v, want killed by SIGKILL", exit)
+		t.Errorf("the agent ended %v, want killed by SIGKILL", exit)
 	}
 }

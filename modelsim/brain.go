@@ -153,16 +153,33 @@ func finalText(ran bool, lastResult string) string {
 	return "Done. The command said: " + last
 }
 
-// lastLine is the last line of a tool's output that says something: not
-// blank, and not a label a CLI puts before the output ("Output:").
+// lastLine is the last line of a tool's output that the command printed,
+// past the frame each CLI puts around it: labels ("Output:"), wrapper tags
+// (Gemini's <untrusted_context>), and the CLIs' own bookkeeping lines.
 func lastLine(s string) string {
 	lines := strings.Split(s, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasSuffix(l, ":") {
+		if l := strings.TrimSpace(lines[i]); l != "" && !toolFrame(l) {
 			return l
 		}
 	}
 	return ""
+}
+
+// frameLines start the lines a CLI adds around a command's output.
+var frameLines = []string{"Process Group PGID:", "Chunk ID:", "Wall time", "Original token count:",
+	"Process exited with code", "Output: (empty)", "Script completed"}
+
+func toolFrame(l string) bool {
+	if strings.HasSuffix(l, ":") || (strings.HasPrefix(l, "<") && strings.HasSuffix(l, ">") && !strings.Contains(l, " ")) {
+		return true
+	}
+	for _, p := range frameLines {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sideAnswer answers a request that is not the agent's turn: a JSON value

@@ -45,6 +45,7 @@ var (
 	codexCLI  = agentCLI{"codex", offline.Codex, func(p string) []string {
 		return []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", p}
 	}}
+	geminiCLI = agentCLI{"gemini", offline.Gemini, func(p string) []string { return []string{"--yolo", "-p", p} }}
 )
 
 // runAgent runs the CLI with PROMPT in dir, with a private home pointed at srv.
@@ -203,4 +204,16 @@ func wantKilled(t *testing.T, run agentRun) {
 	if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("the agent ended %v, want killed by SIGKILL", exit)
 	}
+}
+
+// exitCode is the exit status in err (0 for nil, -1 for no exit status).
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }

@@ -58,7 +58,7 @@ func TestOpenAIAnswersRealCodexFunctionRequests(t *testing.T) {
 	if got := s.TotalUsage(); got != want {
 		t.Errorf("recorded usage %+v, want %+v", got, want)
 	}
-	if ex := s.Exchanges(); ex[1].Text != "Done. The command said: Original token count: 0" {
+	if ex := s.Exchanges(); ex[1].Text != "Done." {
 		t.Errorf("final text %q", ex[1].Text)
 	}
 }

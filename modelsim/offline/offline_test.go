@@ -119,3 +119,32 @@ func TestCodexHomeCanLeaveTheFolderUntrusted(t *testing.T) {
 		t.Errorf("the folder is trusted:\n%s", data)
 	}
 }
+
+func TestGeminiHomeSelectsTheAPIKeyAndTrustsTheProject(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	env, err := Gemini(Config{Home: home, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := readJSON(t, filepath.Join(home, ".gemini", "settings.json"))
+	if s["security"].(map[string]any)["auth"].(map[string]any)["selectedType"] != "gemini-api-key" {
+		t.Errorf("settings %v", s)
+	}
+	if tr := readJSON(t, filepath.Join(home, ".gemini", "trustedFolders.json")); tr[proj] != "TRUST_FOLDER" {
+		t.Errorf("trusted folders %v", tr)
+	}
+	if env.Set["GOOGLE_GEMINI_BASE_URL"] != "http://127.0.0.1:9" || env.Set["GEMINI_API_KEY"] != APIKey || env.Set["HOME"] != home {
+		t.Errorf("env %v", env.Set)
+	}
+	got := strings.Join(env.Apply([]string{"GEMINI_CLI_TRUST_WORKSPACE=true", "GOOGLE_GENAI_USE_VERTEXAI=true"}), " ")
+	if strings.Contains(got, "TRUST_WORKSPACE") || strings.Contains(got, "VERTEXAI") {
+		t.Errorf("env kept %s", got)
+	}
+	home2 := t.TempDir()
+	if _, err := Gemini(Config{Home: home2, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}, Leave: Dialogs{TrustFolder: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if tr := readJSON(t, filepath.Join(home2, ".gemini", "trustedFolders.json")); len(tr) != 0 {
+		t.Errorf("an untrusted home trusts %v", tr)
+	}
+}

@@ -96,3 +96,14 @@ func TestAnthropicSideRequestsAndCountTokens(t *testing.T) {
 		t.Errorf("exchanges %+v: want two side exchanges, count_tokens without usage", ex)
 	}
 }
+
+// A Stop hook's block reaches Claude's model as a new user message
+// "Stop hook feedback:\nREASON" (followed by a system entry); the brain
+// does the next iteration the reason asks for.
+func TestAnthropicAnswersClaudeStopHookFeedback(t *testing.T) {
+	s := start(t, Options{})
+	post(t, s, "/v1/messages?beta=true", fixture(t, "claude-2.1.328/messages-stop-feedback.json"))
+	if ex := s.Exchanges(); len(ex) != 1 || ex[0].Call == nil || ex[0].Call.Shell != "echo 2 >> ticks.txt" {
+		t.Fatalf("exchanges %+v, want the second iteration's command", ex)
+	}
+}

@@ -93,3 +93,14 @@ func TestGeminiWritesThroughWriteFile(t *testing.T) {
 		t.Errorf("answer %s", body)
 	}
 }
+
+// An AfterAgent hook's block reaches Gemini's model as a plain user turn
+// holding the reason.
+func TestGeminiAnswersAfterAgentBlock(t *testing.T) {
+	s := start(t, Options{})
+	path, body := geminiFixture(t, "stream-after-agent-block.json")
+	post(t, s, path, body)
+	if ex := s.Exchanges(); len(ex) != 1 || ex[0].Call == nil || ex[0].Call.Shell != "echo 2 >> ticks.txt" {
+		t.Fatalf("exchanges %+v, want the second iteration's command", ex)
+	}
+}

@@ -2,8 +2,11 @@ package modelsim
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // OpenAI Responses (Codex): POST /v1/responses, streaming SSE.
@@ -89,6 +92,20 @@ func codexContext(text string) bool {
 	return false
 }
 
+// hookPrompt is how Codex hands a Stop hook's block reason to the model: a
+// user message <hook_prompt hook_run_id="…">REASON</hook_prompt>, with the
+// reason HTML-escaped.
+var hookPrompt = lazyre.New(`(?s)^\s*<hook_prompt\b[^>]*>(.*)</hook_prompt>\s*$`)
+
+// unwrapHookPrompt reads a hook prompt as the reason it carries, unescaped,
+// the way a model reads it; other text is returned as is.
+func unwrapHookPrompt(text string) string {
+	if m := hookPrompt().FindStringSubmatch(text); m != nil {
+		return html.UnescapeString(m[1])
+	}
+	return text
+}
+
 func openaiConversation(req *oaiRequest) *Conversation {
 	c := &Conversation{Protocol: ProtocolOpenAI, Model: req.Model, System: req.Instructions}
 	c.Tools = toolNames(req.Tools)
@@ -109,7 +126,7 @@ func openaiConversation(req *oaiRequest) *Conversation {
 			switch it.Role {
 			case "user":
 				if !codexContext(text) {
-					c.Messages = append(c.Messages, Message{Role: RoleUser, Text: text})
+					c.Messages = append(c.Messages, Message{Role: RoleUser, Text: unwrapHookPrompt(text)})
 				}
 			case "assistant":
 				c.Messages = append(c.Messages, Message{Role: RoleAssistant, Text: text})

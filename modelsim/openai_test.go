@@ -85,3 +85,17 @@ func TestOpenAIStringInputAndSchemaSideRequest(t *testing.T) {
 		t.Errorf("GET /v1/models: %d", resp.StatusCode)
 	}
 }
+
+// A Stop hook's block reaches Codex's model as an HTML-escaped
+// <hook_prompt>; the brain reads the reason and does the next iteration.
+func TestOpenAIAnswersCodexStopHookFeedback(t *testing.T) {
+	s := start(t, Options{})
+	_, stream := post(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-stop-feedback.json"))
+	ex := s.Exchanges()
+	if len(ex) != 1 || ex[0].Call == nil || ex[0].Call.Shell != "echo 2 >> ticks.txt" {
+		t.Fatalf("exchanges %+v, want the second iteration's command\n%s", ex, stream)
+	}
+	if got := unwrapHookPrompt(`<hook_prompt hook_run_id="stop:0">a &lt;b&gt; &amp;amp;</hook_prompt>`); got != "a <b> &amp;" {
+		t.Errorf("unwrap = %q", got)
+	}
+}

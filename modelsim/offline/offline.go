@@ -24,8 +24,11 @@
 //	    Home/.gemini/trustedFolders.json; sets HOME, GOOGLE_GEMINI_BASE_URL,
 //	    GEMINI_API_KEY.
 //
-// Each dialog a first run meets is settled unless Config.Leave names it, which
-// is how a test reproduces that dialog. Env.Apply also drops variables that
+// Config.Model, when set, is the model each CLI asks for (ANTHROPIC_MODEL,
+// config.toml model, settings.json model.name). Each dialog a first run meets
+// is settled unless Config.Leave names it, which is how a test reproduces that
+// dialog: all four for Claude Code; TrustFolder for Codex (no [projects] entry)
+// and Gemini CLI (an empty trustedFolders.json: `gemini -p` then exits 55). Env.Apply also drops variables that
 // would send the CLI elsewhere (another account's token, a cloud provider).
 package offline
 

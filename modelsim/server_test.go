@@ -1,7 +1,10 @@
 package modelsim
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,5 +62,26 @@ func TestScriptedErrorAndUnknownPaths(t *testing.T) {
 	}
 	if ex := s.Exchanges(); len(ex) != 2 || ex[0].Status != 500 || ex[1].Status != 404 {
 		t.Errorf("exchanges %+v", ex)
+	}
+}
+
+func TestRecordFileGetsOneLinePerExchange(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "rec.jsonl")
+	s := start(t, Options{RecordFile: rec})
+	post(t, s, "/v1/messages", []byte(`{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"run `+"`true`"+`"}]}`))
+	post(t, s, "/v1beta/models/g:generateContent", []byte(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`))
+	s.Close()
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), data)
+	}
+	var first Exchange
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Call == nil || first.Call.Shell != "true" ||
+		first.Usage != DefaultUsage || !strings.Contains(string(first.Request), `"model":"m"`) {
+		t.Errorf("first line %s (%v)", lines[0], err)
 	}
 }

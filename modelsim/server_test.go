@@ -3,9 +3,9 @@ package modelsim
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
-	"net/http"
 	"strings"
 	"testing"
 )

@@ -40,7 +40,10 @@ const ScreenClaude = "claude"
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
-	AgentCodex: {Name: AgentCodex, Program: "codex", Args: []string{"exec", "--full-auto"},
+	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
+	// approvals and the sandbox and runs outside a git repository too.
+	AgentCodex: {Name: AgentCodex, Program: "codex",
+		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p"},

@@ -9,7 +9,7 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
 	cases := map[string][]string{
 		AgentClaude: {"claude", "--dangerously-skip-permissions", "--model", "opus", "--", prompt},
-		AgentCodex:  {"codex", "exec", "--full-auto", "--model", "opus", "--", prompt},
+		AgentCodex:  {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--model", "opus", "--", prompt},
 		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
 		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
 	}

@@ -1,7 +1,9 @@
 package child
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/shellword"
 	"sort"
 	"strings"
 )
@@ -23,6 +25,22 @@ type Profile struct {
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
+	// HookFlag, when set, registers this binary's stop-hook for the one
+	// session being started: the flag is followed by a settings JSON holding
+	// a Stop hook (Claude Code's --settings), so the user's settings files
+	// are never edited.
+	HookFlag string
+}
+
+// childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
+const childHookTimeout = 30
+
+// ChildHookSettings is the settings JSON that registers exe's stop-hook as a
+// Stop hook for one child session.
+func ChildHookSettings(exe string) string {
+	hook := map[string]any{"type": "command", "command": shellword.MustQuote(exe) + " stop-hook", "timeout": childHookTimeout}
+	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
+	return string(b)
 }
 
 // Agent names.
@@ -39,7 +57,7 @@ const ScreenClaude = "claude"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings"},
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
@@ -105,6 +123,9 @@ func (p Profile) Build(inv Invocation) (Launch, error) {
 		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
 	}
 	argv := append([]string{prog}, p.Args...)
+	if p.HookFlag != "" && inv.Exe != "" {
+		argv = append(argv, p.HookFlag, ChildHookSettings(inv.Exe))
+	}
 	if inv.Model != "" && p.ModelFlag != "" {
 		argv = append(argv, p.ModelFlag, inv.Model)
 	}

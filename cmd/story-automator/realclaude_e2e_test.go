@@ -104,3 +104,18 @@ func tail(s string, n int) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// A real Claude Code child in a folder it does not trust parks at the trust
+// dialog (whose default answer exits); the monitor ends it stuck at that
+// dialog with the user's action, long before its timeout.
+func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
+	p := newRealClaudeProject(t, "rules: []\n", offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
+		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
+	}
+	if n := len(p.srv.Exchanges()); n != 0 {
+		t.Fatalf("the model was asked %d times behind the dialog", n)
+	}
+}

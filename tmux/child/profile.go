@@ -30,6 +30,11 @@ type Profile struct {
 	// a Stop hook (Claude Code's --settings), so the user's settings files
 	// are never edited.
 	HookFlag string
+	// Dialogs are the screens at which this CLI waits for a person.
+	Dialogs []Dialog
+	// ExitDialogs map an exit code to the dialog it means: a CLI that refuses
+	// to start until the user settles something (Gemini's untrusted folder).
+	ExitDialogs map[int]Dialog
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -57,14 +62,15 @@ const ScreenClaude = "claude"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings"},
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
+		Dialogs: claudeDialogs},
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p"},
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCustom: {Name: AgentCustom},

@@ -79,9 +79,13 @@ type Git struct {
 	prefix string
 	// gitDir is the repository's git directory, absolute (set by Prepare).
 	gitDir string
+	// lockGrace replaces indexLockGrace when set (tests).
+	lockGrace time.Duration
 	// beforeCommit, when set, runs between building the commit's index and
 	// `git commit` (tests use it to commit from another process there).
 	beforeCommit func()
+	// afterGitCommit, when set, runs right after `git commit` (tests kill the run there).
+	afterGitCommit func()
 }
 
 // commitTimeout bounds a commit, which runs to its end even when the run is
@@ -320,6 +324,9 @@ func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	env := []string{"GIT_INDEX_FILE=" + index}
 	if _, err := g.gitEnv(ctx, env, strings.NewReader(commitMessage(req)), "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
 		return "", err
+	}
+	if g.afterGitCommit != nil {
+		g.afterGitCommit()
 	}
 	sha := g.revision(ctx, "HEAD")
 	if parent := g.revision(ctx, "HEAD^"); parent != base {

@@ -113,7 +113,11 @@ func (g *Git) Repair(ctx context.Context) error {
 		}
 	}
 	lock := filepath.Join(g.gitDir, "index.lock")
-	deadline := time.Now().Add(indexLockGrace)
+	grace := indexLockGrace
+	if g.lockGrace > 0 {
+		grace = g.lockGrace
+	}
+	deadline := time.Now().Add(grace)
 	for {
 		if _, err := os.Lstat(lock); errors.Is(err, os.ErrNotExist) {
 			return nil

@@ -26,7 +26,11 @@ type fakeProject struct {
 	repo *fakeRepo
 	// afterDone, when set, runs after MarkStoryDone (a test kills the run there).
 	afterDone func(key string)
+	// epicErr, when set, is what CheckEpicStory says of every story.
+	epicErr error
 }
+
+func (p *fakeProject) CheckEpicStory(string) error { return p.epicErr }
 
 func newFakeProject(keys ...string) *fakeProject {
 	p := &fakeProject{retro: map[string]bool{}}

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// TestChaos plays CHAOS_ROUNDS kill rounds (CHAOS_MODE: mixed, random,
+// TestChaos (CHAOS_BIN: another build to play against) plays CHAOS_ROUNDS kill rounds (CHAOS_MODE: mixed, random,
 // group-commit) seeded with CHAOS_SEED, plus the hostile rounds unless
 // CHAOS_SPECIAL=0, and fails when any round lost work, left something
 // behind or escalated.
@@ -27,7 +27,11 @@ func TestChaos(t *testing.T) {
 	os.Unsetenv("TMUX")
 	os.Unsetenv("TMUX_PANE")
 	seed := envInt(t, "CHAOS_SEED", 1)
-	cfg := Config{Bin: testbin.Path(t), Dir: t.TempDir(), Seed: int64(seed), Rounds: envInt(t, "CHAOS_ROUNDS", 20),
+	bin := os.Getenv("CHAOS_BIN")
+	if bin == "" {
+		bin = testbin.Path(t)
+	}
+	cfg := Config{Bin: bin, Dir: t.TempDir(), Seed: int64(seed), Rounds: envInt(t, "CHAOS_ROUNDS", 20),
 		Mode: os.Getenv("CHAOS_MODE"), Special: os.Getenv("CHAOS_SPECIAL") != "0", Log: os.Stdout}
 	if keep := os.Getenv("CHAOS_KEEP"); keep != "" {
 		cfg.Dir = keep // failed rounds' projects stay there to be looked at

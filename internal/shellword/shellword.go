@@ -8,7 +8,7 @@ import (
 )
 
 // Quote returns s as one POSIX shell word that expands to exactly s: single
-// quotes, each ' written as '\”. (mvdan.cc/sh's syntax.Quote refuses control
+// quotes, each quote inside closed, escaped and reopened. (mvdan.cc/sh's syntax.Quote refuses control
 // characters such as a newline in POSIX mode, and a written file's content
 // can hold them.) A NUL byte cannot pass through a shell and is an error.
 func Quote(s string) (string, error) {

@@ -23,7 +23,13 @@ type realClaudeProject struct {
 
 func newRealClaudeProject(t *testing.T, script string, leave offline.Dialogs) *realClaudeProject {
 	t.Helper()
-	claude := realagent.Require(t, "claude")
+	return newRealAgentProject(t, "claude", offline.Claude, script, leave)
+}
+
+// newRealAgentProject is newRealClaudeProject for any agent CLI with its offline home.
+func newRealAgentProject(t *testing.T, agent string, homeFor func(offline.Config) (offline.Env, error), script string, leave offline.Dialogs) *realClaudeProject {
+	t.Helper()
+	cli := realagent.Require(t, agent)
 	sc, err := modelsim.ParseScript([]byte(script))
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +46,11 @@ func newRealClaudeProject(t *testing.T, script string, leave offline.Dialogs) *r
 	}
 	p.root = root
 	home := t.TempDir()
-	oenv, err := offline.Claude(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}, Leave: leave})
+	oenv, err := homeFor(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}, Leave: leave})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(oenv.Pairs(), "PATH="+filepath.Dir(claude)+":"+os.Getenv("PATH"))
+	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
 	return &realClaudeProject{sessionProject: p, env: env, home: home, srv: srv}
 }
 
@@ -117,5 +123,16 @@ func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
 	}
 	if n := len(p.srv.Exchanges()); n != 0 {
 		t.Fatalf("the model was asked %d times behind the dialog", n)
+	}
+}
+
+// Gemini CLI in a folder it does not trust exits 55 at once; that is its
+// trust dialog (stuck, with the action), not a crash to retry.
+func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.T) {
+	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
+		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
 	}
 }

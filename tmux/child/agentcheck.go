@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +35,7 @@ func AsAgentError(err error) (*AgentError, bool) {
 // reported within seconds, never after a step's retries.
 const versionCheckBound = 4 * time.Second
 
-var semver = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)
+var semver = lazyre.New(`(\d+)\.(\d+)\.(\d+)`)
 
 // CheckAgent finds the agent's CLI on the PATH of env (the environment its
 // children get) and checks its version against the profile's supported
@@ -62,7 +62,7 @@ func CheckAgent(ctx context.Context, agent string, env []string) (path, version 
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env, cmd.WaitDelay = env, time.Second
 	out, runErr := cmd.Output()
-	version = semver.FindString(string(out))
+	version = semver().FindString(string(out))
 	if runErr != nil || version == "" {
 		return path, "", &AgentError{Code: CodeAgentUnsupported, Agent: agent,
 			Message: fmt.Sprintf("%s: `%s --version` did not say its version (%v)", agent, path, runErr),
@@ -78,7 +78,7 @@ func CheckAgent(ctx context.Context, agent string, env []string) (path, version 
 
 // compareVersions compares two x.y.z versions.
 func compareVersions(a, b string) int {
-	pa, pb := semver.FindStringSubmatch(a), semver.FindStringSubmatch(b)
+	pa, pb := semver().FindStringSubmatch(a), semver().FindStringSubmatch(b)
 	for i := 1; i <= 3 && len(pa) > 3 && len(pb) > 3; i++ {
 		x, _ := strconv.Atoi(pa[i])
 		y, _ := strconv.Atoi(pb[i])

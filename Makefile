@@ -4,7 +4,7 @@ TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 PKGS    := ./...
 
-.PHONY: build test bench demo demo-hook lint fuzz chaos clean
+.PHONY: build test bench demo demo-real demo-hook lint fuzz chaos clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/story-automator
@@ -20,6 +20,11 @@ bench: build
 # The full run: the sample BMAD project, end to end with the simulated agent in tmux.
 demo: build
 	./scripts/demo.sh
+
+# The demo run with the real Claude Code (DEMO_AGENT=codex|gemini for the
+# others), offline against model-sim; installs the pinned CLI when missing.
+demo-real: build
+	./scripts/demo-real.sh
 
 # The marker and Stop hook on their own.
 demo-hook: build

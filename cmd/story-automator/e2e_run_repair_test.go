@@ -88,3 +88,16 @@ func TestE2EAProcessGroupKillMidCommitLeavesGitToFinishAndResumeEndsDone(t *test
 		t.Fatalf("index differs from HEAD:\n%s", diff)
 	}
 }
+
+func TestTheMarkersTempFilesAreNeverWhereGitWouldCommitThem(t *testing.T) {
+	root := t.TempDir()
+	e := &runtimeEnv{Streams: &Streams{Getenv: func(string) string { return "" }}, ProjectRoot: root}
+	paths := statePaths(e)
+	want := ".claude/..story-automator-active.tmp-*"
+	for _, p := range paths {
+		if p == want {
+			return
+		}
+	}
+	t.Fatalf("state paths %v lack %s", paths, want)
+}

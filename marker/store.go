@@ -108,13 +108,15 @@ func (s *Store) Read() (*Marker, error) {
 }
 
 func (s *Store) readRaw() ([]byte, error) {
-	f, err := os.OpenFile(s.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := atomicfile.OpenRegular(s.Path, os.O_RDONLY, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			return nil, ErrNotFound
 		case errors.Is(err, syscall.ELOOP):
 			return nil, fmt.Errorf("%w: %s", ErrSymlink, s.Path)
+		case errors.Is(err, atomicfile.ErrNotRegular):
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("read marker %s: %w", s.Path, err)
 	}

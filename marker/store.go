@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -148,6 +149,10 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 	release, err := filelock.Acquire(ctx, lp, wait)
 	if errors.Is(err, filelock.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s after %s", ErrLockTimeout, lp, wait)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// No directory for the lock file: there is no marker either.
+		return nil, fmt.Errorf("%w: %s (its directory does not exist)", ErrNotFound, s.Path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock marker %s: %w", lp, err)

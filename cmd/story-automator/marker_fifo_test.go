@@ -27,3 +27,14 @@ func TestAFIFOAtTheMarkerPathHangsNothing(t *testing.T) {
 		t.Fatalf("marker show: %d %v", code, res)
 	}
 }
+
+// In a project with no .claude directory there is no marker to change: the
+// marker commands say marker_not_found, not an I/O error.
+func TestMarkerCommandsWithoutAClaudeDirSayNotFound(t *testing.T) {
+	for _, args := range [][]string{{"marker", "heartbeat"}, {"marker", "pause"}, {"marker", "resume"}, {"marker", "claim", "--owner-session", "me"}} {
+		res, code := runCLI(t, t.TempDir(), args...)
+		if code != 1 || res["error"] != "marker_not_found" {
+			t.Errorf("%v: %d %v", args, code, res)
+		}
+	}
+}

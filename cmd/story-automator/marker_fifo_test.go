@@ -38,3 +38,17 @@ func TestMarkerCommandsWithoutAClaudeDirSayNotFound(t *testing.T) {
 		}
 	}
 }
+
+// A blank value of a flag that reaches an agent is refused, not passed on.
+func TestBlankAgentFlagsAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--agent", "sim", "--model", "   "},
+		{"run", "--agent", " "},
+		{"session", "spawn", "--step", "dev", "--story", "1.1", "--agent", "sim", "--model", ""},
+	} {
+		res, code := runCLI(t, t.TempDir(), args...)
+		if code != 2 || res["error"] != "invalid_flag" {
+			t.Errorf("%v: %d %v", args, code, res)
+		}
+	}
+}

@@ -27,7 +27,12 @@ type Input struct {
 	Cwd                  string          `json:"cwd"`
 	HookEventName        string          `json:"hook_event_name"`
 	BackgroundTasks      json.RawMessage `json:"background_tasks"`
+	// PromptResponse is Gemini CLI's AfterAgent name for the last answer.
+	PromptResponse *string `json:"prompt_response"`
 }
+
+// HookAfterAgent is Gemini CLI's hook at the end of an agent turn, its Stop.
+const HookAfterAgent = "AfterAgent"
 
 // ReadInput reads at most MaxInputBytes from r and decodes them.
 func ReadInput(r io.Reader) (Input, []byte, error) {
@@ -55,6 +60,15 @@ func DecodeInput(data []byte) (Input, error) {
 	}
 	if err := json.Unmarshal(trimmed, &in); err != nil {
 		return Input{}, fmt.Errorf("decode hook input: %w", err)
+	}
+	if in.LastAssistantMessage == nil && in.PromptResponse != nil {
+		in.LastAssistantMessage = in.PromptResponse
+	}
+	if in.HookEventName == HookAfterAgent {
+		// Gemini sends stop_hook_active false even on the turn a block
+		// caused: taken at its word it would reset the circuit breaker on
+		// every block. Treat it as absent (which counts as true).
+		in.StopHookActive = nil
 	}
 	return in, nil
 }

@@ -14,6 +14,10 @@ import (
 // Tags are the build tags the Makefile builds with.
 const Tags = "urfave_cli_no_docs"
 
+// EnvBinary names a binary to use instead of building one: benchmarks
+// measure an older build (or an installed one) with it, side by side.
+const EnvBinary = "STORY_AUTOMATOR_TEST_BINARY"
+
 const mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 
 var (
@@ -28,6 +32,10 @@ var (
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() {
+		if given := os.Getenv(EnvBinary); given != "" {
+			path, err = filepath.Abs(given)
+			return
+		}
 		if dir, err = os.MkdirTemp("", "story-automator-bin-"); err != nil {
 			return
 		}

@@ -187,6 +187,26 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
+func TestBMADCreateRefusesWithoutTheStoryInTheEpics(t *testing.T) {
+	p := bmadProject(t)
+	epics, err := p.EpicFiles()
+	if err != nil || len(epics) == 0 {
+		t.Fatalf("epics %v %v", epics, err)
+	}
+	for _, f := range epics {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := actStep(t, p, map[string]string{child.EnvStep: "create", child.EnvStory: "1-1", child.EnvCycle: "1"})
+	if code == 0 || !strings.Contains(out, "no epics file") {
+		t.Fatalf("create without epics exited %d: %s", code, out)
+	}
+	if f, _ := p.StoryFile(workflows.StoryKey{Epic: "1", Num: 1}); f != "" {
+		t.Fatalf("a story was written from nothing: %s", f)
+	}
+}
+
 // Under a real agent CLI (model-sim has the agent run agent-sim in its
 // shell), a crash takes the agent's process down with it.
 func TestBMADCrashKillsTheAgentItRunsUnder(t *testing.T) {

@@ -60,6 +60,17 @@ func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, "the story file exists")
 		return stepOK
 	}
+	// create writes the story from the epics: without them no agent can.
+	if c, ok := e.Project.(EpicChecker); ok && u.Kind != KindRetro {
+		if err := c.CheckEpicStory(u.Key); err != nil {
+			b, isBlocker := AsBlocker(err)
+			if !isBlocker {
+				b = &Blocker{Code: "workflow_io", Err: err, Action: escalationAction(u, st)}
+			}
+			e.escalateBlocker(u, st, b)
+			return stepEscalated
+		}
+	}
 	return e.agentStep(ctx, u, st)
 }
 
@@ -223,6 +234,18 @@ func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string)
 // the marker at once (no Stop hook blocks while the other units wind down)
 // and stops the other units' sessions as an interrupt would.
 func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
+	e.escalateWith(u, st, reason, "", "")
+}
+
+// escalateBlocker escalates a step at its first failure whose cause no retry
+// changes, with the cause's own code and action.
+func (e *Engine) escalateBlocker(u *Unit, st *StepState, b *Blocker) {
+	e.escalateWith(u, st, b.Error(), b.Code, b.Action)
+}
+
+// escalateWith escalates with a code and action of the cause's own ("" =
+// the step's generic action and run_escalated).
+func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action string) {
 	now := e.Clock.Now()
 	var esc Escalation
 	var stop context.CancelFunc
@@ -230,7 +253,10 @@ func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
 		st.Status, st.Note, u.Status = StatusEscalated, reason, StatusEscalated
 		esc = Escalation{At: marker.Timestamp(now), Unit: u.Dotted, Step: st.Name,
 			Reason: fmt.Sprintf("%s %s of %s: %s", st.Name, kindWord(u), u.Dotted, reason),
-			Action: escalationAction(u, st)}
+			Action: escalationAction(u, st), Code: code}
+		if action != "" {
+			esc.Action = action
+		}
 		if s.Escalation == nil {
 			s.Escalation = &esc
 		}

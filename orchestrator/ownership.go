@@ -167,7 +167,7 @@ func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapsho
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
 	}
-	e.update(func(*State) {
+	e.updateUnit(u, func(*State) {
 		delete(e.inflight, id)
 		if err == nil {
 			u.Paths = mergePaths(u.Paths, Changed(before, after))

@@ -71,11 +71,11 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 	if time.Now().After(exitAt) {
 		b.Fatalf("spawning %d children took past their exit time; the figures would not be of waiting monitors", n)
 	}
-	var rssKB, hwmKB int64
+	var rssKB, hwmKB, pssKB, anonKB int64
 	for _, w := range ws {
 		rss, hwm := procMemKB(w.pid)
-		rssKB += rss
-		hwmKB += hwm
+		pss, anon := procPssKB(w.pid)
+		rssKB, hwmKB, pssKB, anonKB = rssKB+rss, hwmKB+hwm, pssKB+pss, anonKB+anon
 	}
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -110,6 +110,33 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 	}
 	b.ReportMetric(float64(rssKB)/1024, "sum-rss-MiB")
 	b.ReportMetric(float64(hwmKB)/1024, "sum-peak-rss-MiB")
+	// Proportional set size: each page shared by k processes counts 1/k in
+	// each (the binary's pages are shared by all monitors): what the
+	// monitors together really keep in memory. Anonymous: their own pages.
+	b.ReportMetric(float64(pssKB)/1024, "sum-pss-MiB")
+	b.ReportMetric(float64(anonKB)/1024, "sum-anon-MiB")
+}
+
+// procPssKB reads a process's proportional and anonymous resident memory.
+func procPssKB(pid int) (pss, anon int64) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "Pss":
+			pss = kb
+		case "Anonymous":
+			anon = kb
+		}
+	}
+	return pss, anon
 }
 
 // simExitTime reads when agent-sim wrote its artifact, its last act before it exits.

@@ -17,9 +17,12 @@ import (
 // with the python3 first on PATH, which needs the filelock and psutil
 // modules (Debian: python3-filelock python3-psutil); EnvPython names
 // another interpreter directory to put first.
+// EnvCompareBinary names another build of story-automator (an older one)
+// whose Stop hook is measured in the same rounds.
 const (
-	EnvPythonTool = "STORY_AUTOMATOR_PYTHON_TOOL"
-	EnvPython     = "STORY_AUTOMATOR_PYTHON_BIN"
+	EnvPythonTool    = "STORY_AUTOMATOR_PYTHON_TOOL"
+	EnvPython        = "STORY_AUTOMATOR_PYTHON_BIN"
+	EnvCompareBinary = "STORY_AUTOMATOR_BENCH_COMPARE"
 )
 
 // floorBinary builds testdata/noop static: the cost of starting a Go process.
@@ -120,13 +123,19 @@ func BenchmarkStopHookVsFloor(b *testing.B) {
 		{name: "hook-no-marker", argv: []string{bin, "stop-hook"}, env: cleanEnv("PROJECT_ROOT=" + root), every: 1},
 		{name: "hook-bystander", argv: []string{bin, "stop-hook"}, env: cleanEnv("PROJECT_ROOT=" + withMarker), every: 1},
 	}
+	if other := os.Getenv(EnvCompareBinary); other != "" {
+		cands = append(cands, &candidate{name: "compare-no-marker", argv: []string{other, "stop-hook"},
+			env: cleanEnv("PROJECT_ROOT=" + root), every: 1})
+	}
+	var python *candidate
 	if dir := os.Getenv(EnvPythonTool); dir != "" {
 		env := cleanEnv("PROJECT_ROOT=" + root)
 		if py := os.Getenv(EnvPython); py != "" {
 			env = append(env, "PATH="+py+string(os.PathListSeparator)+os.Getenv("PATH"))
 		}
-		cands = append(cands, &candidate{name: "python", argv: []string{filepath.Join(dir, "scripts", "story-automator"), "stop-hook"},
-			env: env, every: 10})
+		python = &candidate{name: "python", argv: []string{filepath.Join(dir, "scripts", "story-automator"), "stop-hook"},
+			env: env, every: 10}
+		cands = append(cands, python)
 	} else {
 		b.Logf("%s not set: the Python tool is not measured (see docs/benchmarks.md)", EnvPythonTool)
 	}
@@ -153,7 +162,7 @@ func BenchmarkStopHookVsFloor(b *testing.B) {
 			b.ReportMetric(float64(rss)/1024, c.name+"-peak-rss-MiB")
 		}
 	}
-	if len(cands) == 4 {
-		b.ReportMetric(float64(cands[3].median())/float64(cands[1].median()), "python-x-hook")
+	if python != nil {
+		b.ReportMetric(float64(python.median())/float64(cands[1].median()), "python-x-hook")
 	}
 }

@@ -181,12 +181,13 @@ func (p *Project) Shutdown() {
 func (p *Project) TmuxServerPid() (int, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "tmux", "-L", p.Socket, "display-message", "-p", "#{pid}").Output()
+	// list-sessions needs no client; the server exits with its last session.
+	out, err := exec.CommandContext(ctx, "tmux", "-L", p.Socket, "list-sessions", "-F", "#{pid}").Output()
 	if err != nil {
 		return 0, false
 	}
 	var pid int
-	_, err = fmt.Sscan(strings.TrimSpace(string(out)), &pid)
+	_, err = fmt.Sscan(string(out), &pid)
 	return pid, err == nil && pid > 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -101,29 +102,46 @@ func tmuxFault(cfg Config, dir, what string, fault func(pid int)) (o outcome) {
 		return outcome{err: err}
 	}
 	defer p.Shutdown()
-	p.Env = append(p.Env, "STORY_AUTOMATOR_SIM_DELAY=300ms")
+	// Steps long enough that the server (which exits with its last session) is there to hit.
+	p.Env = append(p.Env, "STORY_AUTOMATOR_SIM_DELAY=3s")
 	c, err := p.Start(append([]string{"run"}, runFlags...)...)
 	if err != nil {
 		return outcome{err: err}
 	}
+	// A run whose tmux calls have deadlines ends (or gets past the fault) in well under this.
+	var hung atomic.Bool
+	deadline := time.AfterFunc(90*time.Second, func() {
+		hung.Store(true)
+		_ = syscall.Kill(-c.Cmd.Process.Pid, syscall.SIGKILL)
+	})
 	server := 0
 	for line := range c.Lines {
 		var e event
 		if server == 0 && json.Unmarshal([]byte(line), &e) == nil && e.Event == "step_started" && e.Step == "dev" {
-			if pid, ok := p.TmuxServerPid(); ok {
-				server = pid
-				fault(pid)
+			for try := 0; try < 50 && server == 0; try++ { // the session is being spawned
+				if pid, ok := p.TmuxServerPid(); ok {
+					server = pid
+					fault(pid)
+				} else {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			if server == 0 {
+				o.err = fmt.Errorf("no tmux server to hit during dev")
 			}
 		}
 	}
-	// A run whose tmux calls have deadlines ends (or gets past the fault) in well under this.
-	exit, err := c.Wait(90 * time.Second)
+	exit, err := c.Wait(30 * time.Second)
+	deadline.Stop()
+	if hung.Load() {
+		err = fmt.Errorf("still running 90s after the fault: killed")
+	}
 	if server > 0 {
 		_ = syscall.Kill(server, syscall.SIGKILL) // the hung server is gone for good now
 		_ = syscall.Kill(server, syscall.SIGCONT)
 	}
 	o.story = append(o.story, fmt.Sprintf("%s: run ended %s (exit %d)", what, code(c.Result()), exit))
-	if err != nil {
+	if err != nil && o.err == nil {
 		o.err = fmt.Errorf("the run hung on the tmux server: %w", err)
 	}
 	settle(p, &o)

@@ -40,7 +40,7 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 	p := newProject(b)
 	// Every child exits at the same moment, after all monitors are up:
 	// spawning takes some tens of milliseconds per child on two cores.
-	exitAt := time.Now().Add(3*time.Second + time.Duration(n)*60*time.Millisecond)
+	exitAt := time.Now().Add(5*time.Second + time.Duration(n)*100*time.Millisecond)
 	type waiter struct {
 		art  string
 		pid  int

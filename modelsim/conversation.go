@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"github.com/story-automator/story-automator/internal/shellword"
 	"strings"
 	"time"
 )
@@ -141,7 +142,8 @@ func (c *Call) shellCommand() string {
 	return "printf '%s' " + ShellQuote(c.WriteContent) + " > " + ShellQuote(c.WritePath)
 }
 
-// ShellQuote quotes s for a POSIX shell.
+// ShellQuote quotes s for a POSIX shell (a NUL byte, which no shell can
+// carry, is dropped).
 func ShellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return shellword.MustQuote(strings.ReplaceAll(s, "\x00", ""))
 }

@@ -147,6 +147,13 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State,
 			return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
 		}
 	}
+	// A missing or unsupported agent CLI stops the run now, with its install
+	// command, not after a step's retries.
+	if c, ok := d.Steps.(AgentChecker); ok {
+		if err := c.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
+			return nil, "", Policy{}, err
+		}
+	}
 	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
 		return nil, "", Policy{}, err
 	}
@@ -165,6 +172,35 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State,
 	}
 	testHookMarkerClaimed()
 	return st, path, pol, SaveState(path, st)
+}
+
+// AgentChecker is implemented by a StepRunner that can tell, before any
+// step, whether each agent CLI a run will use is installed and supported.
+type AgentChecker interface {
+	// CheckAgents returns a *Blocker for the first agent that cannot run.
+	CheckAgents(ctx context.Context, agents []string) error
+}
+
+// agentsUsed lists every agent the run may start: the run's primary and
+// fallback, and each enabled agent step's own.
+func (p Policy) agentsUsed(cfg RunConfig) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(a string) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	add(cfg.Agent)
+	add(cfg.FallbackAgent)
+	for _, name := range append(StorySteps(), StepRetro) {
+		if sp := p.Step(name); sp.Enabled && sp.Action != ActionGitCommit {
+			add(sp.Agent)
+			add(sp.FallbackAgent)
+		}
+	}
+	return out
 }
 
 // testHookMarkerClaimed runs right after the marker is claimed; tests use

@@ -95,7 +95,12 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.halting.Load() {
 			return stepHalted
 		}
-		switch e.attempt(ctx, u, st, sp, mv) {
+		final, blocker := e.attempt(ctx, u, st, sp, mv)
+		if blocker != nil && final != FinalInterrupted {
+			e.escalateBlocker(u, st, blocker)
+			return stepEscalated
+		}
+		switch final {
 		case FinalInterrupted:
 			return stepInterrupted
 		case FinalCompleted:
@@ -138,8 +143,10 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	return true
 }
 
-// attempt runs one child session for the step and records it before and after.
-func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) string {
+// attempt runs one child session for the step and records it before and
+// after. It returns the attempt's final state and, when no retry can help,
+// the blocker that stops the step.
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (string, *Blocker) {
 	start := e.Clock.Now()
 	var idx int
 	e.updateUnit(u, func(s *State) {
@@ -187,7 +194,11 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	})
 	e.emit(Event{Kind: EventStepFinished, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent,
 		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session})
-	return final
+	blocker := res.Blocker
+	if b, ok := AsBlocker(err); ok && blocker == nil {
+		blocker = b
+	}
+	return final, blocker
 }
 
 // verified records a verified step and bumps the marker's heartbeat.

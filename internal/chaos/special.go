@@ -37,10 +37,13 @@ func newRound(cfg Config, dir string) (*Project, error) {
 	return NewProject(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
 }
 
-// settle resumes until the run is done (bounded), then checks the project.
+// settle resumes the run (bounded), then checks the project; a failure of
+// the round itself so far is kept.
 func settle(p *Project, o *outcome) {
+	esc, err := finish(p, o)
+	o.escalated = esc
 	if o.err == nil {
-		o.escalated, o.err = finish(p, o)
+		o.err = err
 	}
 	o.findings = Check(p)
 }

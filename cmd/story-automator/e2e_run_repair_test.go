@@ -1,10 +1,14 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 func TestE2EALockedUserIndexStopsRunAndResumeAtOnceWithTheFileAndTheAction(t *testing.T) {
@@ -27,4 +31,73 @@ func TestE2EALockedUserIndexStopsRunAndResumeAtOnceWithTheFileAndTheAction(t *te
 	if dirty := p.git("status", "--porcelain", "--untracked-files=all"); dirty != "" {
 		t.Fatalf("the refused run left:\n%s", dirty)
 	}
+}
+
+// A closed terminal kills the run's whole process group while git commits a
+// story: the commit finishes on its own, and the resumed run finds it and
+// ends done with the work tree clean and nothing escalated.
+func TestE2EAProcessGroupKillMidCommitLeavesGitToFinishAndResumeEndsDone(t *testing.T) {
+	p := newRunProject(t)
+	dir := t.TempDir()
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	for _, f := range []string{started, release} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first commit's hook says it runs, then waits to be released.
+	hook := "#!/bin/sh\n[ -e " + dir + "/once ] && exit 0\n: > " + dir + "/once\necho go > " + started + "\nread x < " + release + "\n"
+	if err := os.WriteFile(filepath.Join(p.root, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := p.cmd(nil, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
+	run.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(started) // returns once the hook opened it for writing
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(f)
+	f.Close()
+	if err := syscall.Kill(-run.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = run.Wait()
+	// Release the hook, if the kill left it alive (O_NONBLOCK: with no reader, the open fails at once).
+	if w, err := os.OpenFile(release, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		_, _ = w.WriteString("done\n")
+		w.Close()
+	} else {
+		t.Errorf("the kill took git's hook with it: %v", err)
+	}
+	res, code := p.run(nil, "run", "--resume", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+	for _, k := range sample.Stories {
+		if n := p.storyCommits()[k]; n != 1 {
+			t.Fatalf("story %s has %d commits", k, n)
+		}
+	}
+	if dirty := p.git("status", "--porcelain", "--untracked-files=all"); dirty != "" {
+		t.Fatalf("status after the resume:\n%s", dirty)
+	}
+	if diff := p.git("diff", "--cached", "--name-only", "HEAD"); diff != "" {
+		t.Fatalf("index differs from HEAD:\n%s", diff)
+	}
+}
+
+func TestTheMarkersTempFilesAreNeverWhereGitWouldCommitThem(t *testing.T) {
+	root := t.TempDir()
+	e := &runtimeEnv{Streams: &Streams{Getenv: func(string) string { return "" }}, ProjectRoot: root}
+	paths := statePaths(e)
+	want := ".claude/..story-automator-active.tmp-*"
+	for _, p := range paths {
+		if p == want {
+			return
+		}
+	}
+	t.Fatalf("state paths %v lack %s", paths, want)
 }

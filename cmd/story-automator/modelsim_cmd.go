@@ -58,6 +58,9 @@ func modelSimAction(c *cli.Context) error {
 		return fail("model_sim_listen", "%v", err)
 	}
 	defer srv.Close()
+	// Before the URLs are printed: whoever reads them may stop us at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	urls := modelsim.BaseURLs(srv.URL())
 	if !c.Bool("json") && isTerminal(e.Out) {
 		fmt.Fprintln(e.Out, urls.Base)
@@ -67,8 +70,6 @@ func modelSimAction(c *cli.Context) error {
 		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid()}); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	<-ctx.Done()
 	u := srv.TotalUsage()
 	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).

@@ -12,7 +12,7 @@ PKGS    := ./...
 BUILD_ENV   := CGO_ENABLED=0
 BUILD_FLAGS := -tags $(TAGS) -trimpath -ldflags '-s -w'
 
-.PHONY: build test bench demo demo-hook lint fuzz chaos clean
+.PHONY: build test bench demo demo-real demo-hook lint fuzz chaos clean
 
 build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/story-automator
@@ -31,6 +31,11 @@ bench: build
 # The full run: the sample BMAD project, end to end with the simulated agent in tmux.
 demo: build
 	./scripts/demo.sh
+
+# The demo run with the real Claude Code (DEMO_AGENT=codex|gemini for the
+# others), offline against model-sim; installs the pinned CLI when missing.
+demo-real: build
+	./scripts/demo-real.sh
 
 # The marker and Stop hook on their own.
 demo-hook: build

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -115,10 +114,13 @@ func ReadSession(dir, name string) (*SessionState, error) {
 		return nil, fmt.Errorf("invalid session name %q", name)
 	}
 	p := SessionStatePath(dir, name)
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := atomicfile.OpenRegular(p, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, ErrNotFound
+		}
+		if errors.Is(err, atomicfile.ErrNotRegular) {
+			return nil, fmt.Errorf("%w: session state %v", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("read session state %s: %w", p, err)
 	}

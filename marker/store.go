@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -108,13 +109,15 @@ func (s *Store) Read() (*Marker, error) {
 }
 
 func (s *Store) readRaw() ([]byte, error) {
-	f, err := os.OpenFile(s.Path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := atomicfile.OpenRegular(s.Path, os.O_RDONLY, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			return nil, ErrNotFound
 		case errors.Is(err, syscall.ELOOP):
 			return nil, fmt.Errorf("%w: %s", ErrSymlink, s.Path)
+		case errors.Is(err, atomicfile.ErrNotRegular):
+			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 		return nil, fmt.Errorf("read marker %s: %w", s.Path, err)
 	}
@@ -146,6 +149,10 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 	release, err := filelock.Acquire(ctx, lp, wait)
 	if errors.Is(err, filelock.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s after %s", ErrLockTimeout, lp, wait)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// No directory for the lock file: there is no marker either.
+		return nil, fmt.Errorf("%w: %s (its directory does not exist)", ErrNotFound, s.Path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock marker %s: %w", lp, err)

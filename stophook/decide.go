@@ -212,13 +212,12 @@ func withLast(next *marker.Marker, now time.Time, kind, why string, out *Output)
 	return Decision{Kind: kind, Reason: why, Output: out, Next: next}
 }
 
+// storyBlockReason is one short paragraph that ends in exactly one command
+// to run next: for a headless run (a `run` process owns the marker: ownerPid)
+// the bounded wait, since that process drives every step itself; for a run
+// this session drives, the next primitive.
 func storyBlockReason(m *marker.Marker) string {
 	var b strings.Builder
-	if m.OwnerSession != "" {
-		b.WriteString("A story-automation run is in progress and this session owns it, so it must not stop yet.")
-	} else {
-		b.WriteString("A story-automation run is in progress and its marker names no owner, so every session of this project is kept working (`story-automator marker claim` makes one session the owner).")
-	}
 	where := []string{}
 	if m.Epic != "" {
 		where = append(where, "epic "+m.Epic)
@@ -229,15 +228,24 @@ func storyBlockReason(m *marker.Marker) string {
 	if m.CurrentStep != "" {
 		where = append(where, "step "+m.CurrentStep)
 	}
+	at := ""
 	if len(where) > 0 {
-		fmt.Fprintf(&b, " Current position: %s.", strings.Join(where, ", "))
+		at = " (" + strings.Join(where, ", ") + ")"
 	}
-	fmt.Fprintf(&b, " Stories remaining: %d.", m.StoriesRemaining)
-	if m.StateFile != "" {
-		fmt.Fprintf(&b, " State document: %s.", m.StateFile)
+	owner := "this session owns it"
+	if m.OwnerSession == "" {
+		owner = "its marker names no owner, so every session of this project is held (`story-automator marker claim` makes one the owner)"
 	}
-	b.WriteString(" Next: continue the current step. If a child session is running, wait for it inside ONE `story-automator monitor-session <session>` call (it blocks until the child finishes; call it again only if it returns finalState \"running\"); never poll tmux turn by turn.")
-	b.WriteString(" After each verified step run `story-automator marker heartbeat --story <key> --step <step>`; when a story is done, lower --remaining.")
-	b.WriteString(" If you cannot go on, run `story-automator marker pause --reason \"...\"` and explain why.")
+	if m.OwnerPid > 0 {
+		fmt.Fprintf(&b, "A headless story-automator run (pid %d) is working%s with %d stories remaining, and %s. "+
+			"It drives every step and heartbeat itself: do not start sessions or poll tmux. "+
+			"Run next: `story-automator status --wait` (it blocks until the run ends, escalates or pauses, at most 100s; run it again while it says running).",
+			m.OwnerPid, at, m.StoriesRemaining, owner)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "A story-automation run driven by this session is in progress%s with %d stories remaining, and %s. "+
+		"Run next: `story-automator monitor-session <the running child's session>` — ONE blocking call, again only if it returns finalState \"running\"; never poll tmux turn by turn; "+
+		"record each verified step with `story-automator marker heartbeat --story <key> --step <step>`, and if you cannot go on, `story-automator marker pause --reason \"...\"`.",
+		at, m.StoriesRemaining, owner)
 	return b.String()
 }

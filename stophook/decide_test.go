@@ -153,10 +153,32 @@ func TestDecideRecordsWhatTheHookSaw(t *testing.T) {
 
 func TestBlockReasonNamesStoryStepAndMonitor(t *testing.T) {
 	d := Decide(ownerIn(boolp(true)), active(func(m *marker.Marker) { m.StateFile = "/p/state.md" }), nil, env(), t0)
-	for _, want := range []string{"story 1.2", "step dev", "monitor-session", "never poll tmux", "/p/state.md", "Stories remaining: 3"} {
+	for _, want := range []string{"story 1.2", "step dev", "Run next: `story-automator monitor-session", "never poll tmux", "3 stories remaining"} {
 		if !strings.Contains(d.Output.Reason, want) {
 			t.Errorf("reason lacks %q: %s", want, d.Output.Reason)
 		}
+	}
+	if strings.Contains(d.Output.Reason, "status --wait") {
+		t.Errorf("a session-driven run was told to wait on a headless one: %s", d.Output.Reason)
+	}
+}
+
+// A headless run (a `run` process owns the marker) drives its own steps: the
+// owner is told to wait on it with the bounded wait, and nothing else.
+func TestBlockReasonOfAHeadlessRunNamesTheWait(t *testing.T) {
+	e := env()
+	e.ProcessAlive = func(int) bool { return true }
+	d := Decide(ownerIn(boolp(true)), active(func(m *marker.Marker) { m.OwnerPid = 4242 }), nil, e, t0)
+	if d.Output == nil || d.Output.Decision != "block" {
+		t.Fatalf("decision %+v", d)
+	}
+	r := d.Output.Reason
+	if !strings.Contains(r, "Run next: `story-automator status --wait`") || strings.Contains(r, "monitor-session") ||
+		strings.Contains(r, "marker heartbeat") || !strings.Contains(r, "pid 4242") {
+		t.Fatalf("reason: %s", r)
+	}
+	if n := strings.Count(r, "`story-automator "); n != 1 {
+		t.Fatalf("the reason names %d commands, want exactly one: %s", n, r)
 	}
 }
 

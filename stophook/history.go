@@ -3,9 +3,9 @@ package stophook
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/atomicfile"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/story-automator/story-automator/marker"
 )
@@ -56,7 +56,7 @@ func AppendHistory(path string, e HistoryEntry) error {
 		return err
 	}
 	// O_NOFOLLOW: the history is never written through a symlink.
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	f, err := atomicfile.OpenRegular(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open history %s: %w", path, err)
 	}

@@ -69,7 +69,11 @@ func (c *Client) run(ctx context.Context, cmd Command) (string, error) {
 		return "", &Error{Subcommand: sub, Kind: ErrNotInstalled, Err: err}
 	}
 	if ctx.Err() != nil {
-		return "", &Error{Subcommand: sub, Err: fmt.Errorf("%w: %w", ctx.Err(), err)}
+		var kind error
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			kind = ErrUnresponsive
+		}
+		return "", &Error{Subcommand: sub, Kind: kind, Err: fmt.Errorf("%w: %w", ctx.Err(), err)}
 	}
 	return "", &Error{Subcommand: sub, Stderr: string(stderr), Kind: classify(string(stderr)), Err: err}
 }

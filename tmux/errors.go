@@ -15,6 +15,8 @@ var (
 	ErrDuplicateSession = errors.New("tmux session already exists")
 	ErrNoTerminal       = errors.New("not a terminal")
 	ErrUnsafeArgument   = errors.New("argument unsafe for tmux")
+	// ErrUnresponsive: tmux did not answer within its deadline (a hung or stopped server).
+	ErrUnresponsive = errors.New("tmux did not answer in time")
 )
 
 // Error is a failed tmux call: the tmux subcommand (never the full argv,
@@ -82,6 +84,8 @@ func Code(err error) string {
 		return "not_a_terminal"
 	case errors.Is(err, ErrUnsafeArgument):
 		return "unsafe_tmux_argument"
+	case errors.Is(err, ErrUnresponsive):
+		return "tmux_unresponsive"
 	}
 	return "tmux_failed"
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // Command is one tmux invocation: the arguments after the program name
@@ -36,6 +37,9 @@ type Executor interface {
 	Run(ctx context.Context, cmd Command) (stdout, stderr []byte, err error)
 }
 
+// waitDelay bounds the wait for tmux's output pipes once its process is done or killed.
+const waitDelay = 2 * time.Second
+
 // SystemExecutor runs the real tmux binary found on PATH (or Path when set).
 type SystemExecutor struct {
 	Path string
@@ -48,6 +52,9 @@ func (x SystemExecutor) Run(ctx context.Context, c Command) ([]byte, []byte, err
 		prog = "tmux"
 	}
 	cmd := exec.CommandContext(ctx, prog, c.Args...)
+	// A tmux client that starts a server hands it our pipes: past the
+	// deadline, stop waiting for them rather than for that server.
+	cmd.WaitDelay = waitDelay
 	if len(c.UnsetEnv) > 0 {
 		cmd.Env = withoutVars(os.Environ(), c.UnsetEnv)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"path/filepath"
+
 	"context"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/modelsim/offline"
 	"os"
 	"os/signal"
 	"syscall"
@@ -31,6 +34,9 @@ func modelSimCommand() *cli.Command {
 			&cli.StringFlag{Name: "script", Usage: "YAML or JSON rules the brain follows before its built-in behaviour"},
 			&cli.StringFlag{Name: "record", Usage: "append every exchange (request and answer) to this file as JSON lines"},
 			&cli.BoolFlag{Name: "json", Usage: "print the URLs as JSON even on a terminal"},
+			&cli.StringFlag{Name: "home", Usage: "also write a private HOME in this directory that points --home-agent at this server (its onboarding, key approval and the trust of --trust settled); its environment is printed as `env` (JSON) or export lines"},
+			&cli.StringFlag{Name: "home-agent", Value: "claude", Usage: "the agent CLI --home is written for: claude, codex or gemini"},
+			&cli.StringSliceFlag{Name: "trust", Usage: "with --home: a project folder the CLI trusts (repeatable)"},
 		},
 		Action: modelSimAction,
 	}
@@ -62,12 +68,19 @@ func modelSimAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	urls := modelsim.BaseURLs(srv.URL())
+	envLines, err := offlineHome(c, srv.URL())
+	if err != nil {
+		return err
+	}
 	if !c.Bool("json") && isTerminal(e.Out) {
 		fmt.Fprintln(e.Out, urls.Base)
 		fmt.Fprintf(e.Out, "model-sim is serving on loopback. Claude Code: ANTHROPIC_BASE_URL=%s; Codex: base_url = %q; Gemini: GOOGLE_GEMINI_BASE_URL=%s. Ctrl-C stops it.\n",
 			urls.Anthropic, urls.OpenAI, urls.Gemini)
+		for _, kv := range envLines {
+			fmt.Fprintf(e.Out, "export %s\n", kv)
+		}
 	} else if err := okJSON(e.Out, map[string]any{"url": urls.Base, "anthropicBaseUrl": urls.Anthropic,
-		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid()}); err != nil {
+		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid(), "env": envLines}); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -75,4 +88,32 @@ func modelSimAction(c *cli.Context) error {
 	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).
 		Int("outputTokens", u.OutputTokens).Msg("model-sim stopped")
 	return nil
+}
+
+// offlineHome writes the private home --home asks for and returns the
+// variables that point the agent CLI at this server.
+func offlineHome(c *cli.Context, url string) ([]string, error) {
+	dir := c.String("home")
+	if dir == "" {
+		return nil, nil
+	}
+	write := map[string]func(offline.Config) (offline.Env, error){"claude": offline.Claude, "codex": offline.Codex, "gemini": offline.Gemini}[c.String("home-agent")]
+	if write == nil {
+		return nil, usageError("--home-agent must be claude, codex or gemini, got %q", c.String("home-agent"))
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, usageError("--home %q: %v", dir, err)
+	}
+	var trusted []string
+	for _, t := range c.StringSlice("trust") {
+		if a, err := filepath.Abs(t); err == nil {
+			trusted = append(trusted, a)
+		}
+	}
+	env, err := write(offline.Config{Home: abs, BaseURL: url, Trusted: trusted})
+	if err != nil {
+		return nil, fail("model_sim_home", "%v", err)
+	}
+	return env.Pairs(), nil
 }

@@ -73,3 +73,35 @@ func TestE2EModelSimServesItsScript(t *testing.T) {
 		t.Errorf("model-sim after SIGTERM: %v", err)
 	}
 }
+
+// model-sim --home writes a private home for an agent CLI and prints the
+// environment that points that CLI at the running server.
+func TestE2EModelSimWritesAnOfflineHome(t *testing.T) {
+	home, proj := t.TempDir(), t.TempDir()
+	cmd := exec.Command(builtBinary(t), "model-sim", "--json", "--home", home, "--home-agent", "claude", "--trust", proj)
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	var first struct {
+		URL string   `json:"url"`
+		Env []string `json:"env"`
+	}
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &first) != nil {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	env := strings.Join(first.Env, "\n")
+	if !strings.Contains(env, "ANTHROPIC_BASE_URL="+first.URL) || !strings.Contains(env, "HOME="+home) {
+		t.Fatalf("env %v, url %s", first.Env, first.URL)
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".claude.json"))
+	if err != nil || !strings.Contains(string(b), proj) {
+		t.Fatalf(".claude.json %s %v", b, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Failure is a command error the user sees: a stable snake_case code, a human
@@ -56,4 +57,18 @@ func failureJSON(w io.Writer, f *Failure) {
 		out[k] = v
 	}
 	_ = writeJSON(w, out)
+}
+
+// refuseBlank refuses a flag given with a blank value: a blank model, agent
+// or command would reach the agent's argv as it is.
+func refuseBlank(c interface {
+	IsSet(string) bool
+	String(string) string
+}, names ...string) error {
+	for _, n := range names {
+		if c.IsSet(n) && strings.TrimSpace(c.String(n)) == "" {
+			return &Failure{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
+		}
+	}
+	return nil
 }

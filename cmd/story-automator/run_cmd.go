@@ -52,6 +52,9 @@ func runAction(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	if err := refuseBlank(c, "model", "agent", "fallback-agent", "epic", "stories"); err != nil {
+		return err
+	}
 	e := envOf(c)
 	if err := checkRunFlags(c); err != nil {
 		return err

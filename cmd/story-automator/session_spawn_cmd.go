@@ -35,6 +35,9 @@ func sessionSpawn(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
+	if err := refuseBlank(c, "model", "agent", "command", "step", "story", "epic"); err != nil {
+		return err
+	}
 	e := envOf(c)
 	req, err := spawnRequest(c, e)
 	if err != nil {

@@ -31,6 +31,8 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (one object per refresh with --watch)"},
 			&cli.BoolFlag{Name: "watch", Usage: "refresh until Ctrl-C or until the run is done"},
 			&cli.DurationFlag{Name: "interval", Value: time.Second, Usage: "refresh interval of --watch"},
+			&cli.BoolFlag{Name: "wait", Usage: "block, without polling, until the run is done, escalates, pauses or dies, then print what happened and the one next command (exit 0 done, 3 needs you, 4 its process died, 6 no run, 8 --return-after passed)"},
+			&cli.DurationFlag{Name: "return-after", Value: defaultWaitBound, Usage: "with --wait: return after this long with exit 8 (the default fits under Claude Code's 2-minute Bash tool cap; 0 = no bound)"},
 		},
 		Action: statusAction,
 	}
@@ -101,6 +103,9 @@ func statusAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.Duration("interval") <= 0 {
 		return usageError("--interval must be positive")
+	}
+	if c.Bool("wait") {
+		return statusWait(c, e)
 	}
 	if !c.Bool("watch") {
 		return printStatus(e, collectStatus(e), c.Bool("json"), false)

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // Modes of the kill rounds.
@@ -237,7 +240,7 @@ func killRound(cfg Config, dir string, rng *rand.Rand, mode string) (o outcome) 
 			o.err = err
 			return o
 		}
-		args = []string{"run", "--resume", "--json"}
+		args = nextArgs(p)
 		if !killed {
 			o.story = append(o.story, "ran to its end before "+plan.what+": "+code(c.Result()))
 			break
@@ -250,9 +253,20 @@ func killRound(cfg Config, dir string, rng *rand.Rand, mode string) (o outcome) 
 	return o
 }
 
+// nextArgs is what the user runs after a kill: `run --resume`, or `run`
+// again when the kill came before the run had written its state document
+// (it had started nothing).
+func nextArgs(p *Project) []string {
+	store := marker.NewStore(p.Root, func(string) string { return "" })
+	if orchestrator.LatestState(store, p.Root) == "" {
+		return append([]string{"run"}, runFlags...)
+	}
+	return []string{"run", "--resume", "--json"}
+}
+
 // finish resumes the run until it ends, and reports an escalation.
 func finish(p *Project, o *outcome) (string, error) {
-	res, exit, err := p.Run(3*time.Minute, "run", "--resume", "--json")
+	res, exit, err := p.Run(3*time.Minute, nextArgs(p)...)
 	if err != nil {
 		return "", err
 	}

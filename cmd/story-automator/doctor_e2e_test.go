@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/internal/realagent"
+)
+
+type doctorReport struct {
+	OK     bool   `json:"ok"`
+	Error  string `json:"error"`
+	Checks []struct {
+		Name, Agent, Status, Detail, Fix string
+	} `json:"checks"`
+}
+
+func runDoctor(t *testing.T, path string, args ...string) (doctorReport, int) {
+	t.Helper()
+	root := t.TempDir()
+	c := exec.Command(builtBinary(t), append([]string{"doctor", "--json"}, args...)...)
+	c.Env = cleanEnv("PROJECT_ROOT="+root, "PATH="+path, "HOME="+t.TempDir())
+	c.Dir = root
+	var out bytes.Buffer
+	c.Stdout = &out
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	var rep doctorReport
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
+		t.Fatalf("doctor output %q: %v (%v)", out.String(), jerr, err)
+	}
+	return rep, code
+}
+
+// doctor --offline --agent claude rehearses one real Claude Code turn in tmux
+// against model-sim and passes.
+func TestRealClaudeDoctorOfflinePasses(t *testing.T) {
+	cli := realagent.Require(t, "claude")
+	rep, code := runDoctor(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", "claude")
+	if code != 0 || !rep.OK {
+		t.Fatalf("doctor exit %d: %+v", code, rep)
+	}
+	var rehearsal string
+	for _, c := range rep.Checks {
+		if c.Name == "rehearsal" {
+			rehearsal = c.Status + " " + c.Detail
+		}
+	}
+	if !strings.HasPrefix(rehearsal, "ok ") || !strings.Contains(rehearsal, "stop_hook") {
+		t.Fatalf("rehearsal: %q", rehearsal)
+	}
+}
+
+// Without claude on the PATH, doctor fails that check with the install command.
+func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
+	rep, code := runDoctor(t, t.TempDir()+":/usr/bin:/bin", "--offline", "--agent", "claude")
+	if code != 1 || rep.OK || rep.Error != "doctor_failed" {
+		t.Fatalf("doctor exit %d: %+v", code, rep)
+	}
+	for _, c := range rep.Checks {
+		if c.Name == "cli" && c.Agent == "claude" {
+			if c.Status != "fail" || !strings.Contains(c.Fix, "npm install -g @anthropic-ai/claude-code") {
+				t.Fatalf("cli check %+v", c)
+			}
+			return
+		}
+	}
+	t.Fatalf("no cli check: %+v", rep)
+}

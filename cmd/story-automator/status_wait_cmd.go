@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/orchestrator"
+)
+
+// defaultWaitBound keeps one `status --wait` under Claude Code's Bash tool
+// default timeout (2 minutes in 2.1.x, BASH_DEFAULT_TIMEOUT_MS; read from the
+// pinned CLI): a waiting agent session calls again rather than being cut off.
+const defaultWaitBound = 100 * time.Second
+
+// Exit codes of status --wait.
+var waitExit = map[string]int{
+	orchestrator.WaitDone: 0, orchestrator.WaitEscalated: 3, orchestrator.WaitPaused: 3,
+	orchestrator.WaitDead: 4, orchestrator.WaitNoRun: 6, orchestrator.WaitRunning: 8,
+}
+
+// statusWait blocks until the run needs nobody's waiting any more (or the
+// bound passes) and prints what happened with the one next command.
+func statusWait(c *cli.Context, e *runtimeEnv) error {
+	if c.Duration("return-after") < 0 {
+		return usageError("--return-after must not be negative (0 = no bound), e.g. --return-after 9m")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := orchestrator.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
+	if err != nil && ctx.Err() == nil {
+		return fail("status_wait", "%v", err)
+	}
+	if c.Bool("json") || !isTerminal(e.Out) {
+		if err := okJSON(e.Out, map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
+			"storiesDone": res.Done, "storiesTotal": res.Total, "current": res.Current, "message": res.Message,
+			"next": res.Next, "waitedSeconds": res.WaitedSecs}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.Out, "%s.\nNext: %s\n", res.Message, res.Next)
+	}
+	if code := waitExit[res.Outcome]; code != 0 {
+		return exitStatus(code)
+	}
+	return nil
+}

@@ -1,0 +1,53 @@
+package doctor
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/story-automator/story-automator/monitor"
+)
+
+func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
+	home, root := t.TempDir(), "/work/project"
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if c := checkTrust("claude", root, getenv); c.Status != Warn || c.Fix == "" {
+		t.Fatalf("untrusted claude: %+v", c)
+	}
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"projects":{"/work":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	if c := checkTrust("claude", root, getenv); c.Status != OK {
+		t.Fatalf("a trusted parent folder: %+v", c)
+	}
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"/work/project":"TRUST_FOLDER"}`), 0o600)
+	if c := checkTrust("gemini", root, getenv); c.Status != OK {
+		t.Fatalf("trusted gemini: %+v", c)
+	}
+	if c := checkTrust("gemini", "/elsewhere", getenv); c.Status != Warn {
+		t.Fatalf("gemini elsewhere: %+v", c)
+	}
+}
+
+func TestAuthNamesWhereCredentialsAreWithoutPrintingThem(t *testing.T) {
+	env := map[string]string{"HOME": t.TempDir(), "ANTHROPIC_API_KEY": "sk-secret-value"}
+	c := checkAuth("claude", func(k string) string { return env[k] })
+	if c.Status != OK || c.Detail != "ANTHROPIC_API_KEY is set" {
+		t.Fatalf("auth %+v", c)
+	}
+	delete(env, "ANTHROPIC_API_KEY")
+	if c := checkAuth("claude", func(k string) string { return env[k] }); c.Status != Warn || c.Fix == "" {
+		t.Fatalf("no auth %+v", c)
+	}
+}
+
+func TestRehearsalAtADialogFailsWithTheDialogsAction(t *testing.T) {
+	res := monitor.Result{FinalState: monitor.Stuck, Reason: monitor.ReasonDialog, Dialog: "trust_folder", Action: "trust it"}
+	c := judge(Check{Name: "rehearsal", Agent: "claude"}, "claude", res, nil)
+	if c.Status != Fail || c.Fix != "trust it" {
+		t.Fatalf("%+v", c)
+	}
+	c = judge(Check{Name: "rehearsal", Agent: "claude"}, "claude", monitor.Result{FinalState: monitor.Completed, Reason: monitor.SignalScreen}, nil)
+	if c.Status != Warn {
+		t.Fatalf("a Claude turn seen only by screen: %+v", c)
+	}
+}

@@ -1,0 +1,137 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// rehearsalPrompt is the one turn a rehearsal asks of a real child.
+const rehearsalPrompt = "story-automator doctor rehearsal: reply with the single word ready and end your turn."
+
+// rehearsalScript is model-sim's answer to it, for --offline.
+const rehearsalScript = "rules:\n  - match: \"doctor rehearsal\"\n    actions:\n      - reply: \"ready\"\n"
+
+// Rehearsal runs one real turn of an agent in tmux: against the user's own
+// configuration, or offline against model-sim with a private home.
+type Rehearsal struct {
+	Exe, Root string
+	// Environ is the user's environment, which children get.
+	Environ []string
+	Offline bool
+	Timeout time.Duration
+}
+
+// Run spawns a child of agent on a private tmux server, waits for it with the
+// monitor, and reports whether the prompt arrived, the turn's end was seen,
+// the child's hook fired and no dialog stopped it.
+func (r Rehearsal) Run(ctx context.Context, agent string) Check {
+	c := Check{Name: "rehearsal", Agent: agent}
+	if r.Timeout <= 0 {
+		r.Timeout = 2 * time.Minute
+	}
+	env, srv, cleanup, err := r.environment(agent)
+	defer cleanup()
+	if err != nil {
+		c.Status, c.Detail = Fail, "cannot prepare the rehearsal: "+err.Error()
+		return c
+	}
+	stateDir, err := os.MkdirTemp("", "sa-doctor-")
+	if err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		return c
+	}
+	defer os.RemoveAll(stateDir)
+	tc := tmux.New(fmt.Sprintf("sa-doctor-%d", os.Getpid()))
+	defer func() { _ = tc.KillServer(context.WithoutCancel(ctx)) }()
+	sp := &child.Spawner{Tmux: tc, Exe: r.Exe, Environ: env, Now: time.Now}
+	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: r.Root, StateDir: stateDir, Step: "dev", Story: "0.1",
+		Agent: agent, Prompt: rehearsalPrompt})
+	if err != nil {
+		c.Status, c.Detail = Fail, "cannot start a child: "+err.Error()
+		return c
+	}
+	opt := monitor.DefaultOptions()
+	opt.Timeout, opt.StartTimeout = r.Timeout, 30*time.Second
+	verify, _ := monitor.ParseVerifySpec("none", r.Root, 0)
+	res := monitor.Watch(ctx, sess.Name, verify, opt, monitor.Deps{Tmux: tc, StateDir: stateDir, Now: time.Now})
+	return judge(c, agent, res, srv)
+}
+
+// judge turns the monitor's result into the rehearsal's check.
+func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Check {
+	if res.Reason == monitor.ReasonDialog {
+		c.Status, c.Detail, c.Fix = Fail, "the child stopped at the "+res.Dialog+" dialog", res.Action
+		return c
+	}
+	if res.FinalState != monitor.Completed {
+		c.Status = Fail
+		c.Detail = fmt.Sprintf("the child ended %s (%s) after %.0fs; its output is in %s", res.FinalState, res.Reason, res.ElapsedSeconds, res.OutputFile)
+		c.Fix = "read that output, then run `story-automator doctor --agent " + agent + "` again"
+		return c
+	}
+	if srv != nil && !promptArrived(srv) {
+		c.Status, c.Detail = Fail, "the turn ended but model-sim never received the rehearsal prompt"
+		return c
+	}
+	p, _ := child.LookupProfile(agent)
+	c.Status = OK
+	c.Detail = fmt.Sprintf("one turn in tmux: prompt delivered, completion seen (%s) in %.1fs, no dialog", res.Reason, res.ElapsedSeconds)
+	if p.HookFlag != "" && res.Reason != monitor.SignalStopHook {
+		c.Status = Warn
+		c.Detail += "; the child's own Stop hook did not fire, so completions are seen only from the screen (slower)"
+		c.Fix = "check that hooks are not disabled in the agent's settings (disableAllHooks)"
+	}
+	return c
+}
+
+func promptArrived(srv *modelsim.Server) bool {
+	for _, e := range srv.Exchanges() {
+		if !e.Side && strings.Contains(string(e.Request), "doctor rehearsal") {
+			return true
+		}
+	}
+	return false
+}
+
+// environment is the child's environment: the user's own, or with --offline
+// a private home pointing the CLI at a model-sim started here.
+func (r Rehearsal) environment(agent string) ([]string, *modelsim.Server, func(), error) {
+	if !r.Offline {
+		return r.Environ, nil, func() {}, nil
+	}
+	homes := map[string]func(offline.Config) (offline.Env, error){
+		child.AgentClaude: offline.Claude, child.AgentCodex: offline.Codex, child.AgentGemini: offline.Gemini,
+	}
+	write, ok := homes[agent]
+	if !ok {
+		return r.Environ, nil, func() {}, nil
+	}
+	script, err := modelsim.ParseScript([]byte(rehearsalScript))
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: script, Exe: r.Exe})
+	if err != nil {
+		return nil, nil, func() {}, err
+	}
+	home, err := os.MkdirTemp("", "sa-doctor-home-")
+	if err != nil {
+		srv.Close()
+		return nil, nil, func() {}, err
+	}
+	cleanup := func() { srv.Close(); os.RemoveAll(home) }
+	oenv, err := write(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{r.Root}})
+	if err != nil {
+		return nil, nil, cleanup, err
+	}
+	return oenv.Apply(r.Environ), srv, cleanup, nil
+}

@@ -64,6 +64,9 @@ func modelSimAction(c *cli.Context) error {
 		return fail("model_sim_listen", "%v", err)
 	}
 	defer srv.Close()
+	// Before the URLs are printed: whoever reads them may stop us at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	urls := modelsim.BaseURLs(srv.URL())
 	envLines, err := offlineHome(c, srv.URL())
 	if err != nil {
@@ -80,8 +83,6 @@ func modelSimAction(c *cli.Context) error {
 		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid(), "env": envLines}); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	<-ctx.Done()
 	u := srv.TotalUsage()
 	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).

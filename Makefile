@@ -4,7 +4,7 @@ TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 PKGS    := ./...
 
-.PHONY: build test bench demo demo-hook lint fuzz clean
+.PHONY: build test bench demo demo-hook lint fuzz chaos clean
 
 build:
 	$(GO) build -tags $(TAGS) -o $(BIN) ./cmd/story-automator
@@ -24,6 +24,15 @@ demo: build
 # The marker and Stop hook on their own.
 demo-hook: build
 	./scripts/demo-hook.sh
+
+# Kill-and-resume rounds against the built binary, a private tmux server per
+# round, plus hostile rounds; not part of test. Reproducible with CHAOS_SEED.
+CHAOS_SEED   ?= 1
+CHAOS_ROUNDS ?= 20
+CHAOS_MODE   ?= mixed
+chaos:
+	CHAOS_SEED=$(CHAOS_SEED) CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_MODE=$(CHAOS_MODE) \
+		$(GO) test -tags '$(TAGS) chaos' -count=1 -timeout 180m -run '^TestChaos$$' -v ./internal/chaos
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -108,6 +109,9 @@ func (j *bmadJob) misbehave(ctx context.Context, f Fault) int {
 	switch f.Kind {
 	case FaultCrash:
 		fmt.Fprintln(j.s.Out, "agent-sim bmad: crashing (injected fault)")
+		if pid := j.s.Options.CrashKills; pid > 1 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 		return 1
 	case FaultFalse:
 		fmt.Fprintln(j.s.Out, "agent-sim bmad: all done! (a false completion: nothing was written)")

@@ -3,10 +3,13 @@ package agentsim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -181,5 +184,49 @@ func TestParseFaults(t *testing.T) {
 		if _, err := ParseFaults(bad); err == nil {
 			t.Fatalf("%q parsed", bad)
 		}
+	}
+}
+
+func TestBMADCreateRefusesWithoutTheStoryInTheEpics(t *testing.T) {
+	p := bmadProject(t)
+	epics, err := p.EpicFiles()
+	if err != nil || len(epics) == 0 {
+		t.Fatalf("epics %v %v", epics, err)
+	}
+	for _, f := range epics {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out := actStep(t, p, map[string]string{child.EnvStep: "create", child.EnvStory: "1-1", child.EnvCycle: "1"})
+	if code == 0 || !strings.Contains(out, "no epics file") {
+		t.Fatalf("create without epics exited %d: %s", code, out)
+	}
+	if f, _ := p.StoryFile(workflows.StoryKey{Epic: "1", Num: 1}); f != "" {
+		t.Fatalf("a story was written from nothing: %s", f)
+	}
+}
+
+// Under a real agent CLI (model-sim has the agent run agent-sim in its
+// shell), a crash takes the agent's process down with it.
+func TestBMADCrashKillsTheAgentItRunsUnder(t *testing.T) {
+	p := bmadProject(t)
+	agent := exec.Command("sleep", "600")
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Process.Kill()
+	full := map[string]string{"PROJECT_ROOT": p.Root, child.EnvAttempt: "1", child.EnvStep: "create",
+		child.EnvStory: "1-1", EnvFaults: "crash:create"}
+	var out bytes.Buffer
+	s := &Sim{Options: Options{Behaviour: BehaviourBMAD, CrashKills: agent.Process.Pid}, Out: &out,
+		Getenv: func(k string) string { return full[k] }}
+	if code := Run(context.Background(), s); code != 1 {
+		t.Fatalf("crash exited %d: %s", code, out.String())
+	}
+	err := agent.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the agent ended with %v, want SIGKILL", err)
 	}
 }

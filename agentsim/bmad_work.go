@@ -25,7 +25,12 @@ func (j *bmadJob) create() (string, error) {
 		full = j.key.String() + "-" + workflows.Slugify(st.Title)
 	}
 	path := filepath.Join(j.p.ArtifactsDir, full+".md")
-	body, source := j.epicText()
+	// A real agent writes the story from its section of the epics: without one it has nothing to write from.
+	es, err := j.p.EpicStory(j.key)
+	if err != nil {
+		return "", err
+	}
+	body, source := epicBody(es), j.epicFile()
 	text := fmt.Sprintf("# Story %s: %s\n\nStatus: ready-for-dev\n\n## Story\n\n%s\n\n## Tasks / Subtasks\n\n"+
 		"- [ ] Implement story %s to its acceptance criteria\n- [ ] Write tests for every acceptance criterion\n\n"+
 		"## Dev Notes\n\nDrafted by the simulated agent from %s.\n\n## Dev Agent Record\n\n### File List\n",
@@ -39,24 +44,29 @@ func (j *bmadJob) create() (string, error) {
 	return "wrote " + j.p.Rel(path), nil
 }
 
-// epicText is the story's section of the epics without its heading, and the file it came from.
-func (j *bmadJob) epicText() (string, string) {
+// epicBody is the story's section of the epics without its heading.
+func epicBody(s workflows.EpicStory) string {
+	text := s.Text
+	if i := strings.IndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text, "#") {
+		text = text[i+1:]
+	}
+	return strings.TrimSpace(text)
+}
+
+// epicFile is the epics file that declares the story's epic.
+func (j *bmadJob) epicFile() string {
 	epics, err := j.p.Epics()
 	if err != nil {
-		return "(the epics could not be read)", "nothing"
+		return "the epics"
 	}
 	for _, e := range epics {
 		for _, s := range e.Stories {
 			if s.Key == j.key {
-				text := s.Text
-				if i := strings.IndexByte(text, '\n'); i >= 0 && strings.HasPrefix(text, "#") {
-					text = text[i+1:]
-				}
-				return strings.TrimSpace(text), j.p.Rel(e.File)
+				return j.p.Rel(e.File)
 			}
 		}
 	}
-	return "(not found in the epics)", "nothing"
+	return "the epics"
 }
 
 // dev "implements" the story: a code file, ticked tasks, a file list, status review.

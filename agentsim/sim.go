@@ -85,6 +85,10 @@ type Options struct {
 	PromptFile string
 	// InputFile receives every line typed into the agent while it idles.
 	InputFile string
+	// CrashKills is the agent CLI's process when the simulated agent runs as
+	// that CLI's shell tool (model-sim's steps): a crash fault kills it too,
+	// because an agent that crashes takes its session down.
+	CrashKills int
 }
 
 // OptionsFromEnv reads Options from the STORY_AUTOMATOR_SIM_* variables.

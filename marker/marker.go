@@ -22,17 +22,23 @@ const (
 // Marker is the JSON object that tells the Stop hook whether a run is in progress.
 // Fields it does not know are kept in Extra and written back unchanged.
 type Marker struct {
-	Version               int           `json:"version"`
-	Mode                  string        `json:"mode"`
-	Status                string        `json:"status"`
-	Epic                  string        `json:"epic,omitempty"`
-	CurrentStory          string        `json:"currentStory,omitempty"`
-	CurrentStep           string        `json:"currentStep,omitempty"`
-	StoriesRemaining      int           `json:"storiesRemaining"`
-	StateFile             string        `json:"stateFile,omitempty"`
-	ProjectSlug           string        `json:"projectSlug,omitempty"`
-	OwnerSession          string        `json:"ownerSession"`
-	OwnerPid              int           `json:"ownerPid,omitempty"`
+	Version          int    `json:"version"`
+	Mode             string `json:"mode"`
+	Status           string `json:"status"`
+	Epic             string `json:"epic,omitempty"`
+	CurrentStory     string `json:"currentStory,omitempty"`
+	CurrentStep      string `json:"currentStep,omitempty"`
+	StoriesRemaining int    `json:"storiesRemaining"`
+	StateFile        string `json:"stateFile,omitempty"`
+	ProjectSlug      string `json:"projectSlug,omitempty"`
+	OwnerSession     string `json:"ownerSession"`
+	OwnerPid         int    `json:"ownerPid,omitempty"`
+	// OwnerPidStart is when ownerPid started (clock ticks since boot): a
+	// pid reused by another process does not match it.
+	OwnerPidStart uint64 `json:"ownerPidStart,omitempty"`
+	// OwnerLock is the lock file the owner process holds for its whole life
+	// (a `run`'s run lock): whether it is held is the truth about the owner.
+	OwnerLock             string        `json:"ownerLock,omitempty"`
 	CreatedAt             string        `json:"createdAt,omitempty"`
 	Heartbeat             string        `json:"heartbeat,omitempty"`
 	StopHookBlocks        int           `json:"stopHookBlocks"`
@@ -60,7 +66,7 @@ var ErrNotObject = errors.New("marker is not a JSON object")
 var knownFields = map[string]bool{
 	"version": true, "mode": true, "status": true, "epic": true, "currentStory": true,
 	"currentStep": true, "storiesRemaining": true, "stateFile": true, "projectSlug": true,
-	"ownerSession": true, "ownerPid": true, "createdAt": true, "heartbeat": true,
+	"ownerSession": true, "ownerPid": true, "ownerPidStart": true, "ownerLock": true, "createdAt": true, "heartbeat": true,
 	"stopHookBlocks": true, "stopHookSeenHeartbeat": true, "stopHookSeenRemaining": true,
 	"pauseReason": true, "lastDecision": true, "loop": true,
 }

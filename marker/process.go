@@ -29,3 +29,68 @@ func ProcessAlive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return !(i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X'))
 }
+
+// ProcessStart returns when pid started, in clock ticks since boot (field 22
+// of /proc/<pid>/stat): with the pid it names one process for good, where a
+// pid alone may be reused by an unrelated process. ok is false when it
+// cannot be read.
+func ProcessStart(pid int) (start uint64, ok bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// After ") " come fields 3 (state) onwards; the start time is field 22.
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return v, err == nil
+}
+
+// ProcessIs reports whether pid is alive and is the process that started at
+// start (0: any process with that pid).
+func ProcessIs(pid int, start uint64) bool {
+	if !ProcessAlive(pid) {
+		return false
+	}
+	if start == 0 {
+		return true
+	}
+	now, ok := ProcessStart(pid)
+	return !ok || now == start
+}
+
+// LockHeld reports whether some process holds a flock on path, without
+// creating the file and without waiting: the probe takes a shared lock for
+// an instant, so it never blocks and never holds anything.
+func LockHeld(path string) bool {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false // no lock file: nobody holds it
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Flock(fd, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(fd, syscall.LOCK_UN)
+	return false
+}
+
+// OwnerAlive reports whether the marker's owner process is alive: its lock
+// held when it names one (the truth), else its pid alive and, when the start
+// time was recorded, the same process. A marker with no owner process is not
+// judged here (false).
+func OwnerAlive(m *Marker) bool {
+	if m.OwnerLock != "" {
+		return LockHeld(m.OwnerLock)
+	}
+	return m.OwnerPid > 0 && ProcessIs(m.OwnerPid, m.OwnerPidStart)
+}

@@ -3,6 +3,8 @@ package marker
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -30,5 +32,44 @@ func TestProcessAliveSeesExitedAndZombieProcesses(t *testing.T) {
 	_ = cmd.Wait()
 	if ProcessAlive(pid) {
 		t.Fatal("a reaped process counts as alive")
+	}
+}
+
+func TestLockHeldSeesAFlockWithoutCreatingTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.lock")
+	if LockHeld(path) {
+		t.Fatal("a missing lock file is held")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the probe created the lock file: %v", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if LockHeld(path) {
+		t.Fatal("an unlocked file is held")
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if !LockHeld(path) {
+		t.Fatal("a flocked file is not held")
+	}
+}
+
+func TestProcessIsTellsAReusedPidFromTheOwner(t *testing.T) {
+	pid := os.Getpid()
+	start, ok := ProcessStart(pid)
+	if !ok || start == 0 {
+		t.Fatalf("start of this process: %d %v", start, ok)
+	}
+	if !ProcessIs(pid, start) || !ProcessIs(pid, 0) {
+		t.Fatal("this process is not itself")
+	}
+	if ProcessIs(pid, start+1) {
+		t.Fatal("a process that started at another time passes for this one")
 	}
 }

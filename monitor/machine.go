@@ -66,6 +66,16 @@ type Action struct {
 	Until  time.Time
 	State  FinalState
 	Reason string
+	// Dialog is the dialog a stuck child waits at (Reason = ReasonDialog).
+	Dialog *child.Dialog
+}
+
+// ScreenVerdict is what one read of the child's screen showed.
+type ScreenVerdict struct {
+	// Done: the agent's turn is over (its profile's screen heuristic).
+	Done bool
+	// Dialog: the agent waits at a dialog only its user can settle.
+	Dialog *child.Dialog
 }
 
 // Machine is monitor-session's decision logic, free of I/O: the driver
@@ -122,6 +132,9 @@ func (m *Machine) Next(f Facts) Action {
 	st := f.State
 	exited := st != nil && st.Lifecycle == marker.LifecycleExited
 	if exited {
+		if d, ok := m.exitDialog(st); ok {
+			return m.finishAtDialog(d)
+		}
 		if st.Signal != "" {
 			return m.finish(Crashed, reasonSignalPrefix+st.Signal)
 		}
@@ -307,9 +320,33 @@ func (m *Machine) Verified(v Verdict, now time.Time) {
 	}
 }
 
-// ScreenProbed records what the screen heuristic said at output size size.
-func (m *Machine) ScreenProbed(done bool, size int64) {
-	m.screenSize, m.screenDone, m.screenUsed = size, done, false
+// ScreenProbed records what the screen showed at output size size; a
+// dialog ends the wait at once (stuck), since nothing but its user moves it.
+func (m *Machine) ScreenProbed(v ScreenVerdict, size int64) {
+	m.screenSize, m.screenDone, m.screenUsed = size, v.Done, false
+	if v.Dialog != nil && m.final == nil {
+		m.finishAtDialog(*v.Dialog)
+	}
+}
+
+// exitDialog maps an exit code the agent's profile knows as a dialog.
+func (m *Machine) exitDialog(st *marker.SessionState) (child.Dialog, bool) {
+	if st.ExitCode == nil {
+		return child.Dialog{}, false
+	}
+	p, ok := child.LookupProfile(st.Agent)
+	if !ok {
+		return child.Dialog{}, false
+	}
+	d, ok := p.ExitDialogs[*st.ExitCode]
+	return d, ok
+}
+
+func (m *Machine) finishAtDialog(d child.Dialog) Action {
+	a := m.finish(Stuck, ReasonDialog)
+	m.final.Dialog = &d
+	a.Dialog = &d
+	return a
 }
 
 // SessionProbed records whether tmux still has the session.

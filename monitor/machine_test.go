@@ -181,11 +181,11 @@ func TestScreenIsReadOnlyAfterIdleDebounceAndOncePerOutput(t *testing.T) {
 	wantKind(t, m.Next(f(2*time.Second, 200)), ActWait) // output changed: debounce restarts
 	wantKind(t, m.Next(f(4*time.Second, 200)), ActWait)
 	wantKind(t, m.Next(f(5*time.Second, 200)), ActProbeScreen)
-	m.ScreenProbed(false, 200)
+	m.ScreenProbed(ScreenVerdict{}, 200)
 	wantKind(t, m.Next(f(9*time.Second, 200)), ActWait) // not again for the same output
 	wantKind(t, m.Next(f(10*time.Second, 300)), ActWait)
 	wantKind(t, m.Next(f(13*time.Second, 300)), ActProbeScreen)
-	m.ScreenProbed(true, 300)
+	m.ScreenProbed(ScreenVerdict{Done: true}, 300)
 	wantKind(t, m.Next(f(13*time.Second, 300)), ActVerify)
 	m.Verified(Verdict{Verified: true}, t0)
 	wantFinal(t, m.Next(f(13*time.Second, 300)), Completed, SignalScreen)
@@ -196,7 +196,7 @@ func TestScreenDoneIsStaleOnceOutputMoves(t *testing.T) {
 	x := at(5*time.Second, running(10), 300)
 	x.ScreenHeuristic = true
 	m.observeOutput(at(0, running(10), 300))
-	m.ScreenProbed(true, 300)
+	m.ScreenProbed(ScreenVerdict{Done: true}, 300)
 	x.OutputSize = 400
 	wantKind(t, m.Next(x), ActWait)
 }

@@ -69,7 +69,7 @@ func settle(t *testing.T, m *Machine, f Facts, rng *rand.Rand) Action {
 		case ActVerify:
 			m.Verified(Verdict{Verified: rng.Intn(4) == 0}, f.Now)
 		case ActProbeScreen:
-			m.ScreenProbed(rng.Intn(4) == 0, f.OutputSize)
+			m.ScreenProbed(ScreenVerdict{Done: rng.Intn(4) == 0}, f.OutputSize)
 		case ActProbeSession:
 			m.SessionProbed(rng.Intn(8) > 0, f.Now)
 		}

@@ -45,12 +45,14 @@ const (
 
 // Reasons of the other final states.
 const (
-	ReasonNotVerified    = "not_verified"
-	ReasonContract       = "verifier_contract"
-	ReasonSessionGone    = "session_gone"
-	ReasonNoSuchSession  = "no_such_session"
-	ReasonNeverStarted   = "never_started"
-	ReasonNoProgress     = "no_progress"
+	ReasonNotVerified   = "not_verified"
+	ReasonContract      = "verifier_contract"
+	ReasonSessionGone   = "session_gone"
+	ReasonNoSuchSession = "no_such_session"
+	ReasonNeverStarted  = "never_started"
+	ReasonNoProgress    = "no_progress"
+	// ReasonDialog: the child waits at a dialog only its user can settle.
+	ReasonDialog         = "dialog"
 	ReasonTimeout        = "timeout"
 	ReasonReturnAfter    = "return_after"
 	ReasonInterrupted    = "interrupted"
@@ -71,6 +73,10 @@ type Result struct {
 	ElapsedSeconds float64        `json:"elapsedSeconds"`
 	// Rechecks is how many verifications were made in all.
 	Rechecks int `json:"rechecks"`
+	// Dialog and Action name, for a child stuck at a dialog, which dialog it
+	// is and the one thing the user must do.
+	Dialog string `json:"dialog,omitempty"`
+	Action string `json:"action,omitempty"`
 }
 
 // VerifierReport describes the verifier and its last verdict.

@@ -18,8 +18,11 @@ var screenDetectors = map[string]ScreenDetector{
 func DetectorFor(name string) ScreenDetector { return screenDetectors[name] }
 
 // claudeTurnSummary is Claude Code's end-of-turn line, "✻ <Verb>ed for [1h ][2m ]3s":
-// one word ending in -ed (any letters, "Sautéed" too) and a duration.
-var claudeTurnSummary = lazyre.New(`^✻ \p{L}+ed for (?:\d+h )?(?:\d+m )?\d+s$`)
+// one word ending in -ed (any letters, "Sautéed" too) and a duration, then
+// optionally a tail after "·" ("· done 4:23 AM", "· 1 shell still running")
+// or, in a wide pane, a side panel's "│" and whatever it shows. The working
+// line ("✶ Flibbertigibbeting… (13s · ↓ 2k tokens)") never matches: no "-ed for".
+var claudeTurnSummary = lazyre.New(`^✻ \p{L}+ed for (?:\d+h )?(?:\d+m )?\d+s(?:$|\s+[·│])`)
 
 // ClaudeTurnDone reports a finished Claude Code turn: a turn summary line,
 // an input prompt below it, and no "esc to interrupt" (the working spinner) anywhere.

@@ -37,6 +37,15 @@ func TestClaudeTurnSummaryForms(t *testing.T) {
 		"✻ Working for 45s":         false,
 		"✻ Worked for 45 seconds":   false,
 		"✻ Cogitating… (38s)":       false,
+		// Real Claude Code 2.1.x turn ends carry a tail; a wide pane can put
+		// a side panel after it.
+		"✻ Crunched for 0s · done 11:17 PM":            true,
+		"✻ Worked for 2m 3s · 1 shell still running":   true,
+		"✻ Baked for 4s · done 4:23 AM    │ Tasks":     true,
+		"✻ Worked for 12s                 │ ◯ Explore": true,
+		"✻ Worked for 12sx":                            false,
+		"✻ Actualizing… (13m 23s · ↓ 47.5k tokens)":    false,
+		"✶ Flibbertigibbeting…":                        false,
 	} {
 		screen := line + "\n\n│ > │\n"
 		if got := ClaudeTurnDone(screen); got != want {

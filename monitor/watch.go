@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
@@ -61,7 +62,7 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			m.Verified(v.Verify(vctx), d.Now())
 			cancel()
 		case ActProbeScreen:
-			m.ScreenProbed(o.screenDone(ctx, d.Tmux), f.OutputSize)
+			m.ScreenProbed(o.readScreen(ctx, d.Tmux), f.OutputSize)
 		case ActProbeSession:
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
@@ -131,7 +132,7 @@ func (o *observer) look(now time.Time) Facts {
 	}
 	f.State = st
 	if st != nil {
-		if p, ok := child.LookupProfile(st.Agent); ok && DetectorFor(p.Screen) != nil {
+		if p, ok := child.LookupProfile(st.Agent); ok && (DetectorFor(p.Screen) != nil || len(p.Dialogs) > 0) {
 			f.ScreenHeuristic = true
 		}
 		if st.OutputFile != "" {
@@ -161,18 +162,25 @@ func (o *observer) readState() *marker.SessionState {
 	return o.last
 }
 
-// screenDone captures the pane and applies the agent's screen heuristic.
-func (o *observer) screenDone(ctx context.Context, t Tmux) bool {
+// readScreen captures the pane once and reads it with the agent profile's
+// dialogs and screen heuristic.
+func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if o.last == nil {
-		return false
+		return ScreenVerdict{}
 	}
 	p, _ := child.LookupProfile(o.last.Agent)
 	detect := DetectorFor(p.Screen)
-	if detect == nil {
-		return false
+	if detect == nil && len(p.Dialogs) == 0 {
+		return ScreenVerdict{}
 	}
 	screen, err := t.CapturePane(ctx, o.name, 0)
-	return err == nil && detect(screen)
+	if err != nil {
+		return ScreenVerdict{}
+	}
+	if d, ok := child.MatchDialog(p.Dialogs, screen); ok {
+		return ScreenVerdict{Dialog: &d}
+	}
+	return ScreenVerdict{Done: detect != nil && detect(screen)}
 }
 
 func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Duration) Result {
@@ -183,6 +191,9 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 		ElapsedSeconds: math.Round(elapsed.Seconds()*1000) / 1000, Rechecks: m.Verifications()}
 	if o.last != nil && o.last.Lifecycle == marker.LifecycleExited {
 		r.ExitCode = o.last.ExitCode
+	}
+	if act.Dialog != nil {
+		r.Dialog, r.Action = act.Dialog.Kind, strings.ReplaceAll(act.Dialog.Action, "NAME", o.name)
 	}
 	return r
 }

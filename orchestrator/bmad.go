@@ -279,3 +279,25 @@ func fileList(storyFile string) []string {
 	}
 	return out
 }
+
+// EpicChecker is implemented by a Project that can tell whether the epics
+// declare a story, which its create step writes from.
+type EpicChecker interface {
+	CheckEpicStory(key string) error
+}
+
+// CheckEpicStory fails with a Blocker (epics_not_found, story_not_in_epics)
+// when the epics are missing or do not declare the story.
+func (b BMADProject) CheckEpicStory(key string) error {
+	k, err := workflows.ParseStoryKey(key)
+	if err != nil {
+		return err
+	}
+	_, err = b.P.EpicStory(k)
+	if errors.Is(err, workflows.ErrEpicsNotFound) || errors.Is(err, workflows.ErrStoryNotInEpics) {
+		return &Blocker{Code: workflows.Code(err), Err: err,
+			Action: fmt.Sprintf("Declare story %s in the epics (a \"### Story %s: <title>\" section with its acceptance criteria), or write its story file by hand (create is then skipped), then run `story-automator run --resume`.",
+				k.Dotted(), k.Dotted())}
+	}
+	return err
+}

@@ -57,13 +57,24 @@ func (e *Engine) gitCommit(ctx context.Context, u *Unit, st *StepState, sp StepP
 		case err != nil:
 			err = fmt.Errorf("look for an earlier commit of the story: %w", err)
 		case found:
-			e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
-			return stepOK
+			// The run that made it may have died before the index followed HEAD.
+			if s, ok := e.Git.(IndexSyncer); ok {
+				err = s.SyncIndex(ctx, sha)
+			}
+			if err == nil {
+				e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
+				return stepOK
+			}
+			err = fmt.Errorf("bring the index in step with the earlier commit: %w", err)
 		default:
 			if sha, err = e.commitOnce(ctx, u, req); err == nil {
 				e.committed(ctx, u, st, sha, "")
 				return stepOK
 			}
+		}
+		if b, ok := AsBlocker(err); ok {
+			e.escalateBlocker(u, st, b)
+			return stepEscalated
 		}
 		lastErr = err
 		now := e.Clock.Now()
@@ -103,6 +114,13 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 		return "", fmt.Errorf("list the changes of %s: %w", u.Dotted, err)
 	}
 	return e.Git.Commit(ctx, req)
+}
+
+// IndexSyncer is implemented by a Committer whose commits can leave the
+// user's index behind HEAD when the run dies in the middle of one.
+type IndexSyncer interface {
+	// SyncIndex makes the index follow HEAD on the paths of commit sha.
+	SyncIndex(ctx context.Context, sha string) error
 }
 
 func (e *Engine) committed(ctx context.Context, u *Unit, st *StepState, sha, why string) {

@@ -86,6 +86,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
 	})
 	e.closeAbandoned(ctx, abandoned)
+	e.sweepTemps()
 	done, total := st.StoryCounts()
 	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID})
 	e.schedule(ctx)

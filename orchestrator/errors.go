@@ -19,7 +19,28 @@ var (
 	ErrInterrupted     = errors.New("the run was interrupted and is paused")
 	ErrPausedByHand    = errors.New("the marker was paused by hand")
 	ErrConfig          = errors.New("invalid run configuration")
+	ErrGitIndexLocked  = errors.New("the git index is locked")
 )
+
+// Blocker is a failure no retry can change (a locked index, a missing git
+// identity, a rejected hook, a story the epics do not declare): a run stops
+// or escalates on the first one, with its own code and the one action that
+// settles it.
+type Blocker struct {
+	Code   string
+	Action string
+	Err    error
+}
+
+func (b *Blocker) Error() string { return b.Err.Error() }
+func (b *Blocker) Unwrap() error { return b.Err }
+
+// AsBlocker returns the Blocker in err's chain, if any.
+func AsBlocker(err error) (*Blocker, bool) {
+	var b *Blocker
+	ok := errors.As(err, &b)
+	return b, ok
+}
 
 // Code maps an error of a run to the snake_case code users see.
 func Code(err error) string {
@@ -38,6 +59,9 @@ func Code(err error) string {
 		{ErrInterrupted, "run_interrupted"},
 		{ErrPausedByHand, "run_paused_by_hand"},
 		{ErrConfig, "invalid_run_config"},
+	}
+	if b, ok := AsBlocker(err); ok {
+		return b.Code
 	}
 	for _, c := range codes {
 		if errors.Is(err, c.err) {

@@ -26,7 +26,11 @@ type fakeProject struct {
 	repo *fakeRepo
 	// afterDone, when set, runs after MarkStoryDone (a test kills the run there).
 	afterDone func(key string)
+	// epicErr, when set, is what CheckEpicStory says of every story.
+	epicErr error
 }
+
+func (p *fakeProject) CheckEpicStory(string) error { return p.epicErr }
 
 func newFakeProject(keys ...string) *fakeProject {
 	p := &fakeProject{retro: map[string]bool{}}
@@ -193,6 +197,9 @@ type fakeRepo struct {
 	refuse func() bool
 	// afterCommit, when set, runs after a commit (a test kills the run there).
 	afterCommit func(req CommitRequest)
+	// commitErr, when set, fails every commit; commitCalls counts them.
+	commitErr   error
+	commitCalls int
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
@@ -244,6 +251,10 @@ func (r *fakeRepo) Commit(_ context.Context, req CommitRequest) (string, error) 
 	defer r.mu.Unlock()
 	if r.refuse != nil && r.refuse() {
 		return "", fmt.Errorf("the process is dead")
+	}
+	r.commitCalls++
+	if r.commitErr != nil {
+		return "", r.commitErr
 	}
 	if r.afterCommit != nil {
 		defer r.afterCommit(req)

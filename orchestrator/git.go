@@ -77,9 +77,15 @@ type Git struct {
 	env []string
 	// prefix is the project root's path inside the repository ("" at its top, else "sub/dir/").
 	prefix string
+	// gitDir is the repository's git directory, absolute (set by Prepare).
+	gitDir string
+	// lockGrace replaces indexLockGrace when set (tests).
+	lockGrace time.Duration
 	// beforeCommit, when set, runs between building the commit's index and
 	// `git commit` (tests use it to commit from another process there).
 	beforeCommit func()
+	// afterGitCommit, when set, runs right after `git commit` (tests kill the run there).
+	afterGitCommit func()
 }
 
 // commitTimeout bounds a commit, which runs to its end even when the run is
@@ -102,6 +108,11 @@ func (g *Git) Prepare(ctx context.Context) error {
 		return err
 	}
 	g.prefix = strings.TrimSpace(prefix)
+	dir, err := g.git(ctx, nil, "rev-parse", "--absolute-git-dir")
+	if err != nil {
+		return err
+	}
+	g.gitDir = strings.TrimSpace(dir)
 	if err := g.excludeState(ctx); err != nil {
 		return err
 	}
@@ -314,6 +325,9 @@ func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	if _, err := g.gitEnv(ctx, env, strings.NewReader(commitMessage(req)), "commit", "-q", "--allow-empty", "-F", "-"); err != nil {
 		return "", err
 	}
+	if g.afterGitCommit != nil {
+		g.afterGitCommit()
+	}
 	sha := g.revision(ctx, "HEAD")
 	if parent := g.revision(ctx, "HEAD^"); parent != base {
 		if sha, err = g.rebuildOn(ctx, sha, parent, spec, req.Contents); err != nil {
@@ -393,7 +407,7 @@ func (g *Git) buildIndex(ctx context.Context, base string, spec []string, conten
 // tempIndex makes an index holding base's tree (empty for "") and returns
 // its path.
 func (g *Git) tempIndex(ctx context.Context, base string) (string, error) {
-	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", "story-automator-index")
+	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", privateIndex)
 	if err != nil {
 		return "", err
 	}
@@ -401,6 +415,9 @@ func (g *Git) tempIndex(ctx context.Context, base string) (string, error) {
 	if !filepath.IsAbs(index) {
 		index = filepath.Join(g.Root, index)
 	}
+	// Commits take turns under the run lock: a lock of the private index
+	// left by a killed git is stale.
+	_ = os.Remove(index + ".lock")
 	_ = os.Remove(index)
 	tree := []string{"read-tree", base}
 	if base == "" {
@@ -454,17 +471,20 @@ func (g *Git) git(ctx context.Context, stdin io.Reader, args ...string) (string,
 	return g.gitEnv(ctx, nil, stdin, args...)
 }
 
-// gitEnv runs one git command in the project with extra environment.
+// gitEnv runs one git command in the project with extra environment, in
+// its own process group (see startGit). GIT_OPTIONAL_LOCKS=0 keeps a
+// reading command such as status from taking the index lock to refresh it.
 func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", g.Root}, args...)...)
-	cmd.Env = append(append(os.Environ(), g.env...), env...)
+	cmd.Env = append(append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), g.env...), env...)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(errb.String()))
+	if err := g.startGit(cmd, args[0]); err != nil {
+		stderr := strings.TrimSpace(errb.String())
+		return out.String(), g.classify(ctx, args[0], stderr, fmt.Errorf("git %s: %v: %s", args[0], err, stderr))
 	}
 	return out.String(), nil
 }

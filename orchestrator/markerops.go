@@ -105,7 +105,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 			return nil, fmt.Errorf("%w (marker %s appeared)", ErrRunActive, store.Path)
 		case m.IsLoop() && m.Status == marker.StatusActive:
 			return nil, fmt.Errorf("%w (a prompt loop holds marker %s)", ErrRunActive, store.Path)
-		case m.Status == marker.StatusActive && m.OwnerPid > 0 && m.OwnerPid != o.Pid && marker.ProcessAlive(m.OwnerPid):
+		case m.Status == marker.StatusActive && m.OwnerPid > 0 && m.OwnerPid != o.Pid && otherOwnerAlive(m, o.ProjectRoot):
 			return nil, fmt.Errorf("%w (orchestrator pid %d)", ErrRunActive, m.OwnerPid)
 		}
 		if owner != "" || !o.Resume {
@@ -115,6 +115,11 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		m.Mode, m.Status, m.PauseReason = marker.ModeStory, marker.StatusActive, ""
 		// Config.StateFile is where the document is now (Run sets it on resume).
 		m.Epic, m.StateFile, m.OwnerPid = st.Config.Epic, st.Config.StateFile, o.Pid
+		m.OwnerPidStart, _ = marker.ProcessStart(o.Pid)
+		m.OwnerLock = ""
+		if o.Pid > 0 {
+			m.OwnerLock = RunLockPath(o.ProjectRoot)
+		}
 		m.ProjectSlug = filepath.Base(o.ProjectRoot)
 		m.StoriesRemaining = st.StoriesRemaining()
 		m.StopHookBlocks = 0
@@ -131,6 +136,21 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		return fmt.Errorf("claim marker: %w", err)
 	}
 	return nil
+}
+
+// otherOwnerAlive reports, for a caller that holds the project's run lock,
+// whether the marker's owner process is alive. A `run` holds the run lock for
+// its whole life, so a marker of this project's runs is dead whatever its
+// pid now names; any other owner is judged by its own lock, else by its pid
+// and start time.
+func otherOwnerAlive(m *marker.Marker, root string) bool {
+	if m.OwnerLock != "" && filepath.Clean(m.OwnerLock) == RunLockPath(root) {
+		return false
+	}
+	if m.OwnerLock == "" && filepath.Dir(m.StateFile) == RunsDir(root) {
+		return false // written by a `run` before ownerLock was recorded
+	}
+	return marker.OwnerAlive(m)
 }
 
 func firstUnfinished(st *State) *Unit {

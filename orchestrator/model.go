@@ -112,6 +112,9 @@ type StepResult struct {
 	Detail     string
 	// AgentTime is how long the child session ran.
 	AgentTime time.Duration
+	// Blocker is set when the attempt ended for a cause no retry changes
+	// (the agent waits at a dialog, its CLI is gone): the step escalates at once.
+	Blocker *Blocker
 }
 
 // StepRunner runs one attempt of one step in a child session and waits for

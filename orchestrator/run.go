@@ -68,11 +68,19 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		}
 		return &Result{State: st, StatePath: path, MarkerPath: store.Path, DryRun: true}, nil
 	}
+	// The exclude is written before the run lock's file exists, so a run
+	// refused from here on leaves nothing git would show.
+	if err := d.Repo.Prepare(ctx); err != nil {
+		return nil, err
+	}
 	lock, err := AcquireRunLock(o.ProjectRoot)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Release()
+	if err := repairProject(ctx, store, o.ProjectRoot, d); err != nil {
+		return nil, err
+	}
 	st, path, pol, err := begin(ctx, store, o, d)
 	if err != nil {
 		return nil, err
@@ -97,11 +105,31 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	return res, nil
 }
 
+// Repairer is implemented by a Repo that can mend what a killed run left
+// in it; Run calls it holding the run lock.
+type Repairer interface {
+	Repair(ctx context.Context) error
+}
+
+// repairProject mends, under the run lock, what a killed run left: its git
+// files and the temps of its atomic writes.
+func repairProject(ctx context.Context, store *marker.Store, root string, d Deps) error {
+	if r, ok := d.Repo.(Repairer); ok {
+		if err := r.Repair(ctx); err != nil {
+			return err
+		}
+	}
+	for _, p := range sweepRunTemps(ctx, root, store) {
+		d.Log.Debug().Str("path", p).Msg("removed a temp file left by a killed write")
+	}
+	return nil
+}
+
 // begin plans or loads the run, settles its configuration, and takes hold
 // of the project: state document saved, older runs superseded, marker claimed.
 func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State, string, Policy, error) {
 	if !o.Resume {
-		if err := refuseExistingMarker(store); err != nil {
+		if err := refuseExistingMarker(store, o.ProjectRoot); err != nil {
 			return nil, "", Policy{}, err
 		}
 	}
@@ -116,6 +144,13 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State,
 	if c, ok := d.Steps.(SettingsConfigurer); ok {
 		if err := c.Configure(st.Config); err != nil {
 			return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	// A missing or unsupported agent CLI stops the run now, with its install
+	// command, not after a step's retries.
+	if c, ok := d.Steps.(AgentChecker); ok {
+		if err := c.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
+			return nil, "", Policy{}, err
 		}
 	}
 	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
@@ -136,6 +171,35 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State,
 	}
 	testHookMarkerClaimed()
 	return st, path, pol, SaveState(path, st)
+}
+
+// AgentChecker is implemented by a StepRunner that can tell, before any
+// step, whether each agent CLI a run will use is installed and supported.
+type AgentChecker interface {
+	// CheckAgents returns a *Blocker for the first agent that cannot run.
+	CheckAgents(ctx context.Context, agents []string) error
+}
+
+// agentsUsed lists every agent the run may start: the run's primary and
+// fallback, and each enabled agent step's own.
+func (p Policy) agentsUsed(cfg RunConfig) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(a string) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	add(cfg.Agent)
+	add(cfg.FallbackAgent)
+	for _, name := range append(StorySteps(), StepRetro) {
+		if sp := p.Step(name); sp.Enabled && sp.Action != ActionGitCommit {
+			add(sp.Agent)
+			add(sp.FallbackAgent)
+		}
+	}
+	return out
 }
 
 // testHookMarkerClaimed runs right after the marker is claimed; tests use
@@ -225,7 +289,7 @@ func more(n int) string {
 }
 
 // refuseExistingMarker keeps a new run from replacing another run's marker.
-func refuseExistingMarker(store *marker.Store) error {
+func refuseExistingMarker(store *marker.Store, root string) error {
 	m, err := store.Read()
 	if errors.Is(err, marker.ErrNotFound) {
 		return nil
@@ -233,7 +297,7 @@ func refuseExistingMarker(store *marker.Store) error {
 	if err != nil {
 		return fmt.Errorf("read marker %s: %w", store.Path, err)
 	}
-	if m.Active() && m.OwnerPid > 0 && marker.ProcessAlive(m.OwnerPid) {
+	if m.Active() && m.OwnerPid > 0 && otherOwnerAlive(m, root) {
 		return fmt.Errorf("%w (marker %s, orchestrator pid %d)", ErrRunActive, store.Path, m.OwnerPid)
 	}
 	if m.Active() && m.OwnerPid == 0 {

@@ -130,6 +130,8 @@ type Escalation struct {
 	Step   string `json:"step"`
 	Reason string `json:"reason"`
 	Action string `json:"action"`
+	// Code is the cause's own code when no retry could change it (see Blocker).
+	Code string `json:"code,omitempty"`
 }
 
 // LogEntry is one line of the action log.

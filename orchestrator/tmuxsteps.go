@@ -75,7 +75,32 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	}
 	return StepResult{FinalState: string(res.FinalState), Reason: res.Reason, Session: sess.Name,
 		OutputFile: sess.OutputFile, Verifier: res.Verifier.Name, Detail: res.Verifier.Detail,
-		AgentTime: t.agentTime(sess.Name)}, nil
+		AgentTime: t.agentTime(sess.Name), Blocker: blockerOf(req.Agent, res)}, nil
+}
+
+// Codes of the causes a monitored attempt ends for that no retry changes.
+const (
+	CodeAgentDialog = "agent_dialog"
+	// exitNotFound is the exit status of an agent whose program is missing.
+	exitNotFound = "exit_code_127"
+)
+
+// blockerOf returns what stops a step for good in a monitor's result: the
+// agent waits at a dialog its user must settle, or its CLI is gone.
+func blockerOf(agent string, res monitor.Result) *Blocker {
+	switch res.Reason {
+	case monitor.ReasonDialog:
+		return &Blocker{Code: CodeAgentDialog, Action: res.Action,
+			Err: fmt.Errorf("the %s agent waits at its %s dialog", agent, res.Dialog)}
+	case exitNotFound:
+		action := "install the agent's CLI"
+		if p, ok := child.LookupProfile(agent); ok && p.Install != "" {
+			action = "install it: " + p.Install
+		}
+		return &Blocker{Code: child.CodeAgentNotFound, Action: action,
+			Err: fmt.Errorf("the %s agent could not be started (exit 127: its program is missing)", agent)}
+	}
+	return nil
 }
 
 // Configure takes the run's recorded model and monitor settings.
@@ -278,4 +303,17 @@ func (c checkVerifier) Name() string { return c.check.Name() }
 func (c checkVerifier) Verify(ctx context.Context) monitor.Verdict {
 	r := c.check.Verify(ctx)
 	return monitor.Verdict{Verified: r.Verified && r.Err == nil, Detail: r.Detail, ContractErr: r.Err}
+}
+
+// CheckAgents checks each agent's CLI on the PATH its children will get.
+func (t *TmuxSteps) CheckAgents(ctx context.Context, agents []string) error {
+	for _, a := range agents {
+		if _, _, err := child.CheckAgent(ctx, a, t.Environ); err != nil {
+			if ae, ok := child.AsAgentError(err); ok {
+				return &Blocker{Code: ae.Code, Action: ae.Action, Err: err}
+			}
+			return fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+	}
+	return nil
 }

@@ -60,6 +60,17 @@ func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, "the story file exists")
 		return stepOK
 	}
+	// create writes the story from the epics: without them no agent can.
+	if c, ok := e.Project.(EpicChecker); ok && u.Kind != KindRetro {
+		if err := c.CheckEpicStory(u.Key); err != nil {
+			b, isBlocker := AsBlocker(err)
+			if !isBlocker {
+				b = &Blocker{Code: "workflow_io", Err: err, Action: escalationAction(u, st)}
+			}
+			e.escalateBlocker(u, st, b)
+			return stepEscalated
+		}
+	}
 	return e.agentStep(ctx, u, st)
 }
 
@@ -84,7 +95,12 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.halting.Load() {
 			return stepHalted
 		}
-		switch e.attempt(ctx, u, st, sp, mv) {
+		final, blocker := e.attempt(ctx, u, st, sp, mv)
+		if blocker != nil && final != FinalInterrupted {
+			e.escalateBlocker(u, st, blocker)
+			return stepEscalated
+		}
+		switch final {
 		case FinalInterrupted:
 			return stepInterrupted
 		case FinalCompleted:
@@ -127,8 +143,10 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	return true
 }
 
-// attempt runs one child session for the step and records it before and after.
-func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) string {
+// attempt runs one child session for the step and records it before and
+// after. It returns the attempt's final state and, when no retry can help,
+// the blocker that stops the step.
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (string, *Blocker) {
 	start := e.Clock.Now()
 	var idx int
 	e.update(func(s *State) {
@@ -176,7 +194,11 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	})
 	e.emit(Event{Kind: EventStepFinished, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent,
 		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session})
-	return final
+	blocker := res.Blocker
+	if b, ok := AsBlocker(err); ok && blocker == nil {
+		blocker = b
+	}
+	return final, blocker
 }
 
 // verified records a verified step and bumps the marker's heartbeat.
@@ -223,6 +245,18 @@ func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string)
 // the marker at once (no Stop hook blocks while the other units wind down)
 // and stops the other units' sessions as an interrupt would.
 func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
+	e.escalateWith(u, st, reason, "", "")
+}
+
+// escalateBlocker escalates a step at its first failure whose cause no retry
+// changes, with the cause's own code and action.
+func (e *Engine) escalateBlocker(u *Unit, st *StepState, b *Blocker) {
+	e.escalateWith(u, st, b.Error(), b.Code, b.Action)
+}
+
+// escalateWith escalates with a code and action of the cause's own ("" =
+// the step's generic action and run_escalated).
+func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action string) {
 	now := e.Clock.Now()
 	var esc Escalation
 	var stop context.CancelFunc
@@ -230,7 +264,10 @@ func (e *Engine) escalate(u *Unit, st *StepState, reason string) {
 		st.Status, st.Note, u.Status = StatusEscalated, reason, StatusEscalated
 		esc = Escalation{At: marker.Timestamp(now), Unit: u.Dotted, Step: st.Name,
 			Reason: fmt.Sprintf("%s %s of %s: %s", st.Name, kindWord(u), u.Dotted, reason),
-			Action: escalationAction(u, st)}
+			Action: escalationAction(u, st), Code: code}
+		if action != "" {
+			esc.Action = action
+		}
 		if s.Escalation == nil {
 			s.Escalation = &esc
 		}

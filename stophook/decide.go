@@ -45,6 +45,11 @@ type Env struct {
 	StaleAfter   time.Duration
 	// ProcessAlive reports whether a pid exists; injected for tests.
 	ProcessAlive func(pid int) bool
+	// ProcessStart returns when a pid started (see marker.ProcessStart);
+	// nil or !ok: not compared.
+	ProcessStart func(pid int) (uint64, bool)
+	// LockHeld reports whether a lock file is held (see marker.LockHeld).
+	LockHeld func(path string) bool
 	// Loop holds the facts the shell gathered for a loop-mode marker.
 	Loop LoopFacts
 }
@@ -57,6 +62,8 @@ func EnvFrom(getenv func(string) string) Env {
 		MaxBlocks:    DefaultMax,
 		StaleAfter:   DefaultStale,
 		ProcessAlive: marker.ProcessAlive,
+		ProcessStart: marker.ProcessStart,
+		LockHeld:     marker.LockHeld,
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvMaxBlocks))); err == nil && n >= 1 && n <= maxAllowedCap {
 		e.MaxBlocks = n
@@ -159,8 +166,21 @@ func progressed(m *marker.Marker) bool {
 }
 
 func orchestratorDead(m *marker.Marker, env Env, now time.Time) (string, bool) {
+	// The owner's lock is the truth (one flock try, no waiting); a pid is
+	// only a hint, which a reused pid would fool without its start time.
+	if m.OwnerLock != "" && env.LockHeld != nil {
+		if !env.LockHeld(m.OwnerLock) {
+			return fmt.Sprintf("the run's orchestrator is gone (its run lock %s is free)", m.OwnerLock), true
+		}
+		return "", false
+	}
 	if m.OwnerPid > 0 && env.ProcessAlive != nil && !env.ProcessAlive(m.OwnerPid) {
 		return fmt.Sprintf("the run's orchestrator (pid %d) is gone", m.OwnerPid), true
+	}
+	if m.OwnerPid > 0 && m.OwnerPidStart != 0 && env.ProcessStart != nil {
+		if start, ok := env.ProcessStart(m.OwnerPid); ok && start != m.OwnerPidStart {
+			return fmt.Sprintf("the run's orchestrator (pid %d) is gone; that pid now names another process", m.OwnerPid), true
+		}
 	}
 	if m.OwnerSession != "" {
 		return "", false

@@ -16,6 +16,8 @@ var (
 	ErrSprintInvalid     = errors.New("invalid sprint-status.yaml")
 	ErrStoryNotFound     = errors.New("unknown story")
 	ErrEpicNotFound      = errors.New("unknown epic")
+	ErrEpicsNotFound     = errors.New("no epics file")
+	ErrStoryNotInEpics   = errors.New("story not declared in the epics")
 	ErrStoryFileNotFound = errors.New("no story file")
 	ErrInvalidKey        = errors.New("invalid story key")
 	ErrInvalidStatus     = errors.New("invalid status")
@@ -39,6 +41,8 @@ var codes = []struct {
 	{ErrUnknownStep, "unknown_step"},
 	{ErrStoryNotFound, "story_not_found"},
 	{ErrEpicNotFound, "epic_not_found"},
+	{ErrEpicsNotFound, "epics_not_found"},
+	{ErrStoryNotInEpics, "story_not_in_epics"},
 	{ErrStoryFileNotFound, "story_file_not_found"},
 	{ErrInvalidKey, "invalid_story_key"},
 	{ErrInvalidStatus, "invalid_status"},

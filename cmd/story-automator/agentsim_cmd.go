@@ -25,6 +25,7 @@ func agentSimCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt-file", Usage: "record the received prompt here (env " + agentsim.EnvPromptFile + ")"},
 			&cli.StringFlag{Name: "input-file", Usage: "record typed lines here (env " + agentsim.EnvInputFile + ")"},
 			&cli.StringFlag{Name: "model", Usage: "accepted and ignored, like a real agent's"},
+			&cli.IntFlag{Name: "crash-kills", Usage: "bmad: a crash fault also kills this process (the agent CLI whose shell tool runs agent-sim)"},
 		},
 		Action: agentSimAction,
 	}
@@ -45,6 +46,7 @@ func agentSimAction(c *cli.Context) error {
 	if c.IsSet("exit-code") {
 		opts.ExitCode = c.Int("exit-code")
 	}
+	opts.CrashKills = c.Int("crash-kills")
 	if c.IsSet("delay") {
 		opts.Delay = c.Duration("delay")
 	}

@@ -58,8 +58,9 @@ func TestLoopStartDefaultsAndPromptPosition(t *testing.T) {
 			l.Threshold != 0.6 || l.Advisor != "" || l.AdvisorTimeout != "" || l.StartedAt == "" {
 			t.Fatalf("%v: marker %+v loop %+v", args, m, l)
 		}
-		if w, ok := out["warnings"]; ok {
-			t.Errorf("unexpected warnings %v", w)
+		// The default 20 iterations meet Claude Code's cap of 8 consecutive blocks: the user is told.
+		if w, _ := out["warnings"].([]any); len(w) != 1 || !strings.Contains(w[0].(string), "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=19") {
+			t.Errorf("warnings %v, want only Claude Code's block cap", out["warnings"])
 		}
 	}
 }
@@ -206,5 +207,24 @@ func TestLoopStatusPauseResumeCancel(t *testing.T) {
 	}
 	if out, _ := loopRun(t, root, nil, "", "loop", "status"); out["exists"] != false {
 		t.Fatalf("after cancel %v", out)
+	}
+}
+
+func TestLoopStartTellsWhenClaudeCodesBlockCapEndsItSooner(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if w := claudeBlockCapWarning(9, getenv); w != "" {
+		t.Fatalf("9 iterations fit under the default cap of 8 blocks: %q", w)
+	}
+	w := claudeBlockCapWarning(20, getenv)
+	if !strings.Contains(w, "ends after 9 iterations, not 20") || !strings.Contains(w, "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=19") {
+		t.Fatalf("warning %q", w)
+	}
+	if w := claudeBlockCapWarning(20, func(k string) string { return map[string]string{"CODEX_THREAD_ID": "t"}[k] }); w != "" {
+		t.Fatalf("a loop owned by a Codex session was warned of Claude's cap: %q", w)
+	}
+	env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"] = "30"
+	if w := claudeBlockCapWarning(20, getenv); w != "" {
+		t.Fatalf("a raised cap still warned: %q", w)
 	}
 }

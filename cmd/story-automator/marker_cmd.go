@@ -115,6 +115,8 @@ func markerCreate(c *cli.Context) error {
 		ProjectSlug: c.String("project-slug"), OwnerSession: owner, OwnerPid: c.Int("pid"),
 		CreatedAt: now, Heartbeat: now,
 	}
+	// With its start time the pid names one process: a pid reused later does not pass for it.
+	m.OwnerPidStart, _ = marker.ProcessStart(m.OwnerPid)
 	st := markerStore(c)
 	out, err := st.Create(context.Background(), m, c.Bool("force"))
 	if err != nil {

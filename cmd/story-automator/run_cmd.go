@@ -178,7 +178,9 @@ func statePaths(e *runtimeEnv) []string {
 	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
 	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
 	store := marker.NewStore(e.ProjectRoot, e.Getenv)
-	for _, p := range []string{store.Path, store.LockPath(), filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
+	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
+	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")
+	for _, p := range []string{store.Path, store.LockPath(), markerTemps, filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
 		rel, err := filepath.Rel(e.ProjectRoot, strings.TrimSuffix(p, "/"))
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			continue
@@ -195,6 +197,11 @@ func statePaths(e *runtimeEnv) []string {
 func runFailure(err error) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
+		return f
+	}
+	if b, ok := orchestrator.AsBlocker(err); ok {
+		f := fail(b.Code, "%v", err)
+		f.Fields = map[string]any{"action": b.Action}
 		return f
 	}
 	if code := workflows.Code(err); code != "workflow_io" {

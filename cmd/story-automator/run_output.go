@@ -67,6 +67,9 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	reason, action := st.PauseReason, "fix the cause, then run `story-automator run --resume`"
 	if st.Escalation != nil {
 		reason, action = st.Escalation.Reason, st.Escalation.Action
+		if st.Escalation.Code != "" { // a cause no retry changes has its own code
+			f.Code = st.Escalation.Code
+		}
 	}
 	fields["reason"], fields["action"] = reason, action
 	if o.json {

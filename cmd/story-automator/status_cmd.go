@@ -135,7 +135,7 @@ func collectStatus(e *runtimeEnv) statusView {
 		v.Marker.Exists, v.Marker.Marker = true, m
 		v.LastDecision = m.LastDecision
 		v.Orchestrator.Pid = m.OwnerPid
-		v.Orchestrator.Alive = marker.ProcessAlive(m.OwnerPid)
+		v.Orchestrator.Alive = marker.OwnerAlive(m)
 	case !errors.Is(err, marker.ErrNotFound):
 		v.Marker.Exists, v.Marker.Error = true, err.Error()
 	}

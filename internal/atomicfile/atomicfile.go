@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -81,4 +82,46 @@ func RemoveStaleTemps(path string, age time.Duration) {
 			os.Remove(m)
 		}
 	}
+}
+
+// SweepTemps deletes the temp files Write left in dir when its process was
+// killed mid-write: regular files named exactly ".<target>.tmp-<digits>"
+// whose target owns accepts. The caller must know no writer of those targets
+// is at work (it holds their lock), and owns must accept only targets the
+// tool writes, so a user's file is never touched. It returns the paths removed.
+func SweepTemps(dir string, owns func(target string) bool) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		target, ok := TempTarget(e.Name())
+		if !ok || !e.Type().IsRegular() || !owns(target) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if os.Remove(p) == nil {
+			removed = append(removed, p)
+		}
+	}
+	return removed
+}
+
+// TempTarget returns the file a temp file of Write stands for: "x.yaml" for
+// ".x.yaml.tmp-123". ok is false for any other name.
+func TempTarget(name string) (target string, ok bool) {
+	rest, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, ".tmp-")
+	if i <= 0 {
+		return "", false
+	}
+	digits := rest[i+len(".tmp-"):]
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return "", false
+	}
+	return rest[:i], true
 }

@@ -70,3 +70,33 @@ func TestRemoveStaleTemps(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepTempsRemovesOnlyTempsOfOwnedTargets(t *testing.T) {
+	dir := t.TempDir()
+	names := map[string]bool{ // name → swept
+		".state.md.tmp-123":  true,
+		".state.md.tmp-abc":  false, // not what Write makes
+		".other.md.tmp-123":  false, // a target nobody owns
+		"state.md.tmp-123":   false, // no leading dot
+		".state.md.tmp-":     false,
+		".state.md":          false,
+		".state.md.tmp-1.md": false,
+	}
+	for n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".state.md.tmp-9"), 0o700); err != nil { // a directory is never a temp of Write
+		t.Fatal(err)
+	}
+	removed := SweepTemps(dir, func(target string) bool { return target == "state.md" })
+	if len(removed) != 1 {
+		t.Fatalf("removed %v", removed)
+	}
+	for n, swept := range names {
+		if _, err := os.Stat(filepath.Join(dir, n)); os.IsNotExist(err) != swept {
+			t.Errorf("%s: swept %v, want %v", n, os.IsNotExist(err), swept)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 )
 
 // ErrTimeout is returned when the lock was not granted within the bound.
@@ -19,47 +19,80 @@ var ErrTimeout = errors.New("timed out waiting for the lock")
 // Acquire locks path (created 0600 when missing) exclusively and returns the
 // function that releases it. It waits at most wait, or until ctx ends.
 //
+// The lock file is opened once, never through a symlink, and every flock
+// call works on that one descriptor: nothing reopens (or re-creates) the path
+// later, so the lock is always on the inode that was checked.
+//
 // A contended lock is waited for with a blocking flock in a goroutine, so
 // waiters sleep in the kernel and wake as soon as the holder releases; a
 // polling loop would wake late under load and can starve a waiter for as long
 // as others keep winning the race. When the bound passes first, the goroutine
-// is left to finish: it releases the lock the moment it gets it.
+// is left to finish: it releases the lock and closes the descriptor the
+// moment it gets it.
 func Acquire(ctx context.Context, path string, wait time.Duration) (func(), error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return nil, fmt.Errorf("lock %s: refusing a symlinked lock file", path)
-	}
-	// newLock opens with O_NOFOLLOW, closing the window between the Lstat
-	// above and the open: a symlink swapped in meanwhile is refused, not followed.
-	fl := newLock(path)
-	ok, err := fl.TryLock()
+	f, err := open(path)
 	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	release := func() {
+		_ = unix.Flock(fd, unix.LOCK_UN)
+		_ = f.Close()
+	}
+	switch err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); {
+	case err == nil:
+		return release, nil
+	case !errors.Is(err, unix.EWOULDBLOCK):
+		_ = f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if ok {
-		return func() { _ = fl.Unlock() }, nil
+	if ctx.Err() != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrTimeout, path, ctx.Err())
 	}
 	granted := make(chan error, 1)
-	go func() { granted <- fl.Lock() }()
+	go func() { granted <- flock(fd, unix.LOCK_EX) }()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case err := <-granted:
 		if err != nil {
+			_ = f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return func() { _ = fl.Unlock() }, nil
+		return release, nil
 	case <-timer.C:
 	case <-ctx.Done():
 	}
 	go func() {
 		if <-granted == nil {
-			_ = fl.Unlock()
+			release()
+			return
 		}
+		_ = f.Close()
 	}()
 	return nil, fmt.Errorf("%w: %s after %s", ErrTimeout, path, wait)
 }
 
-// newLock opens lock files 0600 and never through a symlink (O_NOFOLLOW).
-func newLock(path string) *flock.Flock {
-	return flock.New(path, flock.SetPermissions(0o600), flock.SetFlag(os.O_CREATE|os.O_RDONLY|syscall.O_NOFOLLOW))
+// open opens a lock file 0600, never through a symlink (O_NOFOLLOW makes
+// the open itself refuse one, with no window after a separate check).
+func open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) {
+			return nil, fmt.Errorf("lock %s: refusing a symlinked lock file", path)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// flock retries a call interrupted by a signal.
+func flock(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
 }

@@ -52,7 +52,10 @@ func TestAcquireRefusesSymlink(t *testing.T) {
 
 func TestAcquireHonoursContext(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.lock")
-	release, _ := Acquire(context.Background(), p, time.Second)
+	release, err := Acquire(context.Background(), p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer release()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -67,9 +70,44 @@ func TestAcquireNeverFollowsASymlinkEvenPastTheCheck(t *testing.T) {
 	os.WriteFile(target, nil, 0o600)
 	p := filepath.Join(dir, "x.lock")
 	os.Symlink(target, p)
-	// Open directly as Acquire would after its Lstat: the flag alone refuses.
-	fl := newLock(p)
-	if ok, err := fl.TryLock(); err == nil || ok {
-		t.Fatalf("a symlinked lock file was opened: %v %v", ok, err)
+	// The open itself refuses: there is no separate check to race.
+	if f, err := open(p); err == nil {
+		f.Close()
+		t.Fatal("a symlinked lock file was opened")
+	}
+}
+
+// A waiter abandoned by its context must neither keep the lock nor touch the
+// path again: its directory can be removed at once (the flake this fixes was
+// a reopen with O_CREATE racing the test's temp-dir cleanup).
+func TestAbandonedWaiterReleasesWithoutReopening(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.lock")
+	release, err := Acquire(context.Background(), p, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := Acquire(ctx, p, time.Minute)
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	// Whatever the abandoned waiter does now, it must not re-create the path.
+	r, err := Acquire(context.Background(), filepath.Join(dir, "other.lock"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r()
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("the lock path was re-created: %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package child
 
 import (
+	"encoding/json"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/shellword"
 	"sort"
 	"strings"
 )
@@ -23,6 +25,30 @@ type Profile struct {
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
+	// HookFlag, when set, registers this binary's stop-hook for the one
+	// session being started: the flag is followed by a settings JSON holding
+	// a Stop hook (Claude Code's --settings), so the user's settings files
+	// are never edited.
+	HookFlag string
+	// MinVersion is the oldest CLI version supported ("" = any); Install is
+	// the command that installs a supported one.
+	MinVersion, Install string
+	// Dialogs are the screens at which this CLI waits for a person.
+	Dialogs []Dialog
+	// ExitDialogs map an exit code to the dialog it means: a CLI that refuses
+	// to start until the user settles something (Gemini's untrusted folder).
+	ExitDialogs map[int]Dialog
+}
+
+// childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
+const childHookTimeout = 30
+
+// ChildHookSettings is the settings JSON that registers exe's stop-hook as a
+// Stop hook for one child session.
+func ChildHookSettings(exe string) string {
+	hook := map[string]any{"type": "command", "command": shellword.MustQuote(exe) + " stop-hook", "timeout": childHookTimeout}
+	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
+	return string(b)
 }
 
 // Agent names.
@@ -39,11 +65,16 @@ const ScreenClaude = "claude"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
-	AgentCodex: {Name: AgentCodex, Program: "codex", Args: []string{"exec", "--full-auto"},
-		ModelFlag: "--model", PromptFlag: "--"},
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
+		Dialogs: claudeDialogs, MinVersion: "2.1.0", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
+	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
+	// approvals and the sandbox and runs outside a git repository too.
+	AgentCodex: {Name: AgentCodex, Program: "codex",
+		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", Install: "npm install -g @openai/codex@0.169.0"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p"},
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
+		MinVersion: "0.61.0", Install: "npm install -g @google/gemini-cli@0.61.0"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCustom: {Name: AgentCustom},
@@ -102,6 +133,9 @@ func (p Profile) Build(inv Invocation) (Launch, error) {
 		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
 	}
 	argv := append([]string{prog}, p.Args...)
+	if p.HookFlag != "" && inv.Exe != "" {
+		argv = append(argv, p.HookFlag, ChildHookSettings(inv.Exe))
+	}
 	if inv.Model != "" && p.ModelFlag != "" {
 		argv = append(argv, p.ModelFlag, inv.Model)
 	}

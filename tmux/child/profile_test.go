@@ -1,6 +1,7 @@
 package child
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 )
@@ -8,8 +9,8 @@ import (
 func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
 	cases := map[string][]string{
-		AgentClaude: {"claude", "--dangerously-skip-permissions", "--model", "opus", "--", prompt},
-		AgentCodex:  {"codex", "exec", "--full-auto", "--model", "opus", "--", prompt},
+		AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
+		AgentCodex:  {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--model", "opus", "--", prompt},
 		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
 		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
 	}
@@ -85,5 +86,29 @@ func TestSplitWords(t *testing.T) {
 		if _, err := SplitWords(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// A Claude child's Stop hook is registered for its session alone, through
+// --settings, as this binary's stop-hook quoted for the shell that runs it.
+func TestClaudeChildHookSettings(t *testing.T) {
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type, Command string
+				Timeout       int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(ChildHookSettings("/opt/it's here/sa")), &settings); err != nil {
+		t.Fatal(err)
+	}
+	stop := settings.Hooks["Stop"]
+	if len(settings.Hooks) != 1 || len(stop) != 1 || len(stop[0].Hooks) != 1 {
+		t.Fatalf("settings = %+v", settings)
+	}
+	h := stop[0].Hooks[0]
+	if h.Type != "command" || h.Command != `'/opt/it'\''s here/sa' stop-hook` || h.Timeout <= 0 {
+		t.Fatalf("hook = %+v", h)
 	}
 }

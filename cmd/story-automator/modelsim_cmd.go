@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/modelsim"
+)
+
+func init() { register(modelSimCommand) }
+
+func modelSimCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "model-sim",
+		Usage: "serve a scripted model endpoint on loopback (Anthropic Messages, OpenAI Responses, Gemini) for running the real agent CLIs offline",
+		Description: "Prints its base URL, then serves until interrupted. The brain works through the CLI's own tools:\n" +
+			"a story-automator step prompt makes the agent run `story-automator agent-sim --behaviour bmad` in its shell;\n" +
+			"a prompt that says run `CMD` makes it run CMD; --script FILE adds rules (see the README).\n\n" +
+			"Point the CLIs at it:\n" +
+			"  claude:  ANTHROPIC_BASE_URL=URL ANTHROPIC_API_KEY=any\n" +
+			"  codex:   config.toml model_provider with base_url = \"URL/v1\", wire_api = \"responses\", env_key\n" +
+			"  gemini:  GOOGLE_GEMINI_BASE_URL=URL GEMINI_API_KEY=any, security.auth.selectedType = \"gemini-api-key\"",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "loopback host:port to listen on (port 0 = any free port)"},
+			&cli.StringFlag{Name: "script", Usage: "YAML or JSON rules the brain follows before its built-in behaviour"},
+			&cli.StringFlag{Name: "record", Usage: "append every exchange (request and answer) to this file as JSON lines"},
+			&cli.BoolFlag{Name: "json", Usage: "print the URLs as JSON even on a terminal"},
+		},
+		Action: modelSimAction,
+	}
+}
+
+func modelSimAction(c *cli.Context) error {
+	e := envOf(c)
+	if c.NArg() > 0 {
+		return usageError("model-sim takes no arguments, got %q", c.Args().First())
+	}
+	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record")}
+	if f := c.String("script"); f != "" {
+		s, err := modelsim.LoadScript(f)
+		if err != nil {
+			return fail("model_sim_script", "%v", err)
+		}
+		opts.Script = s
+	}
+	opts.Exe, _ = e.Exe()
+	srv, err := modelsim.Start(opts)
+	if errors.Is(err, modelsim.ErrNotLoopback) {
+		return usageError("%v", err)
+	}
+	if err != nil {
+		return fail("model_sim_listen", "%v", err)
+	}
+	defer srv.Close()
+	urls := modelsim.BaseURLs(srv.URL())
+	if !c.Bool("json") && isTerminal(e.Out) {
+		fmt.Fprintln(e.Out, urls.Base)
+		fmt.Fprintf(e.Out, "model-sim is serving on loopback. Claude Code: ANTHROPIC_BASE_URL=%s; Codex: base_url = %q; Gemini: GOOGLE_GEMINI_BASE_URL=%s. Ctrl-C stops it.\n",
+			urls.Anthropic, urls.OpenAI, urls.Gemini)
+	} else if err := okJSON(e.Out, map[string]any{"url": urls.Base, "anthropicBaseUrl": urls.Anthropic,
+		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid()}); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	<-ctx.Done()
+	u := srv.TotalUsage()
+	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).
+		Int("outputTokens", u.OutputTokens).Msg("model-sim stopped")
+	return nil
+}

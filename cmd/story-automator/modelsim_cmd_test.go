@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestModelSimRefusesANonLoopbackAddress(t *testing.T) {
+	res, code := runCLI(t, t.TempDir(), "model-sim", "--listen", "0.0.0.0:0")
+	if code != 2 || res["error"] != "usage_error" || !strings.Contains(res["message"].(string), "loopback") {
+		t.Fatalf("model-sim --listen 0.0.0.0:0 = %d %v", code, res)
+	}
+	script := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(script, []byte("rules: [{match: x, actions: [{fault: boom}]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, code := runCLI(t, t.TempDir(), "model-sim", "--script", script); code != 1 || res["error"] != "model_sim_script" {
+		t.Fatalf("a bad script = %d %v", code, res)
+	}
+}
+
+// The binary prints its URLs as the first line and serves the scripted brain
+// until it is told to stop.
+func TestE2EModelSimServesItsScript(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(script, []byte("rules:\n  - match: hello\n    actions: [{reply: \"hi there\"}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(builtBinary(t), "model-sim", "--script", script)
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls map[string]any
+	if err := json.Unmarshal([]byte(line), &urls); err != nil || urls["ok"] != true {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	base := urls["url"].(string)
+	if !strings.HasPrefix(base, "http://127.0.0.1:") || urls["openaiBaseUrl"] != base+"/v1" || urls["anthropicBaseUrl"] != base {
+		t.Fatalf("urls %v", urls)
+	}
+	resp, err := http.Post(base+"/v1/messages", "application/json", strings.NewReader(
+		`{"model":"m","tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"hello"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"text":"hi there"`) {
+		t.Errorf("answer %s", body)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("model-sim after SIGTERM: %v", err)
+	}
+}

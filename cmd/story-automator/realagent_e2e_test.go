@@ -1,0 +1,138 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/tmux/tmuxtest"
+)
+
+// realClaudeProject is a scratch project, a private tmux server, model-sim and
+// a private home in which the pinned Claude Code runs offline.
+type realClaudeProject struct {
+	*sessionProject
+	env  []string
+	home string
+	srv  *modelsim.Server
+}
+
+func newRealClaudeProject(t *testing.T, script string, leave offline.Dialogs) *realClaudeProject {
+	t.Helper()
+	return newRealAgentProject(t, "claude", offline.Claude, script, leave)
+}
+
+// newRealAgentProject is newRealClaudeProject for any agent CLI with its offline home.
+func newRealAgentProject(t *testing.T, agent string, homeFor func(offline.Config) (offline.Env, error), script string, leave offline.Dialogs) *realClaudeProject {
+	t.Helper()
+	cli := realagent.Require(t, agent)
+	sc, err := modelsim.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: builtBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	p := newSessionProject(t, tmuxtest.Socket(t))
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.root = root
+	home := t.TempDir()
+	oenv, err := homeFor(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}, Leave: leave})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
+	return &realClaudeProject{sessionProject: p, env: env, home: home, srv: srv}
+}
+
+// A real Claude Code child that writes a file is seen completed through the
+// Stop hook registered for its session alone, and the file is there.
+func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
+	p := newRealClaudeProject(t, `
+rules:
+  - match: "write the proof"
+    actions:
+      - shell: "printf 'proof\n' > proof.txt"
+      - reply: "Wrote proof.txt."
+`, offline.Dialogs{})
+	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please write the proof file.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s", "--idle-debounce", "30s")
+	if code != 0 || res["finalState"] != "completed" || res["reason"] != "stop_hook" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
+		t.Fatalf("proof.txt = %q, %v", b, err)
+	}
+	// The user's settings were never edited: the hook came through --settings.
+	if _, err := os.Stat(filepath.Join(p.root, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatalf("project settings written: %v", err)
+	}
+}
+
+// With hooks switched off in the user's Claude settings, the finished turn
+// is still seen, from the screen of the real CLI.
+func TestRealClaudeChildIsSeenCompletedFromItsScreen(t *testing.T) {
+	p := newRealClaudeProject(t, `
+rules:
+  - match: "say hello"
+    actions:
+      - reply: "Hello."
+`, offline.Dialogs{})
+	settings := filepath.Join(p.home, ".claude", "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"skipDangerousModePermissionPrompt":true,"disableAllHooks":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s", "--idle-debounce", "2s")
+	if code != 0 || res["finalState"] != "completed" || res["reason"] != "screen_heuristic" {
+		t.Fatalf("monitor = %d %v", code, res)
+	}
+}
+
+func stringOr(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// A real Claude Code child in a folder it does not trust parks at the trust
+// dialog (whose default answer exits); the monitor ends it stuck at that
+// dialog with the user's action, long before its timeout.
+func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
+	p := newRealClaudeProject(t, "rules: []\n", offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
+		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
+	}
+	if n := len(p.srv.Exchanges()); n != 0 {
+		t.Fatalf("the model was asked %d times behind the dialog", n)
+	}
+}
+
+// Gemini CLI in a folder it does not trust exits 55 at once; that is its
+// trust dialog (stuck, with the action), not a crash to retry.
+func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.T) {
+	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
+		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
+	}
+}

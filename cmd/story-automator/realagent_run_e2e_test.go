@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/orchestrator"
+)
+
+// `run --agent A` with the real CLI against model-sim: every step is a real
+// child that does its work through its own shell tool; two stories end done,
+// one commit each.
+func TestRealClaudeRunFinishesTwoStories(t *testing.T) { testRealRun(t, "claude", offline.Claude) }
+func TestRealCodexRunFinishesTwoStories(t *testing.T)  { testRealRun(t, "codex", offline.Codex) }
+func TestRealGeminiRunFinishesTwoStories(t *testing.T) { testRealRun(t, "gemini", offline.Gemini) }
+
+func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error)) {
+	cli := realagent.Require(t, agent)
+	srv, err := modelsim.Start(modelsim.Options{Exe: builtBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	p := newRunProject(t)
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oenv, err := home(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root, p.root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
+	res, code := p.run(env, "run", "--agent", agent, "--epic", "1", "--stories", "1-2", "--json", "--completion-rechecks", "1", "--backoff", "10ms")
+	if code != 0 || res["outcome"] != "done" {
+		path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
+		t.Fatalf("run: exit %d %v\nstate:\n%s", code, res, readFile(t, path))
+	}
+	commits := p.storyCommits()
+	if commits["1-1"] != 1 || commits["1-2"] != 1 {
+		t.Fatalf("story commits %v, want one each for 1.1 and 1.2", commits)
+	}
+	if len(srv.Exchanges()) == 0 {
+		t.Fatal("model-sim was never asked: the steps did not go through the agent CLI")
+	}
+}

@@ -1,0 +1,192 @@
+package modelsim
+
+import (
+	"strings"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
+)
+
+// Brain decides every reply. It keeps no state between requests: what to do
+// next follows from the conversation the CLI sends (the latest user turn and
+// the tool calls made since), so parallel sessions and retried requests get
+// consistent answers.
+type Brain struct {
+	// Script, when set, plans turns before the built-in behaviour.
+	Script *Script
+	// Exe is the story-automator binary an agent runs for a step
+	// (`Exe agent-sim --behaviour bmad`).
+	Exe string
+}
+
+// Respond answers one request.
+func (b *Brain) Respond(c *Conversation) Reply {
+	usage := DefaultUsage
+	if b.Script != nil && b.Script.Usage != nil {
+		usage = *b.Script.Usage
+	}
+	if c.Side {
+		return Reply{Text: sideAnswer(c), Usage: usage}
+	}
+	idx, text, done, last := c.turn()
+	actions, u := b.plan(c, idx, text)
+	if u != nil {
+		usage = *u
+	}
+	r := walk(actions, done, last, b.step)
+	r.Usage = usage
+	return r
+}
+
+// plan chooses the actions of the turn whose user text is text.
+func (b *Brain) plan(c *Conversation, idx int, text string) ([]Action, *Usage) {
+	if b.Script != nil {
+		texts := c.userTexts(idx)
+		for i := range b.Script.Rules {
+			if r := &b.Script.Rules[i]; r.applies(c.Protocol, texts) {
+				return r.Actions, r.Usage
+			}
+		}
+		if b.Script.Builtin != nil && !*b.Script.Builtin {
+			return []Action{{Reply: DefaultReply}}, nil
+		}
+	}
+	return builtinPlan(text), nil
+}
+
+// DefaultReply ends a turn the brain has no work for.
+const DefaultReply = "Understood. (model-sim has no work scripted for this prompt.)"
+
+// stepPrompt recognises a story-automator step prompt (create, dev,
+// automate, review, retro all name the BMAD project they work on).
+var stepPrompt = lazyre.New(`(?i)\bof a BMAD project at\b`)
+
+// runCommand finds "run `CMD`" in a prompt: a loop prompt that asks for a
+// command gets it run, as a model would.
+var runCommand = lazyre.New("(?i)\\brun\\s+`([^`\\n]+)`")
+
+func builtinPlan(text string) []Action {
+	if stepPrompt().MatchString(text) {
+		return []Action{{Step: true}}
+	}
+	if m := runCommand().FindStringSubmatch(text); m != nil {
+		return []Action{{Shell: m[1]}}
+	}
+	return []Action{{Reply: DefaultReply}}
+}
+
+// step is the shell command that does a story-automator step's work: the
+// simulated agent's BMAD behaviour reads the step and story from the
+// STORY_AUTOMATOR_* variables the child's shell inherits. Its crash fault
+// kills the agent CLI (the shell's parent), as a crashing agent would end.
+func (b *Brain) step() string {
+	exe := b.Exe
+	if exe == "" {
+		exe = "story-automator"
+	}
+	return ShellQuote(exe) + ` agent-sim --behaviour bmad --crash-kills "$PPID"`
+}
+
+// crashCommand kills the agent's process: the shell tool's parent.
+const crashCommand = `kill -KILL "$PPID"`
+
+// walk finds the response for the request that follows `done` tool calls in
+// this turn: the next call, or the final text once every call is made.
+func walk(actions []Action, done int, lastResult string, step func() string) Reply {
+	var r Reply
+	var text []string
+	calls := 0
+	ran := false
+	for _, a := range actions {
+		var call *Call
+		switch {
+		case a.Delay > 0:
+			r.Delay += a.Delay
+		case a.Reply != "":
+			text = append(text, a.Reply)
+		case a.Fault == FaultHang:
+			if calls == done {
+				return Reply{Hang: true}
+			}
+		case a.Fault == FaultError:
+			if calls == done {
+				return Reply{ErrorStatus: 500, Delay: r.Delay}
+			}
+		case a.Fault == FaultCrash:
+			call = &Call{Shell: crashCommand}
+		case a.Step:
+			call = &Call{Shell: step()}
+		case a.Shell != "":
+			call = &Call{Shell: a.Shell}
+		case a.Write != nil:
+			call = &Call{WritePath: a.Write.Path, WriteContent: a.Write.Content}
+		}
+		if call == nil {
+			continue
+		}
+		ran = true
+		if calls == done {
+			r.Call, r.Text = call, strings.Join(text, "\n")
+			return r
+		}
+		calls++
+		r.Delay, text = 0, nil
+	}
+	r.Text = strings.Join(text, "\n")
+	if r.Text == "" {
+		r.Text = finalText(ran, lastResult)
+	}
+	return r
+}
+
+// finalText is the turn's last words when the script gave none.
+func finalText(ran bool, lastResult string) string {
+	if !ran {
+		return DefaultReply
+	}
+	last := lastLine(lastResult)
+	if last == "" {
+		return "Done."
+	}
+	if len(last) > 200 {
+		last = last[:200] + "…"
+	}
+	return "Done. The command said: " + last
+}
+
+// lastLine is the last line of a tool's output that the command printed,
+// past the frame each CLI puts around it: labels ("Output:"), wrapper tags
+// (Gemini's <untrusted_context>), and the CLIs' own bookkeeping lines.
+func lastLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !toolFrame(l) {
+			return l
+		}
+	}
+	return ""
+}
+
+// frameLines start the lines a CLI adds around a command's output.
+var frameLines = []string{"Process Group PGID:", "Chunk ID:", "Wall time", "Original token count:",
+	"Process exited with code", "Output: (empty)", "Script completed"}
+
+func toolFrame(l string) bool {
+	if strings.HasSuffix(l, ":") || (strings.HasPrefix(l, "<") && strings.HasSuffix(l, ">") && !strings.Contains(l, " ")) {
+		return true
+	}
+	for _, p := range frameLines {
+		if strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// sideAnswer answers a request that is not the agent's turn: a JSON value
+// that fits the schema when there is one, else a short title.
+func sideAnswer(c *Conversation) string {
+	if c.Schema != nil {
+		return jsonFor(c.Schema)
+	}
+	return "model-sim session"
+}

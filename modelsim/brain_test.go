@@ -1,0 +1,175 @@
+package modelsim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func conv(msgs ...Message) *Conversation {
+	return &Conversation{Protocol: ProtocolAnthropic, Messages: msgs, Tools: []string{"Bash"}}
+}
+
+func user(text string) Message { return Message{Role: RoleUser, Text: text} }
+
+func called(cmd string) []Message {
+	return []Message{{Role: RoleAssistant, Calls: []ToolCall{{Name: "Bash", Args: map[string]any{"command": cmd}}}},
+		{Role: RoleTool, Result: "ok\nall good"}}
+}
+
+func script(t *testing.T, text string) *Script {
+	t.Helper()
+	s, err := ParseScript([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBuiltinBrainRunsTheStepThroughAgentSim(t *testing.T) {
+	b := &Brain{Exe: "/opt/it's/story-automator"}
+	prompt := "You are the developer of a BMAD project at /p. Implement story 1.2."
+	r := b.Respond(conv(user(prompt)))
+	want := `'/opt/it'\''s/story-automator' agent-sim --behaviour bmad --crash-kills "$PPID"`
+	if r.Call == nil || r.Call.Shell != want {
+		t.Fatalf("call %+v, want shell %s", r.Call, want)
+	}
+	if r.Usage != DefaultUsage {
+		t.Errorf("usage %+v", r.Usage)
+	}
+	r = b.Respond(conv(append([]Message{user(prompt)}, called(want)...)...))
+	if r.Call != nil || r.Text != "Done. The command said: all good" {
+		t.Errorf("after the tool: %+v", r)
+	}
+}
+
+func TestBuiltinBrainRunsTheCommandAPromptAsksFor(t *testing.T) {
+	b := &Brain{}
+	msgs := []Message{user("Run `echo 1 >> ticks`, then stop.")}
+	msgs = append(msgs, called("echo 1 >> ticks")...)
+	// A Stop hook's feedback is a new user turn: the next iteration's work.
+	msgs = append(msgs, user("Stop hook feedback:\nRun `echo 2 >> ticks`, then stop."))
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.Shell != "echo 2 >> ticks" {
+		t.Fatalf("call %+v, want the second iteration's command", r.Call)
+	}
+	if r := b.Respond(conv(user("hello"))); r.Call != nil || r.Text != DefaultReply {
+		t.Errorf("plain prompt: %+v", r)
+	}
+}
+
+func TestScriptedTurnsFollowTheirActionsInOrder(t *testing.T) {
+	b := &Brain{Script: script(t, `
+usage: {input: 7, output: 3}
+rules:
+  - match: tick
+    nth: 2
+    actions:
+      - shell: echo last >> ticks
+      - reply: "finished\nSTORY_AUTOMATOR_COMPLETE"
+  - regexp: "^Stop hook|tick"
+    usage: {input: 11, output: 2, cacheRead: 5, cacheWrite: 1}
+    actions:
+      - delay: 2s
+      - shell: echo tick >> ticks
+      - write: {path: notes.txt, content: "a'b"}
+      - reply: one done
+`)}
+	first := []Message{user("tick")}
+	r := b.Respond(conv(first...))
+	if r.Call == nil || r.Call.Shell != "echo tick >> ticks" || r.Delay != 2*time.Second {
+		t.Fatalf("first call %+v delay %v", r.Call, r.Delay)
+	}
+	if r.Usage != (Usage{InputTokens: 11, OutputTokens: 2, CacheReadTokens: 5, CacheWriteTokens: 1}) {
+		t.Errorf("rule usage %+v", r.Usage)
+	}
+	first = append(first, called("echo tick >> ticks")...)
+	r = b.Respond(conv(first...))
+	if r.Call == nil || r.Call.shellCommand() != `printf '%s' 'a'\''b' > 'notes.txt'` || r.Delay != 0 {
+		t.Fatalf("second call %+v (%q) delay %v", r.Call, r.Call.shellCommand(), r.Delay)
+	}
+	first = append(first, called("printf")...)
+	if r = b.Respond(conv(first...)); r.Call != nil || r.Text != "one done" {
+		t.Fatalf("final %+v", r)
+	}
+	second := append(first, user("Stop hook feedback:\ntick"))
+	r = b.Respond(conv(second...))
+	if r.Call == nil || r.Call.Shell != "echo last >> ticks" || r.Usage != (Usage{InputTokens: 7, OutputTokens: 3}) {
+		t.Fatalf("second turn %+v usage %+v", r.Call, r.Usage)
+	}
+	second = append(second, called("echo last >> ticks")...)
+	if r = b.Respond(conv(second...)); !strings.HasSuffix(r.Text, "\nSTORY_AUTOMATOR_COMPLETE") {
+		t.Errorf("second turn's final text %q", r.Text)
+	}
+}
+
+func TestScriptedFaults(t *testing.T) {
+	b := &Brain{Script: script(t, `
+rules:
+  - {match: crash, actions: [{fault: crash}]}
+  - {match: hang, actions: [{shell: "true"}, {fault: hang}]}
+  - {match: error, actions: [{fault: error}]}
+  - {match: lazy, protocol: anthropic, actions: [{reply: "All done!"}]}
+`)}
+	if r := b.Respond(conv(user("crash now"))); r.Call == nil || r.Call.Shell != crashCommand {
+		t.Errorf("crash: %+v", r)
+	}
+	if r := b.Respond(conv(user("hang"))); r.Hang || r.Call == nil {
+		t.Errorf("hang, first request: %+v", r)
+	}
+	if r := b.Respond(conv(append([]Message{user("hang")}, called("true")...)...)); !r.Hang {
+		t.Errorf("hang after the call: %+v", r)
+	}
+	if r := b.Respond(conv(user("error"))); r.ErrorStatus != 500 {
+		t.Errorf("error: %+v", r)
+	}
+	if r := b.Respond(conv(user("lazy"))); r.Call != nil || r.Text != "All done!" {
+		t.Errorf("a turn without the work: %+v", r)
+	}
+	c := conv(user("lazy"))
+	c.Protocol = ProtocolGemini
+	if r := b.Respond(c); r.Text != DefaultReply {
+		t.Errorf("a rule for another protocol applied: %+v", r)
+	}
+}
+
+func TestScriptWithoutBuiltinRepliesByDefault(t *testing.T) {
+	b := &Brain{Script: script(t, "builtin: false\nrules: []\n")}
+	if r := b.Respond(conv(user("Run `rm -rf x`"))); r.Call != nil || r.Text != DefaultReply {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestParseScriptRefusesMistakes(t *testing.T) {
+	for _, bad := range []string{
+		"rules: [{match: x, actions: []}]",
+		"rules: [{match: x, actions: [{shell: a, reply: b}]}]",
+		"rules: [{match: x, actions: [{fault: explode}]}]",
+		"rules: [{regexp: '(', actions: [{reply: a}]}]",
+		"rules: [{match: x, protocol: bard, actions: [{reply: a}]}]",
+		"rules: [{match: x, actions: [{write: {content: a}}]}]",
+		"rules: [{match: x, actions: [{delay: -1s}]}]",
+		"rulez: []",
+	} {
+		if _, err := ParseScript([]byte(bad)); err == nil {
+			t.Errorf("ParseScript(%q) accepted it", bad)
+		}
+	}
+	if _, err := ParseScript([]byte(`{"rules":[{"match":"x","actions":[{"reply":"json works"}]}]}`)); err != nil {
+		t.Errorf("a JSON script: %v", err)
+	}
+}
+
+func TestSideAnswersFitTheirSchema(t *testing.T) {
+	c := &Conversation{Side: true, Schema: map[string]any{"type": "OBJECT", "properties": map[string]any{
+		"complexity_score":     map[string]any{"type": "INTEGER", "minimum": 0.0},
+		"complexity_reasoning": map[string]any{"type": "STRING"},
+		"next_speaker":         map[string]any{"type": "string", "enum": []any{"model", "user"}},
+		"ok":                   map[string]any{"type": []any{"null", "boolean"}},
+	}}}
+	r := (&Brain{}).Respond(c)
+	want := `{"complexity_reasoning":"model-sim","complexity_score":1,"next_speaker":"user","ok":false}`
+	if r.Text != want {
+		t.Errorf("side answer %s, want %s", r.Text, want)
+	}
+}

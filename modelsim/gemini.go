@@ -1,0 +1,198 @@
+package modelsim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// Gemini (Gemini CLI): POST /v1beta/models/MODEL:streamGenerateContent?alt=sse,
+// MODEL:generateContent (its JSON-schema side requests) and MODEL:countTokens.
+
+type gemRequest struct {
+	Contents          []gemContent `json:"contents"`
+	SystemInstruction *gemContent  `json:"systemInstruction"`
+	Tools             []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	GenerationConfig *struct {
+		ResponseMimeType   string         `json:"responseMimeType"`
+		ResponseSchema     map[string]any `json:"responseSchema"`
+		ResponseJSONSchema map[string]any `json:"responseJsonSchema"`
+	} `json:"generationConfig"`
+}
+
+type gemContent struct {
+	Role  string    `json:"role"`
+	Parts []gemPart `json:"parts"`
+}
+
+type gemPart struct {
+	Text         string `json:"text"`
+	Thought      bool   `json:"thought"`
+	FunctionCall *struct {
+		ID   string         `json:"id"`
+		Name string         `json:"name"`
+		Args map[string]any `json:"args"`
+	} `json:"functionCall"`
+	FunctionResponse *struct {
+		Name     string         `json:"name"`
+		Response map[string]any `json:"response"`
+	} `json:"functionResponse"`
+}
+
+// gemModelMethod splits ".../models/MODEL:METHOD".
+func gemModelMethod(path string) (string, string) {
+	i := strings.Index(path, "/models/")
+	if i < 0 {
+		return "", ""
+	}
+	model, method, _ := strings.Cut(path[i+len("/models/"):], ":")
+	return model, method
+}
+
+func geminiConversation(model string, req *gemRequest) *Conversation {
+	c := &Conversation{Protocol: ProtocolGemini, Model: model}
+	if req.SystemInstruction != nil {
+		c.System = gemText(req.SystemInstruction.Parts)
+	}
+	for _, t := range req.Tools {
+		for _, f := range t.FunctionDeclarations {
+			c.Tools = append(c.Tools, f.Name)
+		}
+	}
+	for _, ct := range req.Contents {
+		var results []Message
+		msg := Message{Role: RoleUser}
+		if ct.Role == "model" {
+			msg.Role = RoleAssistant
+		}
+		for _, p := range ct.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				msg.Calls = append(msg.Calls, ToolCall{ID: p.FunctionCall.ID, Name: p.FunctionCall.Name, Args: p.FunctionCall.Args})
+			case p.FunctionResponse != nil:
+				out, _ := json.Marshal(p.FunctionResponse.Response)
+				if s, ok := p.FunctionResponse.Response["output"].(string); ok {
+					out = []byte(s)
+				}
+				results = append(results, Message{Role: RoleTool, Result: string(out)})
+			}
+		}
+		msg.Text = gemText(ct.Parts)
+		switch {
+		case results != nil:
+			// A tool's answer, not a new user turn.
+			c.Messages = append(c.Messages, results...)
+		case msg.Role == RoleAssistant || msg.Text != "":
+			c.Messages = append(c.Messages, msg)
+		}
+	}
+	c.Side = len(c.Tools) == 0
+	if g := req.GenerationConfig; g != nil {
+		if g.ResponseJSONSchema != nil {
+			c.Side, c.Schema = true, g.ResponseJSONSchema
+		} else if g.ResponseSchema != nil {
+			c.Side, c.Schema = true, g.ResponseSchema
+		}
+	}
+	return c
+}
+
+// gemText joins the text parts, leaving out thoughts and the session
+// context Gemini CLI puts before the user's first prompt.
+func gemText(parts []gemPart) string {
+	var out []string
+	for _, p := range parts {
+		if p.Text != "" && !p.Thought && !strings.HasPrefix(strings.TrimSpace(p.Text), "<session_context>") {
+			out = append(out, p.Text)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
+	model, method := gemModelMethod(r.URL.Path)
+	if method == "countTokens" {
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Model: model,
+			Side: true, Status: http.StatusOK, Request: rawOrNil(body)})
+		writeJSONBody(w, http.StatusOK, map[string]any{"totalTokens": len(body) / 4})
+		return
+	}
+	if method != "generateContent" && method != "streamGenerateContent" {
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Status: http.StatusNotFound})
+		writeJSONBody(w, http.StatusNotFound, gemError(http.StatusNotFound, "model-sim: no such method "+method))
+		return
+	}
+	var req gemRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeJSONBody(w, http.StatusBadRequest, gemError(http.StatusBadRequest, "model-sim: "+err.Error()))
+		return
+	}
+	conv := geminiConversation(model, &req)
+	rep := s.brain.Respond(conv)
+	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
+		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}
+	ex := Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Model: model,
+		Side: conv.Side, Status: http.StatusOK, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
+	if rep.ErrorStatus != 0 {
+		ex.Status = rep.ErrorStatus
+	} else if !rep.Hang {
+		ex.Usage = usage
+	}
+	s.add(ex)
+	if !s.wait(r, rep) {
+		return
+	}
+	if rep.ErrorStatus != 0 {
+		writeJSONBody(w, rep.ErrorStatus, gemError(rep.ErrorStatus, "model-sim: scripted error"))
+		return
+	}
+	resp := map[string]any{"candidates": []any{map[string]any{"index": 0, "finishReason": "STOP",
+		"content": map[string]any{"role": "model", "parts": gemParts(conv, rep)}}},
+		"usageMetadata": gemUsage(usage), "modelVersion": model, "responseId": s.newID("resp_")}
+	if method == "generateContent" {
+		writeJSONBody(w, http.StatusOK, resp)
+		return
+	}
+	// One chunk holds the whole answer; Gemini's stream is data-only SSE.
+	newSSE(w).event("", resp)
+}
+
+// gemParts is the reply as parts: text, then one function call on Gemini
+// CLI's own tool (run_shell_command, write_file).
+func gemParts(c *Conversation, rep Reply) []any {
+	var parts []any
+	if rep.Text != "" || rep.Call == nil {
+		parts = append(parts, map[string]any{"text": rep.Text})
+	}
+	if rep.Call != nil {
+		name, args := "run_shell_command", map[string]any{"command": rep.Call.shellCommand()}
+		if rep.Call.Shell == "" && c.HasTool("write_file") {
+			name, args = "write_file", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})
+	}
+	return parts
+}
+
+// gemUsage is Gemini's usageMetadata: promptTokenCount includes the cached
+// tokens, which cachedContentTokenCount repeats.
+func gemUsage(u Usage) map[string]any {
+	prompt := u.InputTokens + u.CacheReadTokens
+	return map[string]any{"promptTokenCount": prompt, "candidatesTokenCount": u.OutputTokens,
+		"cachedContentTokenCount": u.CacheReadTokens, "totalTokenCount": prompt + u.OutputTokens}
+}
+
+func gemError(code int, msg string) map[string]any {
+	status := "INTERNAL"
+	switch code {
+	case http.StatusBadRequest:
+		status = "INVALID_ARGUMENT"
+	case http.StatusNotFound:
+		status = "NOT_FOUND"
+	}
+	return map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}}
+}

@@ -1,0 +1,182 @@
+package modelsim
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Script tells the brain what to do, rule by rule. It is YAML (or JSON,
+// which is YAML too):
+//
+//	usage: {input: 1200, output: 60, cacheRead: 300, cacheWrite: 40}  # every response's figures
+//	builtin: true        # when no rule matches, fall back to the built-in brain (default true)
+//	rules:
+//	  - match: "tick"    # substring of the latest user text (the prompt, or a Stop hook's feedback)
+//	    regexp: "..."    # or a Go regexp (both must match when both are given)
+//	    nth: 3           # only the 3rd user turn of the conversation this rule matches (0 = every)
+//	    protocol: anthropic|openai|gemini   # only for this protocol
+//	    usage: {input: 10, output: 5}       # figures for this turn's responses
+//	    actions:         # done in order, one tool call per response
+//	      - shell: "echo tick >> ticks.txt"
+//	      - write: {path: notes.txt, content: "hello\n"}
+//	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
+//	      - delay: 2s    # wait before the next response
+//	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
+//	      - fault: crash|hang|error   # kill the agent process / never answer / HTTP 500
+//
+// Rules are tried in order; the first that matches plans the turn.
+type Script struct {
+	Usage   *Usage `yaml:"usage"`
+	Builtin *bool  `yaml:"builtin"`
+	Rules   []Rule `yaml:"rules"`
+}
+
+// Rule plans a user turn whose text it matches.
+type Rule struct {
+	Match    string   `yaml:"match"`
+	Regexp   string   `yaml:"regexp"`
+	Nth      int      `yaml:"nth"`
+	Protocol string   `yaml:"protocol"`
+	Usage    *Usage   `yaml:"usage"`
+	Actions  []Action `yaml:"actions"`
+
+	re *regexp.Regexp
+}
+
+// Action is one thing the model does in a turn; exactly one field is set.
+type Action struct {
+	Shell string        `yaml:"shell"`
+	Write *WriteAction  `yaml:"write"`
+	Step  bool          `yaml:"step"`
+	Delay time.Duration `yaml:"delay"`
+	Reply string        `yaml:"reply"`
+	Fault string        `yaml:"fault"`
+}
+
+// WriteAction writes a file through the agent's tools.
+type WriteAction struct {
+	Path    string `yaml:"path"`
+	Content string `yaml:"content"`
+}
+
+// Faults a script can act out.
+const (
+	// FaultCrash has the agent run a shell command that kills the agent's own process.
+	FaultCrash = "crash"
+	// FaultHang never answers the request.
+	FaultHang = "hang"
+	// FaultError answers with an HTTP 500 in the protocol's error shape.
+	FaultError = "error"
+)
+
+// LoadScript reads and checks a script file.
+func LoadScript(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	s, err := ParseScript(data)
+	if err != nil {
+		return nil, fmt.Errorf("script %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseScript parses and checks a script.
+func ParseScript(data []byte) (*Script, error) {
+	var s Script
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	for i := range s.Rules {
+		if err := s.Rules[i].check(); err != nil {
+			return nil, fmt.Errorf("rule %d: %w", i+1, err)
+		}
+	}
+	return &s, nil
+}
+
+func (r *Rule) check() error {
+	if r.Regexp != "" {
+		re, err := regexp.Compile(r.Regexp)
+		if err != nil {
+			return fmt.Errorf("regexp: %w", err)
+		}
+		r.re = re
+	}
+	switch r.Protocol {
+	case "", ProtocolAnthropic, ProtocolOpenAI, ProtocolGemini:
+	default:
+		return fmt.Errorf("unknown protocol %q (anthropic, openai, gemini)", r.Protocol)
+	}
+	if r.Nth < 0 {
+		return fmt.Errorf("nth %d is negative", r.Nth)
+	}
+	if len(r.Actions) == 0 {
+		return fmt.Errorf("no actions")
+	}
+	for j, a := range r.Actions {
+		if err := a.check(); err != nil {
+			return fmt.Errorf("action %d: %w", j+1, err)
+		}
+	}
+	return nil
+}
+
+func (a Action) check() error {
+	set := 0
+	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
+		if on {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("want exactly one of shell, write, step, delay, reply, fault")
+	}
+	if a.Write != nil && a.Write.Path == "" {
+		return fmt.Errorf("write needs a path")
+	}
+	if a.Delay < 0 {
+		return fmt.Errorf("negative delay")
+	}
+	switch a.Fault {
+	case "", FaultCrash, FaultHang, FaultError:
+	default:
+		return fmt.Errorf("unknown fault %q (crash, hang, error)", a.Fault)
+	}
+	return nil
+}
+
+// matches reports whether the rule's pattern matches text.
+func (r *Rule) matches(text string) bool {
+	if r.Match == "" && r.re == nil {
+		return true
+	}
+	return (r.Match == "" || strings.Contains(text, r.Match)) && (r.re == nil || r.re.MatchString(text))
+}
+
+// applies reports whether the rule plans the latest of texts (every user
+// turn so far) in a conversation of protocol.
+func (r *Rule) applies(protocol string, texts []string) bool {
+	if len(texts) == 0 || (r.Protocol != "" && r.Protocol != protocol) || !r.matches(texts[len(texts)-1]) {
+		return false
+	}
+	if r.Nth == 0 {
+		return true
+	}
+	n := 0
+	for _, t := range texts {
+		if r.matches(t) {
+			n++
+		}
+	}
+	return n == r.Nth
+}

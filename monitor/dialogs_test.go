@@ -1,0 +1,78 @@
+package monitor
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// Real captures of each first-run dialog of the pinned Claude Code, named
+// claude-<version>-<kind>.txt: each is recognised as its kind, and no
+// finished or working turn screen is taken for a dialog.
+func TestClaudeDialogsOnRealScreens(t *testing.T) {
+	p, _ := child.LookupProfile(child.AgentClaude)
+	files, _ := filepath.Glob("testdata/dialogs/claude-*.txt")
+	if len(files) < 4 {
+		t.Fatalf("dialog fixtures: %v", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(filepath.Base(f)[strings.LastIndex(filepath.Base(f), "-")+1:], ".txt")
+		d, ok := child.MatchDialog(p.Dialogs, string(b))
+		if !ok || d.Kind != want || d.Action == "" {
+			t.Errorf("%s: dialog %+v %v, want %s with an action", filepath.Base(f), d, ok, want)
+		}
+		if ClaudeTurnDone(string(b)) {
+			t.Errorf("%s: a dialog taken for a finished turn", filepath.Base(f))
+		}
+	}
+	turns, _ := filepath.Glob("testdata/claude/*.txt")
+	for _, f := range turns {
+		b, _ := os.ReadFile(f)
+		if d, ok := child.MatchDialog(p.Dialogs, string(b)); ok {
+			t.Errorf("%s: turn screen taken for dialog %s", filepath.Base(f), d.Kind)
+		}
+	}
+}
+
+func TestADialogOnScreenEndsTheWaitStuck(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	m := NewMachine(DefaultOptions(), now)
+	st := &marker.SessionState{Agent: child.AgentClaude, Lifecycle: marker.LifecycleStarted, PanePid: 1, AgentPid: 2}
+	f := Facts{Now: now, State: st, OutputSize: 100, ScreenHeuristic: true}
+	m.Next(f)
+	f.Now = now.Add(DefaultOptions().IdleDebounce)
+	if a := m.Next(f); a.Kind != ActProbeScreen {
+		t.Fatalf("after the idle debounce: %+v, want a screen probe", a)
+	}
+	d := child.Dialog{Kind: child.DialogTrustFolder, Action: "trust it"}
+	m.ScreenProbed(ScreenVerdict{Dialog: &d}, 100)
+	a := m.Next(f)
+	if a.Kind != ActFinish || a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != child.DialogTrustFolder {
+		t.Fatalf("action = %+v, want stuck at the trust dialog", a)
+	}
+}
+
+// Gemini's exit 55 in an untrusted folder is its trust dialog, not a crash.
+func TestAnExitTheProfileKnowsAsADialogIsStuckNotCrashed(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	code := 55
+	st := &marker.SessionState{Agent: child.AgentGemini, Lifecycle: marker.LifecycleExited, ExitCode: &code}
+	a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st})
+	if a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != child.DialogTrustFolder {
+		t.Fatalf("gemini exit 55: %+v", a)
+	}
+	other := 55
+	st = &marker.SessionState{Agent: child.AgentCodex, Lifecycle: marker.LifecycleExited, ExitCode: &other}
+	if a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st}); a.State != Crashed {
+		t.Fatalf("codex exit 55: %+v, want crashed", a)
+	}
+}

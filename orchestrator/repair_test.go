@@ -1,0 +1,226 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+// preparedGit is a repository with one commit and a prepared Git on it.
+func preparedGit(t *testing.T) (*Git, string) {
+	t.Helper()
+	root := gitRepo(t)
+	write(t, filepath.Join(root, "README.md"), "hi\n")
+	mustGit(t, root, "add", "README.md")
+	mustGit(t, root, "commit", "-q", "-m", "init")
+	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}, lockGrace: time.Millisecond}
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g, root
+}
+
+func porcelain(t *testing.T, root string) string {
+	t.Helper()
+	return strings.TrimSpace(mustGit(t, root, "status", "--porcelain", "--untracked-files=all"))
+}
+
+func TestGitWritersRunInTheirOwnProcessGroup(t *testing.T) {
+	g, root := preparedGit(t)
+	out := filepath.Join(t.TempDir(), "pgid")
+	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+	write(t, hook, "#!/bin/sh\nps -o pgid= -p $$ > "+out+"\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "a.txt"), "a\n")
+	if _, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if own := syscall.Getpgrp(); pgid == 0 || pgid == own {
+		t.Fatalf("git committed in the run's process group %d (hook saw %d): a hang-up to the terminal would kill it", own, pgid)
+	}
+}
+
+func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
+	g, _ := preparedGit(t)
+	// A process standing for the killed run's git, recorded as a writer is.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := exec.Command("sh", "-c", "read x")
+	proc.Stdin = r
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	defer func() { _ = proc.Wait() }()
+	start, _ := marker.ProcessStart(proc.Process.Pid)
+	rec := filepath.Join(g.gitDir, trackDir, strconv.Itoa(proc.Process.Pid))
+	write(t, rec, strconv.FormatUint(start, 10))
+	repaired := make(chan error, 1)
+	go func() { repaired <- g.Repair(context.Background()) }()
+	select {
+	case err := <-repaired:
+		t.Fatalf("Repair returned (%v) while the git was still running", err)
+	case <-time.After(100 * time.Millisecond): // only ever lets a broken Repair through, never fails a good one
+	}
+	w.Close() // the git finishes
+	if err := <-repaired; err != nil {
+		t.Fatal(err)
+	}
+	if marker.ProcessAlive(proc.Process.Pid) {
+		t.Fatal("Repair returned before the git ended")
+	}
+	if _, err := os.Stat(rec); !os.IsNotExist(err) {
+		t.Fatalf("the record is left: %v", err)
+	}
+}
+
+func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
+	g, root := preparedGit(t)
+	write(t, filepath.Join(g.gitDir, privateIndex+".lock"), "")
+	write(t, filepath.Join(g.gitDir, privateIndex), "half")
+	if err := g.Repair(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{privateIndex + ".lock", privateIndex} {
+		if _, err := os.Stat(filepath.Join(g.gitDir, n)); !os.IsNotExist(err) {
+			t.Fatalf("%s left: %v", n, err)
+		}
+	}
+	write(t, filepath.Join(root, "a.txt"), "a\n")
+	if _, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := porcelain(t, root); s != "" {
+		t.Fatalf("status after the commit:\n%s", s)
+	}
+}
+
+func TestTheUsersIndexLockIsNeverRemovedAndBlocksAtOnce(t *testing.T) {
+	g, root := preparedGit(t)
+	lock := filepath.Join(g.gitDir, "index.lock")
+	write(t, lock, "")
+	err := g.Repair(context.Background())
+	b, ok := AsBlocker(err)
+	if !ok || b.Code != "git_index_locked" || !strings.Contains(b.Error(), lock) || !strings.Contains(b.Action, "remove "+lock) {
+		t.Fatalf("Repair = %v (%+v)", err, b)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("the user's index.lock was removed: %v", err)
+	}
+	// The same cause met by a commit is a blocker too, not a retryable failure.
+	write(t, filepath.Join(root, "a.txt"), "a\n")
+	_, err = g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
+	if b, ok := AsBlocker(err); !ok || b.Code != "git_index_locked" {
+		t.Fatalf("commit with a locked index: %v", err)
+	}
+}
+
+func TestCommitFailuresNoRetryChangesAreBlockers(t *testing.T) {
+	cases := []struct {
+		name, code string
+		setup      func(t *testing.T, root string)
+	}{
+		{"missing identity", "git_identity_missing", func(t *testing.T, root string) {
+			mustGit(t, root, "config", "user.email", "me@example.com")
+			mustGit(t, root, "config", "user.name", "")
+		}},
+		{"rejecting hook", "git_hook_rejected", func(t *testing.T, root string) {
+			hook := filepath.Join(root, ".git", "hooks", "pre-commit")
+			write(t, hook, "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
+			if err := os.Chmod(hook, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := gitRepo(t)
+			write(t, filepath.Join(root, "README.md"), "hi\n")
+			mustGit(t, root, "add", "README.md")
+			mustGit(t, root, "commit", "-q", "-m", "init")
+			tc.setup(t, root)
+			g := &Git{Root: root}
+			t.Setenv("GIT_AUTHOR_NAME", "")
+			t.Setenv("GIT_COMMITTER_NAME", "")
+			os.Unsetenv("GIT_AUTHOR_NAME")
+			os.Unsetenv("GIT_COMMITTER_NAME")
+			t.Setenv("HOME", t.TempDir())
+			if err := g.Prepare(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(root, "a.txt"), "a\n")
+			_, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
+			if b, ok := AsBlocker(err); !ok || b.Code != tc.code || b.Action == "" {
+				t.Fatalf("commit: %v, want a %s blocker", err, tc.code)
+			}
+		})
+	}
+}
+
+func TestABlockedCommitEscalatesAtOnceWithItsCode(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.repo.commitErr = &Blocker{Code: "git_identity_missing", Action: "give git an identity", Err: errors.New("git commit: empty ident name")}
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		t.Fatalf("run: %v", err)
+	}
+	esc := res.State.Escalation
+	if esc == nil || esc.Code != "git_identity_missing" || esc.Action != "give git an identity" {
+		t.Fatalf("escalation %+v", esc)
+	}
+	if h.repo.commitCalls != 1 || len(h.clock.slept()) != 0 {
+		t.Fatalf("%d commits tried, slept %v: a blocker is not retried", h.repo.commitCalls, h.clock.slept())
+	}
+}
+
+func TestAKillBetweenGitCommitAndTheIndexResetLeavesACleanStatusAfterResume(t *testing.T) {
+	g, root := preparedGit(t)
+	ctx := context.Background()
+	write(t, filepath.Join(root, "docs", "1-1-story.md"), "# Story 1.1\n")
+	req := CommitRequest{RunID: "run-x", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"docs/1-1-story.md"}}
+	g.afterGitCommit = func() { panic(killedRun{}) }
+	func() {
+		defer func() {
+			if r := recover(); r != (killedRun{}) {
+				t.Fatalf("recovered %v", r)
+			}
+		}()
+		_, _ = g.Commit(ctx, req)
+	}()
+	g.afterGitCommit = nil
+	if s := porcelain(t, root); s == "" {
+		t.Fatal("the kill left the index in step: the test kills too late")
+	}
+	// The resumed run finds its commit; the index follows it.
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	eng := &Engine{Git: g, Project: h.project, Clock: h.clock, Policy: h.policy, Report: DiscardReporter{},
+		state: &State{RunID: "run-x"}, Save: func(*State) error { return nil }}
+	u := &Unit{Key: "1-1", Dotted: "1.1", Epic: "1"}
+	st := &StepState{Name: StepCommit}
+	if end := eng.gitCommit(ctx, u, st, h.policy.Step(StepCommit), req); end != stepOK {
+		t.Fatalf("commit step ended %v", end)
+	}
+	if s := porcelain(t, root); s != "" {
+		t.Fatalf("git status after the resumed commit step:\n%s", s)
+	}
+}

@@ -1,0 +1,145 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	store := h.store()
+	ours := []string{
+		filepath.Join(RunsDir(h.root), ".run-20260101-000000-abcd.md.tmp-123456"),
+		filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-98765"),
+	}
+	theirs := []string{
+		filepath.Join(RunsDir(h.root), ".notes.md.tmp-1"),                     // not a state document's
+		filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-mine"), // not digits
+		filepath.Join(store.Dir(), ".settings.json.tmp-42"),                   // another tool's file
+		filepath.Join(h.root, "src", ".main.go.tmp-7"),                        // outside what the run writes
+	}
+	for _, p := range append(append([]string{}, ours...), theirs...) {
+		write(t, p, "half")
+	}
+	if _, err := h.run(context.Background(), h.options()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ours {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("temp %s left: %v", p, err)
+		}
+	}
+	for _, p := range theirs {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+}
+
+func TestBMADProjectSweepsSprintStatusAndStoryTemps(t *testing.T) {
+	dir := t.TempDir()
+	p := BMADProject{P: &workflows.Project{Root: dir, ArtifactsDir: dir}}
+	for _, n := range []string{".sprint-status.yaml.tmp-1", ".1-2-greet.md.tmp-22", ".notes.md.tmp-3", ".sprint-status.yaml.tmp-x"} {
+		write(t, filepath.Join(dir, n), "")
+	}
+	removed := p.SweepTemps()
+	if len(removed) != 2 {
+		t.Fatalf("removed %v", removed)
+	}
+	for _, n := range []string{".notes.md.tmp-3", ".sprint-status.yaml.tmp-x"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Fatalf("%s removed", n)
+		}
+	}
+}
+
+func TestARefusedRunLeavesNothingGitShows(t *testing.T) {
+	h := newHarness(t, "1-1")
+	mustGit(t, h.root, "init", "-q")
+	write(t, filepath.Join(h.root, "README.md"), "hi\n")
+	mustGit(t, h.root, "add", "README.md")
+	mustGit(t, h.root, "commit", "-q", "-m", "init")
+	write(t, filepath.Join(h.root, "README.md"), "edited by the user\n")
+	d := h.deps()
+	d.Repo = &Git{Root: h.root, StatePaths: []string{StateDirName + "/runs/", StateDirName + "/run.lock"}}
+	_, err := Run(context.Background(), h.options(), d)
+	if !errors.Is(err, ErrDirtyWorktree) {
+		t.Fatalf("run: %v", err)
+	}
+	if s := porcelain(t, h.root); s != "M README.md" {
+		t.Fatalf("git status after a refused run:\n%s", s)
+	}
+}
+
+func TestARunStopsAtOnceWhenTheUsersIndexIsLocked(t *testing.T) {
+	h := newHarness(t, "1-1")
+	mustGit(t, h.root, "init", "-q")
+	write(t, filepath.Join(h.root, "README.md"), "hi\n")
+	mustGit(t, h.root, "add", "README.md")
+	mustGit(t, h.root, "commit", "-q", "-m", "init")
+	lock := filepath.Join(h.root, ".git", "index.lock")
+	write(t, lock, "")
+	d := h.deps()
+	d.Repo = &Git{Root: h.root, StatePaths: []string{StateDirName + "/"}, lockGrace: 1}
+	res, err := Run(context.Background(), h.options(), d)
+	if Code(err) != "git_index_locked" || res != nil || !strings.Contains(err.Error(), lock) {
+		t.Fatalf("run: %v (%s), %+v", err, Code(err), res)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatal("the user's index.lock was removed")
+	}
+	if docs := runDocuments(h.root); len(docs) != 0 || len(h.steps.reqs) != 0 {
+		t.Fatalf("the refused run started: %v %v", docs, h.steps.reqs)
+	}
+}
+
+func TestAResumeIsNotBlockedByAReusedOwnerPid(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	crashAt(t, h, "after the commit")
+	// The dead run's pid now names an unrelated live process.
+	other := exec.Command("sleep", "60")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	store := h.store()
+	if _, err := store.Update(context.Background(), func(m *marker.Marker, err error) (*marker.Marker, error) {
+		if err != nil {
+			return nil, err
+		}
+		m.OwnerPid = other.Process.Pid
+		return m, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrRunPaused) {
+		t.Fatalf("a new run: %v, want run_paused (the old run is dead)", err)
+	}
+	o := h.options()
+	o.Resume = true
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+}
+
+func TestCreateRefusesAStoryTheEpicsDoNotDeclare(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.project.epicErr = &Blocker{Code: "story_not_in_epics", Action: "declare it", Err: errors.New("story 1.1 is not declared in epics.md")}
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) || res.State.Escalation == nil || res.State.Escalation.Code != "story_not_in_epics" {
+		t.Fatalf("run: %v %+v", err, res.State.Escalation)
+	}
+	if len(h.steps.reqs) != 0 {
+		t.Fatalf("an agent was started to write the story from nothing: %v", h.steps.reqs)
+	}
+}

@@ -1,0 +1,93 @@
+package child
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/story-automator/story-automator/internal/lazyre"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Codes of an agent CLI that cannot run.
+const (
+	CodeAgentNotFound    = "agent_not_found"
+	CodeAgentUnsupported = "agent_unsupported"
+)
+
+// AgentError says why an agent CLI cannot be used and how to fix it.
+type AgentError struct {
+	Code, Agent, Message, Action string
+}
+
+func (e *AgentError) Error() string { return e.Message }
+
+// AsAgentError returns the AgentError in err's chain, if any.
+func AsAgentError(err error) (*AgentError, bool) {
+	var ae *AgentError
+	ok := errors.As(err, &ae)
+	return ae, ok
+}
+
+// versionCheckBound bounds `<cli> --version`: a missing or unsupported CLI is
+// reported within seconds, never after a step's retries.
+const versionCheckBound = 4 * time.Second
+
+var semver = lazyre.New(`(\d+)\.(\d+)\.(\d+)`)
+
+// CheckAgent finds the agent's CLI on the PATH of env (the environment its
+// children get) and checks its version against the profile's supported
+// range. It returns the CLI's path and version; agents without a program
+// (sim, custom) pass at once.
+func CheckAgent(ctx context.Context, agent string, env []string) (path, version string, err error) {
+	p, ok := LookupProfile(agent)
+	if !ok {
+		return "", "", fmt.Errorf("unknown agent %q (agents: %s)", agent, strings.Join(AgentNames(), ", "))
+	}
+	if p.Program == "" {
+		return "", "", nil
+	}
+	path, err = lookPath(p.Program, envValue(env, "PATH"), "")
+	if err != nil {
+		return "", "", &AgentError{Code: CodeAgentNotFound, Agent: agent,
+			Message: fmt.Sprintf("%s: %s is not on the PATH", agent, p.Program), Action: "install it: " + p.Install}
+	}
+	if p.MinVersion == "" {
+		return path, "", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, versionCheckBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env, cmd.WaitDelay = env, time.Second
+	out, runErr := cmd.Output()
+	version = semver().FindString(string(out))
+	if runErr != nil || version == "" {
+		return path, "", &AgentError{Code: CodeAgentUnsupported, Agent: agent,
+			Message: fmt.Sprintf("%s: `%s --version` did not say its version (%v)", agent, path, runErr),
+			Action:  "reinstall it: " + p.Install}
+	}
+	if compareVersions(version, p.MinVersion) < 0 {
+		return path, version, &AgentError{Code: CodeAgentUnsupported, Agent: agent,
+			Message: fmt.Sprintf("%s %s is older than the oldest supported version, %s", agent, version, p.MinVersion),
+			Action:  "upgrade it: " + p.Install}
+	}
+	return path, version, nil
+}
+
+// compareVersions compares two x.y.z versions.
+func compareVersions(a, b string) int {
+	pa, pb := semver().FindStringSubmatch(a), semver().FindStringSubmatch(b)
+	for i := 1; i <= 3 && len(pa) > 3 && len(pb) > 3; i++ {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,44 @@
+package child
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fakeCLI puts an executable named name on a fresh PATH that prints out for --version.
+func fakeCLI(t *testing.T, name, out string) []string {
+	dir := t.TempDir()
+	script := "#!/bin/sh\nprintf '%s\\n' '" + out + "'\n"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PATH=" + dir}
+}
+
+func TestCheckAgent(t *testing.T) {
+	ctx := context.Background()
+	if _, _, err := CheckAgent(ctx, AgentClaude, []string{"PATH=" + t.TempDir()}); err == nil {
+		t.Fatal("a missing claude passed")
+	} else if ae, ok := AsAgentError(err); !ok || ae.Code != CodeAgentNotFound || ae.Action == "" {
+		t.Fatalf("missing claude: %v", err)
+	}
+	if _, v, err := CheckAgent(ctx, AgentClaude, fakeCLI(t, "claude", "2.1.328 (Claude Code)")); err != nil || v != "2.1.328" {
+		t.Fatalf("claude 2.1.328: %q %v", v, err)
+	}
+	if _, _, err := CheckAgent(ctx, AgentClaude, fakeCLI(t, "claude", "2.0.99 (Claude Code)")); err == nil {
+		t.Fatal("claude 2.0.99 passed")
+	} else if ae, _ := AsAgentError(err); ae == nil || ae.Code != CodeAgentUnsupported {
+		t.Fatalf("claude 2.0.99: %v", err)
+	}
+	if _, v, err := CheckAgent(ctx, AgentCodex, fakeCLI(t, "codex", "codex-cli 0.170.2")); err != nil || v != "0.170.2" {
+		t.Fatalf("codex 0.170.2: %q %v", v, err)
+	}
+	if _, _, err := CheckAgent(ctx, AgentGemini, fakeCLI(t, "gemini", "not a version")); err == nil {
+		t.Fatal("a CLI that does not say its version passed")
+	}
+	if _, _, err := CheckAgent(ctx, AgentSim, nil); err != nil {
+		t.Fatalf("sim: %v", err)
+	}
+}

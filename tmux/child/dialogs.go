@@ -1,0 +1,60 @@
+package child
+
+import "strings"
+
+// Dialog kinds a child can stop at before it does any work.
+const (
+	DialogTrustFolder       = "trust_folder"
+	DialogBypassPermissions = "bypass_permissions"
+	DialogAPIKey            = "api_key"
+	DialogOnboarding        = "onboarding"
+	DialogUnknownPrompt     = "unknown_prompt"
+)
+
+// Dialog is a screen (or an exit) of an agent CLI that waits for a person:
+// the child makes no progress until the user settles it, so a run does not
+// retry such a step but stops and says what to do.
+type Dialog struct {
+	Kind string `json:"dialog"`
+	// Needles all appear on the screen when the dialog is up (real captures
+	// of the pinned CLI are kept under monitor/testdata/dialogs).
+	Needles []string `json:"-"`
+	// Action is the one thing the user must do.
+	Action string `json:"action"`
+}
+
+// claudeDialogs are Claude Code 2.1.x's first-run screens, most specific first.
+var claudeDialogs = []Dialog{
+	{Kind: DialogTrustFolder, Needles: []string{"Accessing workspace", "Yes, I trust this folder"},
+		Action: "open the project once with `claude` in a terminal and answer \"Yes, I trust this folder\""},
+	{Kind: DialogBypassPermissions, Needles: []string{"Bypass Permissions mode", "Yes, I accept"},
+		Action: "run `claude --dangerously-skip-permissions` once in a terminal and accept the Bypass Permissions warning (only on a machine where that is safe); story-automator never accepts it for you"},
+	{Kind: DialogAPIKey, Needles: []string{"Detected a custom API key", "Do you want to use this API key?"},
+		Action: "run `claude` once in a terminal with the same ANTHROPIC_API_KEY and answer Yes to \"Do you want to use this API key?\"; story-automator never approves a key for you"},
+	{Kind: DialogOnboarding, Needles: []string{"Let's get started", "Choose the text style"},
+		Action: "run `claude` once in a terminal to finish its first-run setup (theme, login)"},
+	{Kind: DialogUnknownPrompt, Needles: []string{"Enter to confirm · Esc to cancel"},
+		Action: "attach to the session (`story-automator session attach NAME`), read the question the agent asks, and settle it in the agent itself"},
+}
+
+// MatchDialog returns the first of dialogs whose needles all appear on screen.
+func MatchDialog(dialogs []Dialog, screen string) (Dialog, bool) {
+	for _, d := range dialogs {
+		all := len(d.Needles) > 0
+		for _, n := range d.Needles {
+			if !strings.Contains(screen, n) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return d, true
+		}
+	}
+	return Dialog{}, false
+}
+
+// geminiUntrusted is Gemini CLI 0.61's refusal to run headless in a folder it
+// does not trust: exit 55, "not running in a trusted directory".
+var geminiUntrusted = Dialog{Kind: DialogTrustFolder,
+	Action: "trust the project folder in Gemini CLI: run `gemini` in it once and trust it, or set GEMINI_CLI_TRUST_WORKSPACE=true in the environment story-automator runs in"}

@@ -89,3 +89,26 @@ func TestWakeupsFireOnStateFileAndProcessExit(t *testing.T) {
 		t.Fatal("no wake-up for the process exit")
 	}
 }
+
+// Close hands the descriptors to the background: a close the kernel makes
+// wait (an inotify descriptor's) does not hold up the monitor's caller.
+func TestWakeupsCloseDoesNotWaitForTheKernel(t *testing.T) {
+	dir := t.TempDir()
+	w := newWakeups()
+	release := make(chan struct{})
+	w.closeFile = func(f *os.File) {
+		<-release // a close the kernel keeps waiting
+		f.Close()
+	}
+	if err := w.watchStateFile(dir, filepath.Join(dir, "sa-x.json")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close() // would never return if it waited for the close
+	select {
+	case <-w.closed:
+		t.Fatal("closed before the kernel let the close finish")
+	default:
+	}
+	close(release)
+	<-w.closed
+}

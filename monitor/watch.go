@@ -31,6 +31,10 @@ type Deps struct {
 	VerifyBound time.Duration
 	// NoEvents disables inotify and pidfd wake-ups (tests of the fallback).
 	NoEvents bool
+	// Waiting, when set, runs whenever the monitor goes to sleep (first
+	// true the first time): the monitor-session command gives back memory
+	// there (internal/memtrim).
+	Waiting func(first bool)
 }
 
 // Watch blocks until the session reaches a final state and returns the result.
@@ -48,6 +52,7 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	}
 	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
 	o.scanner.path = marker.SessionOutputPath(d.StateDir, name)
+	slept := false
 	for {
 		f := o.look(d.Now())
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
@@ -67,6 +72,10 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
 		case ActWait:
+			if d.Waiting != nil {
+				d.Waiting(!slept)
+				slept = true
+			}
 			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
 				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
 				return o.result(act, m, v, d.Now().Sub(start))

@@ -195,3 +195,30 @@ func TestWatchConsultsABrokenVerifierOnceTheSessionExists(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// Waiting runs each time the monitor goes to sleep, first=true only the
+// first time (monitor-session gives memory back there).
+func TestWatchCallsWaitingWheneverItSleeps(t *testing.T) {
+	tm := &fakeTmux{exists: true}
+	d := fakeDeps(t, tm, false)
+	writeSession(t, d, "sa-w", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.PanePid = "sim", marker.LifecycleStarted, os.Getpid()
+	}, "working")
+	var firsts, laters int
+	d.Waiting = func(first bool) {
+		if first {
+			firsts++
+		} else {
+			laters++
+		}
+	}
+	o := quickOptions()
+	o.ReturnAfter = 100 * time.Millisecond // ends the watch as running, after some sleeps
+	r := Watch(context.Background(), "sa-w", noneVerifier{}, o, d)
+	if r.FinalState != Running {
+		t.Fatalf("final state %s, want running", r.FinalState)
+	}
+	if firsts != 1 || laters == 0 {
+		t.Fatalf("Waiting(first) %d times, Waiting(later) %d times; want once and more", firsts, laters)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/story-automator/story-automator/workflows"
@@ -159,35 +160,43 @@ func (b BMADProject) MarkStoryDone(key string) error {
 
 // syncEpicStatus sets the epic's entry from its stories' entries as read
 // under the sprint-status lock, so parallel stories finishing together leave
-// the epic done. A story without an entry counts as its story file says.
+// the epic done. A story without a done entry counts as its story file says.
+// The epic is in progress as soon as one story is not done, so the story
+// files are read only until one is found: a commit costs the same with 200
+// stories as with 10.
 func (b BMADProject) syncEpicStatus(epic string) error {
-	stories, err := b.EpicStories(epic)
-	if err != nil {
+	all, err := b.P.Stories()
+	if err != nil && !errors.Is(err, workflows.ErrSprintNotFound) {
 		return err
 	}
-	done := map[string]bool{}
-	for _, s := range stories {
-		if k, err := workflows.ParseStoryKey(s.Key); err == nil {
-			done[k.String()] = s.Status == workflows.StatusDone
+	var keys []workflows.StoryKey
+	for _, s := range all {
+		if s.Key.Epic == epic {
+			keys = append(keys, s.Key)
 		}
 	}
 	if b.beforeEpicSync != nil {
 		b.beforeEpicSync()
 	}
 	err = b.P.UpdateSprintStatus(func(ss *workflows.SprintStatus) error {
-		entries := ss.Entries()
-		for _, e := range entries {
-			if e.IsStory() && e.Story.Epic == epic {
-				done[e.Story.String()] = done[e.Story.String()] || workflows.NormalizeStatus(e.Status) == workflows.StatusDone
+		// The epic's stories: those read above and any entry added since.
+		for _, e := range ss.Entries() {
+			if e.IsStory() && e.Story.Epic == epic && !slices.Contains(keys, e.Story) {
+				keys = append(keys, e.Story)
 			}
 		}
 		want := workflows.StatusDone
-		for _, d := range done {
-			if !d {
-				want = workflows.StatusInProgress
+		for _, k := range keys {
+			if e, ok := ss.Story(k); ok && workflows.NormalizeStatus(e.Status) == workflows.StatusDone {
+				continue
 			}
+			if st, err := b.P.StoryStatus(k); err == nil && st.File == workflows.StatusDone {
+				continue
+			}
+			want = workflows.StatusInProgress
+			break
 		}
-		for _, e := range entries {
+		for _, e := range ss.Entries() {
 			if e.Key == "epic-"+epic && workflows.NormalizeStatus(e.Status) != want {
 				return ss.Set(e.Key, want)
 			}
@@ -300,4 +309,39 @@ func (b BMADProject) CheckEpicStory(key string) error {
 				k.Dotted(), k.Dotted())}
 	}
 	return err
+}
+
+// StoryFileOwner tells from its path alone whether path (project-relative,
+// slash-separated) is a story file, and whose: a *.md file in the artifacts
+// directory or its stories/ subdirectory named by a story key, as
+// workflows.Project.StoryFiles finds them.
+func (b BMADProject) StoryFileOwner(rel string) (string, bool) {
+	abs := filepath.Join(b.P.Root, filepath.FromSlash(rel))
+	dir, name := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	if !strings.HasSuffix(name, ".md") || (dir != b.P.ArtifactsDir && dir != filepath.Join(b.P.ArtifactsDir, "stories")) {
+		return "", false
+	}
+	k, err := workflows.ParseStoryKey(name)
+	if err != nil {
+		return "", false
+	}
+	return k.String(), true
+}
+
+// FileList reads the File List of the story's story files.
+func (b BMADProject) FileList(key string) []string {
+	k, err := workflows.ParseStoryKey(key)
+	if err != nil {
+		return nil
+	}
+	files, err := b.P.StoryFiles(k)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, fileList(f)...)
+	}
+	return out
 }

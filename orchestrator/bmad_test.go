@@ -74,6 +74,22 @@ func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
 	if !slices.Equal(info.Files, []string{rel}) || !slices.Equal(info.FileList, []string{"src/name.go", "src/name_test.go"}) {
 		t.Fatalf("files %v, file list %v", info.Files, info.FileList)
 	}
+	// What a commit asks, path by path, agrees with the story's info.
+	if got := b.FileList("1-2"); !slices.Equal(got, info.FileList) {
+		t.Fatalf("FileList %v, want %v", got, info.FileList)
+	}
+	for path, want := range map[string]string{
+		rel: "1-2",
+		"_bmad-output/implementation-artifacts/stories/1-3-x.md":      "1-3",
+		"_bmad-output/implementation-artifacts/1-2-greet-by-name.txt": "",
+		"_bmad-output/implementation-artifacts/sprint-status.yaml":    "",
+		"docs/1-2-greet-by-name.md":                                   "",
+		"_bmad-output/implementation-artifacts/notes/1-2-a.md":        "",
+	} {
+		if key, ok := b.StoryFileOwner(path); key != want || ok != (want != "") {
+			t.Errorf("StoryFileOwner(%s) = %q %v, want %q", path, key, ok, want)
+		}
+	}
 }
 
 func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 // so a resumed run never commits a story twice.
 func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
 	sp := e.Policy.Step(StepCommit)
-	e.update(func(*State) { st.Status = StatusRunning })
+	e.updateUnit(u, func(*State) { st.Status = StatusRunning })
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: StepCommit, Agent: "git"})
 	req, skip := e.commitRequest(u)
 	if skip != "" {
@@ -78,7 +78,7 @@ func (e *Engine) gitCommit(ctx context.Context, u *Unit, st *StepState, sp StepP
 		}
 		lastErr = err
 		now := e.Clock.Now()
-		e.update(func(s *State) { s.addLog(now, u.Dotted, StepCommit, "commit failed: "+err.Error()) })
+		e.updateUnit(u, func(s *State) { s.addLog(now, u.Dotted, StepCommit, "commit failed: "+err.Error()) })
 	}
 }
 
@@ -124,7 +124,7 @@ type IndexSyncer interface {
 }
 
 func (e *Engine) committed(ctx context.Context, u *Unit, st *StepState, sha, why string) {
-	e.update(func(*State) { u.Commit = sha })
+	e.updateUnit(u, func(*State) { u.Commit = sha })
 	note := shortSHA(sha)
 	if why != "" {
 		note += " (" + why + ")"

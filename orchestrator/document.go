@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,7 +26,8 @@ const (
 // ErrNoMachineState means a file is not a state document this tool wrote.
 var ErrNoMachineState = errors.New("no machine state block")
 
-// SaveState writes the state document atomically, mode 0600.
+// SaveState writes the state document atomically, mode 0600, and drops its
+// journal (see journal.go).
 func SaveState(path string, s *State) error {
 	data, err := RenderState(s)
 	if err != nil {
@@ -34,16 +36,31 @@ func SaveState(path string, s *State) error {
 	if err := atomicfile.EnsureDir(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, data, 0o600)
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return err
+	}
+	// The document holds every change now; its journal has nothing more.
+	if err := os.Remove(JournalPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("drop run journal: %w", err)
+	}
+	return nil
 }
 
-// LoadState reads the machine state back from a state document.
+// LoadState reads the machine state back from a state document and the
+// changes its journal holds since.
 func LoadState(path string) (*State, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read run state: %w", err)
 	}
-	return ParseState(path, data)
+	s, err := ParseState(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := replayJournal(path, s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // ParseState extracts the machine state from a state document's bytes.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -43,7 +44,11 @@ type Engine struct {
 	Clock  Clock
 	Policy Policy
 	Report Reporter
-	// Save persists the state after every change (atomically).
+	// Journal persists the state: every change journalled and synced before
+	// the run acts on it, the whole document rewritten at most once a second
+	// while changes come, and at the run's start and end (see journal.go).
+	Journal *Journal
+	// Save, when set instead, persists the whole state after every change.
 	Save func(*State) error
 	Log  zerolog.Logger
 
@@ -85,6 +90,9 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
 	})
+	if e.Journal != nil {
+		defer e.checkpoints()()
+	}
 	e.closeAbandoned(ctx, abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
@@ -133,7 +141,7 @@ func (e *Engine) nextReady() *Unit {
 			continue
 		}
 		u.Status = StatusRunning
-		e.saveLocked()
+		e.persistLocked(u)
 		return u
 	}
 	return nil
@@ -211,7 +219,7 @@ func pauseText(s *State) string {
 	return s.PauseReason
 }
 
-// update changes the state under the lock and saves it.
+// update changes the state under the lock and saves it whole.
 func (e *Engine) update(fn func(s *State)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -219,15 +227,78 @@ func (e *Engine) update(fn func(s *State)) {
 	e.saveLocked()
 }
 
+// updateUnit changes the state under the lock and saves the change: what fn
+// did to unit u (nil: to none), the run's own fields and the log.
+func (e *Engine) updateUnit(u *Unit, fn func(s *State)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn(e.state)
+	e.persistLocked(u)
+}
+
+// saveLocked saves the whole state.
 func (e *Engine) saveLocked() {
 	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
-	if e.Save == nil {
-		return
+	switch {
+	case e.Save != nil:
+		e.saveFailed(e.Save(e.state))
+	case e.Journal != nil:
+		e.saveFailed(e.Journal.Checkpoint(e.state))
 	}
-	if err := e.Save(e.state); err != nil && e.saveErr == nil {
+}
+
+// persistLocked saves a change of unit u (nil: of the run's own fields or
+// log only).
+func (e *Engine) persistLocked(u *Unit) {
+	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
+	switch {
+	case e.Save != nil:
+		e.saveFailed(e.Save(e.state))
+	case e.Journal != nil:
+		e.saveFailed(e.Journal.Change(e.state, u))
+	}
+}
+
+func (e *Engine) saveFailed(err error) {
+	if err != nil && e.saveErr == nil {
 		e.saveErr = fmt.Errorf("save run state: %w", err)
 		e.halting.Store(true)
 		e.Log.Error().Err(err).Msg("cannot save the run state; stopping after the current steps")
+	}
+}
+
+// checkpointEvery is how far the state document may lag behind the
+// journal while a run goes on.
+const checkpointEvery = time.Second
+
+// checkpoints rewrites the state document from the journalled changes at
+// most once every checkpointEvery, in the background, so the document
+// people read stays current while a change costs only its journal line.
+// The returned function stops it.
+func (e *Engine) checkpoints() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(checkpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			e.mu.Lock()
+			if e.Journal.Dirty() && e.saveErr == nil {
+				e.saveFailed(e.Journal.Checkpoint(e.state))
+			}
+			e.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
 

@@ -117,6 +117,25 @@ func (p *fakeProject) StatusForCommit(_ []byte, key, _ string, _ bool) ([]byte, 
 	return []byte("entries of " + key), nil
 }
 
+func (p *fakeProject) StoryFileOwner(path string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.stories {
+		if slices.Contains(s.Files, path) {
+			return s.Key, true
+		}
+	}
+	return "", false
+}
+
+func (p *fakeProject) FileList(key string) []string {
+	s, err := p.Story(key)
+	if err != nil {
+		return nil
+	}
+	return s.FileList
+}
+
 func (p *fakeProject) status(key string) string {
 	s, _ := p.Story(key)
 	return s.Status

@@ -81,6 +81,12 @@ type Project interface {
 	// false) or an epic's retrospective, and of its epic set as the work tree
 	// has them now: what the unit's commit records of the status file.
 	StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error)
+	// StoryFileOwner returns the story whose story file path (relative to
+	// the project root, slash-separated) is, from the path alone.
+	StoryFileOwner(path string) (key string, ok bool)
+	// FileList returns the paths the story's "File List" names (nil for a
+	// story without a story file, or one the project does not know).
+	FileList(key string) []string
 }
 
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).

@@ -23,13 +23,19 @@ import (
 // apart, the first of them to commit takes it. sprint-status.yaml is none of
 // this: every commit records its own unit's entries of it (and its epic's),
 // whoever changed them (see statusForCommit).
+//
+// Only the changed paths are looked at, and only the File Lists of the
+// stories that claim one of them are read, so the cost of a commit follows
+// the size of the change, not of the backlog.
 type ownership struct {
-	self      string
-	status    string
-	storyFile map[string]string   // path → the story it belongs to
-	listedBy  map[string][]string // path → the stories whose File List names it
-	claims    map[string][]string // path → the uncommitted units whose sessions changed it
-	inflight  []Snapshot          // the snapshots taken when the running attempts started
+	self   string
+	status string
+	// storyFile returns the story (of this run) whose story file path is.
+	storyFile func(path string) (string, bool)
+	// listedBy reports whether story key's File List names path.
+	listedBy func(key, path string) bool
+	claims   map[string][]string // path → the uncommitted units whose sessions changed it
+	inflight []Snapshot          // the snapshots taken when the running attempts started
 }
 
 // owns reports whether the unit's commit takes path, whose fingerprint is now fp.
@@ -37,17 +43,16 @@ func (o ownership) owns(path, fp string) bool {
 	if path == o.status {
 		return false
 	}
-	if owner, ok := o.storyFile[path]; ok {
+	if owner, ok := o.storyFile(path); ok {
 		return owner == o.self
 	}
 	claimants := o.claims[path]
 	if slices.Contains(claimants, o.self) {
-		listed := o.listedBy[path]
-		if slices.Contains(listed, o.self) {
+		if o.listedBy(o.self, path) {
 			return true
 		}
-		for _, k := range listed {
-			if k != o.self && slices.Contains(claimants, k) {
+		for _, k := range claimants {
+			if k != o.self && o.listedBy(k, path) {
 				return false
 			}
 		}
@@ -95,22 +100,13 @@ func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest)
 
 // commitPaths lists the changed paths of snap that go into unit u's commit.
 func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
-	o := ownership{self: u.Key, status: e.Project.StatusFile(), storyFile: map[string]string{},
-		listedBy: map[string][]string{}, claims: map[string][]string{}}
-	for _, other := range e.storyUnits() {
-		info, err := e.Project.Story(other)
-		if err != nil {
-			continue // a story the project no longer knows owns no files
-		}
-		for _, f := range info.Files {
-			o.storyFile[f] = other
-		}
-		for _, f := range info.FileList {
-			o.listedBy[f] = append(o.listedBy[f], other)
-		}
-	}
+	o := ownership{self: u.Key, status: e.Project.StatusFile(), claims: map[string][]string{}}
+	stories := map[string]bool{}
 	e.mu.Lock()
 	for _, x := range e.state.Units {
+		if x.Kind == KindStory {
+			stories[x.Key] = true
+		}
 		if x.Status == StatusDone && x != u {
 			continue
 		}
@@ -122,6 +118,19 @@ func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
 		o.inflight = append(o.inflight, before)
 	}
 	e.mu.Unlock()
+	o.storyFile = func(path string) (string, bool) {
+		key, ok := e.Project.StoryFileOwner(path)
+		return key, ok && stories[key]
+	}
+	lists := map[string][]string{}
+	o.listedBy = func(key, path string) bool {
+		list, ok := lists[key]
+		if !ok {
+			list = e.Project.FileList(key) // a story the project no longer knows lists nothing
+			lists[key] = list
+		}
+		return slices.Contains(list, path)
+	}
 	var out []string
 	for _, p := range snap.Paths() {
 		if o.owns(p, snap[p]) {
@@ -129,19 +138,6 @@ func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
 		}
 	}
 	return out
-}
-
-// storyUnits lists the keys of the run's story units.
-func (e *Engine) storyUnits() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var keys []string
-	for _, u := range e.state.Units {
-		if u.Kind == KindStory {
-			keys = append(keys, u.Key)
-		}
-	}
-	return keys
 }
 
 // beginAttempt fingerprints the tree before an attempt and registers the
@@ -171,7 +167,7 @@ func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapsho
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
 	}
-	e.update(func(*State) {
+	e.updateUnit(u, func(*State) {
 		delete(e.inflight, id)
 		if err == nil {
 			u.Paths = mergePaths(u.Paths, Changed(before, after))

@@ -8,10 +8,15 @@ import (
 )
 
 func TestOwnershipRule(t *testing.T) {
+	storyFiles := map[string]string{"stories/1-1.md": "1-1", "stories/1-2.md": "1-2"}
+	listed := map[string][]string{"1-1": {"src/a.go", "src/both.go"}, "1-2": {"src/b.go", "src/both.go"}}
 	o := ownership{self: "1-1",
-		status:    "sprint-status.yaml",
-		storyFile: map[string]string{"stories/1-1.md": "1-1", "stories/1-2.md": "1-2"},
-		listedBy:  map[string][]string{"src/a.go": {"1-1"}, "src/b.go": {"1-2"}, "src/both.go": {"1-1", "1-2"}},
+		status: "sprint-status.yaml",
+		storyFile: func(p string) (string, bool) {
+			k, ok := storyFiles[p]
+			return k, ok
+		},
+		listedBy: func(k, p string) bool { return slices.Contains(listed[k], p) },
 		claims: map[string][]string{"src/a.go": {"1-1", "1-2"}, "src/b.go": {"1-1", "1-2"}, "src/both.go": {"1-1", "1-2"},
 			"src/unlisted.go": {"1-1", "1-2"}, "src/theirs.go": {"1-2"}, "stories/1-2.md": {"1-1"}},
 		inflight: []Snapshot{{"fix.go": "1", "busy.go": "1"}},

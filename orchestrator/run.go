@@ -86,8 +86,9 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		return nil, err
 	}
 	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
-		Report: d.Report, Log: d.Log, Save: func(s *State) error { return SaveState(path, s) }}
+		Report: d.Report, Log: d.Log, Journal: NewJournal(path)}
 	out, runErr := eng.Run(ctx, st)
+	eng.Journal.Close()
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path}
 	if runErr != nil {
 		settleMarker(store, st.RunID, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)

@@ -50,6 +50,9 @@ type State struct {
 	Units       []*Unit     `json:"units"`
 	Escalation  *Escalation `json:"escalation,omitempty"`
 	Log         []LogEntry  `json:"log"`
+	// Seq numbers the changes: the document holds every change up to Seq,
+	// its journal those after (see journal.go).
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // RunConfig is the configuration a run started with.

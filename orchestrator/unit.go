@@ -114,7 +114,7 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 // resumed and records the step verified when it passes: the human finished
 // it (for example set the story done after reading the review).
 func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
-	e.update(func(*State) { st.VerifyFirst = false })
+	e.updateUnit(u, func(*State) { st.VerifyFirst = false })
 	v, ok := e.Steps.(StepVerifier)
 	if !ok {
 		return false
@@ -135,7 +135,7 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	if verified && err == nil {
 		msg = "checked on resume before any agent: verified, finished by hand"
 	}
-	e.update(func(s *State) { s.addLog(now, u.Dotted, st.Name, msg) })
+	e.updateUnit(u, func(s *State) { s.addLog(now, u.Dotted, st.Name, msg) })
 	if !verified || err != nil {
 		return false
 	}
@@ -149,7 +149,7 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (string, *Blocker) {
 	start := e.Clock.Now()
 	var idx int
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		st.Status = StatusRunning
 		st.Attempts = append(st.Attempts, Attempt{N: len(st.Attempts) + 1, Cycle: mv.Cycle, Agent: mv.Agent,
 			Role: mv.Role, StartedAt: marker.Timestamp(start)})
@@ -160,7 +160,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
 		Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout,
 		Started: func(session, output string) {
-			e.update(func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
+			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
 		}}
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
@@ -182,7 +182,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 		final = FinalError
 	}
 	end := e.Clock.Now()
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		at := &st.Attempts[idx]
 		at.FinalState, at.Reason, at.Verifier, at.Detail = final, reason, res.Verifier, res.Detail
 		if res.Session != "" {
@@ -204,7 +204,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 // verified records a verified step and bumps the marker's heartbeat.
 func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note string) {
 	now := e.Clock.Now()
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		st.Status, st.VerifiedAt, st.VerifyFirst = StatusVerified, marker.Timestamp(now), false
 		if note != "" {
 			st.Note = note
@@ -218,7 +218,7 @@ func (e *Engine) verified(ctx context.Context, u *Unit, st *StepState, note stri
 // skip records a step the story does not need.
 func (e *Engine) skip(u *Unit, st *StepState, why string) {
 	now := e.Clock.Now()
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		st.Status, st.Note, st.VerifyFirst = StatusSkipped, why, false
 		s.addLog(now, u.Dotted, st.Name, "skipped: "+why)
 	})
@@ -230,7 +230,7 @@ func (e *Engine) skip(u *Unit, st *StepState, why string) {
 func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string) stepEnd {
 	now := e.Clock.Now()
 	if sp.Optional {
-		e.update(func(s *State) {
+		e.updateUnit(u, func(s *State) {
 			st.Status, st.Note = StatusFailed, reason
 			s.addLog(now, u.Dotted, st.Name, "optional step gave up, the story goes on: "+reason)
 		})
@@ -260,7 +260,7 @@ func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action strin
 	now := e.Clock.Now()
 	var esc Escalation
 	var stop context.CancelFunc
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		st.Status, st.Note, u.Status = StatusEscalated, reason, StatusEscalated
 		esc = Escalation{At: marker.Timestamp(now), Unit: u.Dotted, Step: st.Name,
 			Reason: fmt.Sprintf("%s %s of %s: %s", st.Name, kindWord(u), u.Dotted, reason),
@@ -315,7 +315,7 @@ func kindWord(u *Unit) string {
 func (e *Engine) unitFinished(ctx context.Context, u *Unit) {
 	now := e.Clock.Now()
 	remaining, done, total := 0, 0, 0
-	e.update(func(s *State) {
+	e.updateUnit(u, func(s *State) {
 		u.Status = StatusDone
 		remaining = s.StoriesRemaining()
 		done, total = s.StoryCounts()
@@ -356,7 +356,7 @@ func (e *Engine) heartbeat(ctx context.Context, epic, story, step string, remain
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("heartbeat: cannot update the marker")
 		if errors.Is(err, marker.ErrNotFound) {
-			e.update(func(s *State) {
+			e.updateUnit(nil, func(s *State) {
 				s.addLog(now, story, step, "the marker is gone; the Stop hook no longer guards this run")
 			})
 		}
@@ -364,7 +364,7 @@ func (e *Engine) heartbeat(ctx context.Context, epic, story, step string, remain
 	}
 	if m.Status == marker.StatusPaused && !e.escalated.Load() && !e.pausedByHand.Swap(true) {
 		e.halting.Store(true)
-		e.update(func(s *State) {
+		e.updateUnit(nil, func(s *State) {
 			s.addLog(now, story, step, "the marker was paused by hand; stopping after the current steps")
 		})
 	}

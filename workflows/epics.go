@@ -68,27 +68,46 @@ func (p *Project) EpicFiles() ([]string, error) {
 // files keeps its first title, and a story its first declaration. Epics and
 // their stories come out in key order.
 func (p *Project) Epics() ([]Epic, error) {
-	files, err := p.EpicFiles()
+	epics, _, err := p.epics()
+	return slices.Clone(epics), err
+}
+
+// epics reads the epic files and returns their epics (shared with the
+// cache: not to be changed) and the generation of their parse.
+func (p *Project) epics() ([]Epic, int, error) {
+	paths, err := p.EpicFiles()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	var all []Epic
-	for _, f := range files {
+	var files []cachedFile
+	for _, f := range paths {
 		data, err := os.ReadFile(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read epics: %w", err)
+			return nil, 0, fmt.Errorf("read epics: %w", err)
 		}
-		all = mergeEpics(all, ParseEpics(f, string(data)))
+		files = append(files, cachedFile{path: f, data: data})
+	}
+	if epics, gen, ok := p.cachedEpics(files); ok {
+		return epics, gen, nil
+	}
+	return parseEpicFiles(files), 0, nil
+}
+
+// parseEpicFiles parses and merges epic files.
+func parseEpicFiles(files []cachedFile) []Epic {
+	var all []Epic
+	for _, f := range files {
+		all = mergeEpics(all, ParseEpics(f.path, string(f.data)))
 	}
 	sort.SliceStable(all, func(i, j int) bool { return compareEpics(all[i].ID, all[j].ID) < 0 })
 	for i := range all {
 		ss := all[i].Stories
 		sort.SliceStable(ss, func(a, b int) bool { return ss[a].Key.Num < ss[b].Key.Num })
 	}
-	return all, nil
+	return all
 }
 
 func mergeEpics(into, more []Epic) []Epic {

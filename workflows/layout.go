@@ -45,6 +45,8 @@ type Project struct {
 	// PlanningDirs are the existing directories searched for epics besides
 	// ArtifactsDir, in order.
 	PlanningDirs []string
+
+	cache *parseCache
 }
 
 // Open resolves a project's BMAD layout: implementation_artifacts from
@@ -57,7 +59,7 @@ func Open(root string) (*Project, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project root %s: %w", root, err)
 	}
-	p := &Project{Root: abs}
+	p := &Project{Root: abs, cache: newParseCache()}
 	cfg, err := readBMADConfig(abs)
 	if err != nil {
 		return nil, err

@@ -121,7 +121,7 @@ func (p *Project) StoryStatus(k StoryKey) (StoryStatus, error) {
 // storyStatuses reads the status of several stories, reading sprint-status.yaml
 // and listing the story files once.
 func (p *Project) storyStatuses(keys []StoryKey) ([]StoryStatus, error) {
-	ss, err := p.ReadSprintStatus()
+	ss, _, err := p.sprintView()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return nil, err
 	}

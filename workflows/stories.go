@@ -35,28 +35,37 @@ func (s Story) FullKey() string {
 // Stories returns every story declared in sprint-status.yaml or the epics, in
 // key order. Either source may be missing, not both.
 func (p *Project) Stories() ([]Story, error) {
-	var out []Story
-	ss, err := p.ReadSprintStatus()
+	ss, sprintGen, err := p.sprintView()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return nil, err
 	}
+	epics, epicsGen, err := p.epics()
+	if err != nil {
+		return nil, err
+	}
+	return p.cachedStories(sprintGen, epicsGen, func() ([]Story, error) { return p.mergeStories(ss, epics) })
+}
+
+// mergeStories makes the story list from the sprint status (nil when there
+// is none) and the epics; it reads nothing.
+func (p *Project) mergeStories(ss *SprintStatus, epics []Epic) ([]Story, error) {
+	var out []Story
+	at := map[StoryKey]int{}
 	if ss != nil {
 		for _, e := range ss.Entries() {
-			if e.IsStory() && !slices.ContainsFunc(out, func(s Story) bool { return s.Key == e.Story }) {
+			if _, dup := at[e.Story]; e.IsStory() && !dup {
+				at[e.Story] = len(out)
 				out = append(out, Story{Key: e.Story, Slug: e.Slug, Status: NormalizeStatus(e.Status)})
 			}
 		}
 	}
-	epics, err := p.Epics()
-	if err != nil {
-		return nil, err
-	}
 	for _, ep := range epics {
 		for _, es := range ep.Stories {
-			i := slices.IndexFunc(out, func(s Story) bool { return s.Key == es.Key })
-			if i < 0 {
+			i, ok := at[es.Key]
+			if !ok {
+				i = len(out)
+				at[es.Key] = i
 				out = append(out, Story{Key: es.Key})
-				i = len(out) - 1
 			}
 			out[i].Title, out[i].DependsOn = es.Title, es.DependsOn
 			if out[i].Slug == "" {

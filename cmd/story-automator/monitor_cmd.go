@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/monitor"
 )
 
@@ -67,8 +68,17 @@ func monitorSession(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A monitor may wait for minutes beside hundreds of others: while it
+	// sleeps, what it touched while awake need not stay resident.
+	trim := func(first bool) {
+		if first {
+			memtrim.Trim()
+		} else {
+			memtrim.TrimExecutable()
+		}
+	}
 	res := monitor.Watch(ctx, name, v, opt, monitor.Deps{Tmux: sessionTmux(e), StateDir: dir, Now: e.Now,
-		VerifyBound: c.Duration("verify-timeout") + 5*time.Second})
+		VerifyBound: c.Duration("verify-timeout") + 5*time.Second, Waiting: trim})
 	e.Log.Info().Str("session", name).Str("finalState", string(res.FinalState)).Str("reason", res.Reason).Msg("monitor finished")
 	return printMonitorResult(e, res)
 }

@@ -82,17 +82,34 @@ func stepOverheads(b *testing.B, st *orchestrator.State) []time.Duration {
 	return out
 }
 
-// BenchmarkRunTenStories runs 10 stories (create, dev, automate, review,
-// commit each, then the retro) with the instant simulated agent in real tmux
-// and reports the wall time and the orchestration overhead per step.
-func BenchmarkRunTenStories(b *testing.B) {
+// runBenchSizes are the backlog sizes BenchmarkRunStories runs: 10 and 50
+// stories always, 200 when STORY_AUTOMATOR_BENCH_LARGE=1 (it takes minutes
+// on two cores).
+func runBenchSizes() []int {
+	if os.Getenv("STORY_AUTOMATOR_BENCH_LARGE") == "1" {
+		return []int{10, 50, 200}
+	}
+	return []int{10, 50}
+}
+
+// BenchmarkRunStories runs n stories (create, dev, automate, review, commit
+// each, then the retro) with the instant simulated agent in real tmux and
+// reports the wall time and the orchestration overhead per step: whether a
+// step costs the same at 200 stories as at 10.
+func BenchmarkRunStories(b *testing.B) {
+	for _, n := range runBenchSizes() {
+		b.Run(fmt.Sprintf("stories-%d", n), func(b *testing.B) { benchRun(b, n) })
+	}
+}
+
+func benchRun(b *testing.B, n int) {
 	bin := builtBinary(b)
 	var walls, agents []time.Duration
 	var overheads []time.Duration
 	steps := 0
 	for i := 0; i < b.N; i++ {
 		socket := tmuxtest.Socket(b)
-		root := benchProject(b, 10)
+		root := benchProject(b, n)
 		b.Cleanup(func() { tmuxtest.Shutdown(socket, filepath.Join(root, ".story-automator", "sessions")) })
 		c := exec.Command(bin, "--project-root", root, "--tmux-socket", socket, "run", "--agent", "sim", "--json")
 		c.Env = cleanEnv("STORY_AUTOMATOR_SIM_DELAY=0")

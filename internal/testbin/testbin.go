@@ -14,6 +14,14 @@ import (
 // Tags are the build tags the Makefile builds with.
 const Tags = "urfave_cli_no_docs"
 
+// BuildFlags are the Makefile's BUILD_FLAGS (with CGO_ENABLED=0, its
+// BUILD_ENV): the tests and benchmarks run the binary users run.
+var BuildFlags = []string{"-tags", Tags, "-trimpath", "-ldflags", "-s -w"}
+
+// EnvBinary names a binary to use instead of building one: benchmarks
+// measure an older build (or an installed one) with it, side by side.
+const EnvBinary = "STORY_AUTOMATOR_TEST_BINARY"
+
 const mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 
 var (
@@ -28,11 +36,17 @@ var (
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() {
+		if given := os.Getenv(EnvBinary); given != "" {
+			path, err = filepath.Abs(given)
+			return
+		}
 		if dir, err = os.MkdirTemp("", "story-automator-bin-"); err != nil {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		out, buildErr := exec.Command("go", "build", "-tags", Tags, "-o", path, mainPkg).CombinedOutput()
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", path, mainPkg)...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
 			err = fmt.Errorf("go build: %v\n%s", buildErr, out)
 		}

@@ -1,0 +1,173 @@
+package monitor_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/monitor"
+)
+
+// concurrentMonitors is how many children and monitors
+// BenchmarkConcurrentMonitors runs at once (issue 13: 200 on two cores);
+// STORY_AUTOMATOR_BENCH_MONITORS changes it.
+func concurrentMonitors(b *testing.B) int {
+	if s := os.Getenv("STORY_AUTOMATOR_BENCH_MONITORS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			b.Fatalf("STORY_AUTOMATOR_BENCH_MONITORS=%q: want a positive number", s)
+		}
+		return n
+	}
+	return 200
+}
+
+// BenchmarkConcurrentMonitors starts n sim children that all exit at the
+// same moment, with one monitor-session process waiting on each, and
+// reports child exit → monitor return (p50, p99), the monitors that did not
+// return completed, and the monitors' summed resident memory while they all
+// wait (VmRSS from /proc, shared pages counted in every process, as `ps`
+// would add them up) and their summed peaks (VmHWM).
+func BenchmarkConcurrentMonitors(b *testing.B) {
+	n := concurrentMonitors(b)
+	p := newProject(b)
+	// Every child exits at the same moment, after all monitors are up:
+	// spawning takes some tens of milliseconds per child on two cores.
+	exitAt := time.Now().Add(3*time.Second + time.Duration(n)*60*time.Millisecond)
+	type waiter struct {
+		art  string
+		pid  int
+		wait func() (int, error)
+	}
+	ws := make([]waiter, n)
+	for i := range ws {
+		art := filepath.Join(p.root, fmt.Sprintf("artifact-%d", i))
+		name := p.spawnSim([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=finish", "STORY_AUTOMATOR_SIM_ARTIFACT=" + art,
+			"STORY_AUTOMATOR_SIM_DELAY=" + time.Until(exitAt).String()})
+		cmd := p.command(nil, "monitor-session", name, "--timeout", "120s")
+		var out strings.Builder
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		ws[i] = waiter{art: art, pid: cmd.Process.Pid, wait: func() (int, error) {
+			err := cmd.Wait()
+			var r monitor.Result
+			if jerr := json.Unmarshal([]byte(out.String()), &r); jerr != nil || r.FinalState != monitor.Completed {
+				return exitCodeOf(err), fmt.Errorf("%s: %q", name, out.String())
+			}
+			return exitCodeOf(err), nil
+		}}
+	}
+	// Sample memory shortly before the children exit, when every monitor waits.
+	time.Sleep(time.Until(exitAt.Add(-500 * time.Millisecond)))
+	if time.Now().After(exitAt) {
+		b.Fatalf("spawning %d children took past their exit time; the figures would not be of waiting monitors", n)
+	}
+	var rssKB, hwmKB, pssKB, anonKB int64
+	for _, w := range ws {
+		rss, hwm := procMemKB(w.pid)
+		pss, anon := procPssKB(w.pid)
+		rssKB, hwmKB, pssKB, anonKB = rssKB+rss, hwmKB+hwm, pssKB+pss, anonKB+anon
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	failures := 0
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, err := w.wait()
+			end := time.Now()
+			var exited time.Time
+			if err == nil {
+				exited, err = simExitTime(w.art)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || code != 0 {
+				failures++
+				b.Logf("monitor exit %d: %v", code, err)
+				return
+			}
+			lat = append(lat, end.Sub(exited))
+		}()
+	}
+	wg.Wait()
+	b.ReportMetric(float64(n), "monitors")
+	b.ReportMetric(float64(failures), "failures")
+	if len(lat) > 0 {
+		b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
+		b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
+	}
+	b.ReportMetric(float64(rssKB)/1024, "sum-rss-MiB")
+	b.ReportMetric(float64(hwmKB)/1024, "sum-peak-rss-MiB")
+	// Proportional set size: each page shared by k processes counts 1/k in
+	// each (the binary's pages are shared by all monitors): what the
+	// monitors together really keep in memory. Anonymous: their own pages.
+	b.ReportMetric(float64(pssKB)/1024, "sum-pss-MiB")
+	b.ReportMetric(float64(anonKB)/1024, "sum-anon-MiB")
+}
+
+// procPssKB reads a process's proportional and anonymous resident memory.
+func procPssKB(pid int) (pss, anon int64) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "Pss":
+			pss = kb
+		case "Anonymous":
+			anon = kb
+		}
+	}
+	return pss, anon
+}
+
+// simExitTime reads when agent-sim wrote its artifact, its last act before it exits.
+func simExitTime(path string) (time.Time, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(time.RFC3339Nano, strings.TrimSpace(strings.TrimPrefix(string(raw), "written by agent-sim at ")))
+}
+
+// procMemKB reads a process's resident set and its peak from /proc.
+func procMemKB(pid int) (rss, hwm int64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			rss = kb
+		case "VmHWM":
+			hwm = kb
+		}
+	}
+	return rss, hwm
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make bench: every benchmark once (each takes its own samples), then the
+# issue-13 figures as a table, with the machine and the date they are from.
+# STORY_AUTOMATOR_BENCH_LARGE=0 skips the 200-story run; set
+# STORY_AUTOMATOR_PYTHON_TOOL to a copy of the Python tool's
+# skills/bmad-story-automator to measure its Stop hook beside ours.
+set -euo pipefail
+GO=${GO:-go}
+TAGS=${TAGS:-urfave_cli_no_docs}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+cpu=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo 2>/dev/null || true)
+os=$(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME" || uname -s)
+header="$(date -u '+%Y-%m-%d %H:%M UTC') — $(nproc) cores (${cpu:-unknown CPU}), $os, kernel $(uname -r), $($GO version | awk '{print $3}'), load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+echo "== make bench: $header"
+
+export STORY_AUTOMATOR_BENCH_LARGE=${STORY_AUTOMATOR_BENCH_LARGE:-1}
+$GO test -tags "$TAGS" -run '^$' -bench "${BENCH:-.}" -benchtime 1x -count 1 -timeout 60m ./... 2>&1 | tee "$out"
+
+# metric VALUE for benchmark NAME (regexp) and unit UNIT; "—" when absent.
+metric() {
+	awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 2; i < NF; i++) if ($(i+1) == unit) { printf "%s", $i; found=1; exit } }
+		END { if (!found) printf "—" }' "$out"
+}
+
+cat <<TABLE
+
+== Issue 13 figures: $header
+| figure | measured | target |
+| --- | --- | --- |
+| Stop hook, no marker: median (p99) | $(metric StopHookVsFloor hook-no-marker-median-ms) ms ($(metric StopHookVsFloor hook-no-marker-p99-ms) ms) | ≤ 2.0 ms |
+| Stop hook, bystander: median (p99) | $(metric StopHookVsFloor hook-bystander-median-ms) ms ($(metric StopHookVsFloor hook-bystander-p99-ms) ms) | — |
+| static no-op Go binary (the floor): median | $(metric StopHookVsFloor floor-median-ms) ms | — |
+| Stop hook ÷ floor | $(metric StopHookVsFloor hook-no-marker-x-floor)× | — |
+| Python tool's Stop hook: median (÷ ours) | $(metric StopHookVsFloor python-median-ms) ms ($(metric StopHookVsFloor python-x-hook)×) | ≥ 100× |
+| Stop hook peak RSS (floor, Python) | $(metric StopHookVsFloor hook-bystander-peak-rss-MiB) MiB ($(metric StopHookVsFloor floor-peak-rss-MiB), $(metric StopHookVsFloor python-peak-rss-MiB)) | ≤ 10 MiB |
+| child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |
+| run, orchestration ms/step (mean): 10 / 50 / 200 stories | $(metric 'RunStories/stories-10-' mean-overhead-ms/step) / $(metric 'RunStories/stories-50-' mean-overhead-ms/step) / $(metric 'RunStories/stories-200-' mean-overhead-ms/step) | ≤ 50 at 200, ≤ 1.3× the 10 |
+| 200 concurrent monitors: p50 / p99 / failures | $(metric ConcurrentMonitors p50-ms) / $(metric ConcurrentMonitors p99-ms) ms / $(metric ConcurrentMonitors failures) | p99 ≤ 1 s, 0 |
+| 200 concurrent monitors: summed RSS (PSS, anonymous) | $(metric ConcurrentMonitors sum-rss-MiB) MiB ($(metric ConcurrentMonitors sum-pss-MiB), $(metric ConcurrentMonitors sum-anon-MiB)) | ≤ 1 GiB |
+TABLE

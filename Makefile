@@ -9,11 +9,10 @@ PKGS    := ./...
 # no dynamic loader at every start: ~0.7 ms of each Stop-hook call), without
 # the docs generators, without symbol tables (a smaller file to map).
 # internal/testbin builds the end-to-end tests' binary the same way.
-# VERSION (git describe) goes into --version for builds from a clone; a
-# `go install …@vX` build reads its version from the module's build info.
-VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# --version comes from the build info: the module version of a
+# `go install …@vX` build, the git revision of a build from a clone.
 BUILD_ENV   := CGO_ENABLED=0
-BUILD_FLAGS := -tags $(TAGS) -trimpath -ldflags '-s -w -X main.version=$(VERSION)'
+BUILD_FLAGS := -tags $(TAGS) -trimpath -ldflags '-s -w'
 # make dist: every system and architecture the README says is supported.
 DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFIX      ?= $(shell $(GO) env GOPATH)

@@ -128,11 +128,8 @@ func Run(args []string, s *Streams) int {
 		return runStopHook(args, s)
 	}
 	s = humanStreams(s, args)
-	if len(args) > 0 && args[0] == "help" {
-		args = append(append([]string{}, args[1:]...), "--help")
-	}
 	app := newApp(s)
-	full := append([]string{"story-automator"}, reorderArgs(app, args)...)
+	full := append([]string{"story-automator"}, reorderArgs(app, helpAsFlag(app, args))...)
 	err := app.Run(full)
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageError("unknown command %q (see story-automator --help)", name)

@@ -117,3 +117,18 @@ func init() {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version (module version, VCS revision, Go version) and exit"}
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintf(c.App.Writer, "story-automator %s\n", c.App.Version) }
 }
+
+// helpAsFlag turns `help [command…]` into `[command…] --help`, so help is
+// help (exit 0) and not an unknown command.
+func helpAsFlag(app *cli.App, args []string) []string {
+	globals := flagTable(app.Flags)
+	i := 0
+	for i < len(args) && isFlagToken(args[i]) {
+		i += flagWidth(globals, args, i)
+	}
+	if i >= len(args) || args[i] != "help" {
+		return args
+	}
+	out := append(append([]string{}, args[:i]...), args[i+1:]...)
+	return append(out, "--help")
+}

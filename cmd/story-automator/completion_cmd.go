@@ -24,10 +24,7 @@ func completionCommand() *cli.Command {
 				return usageError("completion needs one shell: bash, zsh or fish")
 			}
 			tree := completionTree(c.App)
-			out := c.App.Writer
-			if t, ok := out.(*terminalOut); ok {
-				out = t.Writer
-			}
+			out := rawOut(c.App.Writer)
 			switch c.Args().First() {
 			case "bash":
 				writeBashCompletion(out, tree)

@@ -319,3 +319,13 @@ func label(key string) string {
 	}
 	return b.String()
 }
+
+// rawOut is the writer under w: the real stdout, for handing to a child
+// process (a wrapped writer would make exec give the child a pipe instead of
+// the terminal).
+func rawOut(w io.Writer) io.Writer {
+	if t, ok := w.(*terminalOut); ok {
+		return t.Writer
+	}
+	return w
+}

@@ -46,6 +46,8 @@ type Exchange struct {
 	Hang     bool            `json:"hang,omitempty"`
 	Usage    Usage           `json:"usage"`
 	Request  json.RawMessage `json:"request,omitempty"`
+	// At is when the request was answered (its response about to be sent).
+	At time.Time `json:"at"`
 }
 
 // Server is a running model-sim endpoint.
@@ -154,7 +156,7 @@ func (s *Server) TotalUsage() Usage {
 // add records an exchange, numbering it, and returns its sequence number.
 func (s *Server) add(e Exchange) int {
 	s.mu.Lock()
-	e.Seq = len(s.exchanges) + 1
+	e.Seq, e.At = len(s.exchanges)+1, time.Now()
 	s.exchanges = append(s.exchanges, e)
 	close(s.changed)
 	s.changed = make(chan struct{})

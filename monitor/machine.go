@@ -31,7 +31,7 @@ type Options struct {
 // DefaultOptions are monitor-session's defaults.
 func DefaultOptions() Options {
 	return Options{Timeout: 60 * time.Minute, Rechecks: 3, RecheckGrace: 15 * time.Second,
-		IdleDebounce: 3 * time.Second, StartTimeout: 2 * time.Minute, StuckAfter: 30 * time.Minute,
+		IdleDebounce: time.Second, StartTimeout: 2 * time.Minute, StuckAfter: 30 * time.Minute,
 		ActiveBytes: 2048, ProbeEvery: time.Second}
 }
 

@@ -21,13 +21,13 @@ type realClaudeProject struct {
 	srv  *modelsim.Server
 }
 
-func newRealClaudeProject(t *testing.T, script string, leave offline.Dialogs) *realClaudeProject {
+func newRealClaudeProject(t testing.TB, script string, leave offline.Dialogs) *realClaudeProject {
 	t.Helper()
 	return newRealAgentProject(t, "claude", offline.Claude, script, leave)
 }
 
 // newRealAgentProject is newRealClaudeProject for any agent CLI with its offline home.
-func newRealAgentProject(t *testing.T, agent string, homeFor func(offline.Config) (offline.Env, error), script string, leave offline.Dialogs) *realClaudeProject {
+func newRealAgentProject(t testing.TB, agent string, homeFor func(offline.Config) (offline.Env, error), script string, leave offline.Dialogs) *realClaudeProject {
 	t.Helper()
 	cli := realagent.Require(t, agent)
 	sc, err := modelsim.ParseScript([]byte(script))

@@ -38,8 +38,13 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
 	res, code := p.run(env, "run", "--agent", agent, "--epic", "1", "--stories", "1-2", "--json", "--completion-rechecks", "1", "--backoff", "10ms")
 	if code != 0 || res["outcome"] != "done" {
-		path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
-		t.Fatalf("run: exit %d %v\nstate:\n%s", code, res, readFile(t, path))
+		doc := "(no state document)"
+		if path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root); path != "" {
+			if b, err := os.ReadFile(path); err == nil {
+				doc = string(b)
+			}
+		}
+		t.Fatalf("run: exit %d %v\nstate:\n%s", code, res, doc)
 	}
 	commits := p.storyCommits()
 	if commits["1-1"] != 1 || commits["1-2"] != 1 {

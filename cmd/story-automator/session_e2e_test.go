@@ -17,20 +17,20 @@ import (
 // sessionProject is a scratch project whose commands run the built binary
 // against a private tmux server.
 type sessionProject struct {
-	t            *testing.T
+	t            testing.TB
 	bin, root    string
 	socket       string
 	sessionsDir  string
 	extraEnviron []string
 }
 
-func newSessionProject(t *testing.T, socket string) *sessionProject {
+func newSessionProject(t testing.TB, socket string) *sessionProject {
 	t.Helper()
 	return newSessionProjectAt(t, socket, t.TempDir())
 }
 
 // newSessionProjectAt is newSessionProject in a given project directory.
-func newSessionProjectAt(t *testing.T, socket, root string) *sessionProject {
+func newSessionProjectAt(t testing.TB, socket, root string) *sessionProject {
 	t.Helper()
 	p := &sessionProject{t: t, bin: builtBinary(t), root: root, socket: socket,
 		sessionsDir: filepath.Join(root, ".story-automator", "sessions")}

@@ -2,10 +2,13 @@ package child
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/story-automator/story-automator/internal/lazyre"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -31,9 +34,48 @@ func AsAgentError(err error) (*AgentError, bool) {
 	return ae, ok
 }
 
-// versionCheckBound bounds `<cli> --version`: a missing or unsupported CLI is
-// reported within seconds, never after a step's retries.
-const versionCheckBound = 4 * time.Second
+// versionCheckBound bounds `<cli> --version` when the CLI's npm package
+// cannot tell (a Node CLI can take seconds to start on a loaded machine).
+const versionCheckBound = 15 * time.Second
+
+// cliVersion reads the CLI's version from its npm package.json (the command
+// resolves into node_modules/<pkg>/…): instant, where starting a Node CLI
+// takes seconds. Otherwise it asks `<cli> --version`.
+func cliVersion(ctx context.Context, path, pkg string, env []string) (string, error) {
+	if v := packageVersion(path, pkg); v != "" {
+		return v, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, versionCheckBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env, cmd.WaitDelay = env, time.Second
+	out, err := cmd.Output()
+	return semver().FindString(string(out)), err
+}
+
+// packageVersion finds the package.json of npm package pkg above the real
+// file of path and returns its version ("" when there is none).
+func packageVersion(path, pkg string) string {
+	if pkg == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(real)
+	for range 4 {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var meta struct{ Name, Version string }
+			if json.Unmarshal(b, &meta) == nil && meta.Name == pkg {
+				return semver().FindString(meta.Version)
+			}
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
+}
 
 var semver = lazyre.New(`(\d+)\.(\d+)\.(\d+)`)
 
@@ -57,12 +99,7 @@ func CheckAgent(ctx context.Context, agent string, env []string) (path, version 
 	if p.MinVersion == "" {
 		return path, "", nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, versionCheckBound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env, cmd.WaitDelay = env, time.Second
-	out, runErr := cmd.Output()
-	version = semver().FindString(string(out))
+	version, runErr := cliVersion(ctx, path, p.Package, env)
 	if runErr != nil || version == "" {
 		return path, "", &AgentError{Code: CodeAgentUnsupported, Agent: agent,
 			Message: fmt.Sprintf("%s: `%s --version` did not say its version (%v)", agent, path, runErr),

@@ -42,3 +42,24 @@ func TestCheckAgent(t *testing.T) {
 		t.Fatalf("sim: %v", err)
 	}
 }
+
+// An npm-installed CLI's version comes from its package.json, without
+// starting it (a Node CLI can take seconds to answer --version).
+func TestCheckAgentReadsTheNpmPackageVersion(t *testing.T) {
+	root := t.TempDir()
+	pkg := filepath.Join(root, "node_modules", "@google", "gemini-cli")
+	if err := os.MkdirAll(filepath.Join(pkg, "bundle"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@google/gemini-cli","version":"0.61.3"}`), 0o644)
+	// The script would say an old version: it must not be asked.
+	os.WriteFile(filepath.Join(pkg, "bundle", "gemini.js"), []byte("#!/bin/sh\necho 0.1.0\n"), 0o755)
+	bin := filepath.Join(root, "bin")
+	os.MkdirAll(bin, 0o755)
+	if err := os.Symlink(filepath.Join(pkg, "bundle", "gemini.js"), filepath.Join(bin, "gemini")); err != nil {
+		t.Fatal(err)
+	}
+	if _, v, err := CheckAgent(context.Background(), AgentGemini, []string{"PATH=" + bin}); err != nil || v != "0.61.3" {
+		t.Fatalf("version %q, %v", v, err)
+	}
+}

@@ -31,8 +31,9 @@ type Profile struct {
 	// are never edited.
 	HookFlag string
 	// MinVersion is the oldest CLI version supported ("" = any); Install is
-	// the command that installs a supported one.
-	MinVersion, Install string
+	// the command that installs a supported one; Package is its npm package,
+	// whose package.json tells the installed version without starting it.
+	MinVersion, Install, Package string
 	// Dialogs are the screens at which this CLI waits for a person.
 	Dialogs []Dialog
 	// ExitDialogs map an exit code to the dialog it means: a CLI that refuses
@@ -66,15 +67,17 @@ const ScreenClaude = "claude"
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
+		Dialogs: claudeDialogs, MinVersion: "2.1.0",
+		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", Install: "npm install -g @openai/codex@0.169.0"},
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0",
+		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
-		MinVersion: "0.61.0", Install: "npm install -g @google/gemini-cli@0.61.0"},
+		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCustom: {Name: AgentCustom},

@@ -141,7 +141,7 @@ func (j *Journal) Change(s *State, u *Unit) error {
 	if _, err := j.f.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", j.f.Name(), err)
 	}
-	if err := unix.Fdatasync(int(j.f.Fd())); err != nil {
+	if err := datasync(j.f); err != nil {
 		return fmt.Errorf("sync %s: %w", j.f.Name(), err)
 	}
 	j.logged, j.dirty = len(s.Log), true

@@ -9,7 +9,12 @@ cd "$proj"
 export PROJECT_ROOT="$proj"
 unset CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID STORY_AUTOMATOR_CHILD STORY_AUTOMATOR_SESSION
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings only on a terminal, and never with NO_COLOR set (no-color.org).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+  say() { printf '\n== %s\n' "$*"; }
+fi
 hook() { # session stop_hook_active
   local out
   out=$(printf '{"session_id":"%s","stop_hook_active":%s,"hook_event_name":"Stop"}' "$1" "$2" | "$bin" stop-hook)

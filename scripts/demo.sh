@@ -24,7 +24,12 @@ unset TMUX TMUX_PANE CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID PROJECT_ROOT \
   STORY_AUTOMATOR_ACTIVE_MARKER STORY_AUTOMATOR_TMUX_SOCKET STORY_AUTOMATOR_SIM_FAULTS STORY_AUTOMATOR_SIM_BEHAVIOUR
 trap 'tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
 sa() { "$bin" --tmux-socket "$socket" "$@"; }
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings only on a terminal, and never with NO_COLOR set (no-color.org).
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+  say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+  say() { printf '\n== %s\n' "$*"; }
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo.XXXXXX")
 proj="$work/greeter"

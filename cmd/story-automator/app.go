@@ -58,10 +58,11 @@ func newApp(s *Streams) *cli.App {
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	for _, c := range cmds {
-		setUsageHandlers(c)
+		prepareCommand(c)
 	}
 	app := &cli.App{
 		Name:                 "story-automator",
+		Version:              buildVersion(),
 		Usage:                "autonomous story-automation runs and prompt loops for AI coding agents, in tmux",
 		Flags:                globalFlags(),
 		Commands:             cmds,
@@ -72,8 +73,8 @@ func newApp(s *Streams) *cli.App {
 		EnableBashCompletion: false,
 		Metadata:             map[string]any{},
 		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError("%v", err)
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return flagUsageError(c.App.Flags, err)
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			c.App.Metadata["notFound"] = name
@@ -81,24 +82,6 @@ func newApp(s *Streams) *cli.App {
 	}
 	app.Before = func(c *cli.Context) error { return prepareEnv(c, s) }
 	return app
-}
-
-// setUsageHandlers makes flag errors usage errors (exit 2) on every command, and
-// an unknown subcommand a usage error instead of a silent help page.
-func setUsageHandlers(c *cli.Command) {
-	c.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return usageError("%v", err) }
-	if len(c.Subcommands) > 0 && c.Action == nil {
-		name := c.Name
-		c.Action = func(ctx *cli.Context) error {
-			if ctx.NArg() > 0 {
-				return usageError("unknown %s command %q", name, ctx.Args().First())
-			}
-			return usageError("%s needs a subcommand", name)
-		}
-	}
-	for _, sc := range c.Subcommands {
-		setUsageHandlers(sc)
-	}
 }
 
 func prepareEnv(c *cli.Context, s *Streams) error {
@@ -113,6 +96,10 @@ func prepareEnv(c *cli.Context, s *Streams) error {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return fail("project_root", "project root %s: %v", root, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return fail("project_root_missing", "project root %s is not a directory", abs).
+			withAction("pass --project-root with an existing directory, or run from inside the project")
 	}
 	level, err := zerolog.ParseLevel(strings.ToLower(c.String(flagLogLevel)))
 	if err != nil {
@@ -140,8 +127,9 @@ func Run(args []string, s *Streams) int {
 	if isStopHookCall(args) {
 		return runStopHook(args, s)
 	}
+	s = humanStreams(s, args)
 	app := newApp(s)
-	full := append([]string{"story-automator"}, reorderArgs(app, args)...)
+	full := append([]string{"story-automator"}, reorderArgs(app, helpAsFlag(app, args))...)
 	err := app.Run(full)
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
 		err = usageError("unknown command %q (see story-automator --help)", name)
@@ -161,10 +149,14 @@ func exitCode(s *Streams, err error) int {
 	if !errors.As(err, &f) {
 		f = fail("internal_error", "%v", err)
 	}
-	if f.Exit == 2 {
-		fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
+	if _, human := s.Out.(*terminalOut); human {
+		printFailure(s.Err, f)
+	} else {
+		if f.Exit == 2 {
+			fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
+		}
+		failureJSON(s.Out, f)
 	}
-	failureJSON(s.Out, f)
 	if f.Exit == 0 {
 		return 1
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +23,7 @@ func hooksCommand() *cli.Command {
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting file and change nothing"},
 		}
 	}
+	installFlags := append(target(), &cli.BoolFlag{Name: "force", Usage: "install even when this binary is a temporary build (go run, go test, the temp directory), with a warning"})
 	return &cli.Command{
 		Name:  "hooks",
 		Usage: "install, remove or inspect the story-automator Stop hook in agent settings files",
@@ -29,7 +31,7 @@ func hooksCommand() *cli.Command {
 			{
 				Name:   "install",
 				Usage:  "add the Stop hook (idempotent; normalises older entries; backs up the file it changes)",
-				Flags:  target(),
+				Flags:  installFlags,
 				Action: hooksInstall,
 			},
 			{
@@ -107,10 +109,17 @@ func hooksChange(c *cli.Context, install bool) error {
 	e := envOf(c)
 	opt := settings.Options{DryRun: c.Bool("dry-run"), Now: e.Now}
 	var res settings.Result
+	var warning string
 	h, err := currentHook(e)
 	if install {
 		if err != nil {
 			return err
+		}
+		if h, warning, err = installableHook(e, h, c.Bool("force")); err != nil {
+			return err
+		}
+		if warning != "" {
+			fmt.Fprintln(e.Err, "story-automator: "+warning)
 		}
 		res, err = settings.Install(loc.Path, h, opt)
 	} else {
@@ -121,7 +130,28 @@ func hooksChange(c *cli.Context, install bool) error {
 		return hooksFailure(err, loc)
 	}
 	e.Log.Info().Str("file", res.Path).Bool("changed", res.Changed).Strs("actions", res.Actions).Msg("hooks " + c.Command.Name)
-	return okJSON(e.Out, changeFields(loc, res, h, opt.DryRun, install))
+	out := changeFields(loc, res, h, opt.DryRun, install)
+	if warning != "" {
+		out["warning"] = warning
+	}
+	return okJSON(e.Out, out)
+}
+
+// installableHook swaps a transient binary for a lasting one (see hookBinary).
+func installableHook(e *runtimeEnv, h settings.Hook, force bool) (settings.Hook, string, error) {
+	exe, err := e.Exe()
+	if err != nil {
+		return h, "", nil
+	}
+	path, warning, err := hookBinary(e, exe, force)
+	if err != nil || path == exe {
+		return h, warning, err
+	}
+	nh, err := settings.NewHook(path)
+	if err != nil {
+		return h, "", fail("binary_path", "%v", err)
+	}
+	return nh, warning, nil
 }
 
 func changeFields(loc settings.Location, res settings.Result, h settings.Hook, dryRun, install bool) map[string]any {
@@ -129,6 +159,9 @@ func changeFields(loc settings.Location, res settings.Result, h settings.Hook, d
 		"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path,
 		"changed": res.Changed, "created": res.Created, "dryRun": dryRun,
 		"backup": nil, "actions": append([]string{}, res.Actions...),
+	}
+	if !install {
+		out["restored"], out["removed"] = res.Restored, res.Removed
 	}
 	if res.Backup != "" {
 		out["backup"] = res.Backup

@@ -27,7 +27,9 @@ func newHooksFixture(t *testing.T) *hooksFixture {
 		home: filepath.Join(base, "home"),
 		exe:  filepath.Join(base, "my tools", "story-automator"),
 	}
-	f.env = map[string]string{"HOME": f.home}
+	// The fixture's binary lives under t.TempDir(); a TMPDIR elsewhere keeps
+	// install from refusing it as transient (hooks_binary_test.go covers that).
+	f.env = map[string]string{"HOME": f.home, "TMPDIR": filepath.Join(base, "tmp")}
 	for _, d := range []string{f.root, f.home, filepath.Dir(f.exe)} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -159,7 +161,7 @@ func TestHooksInstallKeepsOtherSettingsAndBacksUp(t *testing.T) {
 		t.Fatalf("exit %d %v", code, res)
 	}
 	backup, _ := res["backup"].(string)
-	if backup != path+".bak-20261122T120000Z" || mustRead(t, backup) != old {
+	if backup != path+".story-automator.bak" || mustRead(t, backup) != old {
 		t.Fatalf("backup %v", res["backup"])
 	}
 	if got := stopCommands(t, path); strings.Join(got, "|") != "say done|"+f.command() {
@@ -234,7 +236,7 @@ func TestHooksUninstallRemovesOnlyOurs(t *testing.T) {
 		t.Fatal("install failed")
 	}
 	res, code := f.run(t, "hooks", "uninstall")
-	if code != 0 || res["changed"] != true || res["backup"] == nil {
+	if code != 0 || res["changed"] != true || res["backup"] != nil || res["restored"] != true {
 		t.Fatalf("exit %d, %v", code, res)
 	}
 	if got := stopCommands(t, path); strings.Join(got, "|") != "say done" {

@@ -40,7 +40,7 @@ func loopCommand() *cli.Command {
 			{
 				Name:   "pause",
 				Usage:  "pause the loop: the Stop hook lets every stop through until resume",
-				Flags:  []cli.Flag{&cli.StringFlag{Name: "reason"}},
+				Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the loop is paused (shown by loop status)"}},
 				Action: loopPause,
 			},
 			{

@@ -8,12 +8,15 @@ import (
 )
 
 // Failure is a command error the user sees: a stable snake_case code, a human
-// message, the exit status, and optional extra JSON fields.
+// message, what the user can do about it, the exit status, and optional extra
+// JSON fields.
 type Failure struct {
 	Code    string
 	Message string
-	Exit    int
-	Fields  map[string]any
+	// Action is the one thing the user can do next; "" when there is none.
+	Action string
+	Exit   int
+	Fields map[string]any
 }
 
 func (f *Failure) Error() string { return f.Message }
@@ -28,14 +31,25 @@ func usageError(format string, args ...any) *Failure {
 	return &Failure{Code: "usage_error", Message: fmt.Sprintf(format, args...), Exit: 2}
 }
 
+// withAction sets the failure's next step and returns it.
+func (f *Failure) withAction(format string, args ...any) *Failure {
+	f.Action = fmt.Sprintf(format, args...)
+	return f
+}
+
 // exitStatus is returned by commands that printed their own output and only
 // need the process to end with a particular code.
 type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// writeJSON prints one JSON object on its own line.
+// writeJSON prints one JSON object on its own line — or, when w is a person's
+// terminal (see terminalOut), the same value as text. Every command's result
+// goes through here, so every command gets both forms.
 func writeJSON(w io.Writer, v any) error {
+	if t, ok := w.(*terminalOut); ok {
+		return t.render(v)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
@@ -50,13 +64,34 @@ func okJSON(w io.Writer, fields map[string]any) error {
 	return writeJSON(w, out)
 }
 
-// failureJSON renders a Failure as {"ok":false,"error":code,"message":...}.
-func failureJSON(w io.Writer, f *Failure) {
+// emit prints a result: JSON for machines, or human's own rendering of it on a
+// terminal. Commands with a better text form than the generic one use this.
+func emit(w io.Writer, v any, human func(io.Writer)) error {
+	if t, ok := w.(*terminalOut); ok && human != nil {
+		human(t.Writer)
+		return nil
+	}
+	return writeJSON(w, v)
+}
+
+// failureFields renders a Failure as {"ok":false,"error":code,"message":...}.
+func failureFields(f *Failure) map[string]any {
 	out := map[string]any{"ok": false, "error": f.Code, "message": f.Message}
+	if f.Action != "" {
+		out["action"] = f.Action
+	}
 	for k, v := range f.Fields {
 		out[k] = v
 	}
-	_ = writeJSON(w, out)
+	return out
+}
+
+// failureJSON prints a Failure's JSON on w (always JSON: scripts read it).
+func failureJSON(w io.Writer, f *Failure) {
+	if t, ok := w.(*terminalOut); ok {
+		w = t.Writer
+	}
+	_ = writeJSON(w, failureFields(f))
 }
 
 // refuseBlank refuses a flag given with a blank value: a blank model, agent

@@ -2,12 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"strings"
-
-	"github.com/mattn/go-isatty"
-	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -34,20 +29,6 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 		o.reporter = &orchestrator.LineReporter{W: e.Out}
 	}
 	return o
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
-}
-
-func terminalWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 10 {
-			return int(ws.Col) - 1
-		}
-	}
-	return 0
 }
 
 func (o *runOutput) start() {

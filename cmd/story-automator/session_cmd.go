@@ -237,7 +237,7 @@ func sessionAttach(c *cli.Context) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: e.Out, Err: e.Err}); err != nil {
+	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: rawOut(e.Out), Err: e.Err}); err != nil {
 		return tmuxFailure(err)
 	}
 	return nil

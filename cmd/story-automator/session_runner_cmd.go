@@ -18,7 +18,7 @@ func sessionRunnerCommand() *cli.Command {
 		Usage:     "run a child session's agent inside its tmux pane (internal)",
 		Hidden:    true,
 		ArgsUsage: "NAME",
-		Flags:     []cli.Flag{&cli.StringFlag{Name: "state-dir", Required: true}},
+		Flags:     []cli.Flag{&cli.StringFlag{Name: "state-dir", Required: true, Usage: "directory of the session's state and output files"}},
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
 			if c.NArg() != 1 || !marker.ValidSessionName(name) {

@@ -40,7 +40,7 @@ func pausedRun(t *testing.T, root string) string {
 }
 
 func TestStatusWithoutARunSaysSo(t *testing.T) {
-	out, code := runInProcess(t, t.TempDir(), "status")
+	out, code := runOnTerminal(t, t.TempDir(), "status")
 	if code != 0 || !strings.Contains(out, "No run in this project yet") || !strings.Contains(out, "Marker: none") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -49,7 +49,7 @@ func TestStatusWithoutARunSaysSo(t *testing.T) {
 func TestStatusShowsTheRunMarkerStoriesAndLastDecision(t *testing.T) {
 	root := t.TempDir()
 	path := pausedRun(t, root)
-	out, code := runInProcess(t, root, "status")
+	out, code := runOnTerminal(t, root, "status")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
@@ -90,7 +90,7 @@ func TestStatusReadsTheLastDecisionFromHistoryWhenTheMarkerIsGone(t *testing.T) 
 	if err := os.WriteFile(filepath.Join(dir, "story-automator.history.jsonl"), []byte(history), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, _ := runInProcess(t, root, "status")
+	out, _ := runOnTerminal(t, root, "status")
 	if !strings.Contains(out, "Last hook decision: breaker-open, 2m0s ago: no progress") {
 		t.Fatalf("status:\n%s", out)
 	}

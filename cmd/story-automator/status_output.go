@@ -12,10 +12,10 @@ import (
 	"github.com/story-automator/story-automator/orchestrator"
 )
 
-// printStatus prints one status frame: JSON, or text (a refreshed screen on
-// a terminal under --watch).
+// printStatus prints one status frame: JSON for machines (--json, or stdout
+// not a terminal), text for a person, redrawn in place under --watch.
 func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
-	if asJSON {
+	if asJSON || !isTerminal(e.Out) {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -26,14 +26,34 @@ func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
 		}
 		return okJSON(e.Out, fields)
 	}
-	if watching && isTerminal(e.Out) {
-		io.WriteString(e.Out, "\x1b[H\x1b[2J")
+	if !watching {
+		writeStatusText(e.Out, v, e.Now())
+		return nil
 	}
-	writeStatusText(e.Out, v, e.Now())
-	if watching && !isTerminal(e.Out) {
-		fmt.Fprintln(e.Out)
+	var frame strings.Builder
+	writeStatusText(&frame, v, e.Now())
+	_, err := io.WriteString(e.Out, redrawFrame(frame.String()))
+	return err
+}
+
+// redrawFrame turns a text frame into one that overwrites the previous frame
+// in place: cursor home, each line cleared to its end as it is written, and
+// whatever the last frame left below erased. Nothing blanks the whole screen,
+// so there is no flicker between frames.
+func redrawFrame(text string) string {
+	var b strings.Builder
+	b.WriteString("\x1b[H")
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line == "" {
+			continue
+		}
+		b.WriteString(strings.TrimSuffix(line, "\n") + "\x1b[K")
+		if strings.HasSuffix(line, "\n") {
+			b.WriteString("\n")
+		}
 	}
-	return nil
+	b.WriteString("\x1b[J")
+	return b.String()
 }
 
 func writeStatusText(w io.Writer, v statusView, now time.Time) {

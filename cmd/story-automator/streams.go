@@ -19,6 +19,9 @@ type Streams struct {
 	Getwd func() (string, error)
 	// Exe is the path of this binary, for hooks and child commands.
 	Exe func() (string, error)
+	// OutTerminal reports whether Out is a terminal (and its fd); nil = never.
+	// A terminal gets text, anything else JSON (see humanStreams).
+	OutTerminal func() (int, bool)
 }
 
 // SystemStreams binds Streams to the real process.
@@ -26,6 +29,6 @@ func SystemStreams() *Streams {
 	return &Streams{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		Getenv: os.Getenv, Environ: os.Environ, Now: time.Now,
-		Getwd: os.Getwd, Exe: os.Executable,
+		Getwd: os.Getwd, Exe: os.Executable, OutTerminal: stdoutTerminal,
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
-	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/monitor"
@@ -102,8 +100,7 @@ func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name stri
 
 // verifyToTerminal reports whether w is a terminal, where verify prints text.
 func verifyToTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
+	return isTerminal(w)
 }
 
 // buildWorkflowVerifier is monitor-session's --workflow/--story-key verifier.

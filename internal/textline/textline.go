@@ -1,19 +1,19 @@
 // Package textline shapes text for one line of terminal or table output.
 package textline
 
-import "strings"
+import (
+	"strings"
 
-// Cut shortens s to at most width runes, ending a cut line with "…"; a
-// width below 1 leaves s as it is.
+	"github.com/mattn/go-runewidth"
+)
+
+// Cut shortens s to at most width terminal columns (wide CJK and emoji count
+// two), ending a cut line with "…"; a width below 1 leaves s as it is.
 func Cut(s string, width int) string {
 	if width < 1 {
 		return s
 	}
-	rs := []rune(s)
-	if len(rs) <= width {
-		return s
-	}
-	return string(rs[:width-1]) + "…"
+	return runewidth.Truncate(s, width, "…")
 }
 
 // OneLine joins s's words with single spaces: newlines and runs of blanks go.

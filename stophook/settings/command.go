@@ -1,6 +1,8 @@
 package settings
 
 import (
+	"mvdan.cc/sh/v3/shell"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,39 +49,15 @@ func shellQuote(s string) string {
 	return b.String()
 }
 
-// splitWords splits a shell command into words the way a POSIX shell would for
-// plain commands: blanks separate, quotes group, backslashes escape. It ignores
-// operators and expansions, which only matters for recognising our own entries.
+// splitWords splits a hook command into words the way a POSIX shell would
+// (mvdan.cc/sh's parser and expander), each variable left as "$NAME" so a
+// path like "$CLAUDE_PROJECT_DIR"/x reads as written. It only recognises
+// entries and runs nothing; a command with operators or command
+// substitutions is not ours: no words.
 func splitWords(cmd string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord, quote, escaped := false, rune(0), false
-	for _, r := range cmd {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case r == '\\' && quote != '\'':
-			escaped, inWord = true, true
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '"' || r == '\'':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
+	words, err := shell.Fields(cmd, func(name string) string { return "$" + name })
+	if err != nil {
+		return nil
 	}
 	return words
 }

@@ -50,7 +50,12 @@ type Result struct {
 	// Created is true when the file did not exist before.
 	Created bool
 	// Backup is the copy of the previous content, empty when nothing was backed up.
-	Backup  string
+	Backup string
+	// Restored is true when uninstall put back the backup's exact bytes (and
+	// removed the backup): the file is byte-for-byte what it was before install.
+	Restored bool
+	// Removed is true when uninstall deleted a file that install had created.
+	Removed bool
 	Actions []string
 	// Content is the file's content after the change (what would be written on a dry run).
 	Content []byte
@@ -66,13 +71,13 @@ const (
 // Install makes the settings file at path hold exactly one Stop-hook entry of
 // ours equal to h, creating the file when missing and backing it up when changed.
 func Install(path string, h Hook, opt Options) (Result, error) {
-	return apply(path, opt, func(doc *Object) ([]string, error) { return installHook(doc, h) })
+	return apply(path, opt, false, func(doc *Object) ([]string, error) { return installHook(doc, h) })
 }
 
 // Uninstall removes every Stop-hook entry of ours from the file at path; h is
 // the entry this binary would install (zero Hook: recognise by name only).
 func Uninstall(path string, h Hook, opt Options) (Result, error) {
-	return apply(path, opt, func(doc *Object) ([]string, error) { return uninstallHook(doc, h) })
+	return apply(path, opt, true, func(doc *Object) ([]string, error) { return uninstallHook(doc, h) })
 }
 
 // loaded is a settings file as read: its real path, bytes, mode and document.
@@ -112,7 +117,10 @@ func load(path string) (loaded, error) {
 	return l, nil
 }
 
-func apply(path string, opt Options, edit func(*Object) ([]string, error)) (Result, error) {
+// BackupPath is where the one backup of the settings file at path lives.
+func BackupPath(path string) string { return path + ".story-automator.bak" }
+
+func apply(path string, opt Options, undo bool, edit func(*Object) ([]string, error)) (Result, error) {
 	l, err := load(path)
 	if err != nil {
 		return Result{Path: l.path}, err
@@ -122,11 +130,11 @@ func apply(path string, opt Options, edit func(*Object) ([]string, error)) (Resu
 	if err != nil {
 		return Result{Path: l.path}, fmt.Errorf("settings %s: %w", path, err)
 	}
-	after := Encode(l.doc)
+	after := EncodeIndent(l.doc, DetectIndent(l.data))
 	res := Result{Path: l.path, Actions: actions, Content: after}
 	// Compared as re-encoded documents, so a file already holding our entry is
 	// left byte-for-byte alone whatever its formatting.
-	res.Changed = !bytes.Equal(before, after)
+	res.Changed = !bytes.Equal(before, Encode(l.doc))
 	if !res.Changed {
 		res.Actions = nil
 	}
@@ -134,15 +142,50 @@ func apply(path string, opt Options, edit func(*Object) ([]string, error)) (Resu
 		res.Created = res.Changed && !l.exists
 		return res, nil
 	}
+	if undo {
+		if done, err := undoInstall(&l, opt, &res); done || err != nil {
+			return res, err
+		}
+	}
 	if err := write(&l, after, opt, &res); err != nil {
 		return res, err
 	}
 	return res, nil
 }
 
-// write backs up the old content, then replaces the file atomically, unless
-// someone changed it since it was read.
-func write(l *loaded, content []byte, opt Options, res *Result) error {
+// undoInstall makes an uninstall a true round trip: when the backup install
+// made holds the same document as the file after the uninstall, the backup's
+// own bytes (indentation, spacing, everything) go back and the backup goes;
+// when install created the file and nothing else is left in it, the file
+// goes. done = false: the caller writes the re-encoded document instead.
+func undoInstall(l *loaded, opt Options, res *Result) (done bool, err error) {
+	backup := BackupPath(l.path)
+	if old, err := os.ReadFile(backup); err == nil {
+		doc, perr := Parse(old)
+		if perr != nil || !bytes.Equal(Encode(doc), Encode(l.doc)) {
+			return false, nil
+		}
+		if err := checkUnchanged(l); err != nil {
+			return true, err
+		}
+		res.Content, res.Restored, res.Backup = old, true, ""
+		if err := atomicfile.Write(l.path, old, l.perm); err != nil {
+			return true, err
+		}
+		return true, os.Remove(backup)
+	}
+	if len(l.doc.Members) > 0 {
+		return false, nil
+	}
+	if err := checkUnchanged(l); err != nil {
+		return true, err
+	}
+	res.Removed, res.Content = true, nil
+	return true, os.Remove(l.path)
+}
+
+// checkUnchanged refuses to write when someone changed the file since it was read.
+func checkUnchanged(l *loaded) error {
 	current, err := os.ReadFile(l.path)
 	switch {
 	case l.exists && (err != nil || !bytes.Equal(current, l.data)):
@@ -150,8 +193,17 @@ func write(l *loaded, content []byte, opt Options, res *Result) error {
 	case !l.exists && err == nil:
 		return fmt.Errorf("settings %s: %w", l.path, ErrChanged)
 	}
+	return nil
+}
+
+// write backs up the old content, then replaces the file atomically, unless
+// someone changed it since it was read.
+func write(l *loaded, content []byte, opt Options, res *Result) error {
+	if err := checkUnchanged(l); err != nil {
+		return err
+	}
 	if l.exists {
-		backup, err := writeBackup(l.path, l.data, opt.Now)
+		backup, err := writeBackup(l.path, l.data)
 		if err != nil {
 			return err
 		}
@@ -165,20 +217,10 @@ func write(l *loaded, content []byte, opt Options, res *Result) error {
 	return atomicfile.Write(l.path, content, l.perm)
 }
 
-// writeBackup saves data as <path>.bak-<UTC time>, adding a counter when that
-// name is taken, and returns the backup's path.
-func writeBackup(path string, data []byte, now func() time.Time) (string, error) {
-	if now == nil {
-		now = time.Now
-	}
-	base := path + ".bak-" + now().UTC().Format("20060102T150405Z")
-	name := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		name = fmt.Sprintf("%s-%d", base, i)
-	}
+// writeBackup saves data as the file's one backup (BackupPath), replacing an
+// older one, and returns the backup's path.
+func writeBackup(path string, data []byte) (string, error) {
+	name := BackupPath(path)
 	if err := atomicfile.Write(name, data, backupPerm); err != nil {
 		return "", fmt.Errorf("back up settings: %w", err)
 	}

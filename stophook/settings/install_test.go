@@ -133,50 +133,51 @@ func TestInstallKeepsOtherKeysHooksAndOrder(t *testing.T) {
 	if _, err := Install(path, testHook, Options{Now: fixedNow}); err != nil {
 		t.Fatal(err)
 	}
+	// The file's own indentation (four spaces) is kept.
 	want := `{
-  "permissions": {
-    "allow": [
-      "Bash(go test:*)"
-    ],
-    "deny": []
-  },
-  "hooks": {
-    "PreToolUse": [
-      {
-        "matcher": "Bash",
-        "hooks": [
-          {
-            "type": "command",
-            "command": "check.sh"
-          }
+    "permissions": {
+        "allow": [
+            "Bash(go test:*)"
+        ],
+        "deny": []
+    },
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "check.sh"
+                    }
+                ]
+            }
+        ],
+        "Stop": [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "notify-send done",
+                        "timeout": 5
+                    }
+                ]
+            },
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "\"/opt/sa/story-automator\" stop-hook",
+                        "timeout": 30
+                    }
+                ]
+            }
         ]
-      }
-    ],
-    "Stop": [
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "notify-send done",
-            "timeout": 5
-          }
-        ]
-      },
-      {
-        "hooks": [
-          {
-            "type": "command",
-            "command": "\"/opt/sa/story-automator\" stop-hook",
-            "timeout": 30
-          }
-        ]
-      }
-    ]
-  },
-  "env": {
-    "A": "1"
-  },
-  "cleanupPeriodDays": 30.0
+    },
+    "env": {
+        "A": "1"
+    },
+    "cleanupPeriodDays": 30.0
 }
 `
 	if got := readFile(t, path); got != want {
@@ -281,7 +282,7 @@ func TestInstallBacksUpTheFileItChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantBackup := path + ".bak-20260304T050607Z"
+	wantBackup := path + ".story-automator.bak"
 	if res.Backup != wantBackup || readFile(t, wantBackup) != old {
 		t.Fatalf("backup %q", res.Backup)
 	}
@@ -290,13 +291,76 @@ func TestInstallBacksUpTheFileItChanges(t *testing.T) {
 	if bi.Mode().Perm() != 0o600 || fi.Mode().Perm() != 0o644 {
 		t.Fatalf("backup mode %v (want 0600), settings mode %v (want kept 0644)", bi.Mode().Perm(), fi.Mode().Perm())
 	}
-	installed := readFile(t, path)
-	res, err = Uninstall(path, Hook{}, Options{Now: fixedNow})
-	if err != nil {
+}
+
+// The round trip: whatever the file's formatting, install then uninstall
+// leaves it byte for byte as it was, with no backup left behind.
+func TestInstallThenUninstallIsByteIdentical(t *testing.T) {
+	for name, content := range map[string]string{
+		"compact":      `{"model":"opus","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"lint"}]}]}}`,
+		"four spaces":  "{\n    \"z\": 1,\n    \"a\": [],\n    \"hooks\": {\n        \"Stop\": [\n            {\"hooks\": [{\"type\": \"command\", \"command\": \"notify\"}]}\n        ]\n    }\n}",
+		"tabs":         "{\n\t\"permissions\": {\"allow\": [\"Bash(ls)\"]},\n\t\"env\": {}\n}\n",
+		"empty object": "{}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "settings.json")
+			writeFile(t, path, content, 0o644)
+			if _, err := Install(path, testHook, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if readFile(t, path) == content {
+				t.Fatal("install changed nothing")
+			}
+			res, err := Uninstall(path, testHook, Options{})
+			if err != nil || !res.Restored {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if got := readFile(t, path); got != content {
+				t.Fatalf("round trip changed the file:\nbefore %q\nafter  %q", content, got)
+			}
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Fatalf("left behind: %v", names)
+			}
+		})
+	}
+}
+
+func TestInstallThenUninstallOfAMissingFileLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	if _, err := Install(path, testHook, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if res.Backup != wantBackup+"-2" || readFile(t, res.Backup) != installed {
-		t.Fatalf("second backup in the same second: %q", res.Backup)
+	res, err := Uninstall(path, testHook, Options{})
+	if err != nil || !res.Removed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Fatalf("left behind: %v", names)
+	}
+}
+
+// A user edit between install and uninstall: the backup no longer matches,
+// so uninstall removes only our entry and keeps the file's indentation.
+func TestUninstallAfterAUserEditKeepsTheEditAndTheIndent(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.json")
+	writeFile(t, path, "{\n    \"model\": \"opus\"\n}\n", 0o600)
+	if _, err := Install(path, testHook, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(readFile(t, path), `"opus"`, `"sonnet"`, 1)
+	writeFile(t, path, edited, 0o600)
+	res, err := Uninstall(path, testHook, Options{})
+	if err != nil || res.Restored {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := readFile(t, path); got != "{\n    \"model\": \"sonnet\"\n}\n" {
+		t.Fatalf("file:\n%s", got)
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Fatalf("want the file and one backup: %v", names)
 	}
 }
 

@@ -150,19 +150,34 @@ func decodeArray(dec *json.Decoder, depth int) ([]any, error) {
 
 // Encode renders the document with two-space indentation and a final newline,
 // the layout the agents themselves write.
-func Encode(o *Object) []byte {
+func Encode(o *Object) []byte { return EncodeIndent(o, "  ") }
+
+// EncodeIndent renders the document with indent per level and a final newline.
+func EncodeIndent(o *Object, indent string) []byte {
 	var b bytes.Buffer
-	encodeValue(&b, o, 0)
+	encodeValue(&b, o, 0, indent)
 	b.WriteByte('\n')
 	return b.Bytes()
 }
 
-func encodeValue(b *bytes.Buffer, v any, depth int) {
+// DetectIndent returns the indentation one level of data uses: its first
+// indented line's leading whitespace, or two spaces when nothing is indented.
+func DetectIndent(data []byte) string {
+	for _, line := range bytes.Split(data, []byte("\n"))[1:] {
+		ws := line[:len(line)-len(bytes.TrimLeft(line, " \t"))]
+		if len(ws) > 0 && len(ws) < len(line) {
+			return string(ws)
+		}
+	}
+	return "  "
+}
+
+func encodeValue(b *bytes.Buffer, v any, depth int, ind string) {
 	switch t := v.(type) {
 	case *Object:
-		encodeObject(b, t, depth)
+		encodeObject(b, t, depth, ind)
 	case []any:
-		encodeArray(b, t, depth)
+		encodeArray(b, t, depth, ind)
 	case string:
 		encodeString(b, t)
 	case json.Number:
@@ -182,7 +197,7 @@ func encodeValue(b *bytes.Buffer, v any, depth int) {
 	}
 }
 
-func encodeObject(b *bytes.Buffer, o *Object, depth int) {
+func encodeObject(b *bytes.Buffer, o *Object, depth int, ind string) {
 	if len(o.Members) == 0 {
 		b.WriteString("{}")
 		return
@@ -192,16 +207,16 @@ func encodeObject(b *bytes.Buffer, o *Object, depth int) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		newline(b, depth+1)
+		newline(b, depth+1, ind)
 		encodeString(b, m.Key)
 		b.WriteString(": ")
-		encodeValue(b, m.Value, depth+1)
+		encodeValue(b, m.Value, depth+1, ind)
 	}
-	newline(b, depth)
+	newline(b, depth, ind)
 	b.WriteByte('}')
 }
 
-func encodeArray(b *bytes.Buffer, a []any, depth int) {
+func encodeArray(b *bytes.Buffer, a []any, depth int, ind string) {
 	if len(a) == 0 {
 		b.WriteString("[]")
 		return
@@ -211,17 +226,17 @@ func encodeArray(b *bytes.Buffer, a []any, depth int) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		newline(b, depth+1)
-		encodeValue(b, v, depth+1)
+		newline(b, depth+1, ind)
+		encodeValue(b, v, depth+1, ind)
 	}
-	newline(b, depth)
+	newline(b, depth, ind)
 	b.WriteByte(']')
 }
 
-func newline(b *bytes.Buffer, depth int) {
+func newline(b *bytes.Buffer, depth int, ind string) {
 	b.WriteByte('\n')
 	for range depth {
-		b.WriteString("  ")
+		b.WriteString(ind)
 	}
 }
 

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode"
+
+	"github.com/mattn/go-runewidth"
+	"golang.org/x/term"
+)
+
+// terminalOut is stdout when a person reads it: a terminal, and no --json.
+// writeJSON renders results on it as text instead of JSON.
+type terminalOut struct {
+	io.Writer
+	fd int
+}
+
+// humanStreams returns s with Out marked as a person's terminal when stdout is
+// one and args do not ask for JSON; otherwise s itself (JSON, as scripts expect).
+func humanStreams(s *Streams, args []string) *Streams {
+	if s.OutTerminal == nil || wantsJSON(args) {
+		return s
+	}
+	fd, ok := s.OutTerminal()
+	if !ok {
+		return s
+	}
+	h := *s
+	h.Out = &terminalOut{Writer: s.Out, fd: fd}
+	return &h
+}
+
+// stdoutTerminal reports whether the process's stdout is a terminal, and its fd.
+func stdoutTerminal() (int, bool) {
+	fd := int(os.Stdout.Fd())
+	return fd, term.IsTerminal(fd)
+}
+
+// wantsJSON reports whether the command line asks for JSON (--json anywhere
+// before a "--"); every command accepts the flag.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true", "--json=1":
+			return true
+		}
+	}
+	return false
+}
+
+// isTerminal reports whether w is a person's terminal.
+func isTerminal(w io.Writer) bool {
+	switch t := w.(type) {
+	case *terminalOut:
+		return true
+	case *os.File:
+		return term.IsTerminal(int(t.Fd()))
+	}
+	return false
+}
+
+// terminalWidth is the usable width of w's terminal, 0 when unknown.
+func terminalWidth(w io.Writer) int {
+	fd := -1
+	switch t := w.(type) {
+	case *terminalOut:
+		fd = t.fd
+	case *os.File:
+		fd = int(t.Fd())
+	}
+	if fd < 0 {
+		return 0
+	}
+	if cols, _, err := term.GetSize(fd); err == nil && cols > 10 {
+		return cols - 1
+	}
+	return 0
+}
+
+// printFailure tells a person what went wrong on stderr: one line with the
+// code, then the action when there is one.
+func printFailure(w io.Writer, f *Failure) {
+	fmt.Fprintf(w, "story-automator: %s (%s)\n", f.Message, f.Code)
+	switch {
+	case f.Action != "":
+		fmt.Fprintf(w, "  → %s\n", f.Action)
+	case f.Exit == 2:
+		fmt.Fprintln(w, "  → see story-automator --help")
+	}
+}
+
+// render prints any JSON-shaped value as text: "Key: value" lines, nested
+// objects indented, lists of objects as tables. Key order follows the JSON.
+func (t *terminalOut) render(v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	val, err := decodeOrdered(json.NewDecoder(bytes.NewReader(data)))
+	if err != nil {
+		return err
+	}
+	obj, ok := val.(orderedObject)
+	if !ok {
+		fmt.Fprintln(t.Writer, scalarText(val))
+		return nil
+	}
+	obj = obj.without("ok")
+	if len(obj) == 0 {
+		fmt.Fprintln(t.Writer, "Done.")
+		return nil
+	}
+	writeObject(t.Writer, obj, "")
+	return nil
+}
+
+type field struct {
+	key string
+	val any
+}
+
+// orderedObject is a JSON object with its keys in document order.
+type orderedObject []field
+
+func (o orderedObject) without(key string) orderedObject {
+	out := o[:0:0]
+	for _, f := range o {
+		if f.key != key {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func decodeOrdered(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		var o orderedObject
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, field{k.(string), v})
+		}
+		_, err := d.Token()
+		return o, err
+	case json.Delim('['):
+		var a []any
+		for d.More() {
+			v, err := decodeOrdered(d)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := d.Token()
+		return a, err
+	}
+	return tok, nil
+}
+
+func writeObject(w io.Writer, o orderedObject, indent string) {
+	width := 0
+	for _, f := range o {
+		width = max(width, runewidth.StringWidth(label(f.key)))
+	}
+	for _, f := range o {
+		name := label(f.key) + ":"
+		switch v := f.val.(type) {
+		case orderedObject:
+			if len(v) == 0 {
+				fmt.Fprintf(w, "%s%s none\n", indent, name)
+				continue
+			}
+			fmt.Fprintf(w, "%s%s\n", indent, name)
+			writeObject(w, v, indent+"  ")
+		case []any:
+			if len(v) == 0 {
+				fmt.Fprintf(w, "%s%s none\n", indent, name)
+				continue
+			}
+			fmt.Fprintf(w, "%s%s\n", indent, name)
+			writeList(w, v, indent+"  ")
+		default:
+			fmt.Fprintf(w, "%s%s %s\n", indent, runewidth.FillRight(name, width+1), scalarText(v))
+		}
+	}
+}
+
+// writeList prints a list: a table when every item is a flat object, else one item a line.
+func writeList(w io.Writer, items []any, indent string) {
+	if cols, ok := tableColumns(items); ok {
+		writeTable(w, items, cols, indent)
+		return
+	}
+	for _, it := range items {
+		if o, ok := it.(orderedObject); ok {
+			fmt.Fprintf(w, "%s-\n", indent)
+			writeObject(w, o, indent+"  ")
+			continue
+		}
+		fmt.Fprintf(w, "%s- %s\n", indent, scalarText(it))
+	}
+}
+
+func tableColumns(items []any) ([]string, bool) {
+	seen := map[string]int{}
+	var cols []string
+	for _, it := range items {
+		o, ok := it.(orderedObject)
+		if !ok {
+			return nil, false
+		}
+		for _, f := range o {
+			switch f.val.(type) {
+			case orderedObject, []any:
+				return nil, false
+			}
+			if _, ok := seen[f.key]; !ok {
+				seen[f.key] = len(cols)
+				cols = append(cols, f.key)
+			}
+		}
+	}
+	return cols, len(cols) > 0
+}
+
+func writeTable(w io.Writer, items []any, cols []string, indent string) {
+	rows := [][]string{make([]string, len(cols))}
+	for i, c := range cols {
+		rows[0][i] = strings.ToUpper(label(c))
+	}
+	for _, it := range items {
+		row := make([]string, len(cols))
+		for _, f := range it.(orderedObject) {
+			row[indexOf(cols, f.key)] = scalarText(f.val)
+		}
+		rows = append(rows, row)
+	}
+	widths := make([]int, len(cols))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], runewidth.StringWidth(cell))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, cell := range r {
+			if i == len(r)-1 {
+				b.WriteString(cell)
+				break
+			}
+			b.WriteString(runewidth.FillRight(cell, widths[i]+2))
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for j, v := range list {
+		if v == s {
+			return j
+		}
+	}
+	return 0
+}
+
+func scalarText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case json.Number:
+		return x.String()
+	case float64:
+		return fmt.Sprint(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// label turns a camelCase JSON key into words: "storiesRemaining" → "Stories remaining".
+func label(key string) string {
+	var b strings.Builder
+	for i, r := range key {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte(' ')
+			r = unicode.ToLower(r)
+		}
+		if i == 0 {
+			r = unicode.ToUpper(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// rawOut is the writer under w: the real stdout, for handing to a child
+// process (a wrapped writer would make exec give the child a pipe instead of
+// the terminal).
+func rawOut(w io.Writer) io.Writer {
+	if t, ok := w.(*terminalOut); ok {
+		return t.Writer
+	}
+	return w
+}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/internal/testbin"
+)
+
+// runOnTerminal runs a command in-process as if stdout were a person's terminal.
+func runOnTerminal(t *testing.T, root string, args ...string) (string, int) {
+	t.Helper()
+	out, _, code := runStreams(t, root, true, args...)
+	return out, code
+}
+
+func runStreams(t *testing.T, root string, terminal bool, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	s := testStreams(root, &out)
+	s.Err = &errb
+	if terminal {
+		s.OutTerminal = func() (int, bool) { return -1, true }
+	}
+	socket := fmt.Sprintf("sa-test-none-%d", os.Getpid())
+	code = Run(append([]string{"--project-root", root, "--tmux-socket", socket}, args...), s)
+	return out.String(), errb.String(), code
+}
+
+func TestATerminalGetsTextAndAPipeGetsJSON(t *testing.T) {
+	root := t.TempDir()
+	if _, _, code := runStreams(t, root, false, "marker", "create", "--epic", "1", "--story", "1.1", "--remaining", "2"); code != 0 {
+		t.Fatal("marker create failed")
+	}
+	piped, _, _ := runStreams(t, root, false, "marker", "show")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(piped), &res); err != nil || res["exists"] != true {
+		t.Fatalf("piped output is not the JSON: %q", piped)
+	}
+	text, _, code := runStreams(t, root, true, "marker", "show")
+	if code != 0 || strings.Contains(text, "{") || !strings.Contains(text, "Exists: yes") || !strings.Contains(text, "Stories remaining: 2") {
+		t.Fatalf("terminal output:\n%s", text)
+	}
+	forced, _, _ := runStreams(t, root, true, "marker", "show", "--json")
+	if err := json.Unmarshal([]byte(forced), &res); err != nil {
+		t.Fatalf("--json on a terminal: %q", forced)
+	}
+}
+
+func TestErrorsOnATerminalGoToStderrWithCodeAndAction(t *testing.T) {
+	out, errText, code := runStreams(t, t.TempDir(), true, "--project-root", "/nonexistent", "status")
+	if code != 1 || out != "" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errText, "(project_root_missing)") || !strings.Contains(errText, "→ pass --project-root") {
+		t.Fatalf("stderr %q", errText)
+	}
+	out, errText, code = runStreams(t, t.TempDir(), false, "--project-root", "/nonexistent", "status")
+	if code != 1 || !strings.Contains(out, `"error":"project_root_missing"`) || errText != "" {
+		t.Fatalf("piped: exit %d, stdout %q, stderr %q", code, out, errText)
+	}
+}
+
+func TestUsageErrorsExitTwoAndNameTheFlag(t *testing.T) {
+	root := t.TempDir()
+	out, errText, code := runStreams(t, root, false, "monitor-session", "x", "--timeout", "soon")
+	if code != 2 || !strings.Contains(out, `"error":"usage_error"`) || !strings.Contains(errText, `--timeout "soon" is not a duration`) || !strings.Contains(errText, "90s") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errText)
+	}
+	out, errText, code = runStreams(t, root, true, "loop", "frobnicate")
+	if code != 2 || out != "" || !strings.Contains(errText, "unknown loop command") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errText)
+	}
+}
+
+func TestHelpVersionGroupsAndCompletionExitZero(t *testing.T) {
+	root := t.TempDir()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "loop"}, {"--version"}, {"loop"}, {"marker"}, {"hooks"}, {"session"},
+		{"completion", "bash"}, {"completion", "zsh"}, {"completion", "fish"}} {
+		out, errText, code := runStreams(t, root, false, args...)
+		if code != 0 || out == "" {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q", args, code, out, errText)
+		}
+	}
+	out, _, _ := runStreams(t, root, false, "marker")
+	for _, sub := range []string{"create", "heartbeat", "show", "pause", "resume", "claim", "remove"} {
+		if !strings.Contains(out, sub) {
+			t.Fatalf("bare marker does not list %s:\n%s", sub, out)
+		}
+	}
+	out, _, _ = runStreams(t, root, false, "--version")
+	if !strings.HasPrefix(out, "story-automator ") {
+		t.Fatalf("--version: %q", out)
+	}
+	if _, _, code := runStreams(t, root, false, "completion", "tcsh"); code != 2 {
+		t.Fatalf("completion tcsh: exit %d", code)
+	}
+}
+
+func TestBashCompletionScriptParses(t *testing.T) {
+	out, _, _ := runStreams(t, t.TempDir(), false, "completion", "bash")
+	cmd := exec.Command("bash", "-n")
+	cmd.Stdin = strings.NewReader(out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v %s", err, msg)
+	}
+	if !strings.Contains(out, `"loop start"|"loop start "*) words="--max-iterations`) {
+		t.Fatalf("no loop start completions:\n%s", out)
+	}
+}
+
+func TestEveryFlagIsDescribed(t *testing.T) {
+	app := newApp(testStreams(t.TempDir(), &bytes.Buffer{}))
+	var walk func(path string, cmds []*cli.Command)
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			for _, f := range c.Flags {
+				if d, ok := f.(interface{ GetUsage() string }); !ok || d.GetUsage() == "" {
+					t.Errorf("%s %s: flag --%s has no description", path, c.Name, f.Names()[0])
+				}
+			}
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	walk("story-automator", app.Commands)
+}
+
+func TestStatusWatchRedrawsInPlace(t *testing.T) {
+	got := redrawFrame("a\nb\n")
+	if got != "\x1b[Ha\x1b[K\nb\x1b[K\n\x1b[J" || strings.Contains(got, "\x1b[2J") {
+		t.Fatalf("%q", got)
+	}
+}
+
+// The real binary on a real pty prints text; the same binary piped prints JSON
+// and no escape code.
+func TestTheBinaryOnAPtyPrintsTextAndPipedPrintsJSON(t *testing.T) {
+	bin := testbin.Path(t)
+	root := t.TempDir()
+	cmd := exec.Command(bin, "--project-root", root, "marker", "show")
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := io.ReadAll(tty) // EIO once the child exits and the pty closes
+	_ = cmd.Wait()
+	tty.Close()
+	if !strings.Contains(string(text), "Exists: no") || strings.Contains(string(text), `"ok"`) {
+		t.Fatalf("on a pty: %q", text)
+	}
+	piped, err := exec.Command(bin, "--project-root", root, "marker", "show").Output()
+	if err != nil || !strings.HasPrefix(string(piped), `{"`) || bytes.Contains(piped, []byte("\x1b")) {
+		t.Fatalf("piped: %q %v", piped, err)
+	}
+	cmd = exec.Command(bin, "--project-root", "/nonexistent", "status")
+	tty, err = pty.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ = io.ReadAll(tty)
+	err = cmd.Wait()
+	tty.Close()
+	if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(string(text), "(project_root_missing)") {
+		t.Fatalf("missing root on a pty: exit %d %v %q", code, err, text)
+	}
+}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"runtime/debug"
 	"strings"
 
@@ -48,12 +48,12 @@ func hasFlag(flags []cli.Flag, name string) bool {
 	return false
 }
 
-var badValue = regexp.MustCompile(`invalid value "([^"]*)" for flag -+([A-Za-z0-9-]+)`)
+var badValue = lazyre.New(`invalid value "([^"]*)" for flag -+([A-Za-z0-9-]+)`)
 
 // flagUsageError turns a flag parse error into a usage error; a bad duration
 // names the flag and shows what a duration looks like.
 func flagUsageError(flags []cli.Flag, err error) *Failure {
-	m := badValue.FindStringSubmatch(err.Error())
+	m := badValue().FindStringSubmatch(err.Error())
 	if m == nil {
 		return usageError("%v", err)
 	}

@@ -209,3 +209,28 @@ func Excerpt(s string, max int) string {
 	}
 	return s
 }
+
+// LifecycleLost is a session whose runner process died (SIGKILL, a crashed
+// machine) without recording how its agent ended.
+const LifecycleLost = "lost"
+
+// ReconcileSession settles, once and under the state file's lock, a session
+// recorded as running whose runner process is gone: it becomes "lost" with
+// the time it was found so, and is then final for every reader (session
+// status/list, status, the monitor). gone reports whether a pid has exited.
+func ReconcileSession(dir, name string, now time.Time, gone func(pid int) bool) (*SessionState, error) {
+	st, err := ReadSession(dir, name)
+	if err != nil || !runnerLost(st, gone) {
+		return st, err
+	}
+	return UpdateSession(dir, name, func(cur *SessionState) error {
+		if runnerLost(cur, gone) { // checked again under the lock
+			cur.Lifecycle, cur.ExitedAt = LifecycleLost, Timestamp(now)
+		}
+		return nil
+	})
+}
+
+func runnerLost(st *SessionState, gone func(pid int) bool) bool {
+	return st != nil && (st.Lifecycle == LifecycleStarted || st.Lifecycle == "starting") && st.PanePid > 0 && gone(st.PanePid)
+}

@@ -138,6 +138,12 @@ func (o *observer) look(now time.Time) Facts {
 		// result written just before the exit is not missed.
 		f.RunnerGone = true
 		st = o.readState()
+		if st != nil && st.Lifecycle != marker.LifecycleExited {
+			// Settle the state for every other reader, once, under its lock.
+			if settled, err := marker.ReconcileSession(o.dir, o.name, now, o.gone); err == nil && settled != nil {
+				o.last, st = settled, settled
+			}
+		}
 	}
 	f.State = st
 	if st != nil {

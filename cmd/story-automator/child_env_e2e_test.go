@@ -4,8 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
@@ -28,5 +31,38 @@ func TestE2EAChildGetsTheSpawnersEnvironmentNotTheServers(t *testing.T) {
 	got, _ := os.ReadFile(filepath.Join(p.root, "second.out"))
 	if string(first1) != "unset" || strings.TrimSpace(string(got)) != "from the spawner|http://127.0.0.1:9" {
 		t.Fatalf("first child saw %q, second %q", first1, got)
+	}
+}
+
+// A session whose runner was SIGKILLed is settled once as "lost" by the next
+// reader (session status, session list, status, the monitor), never left
+// "running" forever.
+func TestE2EASessionWhoseRunnerWasKilledIsSettledLost(t *testing.T) {
+	p := newSessionProject(t, tmuxtest.Socket(t))
+	name := p.spawn(nil, "--agent", "custom", "--command", "sleep 30")
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		if st, err := marker.ReadSession(p.sessionsDir, name); err == nil && st.AgentPid > 0 {
+			pid = st.PanePid
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the runner never reported")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for marker.ProcessAlive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, code := p.run(nil, "session", "status", name)
+	if code != 0 || res["lifecycle"] != marker.LifecycleLost {
+		t.Fatalf("session status: %d %v", code, res)
+	}
+	st, err := marker.ReadSession(p.sessionsDir, name)
+	if err != nil || st.Lifecycle != marker.LifecycleLost || st.ExitedAt == "" {
+		t.Fatalf("state file not settled: %+v %v", st, err)
 	}
 }

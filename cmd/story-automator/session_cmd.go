@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -112,7 +113,7 @@ func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool) 
 	if !strings.HasPrefix(name, child.ProjectPrefix(projectRoot)) {
 		return nil, false
 	}
-	st, err := marker.ReadSession(dir, name)
+	st, err := reconciledSession(dir, name)
 	if err != nil || filepath.Clean(st.ProjectRoot) != filepath.Clean(projectRoot) {
 		return nil, false
 	}
@@ -129,7 +130,7 @@ func sessionStatus(c *cli.Context) error {
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	st, stErr := marker.ReadSession(sessionStateDir(e), name)
+	st, stErr := reconciledSession(sessionStateDir(e), name)
 	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
 		return fail("session_state_unreadable", "%v", stErr)
 	}
@@ -241,4 +242,10 @@ func sessionAttach(c *cli.Context) error {
 		return tmuxFailure(err)
 	}
 	return nil
+}
+
+// reconciledSession reads a session's state, settling it as "lost" first when
+// it says running but its runner process is gone (a killed runner).
+func reconciledSession(dir, name string) (*marker.SessionState, error) {
+	return marker.ReconcileSession(dir, name, time.Now(), func(pid int) bool { return !marker.ProcessAlive(pid) })
 }

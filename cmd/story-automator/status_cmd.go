@@ -192,7 +192,7 @@ func liveSessions(e *runtimeEnv) []statusSession {
 		}
 		seen[p.Session] = true
 		s := statusSession{Session: p.Session, Attached: p.Attached > 0}
-		if st, err := marker.ReadSession(dir, p.Session); err == nil {
+		if st, err := reconciledSession(dir, p.Session); err == nil {
 			s.Story, s.Step, s.Agent, s.Lifecycle = st.Story, st.Step, st.Agent, st.Lifecycle
 		}
 		out = append(out, s)

@@ -72,6 +72,11 @@ type SessionState struct {
 	// SendBaseline is where the session stood when text was last sent to it:
 	// a monitor counts only the completion signals that come after it.
 	SendBaseline *SendBaseline `json:"sendBaseline,omitempty"`
+	// AcceptDialogs are the dialog kinds the user let the tool answer for
+	// this session (--trust-project: trust_folder); AnsweredDialogs those it
+	// has answered, each at most once.
+	AcceptDialogs   []string `json:"acceptDialogs,omitempty"`
+	AnsweredDialogs []string `json:"answeredDialogs,omitempty"`
 }
 
 // SendBaseline is a session's completion turns and output size at a `session send`.

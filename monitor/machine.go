@@ -58,6 +58,8 @@ const (
 	ActProbeScreen
 	ActProbeSession
 	ActFinish
+	// ActAnswerDialog: answer the dialog on screen the user let the tool answer.
+	ActAnswerDialog
 )
 
 // Action is the machine's next step; Until is when something is next due (ActWait).
@@ -76,6 +78,8 @@ type ScreenVerdict struct {
 	Done bool
 	// Dialog: the agent waits at a dialog only its user can settle.
 	Dialog *child.Dialog
+	// Answer: the user let the tool answer this dialog, and it has not yet.
+	Answer bool
 }
 
 // Machine is monitor-session's decision logic, free of I/O: the driver
@@ -105,6 +109,8 @@ type Machine struct {
 	// verifyAtOnce: the verifier is known to be broken, so it is consulted as
 	// soon as the session is known to exist, not at a completion.
 	verifyAtOnce bool
+	// answering is a dialog to answer before anything else.
+	answering *child.Dialog
 
 	final *Action
 }
@@ -148,6 +154,9 @@ func (m *Machine) Next(f Facts) Action {
 	}
 	if m.opt.Timeout > 0 && !f.Now.Before(m.start.Add(m.opt.Timeout)) {
 		return m.finish(TimedOut, ReasonTimeout)
+	}
+	if m.answering != nil {
+		return Action{Kind: ActAnswerDialog, Dialog: m.answering}
 	}
 	if m.inSequence {
 		return m.continueSequence(f, exited)
@@ -321,12 +330,33 @@ func (m *Machine) Verified(v Verdict, now time.Time) {
 }
 
 // ScreenProbed records what the screen showed at output size size; a
-// dialog ends the wait at once (stuck), since nothing but its user moves it.
+// dialog ends the wait at once (stuck), since nothing but its user moves it,
+// unless the user let the tool answer it (then the next action answers it).
 func (m *Machine) ScreenProbed(v ScreenVerdict, size int64) {
 	m.screenSize, m.screenDone, m.screenUsed = size, v.Done, false
-	if v.Dialog != nil && m.final == nil {
+	switch {
+	case v.Dialog == nil || m.final != nil:
+	case v.Answer:
+		d := *v.Dialog
+		m.answering = &d
+	default:
 		m.finishAtDialog(*v.Dialog)
 	}
+}
+
+// DialogAnswered records the answer to the dialog of ActAnswerDialog: a
+// dialog that could not be answered leaves the child stuck at it. An
+// answered one is not answered again: the screen is read afresh once the
+// output has rested for the idle debounce after the answer, and a dialog
+// still there then leaves the child stuck at it.
+func (m *Machine) DialogAnswered(ok bool, now time.Time) {
+	d := m.answering
+	m.answering = nil
+	if d != nil && !ok && m.final == nil {
+		m.finishAtDialog(*d)
+		return
+	}
+	m.screenSize, m.lastChange = -1, now
 }
 
 // exitDialog maps an exit code the agent's profile knows as a dialog.

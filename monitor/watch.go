@@ -16,6 +16,9 @@ import (
 type Tmux interface {
 	HasSession(ctx context.Context, name string) (bool, error)
 	CapturePane(ctx context.Context, name string, lines int) (string, error)
+	// SendKey presses one named key (a tmux key name); only a dialog the
+	// user let the tool answer is ever sent keys.
+	SendKey(ctx context.Context, name, key string) error
 }
 
 // Deps are the monitor's connections to the world, injected for tests.
@@ -31,6 +34,9 @@ type Deps struct {
 	VerifyBound time.Duration
 	// NoEvents disables inotify and pidfd wake-ups (tests of the fallback).
 	NoEvents bool
+	// SelectionWait bounds the wait for a dialog the tool answers to show
+	// the selection made before it is confirmed (default 3s).
+	SelectionWait time.Duration
 	// Waiting, when set, runs whenever the monitor goes to sleep (first
 	// true the first time): the monitor-session command gives back memory
 	// there (internal/memtrim).
@@ -68,6 +74,8 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			cancel()
 		case ActProbeScreen:
 			m.ScreenProbed(o.readScreen(ctx, d.Tmux), f.OutputSize)
+		case ActAnswerDialog:
+			m.DialogAnswered(o.answerDialog(ctx, d.Tmux, *act.Dialog, d.SelectionWait), d.Now())
 		case ActProbeSession:
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
@@ -93,6 +101,9 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.ProcessGone == nil {
 		d.ProcessGone = func(pid int) bool { return !marker.ProcessAlive(pid) }
+	}
+	if d.SelectionWait <= 0 {
+		d.SelectionWait = defaultSelectionWait
 	}
 	if d.VerifyBound <= 0 {
 		d.VerifyBound = 2 * time.Minute
@@ -193,7 +204,7 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 		return ScreenVerdict{}
 	}
 	if d, ok := child.MatchDialog(p.Dialogs, screen); ok {
-		return ScreenVerdict{Dialog: &d}
+		return ScreenVerdict{Dialog: &d, Answer: o.mayAnswer(d)}
 	}
 	return ScreenVerdict{Done: detect != nil && detect(screen)}
 }

@@ -17,12 +17,22 @@ type fakeTmux struct {
 	exists   bool
 	screen   string
 	captures int
+	keys     []string
+	onKey    func(f *fakeTmux, key string)
 }
 
 func (f *fakeTmux) HasSession(context.Context, string) (bool, error) { return f.exists, nil }
 func (f *fakeTmux) CapturePane(context.Context, string, int) (string, error) {
 	f.captures++
 	return f.screen, nil
+}
+
+func (f *fakeTmux) SendKey(_ context.Context, _, key string) error {
+	f.keys = append(f.keys, key)
+	if f.onKey != nil {
+		f.onKey(f, key)
+	}
+	return nil
 }
 
 func fakeDeps(t *testing.T, tm *fakeTmux, gone bool) Deps {

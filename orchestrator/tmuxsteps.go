@@ -33,6 +33,9 @@ type TmuxSteps struct {
 	// CloseWait bounds the wait for a closed session's processes to exit
 	// before they are killed (0 = 5s).
 	CloseWait time.Duration
+	// TrustProject: the user asked (run --trust-project) that each child's
+	// CLI trust the project folder (child.Request.TrustProject).
+	TrustProject bool
 }
 
 // RunStep spawns the step's session, waits for its final state and then
@@ -57,7 +60,8 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Project.Root, StateDir: t.StateDir, Epic: req.Epic,
-		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.Model, Prompt: prompt})
+		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.Model, Prompt: prompt,
+		TrustProject: t.TrustProject})
 	if err != nil {
 		return StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}

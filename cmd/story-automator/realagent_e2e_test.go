@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,6 +127,37 @@ func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
 	}
 }
 
+// With --trust-project the same child's trust dialog is answered for the
+// project folder as the user would (Claude Code then records the trust in its
+// own config), and the turn behind it runs and is seen completed.
+func TestRealClaudeChildWithTrustProjectPassesTheTrustDialog(t *testing.T) {
+	p := newRealClaudeProject(t, `
+rules:
+  - match: "write the proof"
+    actions:
+      - shell: "printf 'proof\n' > proof.txt"
+      - reply: "Wrote proof.txt."
+`, offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please write the proof file.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
+	if code != 0 || res["finalState"] != "completed" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
+		t.Fatalf("proof.txt = %q, %v", b, err)
+	}
+	var state struct {
+		Projects map[string]struct {
+			HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	b, err := os.ReadFile(filepath.Join(p.home, ".claude.json"))
+	if err != nil || json.Unmarshal(b, &state) != nil || !state.Projects[p.root].HasTrustDialogAccepted {
+		t.Fatalf("~/.claude.json does not trust %s: %s %v", p.root, b, err)
+	}
+}
+
 // Gemini CLI in a folder it does not trust exits 55 at once; that is its
 // trust dialog (stuck, with the action), not a crash to retry.
 func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.T) {
@@ -134,5 +166,26 @@ func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.
 	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
 	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
 		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
+	}
+}
+
+// With --trust-project Gemini CLI trusts the project folder for that child
+// alone (through its environment) and does the turn.
+func TestRealGeminiChildWithTrustProjectRunsInAnUntrustedFolder(t *testing.T) {
+	p := newRealAgentProject(t, "gemini", offline.Gemini, `
+rules:
+  - match: "write the proof"
+    actions:
+      - shell: "printf 'proof\n' > proof.txt"
+      - reply: "Wrote proof.txt."
+`, offline.Dialogs{TrustFolder: true})
+	name := p.spawn(p.env, "--agent", "gemini", "--trust-project", "--prompt", "Please write the proof file.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
+	if code != 0 || res["finalState"] != "completed" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
+		t.Fatalf("proof.txt = %q, %v", b, err)
 	}
 }

@@ -15,11 +15,19 @@ import (
 // `run --agent A` with the real CLI against model-sim: every step is a real
 // child that does its work through its own shell tool; two stories end done,
 // one commit each.
-func TestRealClaudeRunFinishesTwoStories(t *testing.T) { testRealRun(t, "claude", offline.Claude) }
-func TestRealCodexRunFinishesTwoStories(t *testing.T)  { testRealRun(t, "codex", offline.Codex) }
-func TestRealGeminiRunFinishesTwoStories(t *testing.T) { testRealRun(t, "gemini", offline.Gemini) }
+func TestRealClaudeRunFinishesTwoStories(t *testing.T) { testRealRun(t, "claude", offline.Claude, false) }
+func TestRealCodexRunFinishesTwoStories(t *testing.T)  { testRealRun(t, "codex", offline.Codex, false) }
+func TestRealGeminiRunFinishesTwoStories(t *testing.T) { testRealRun(t, "gemini", offline.Gemini, false) }
 
-func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error)) {
+// In a folder Claude Code does not trust yet, `run --trust-project` answers
+// each child's trust dialog for the project, and the run goes on.
+func TestRealClaudeRunWithTrustProjectInAnUntrustedFolder(t *testing.T) {
+	testRealRun(t, "claude", offline.Claude, true)
+}
+
+// testRealRun runs two stories with the real agent; untrusted leaves the
+// project folder untrusted in the agent's home and passes --trust-project.
+func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error), untrusted bool) {
 	cli := realagent.Require(t, agent)
 	srv, err := modelsim.Start(modelsim.Options{Exe: builtBinary(t)})
 	if err != nil {
@@ -31,12 +39,17 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	if err != nil {
 		t.Fatal(err)
 	}
-	oenv, err := home(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root, p.root}})
+	oenv, err := home(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root, p.root},
+		Leave: offline.Dialogs{TrustFolder: untrusted}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
-	res, code := p.run(env, "run", "--agent", agent, "--epic", "1", "--stories", "1-2", "--json", "--completion-rechecks", "1", "--backoff", "10ms")
+	args := []string{"run", "--agent", agent, "--epic", "1", "--stories", "1-2", "--json", "--completion-rechecks", "1", "--backoff", "10ms"}
+	if untrusted {
+		args = append(args, "--trust-project")
+	}
+	res, code := p.run(env, args...)
 	if code != 0 || res["outcome"] != "done" {
 		doc := "(no state document)"
 		if path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root); path != "" {

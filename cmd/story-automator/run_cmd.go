@@ -43,6 +43,7 @@ func runCommand() *cli.Command {
 			&cli.DurationFlag{Name: "backoff", Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
 			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
 			&cli.DurationFlag{Name: "recheck-grace", Value: def.RecheckGrace, Usage: "time between those verifications"},
+			&cli.BoolFlag{Name: "trust-project", Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: runAction,
 	}
@@ -78,7 +79,9 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	out := newRunOutput(e, c.Bool("json"))
-	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: runSteps(e, proj, wpol, exe),
+	steps := runSteps(e, proj, wpol, exe)
+	steps.TrustProject = c.Bool("trust-project")
+	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: steps,
 		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},
 		Report: out.reporter, Log: e.Log}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -26,6 +26,7 @@ func sessionSpawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file ('-' = stdin)"},
 			&cli.StringFlag{Name: "prompt", Usage: "the prompt text"},
 			&cli.StringFlag{Name: "command", Usage: "custom agent: command template with {prompt}, {prompt_file} or {model}; without a prompt placeholder the prompt goes to stdin"},
+			&cli.BoolFlag{Name: "trust-project", Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: sessionSpawn,
 	}
@@ -65,7 +66,8 @@ func sessionSpawn(c *cli.Context) error {
 func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 	r := child.Request{ProjectRoot: e.ProjectRoot, StateDir: sessionStateDir(e),
 		Epic: c.String("epic"), Story: c.String("story"), Step: c.String("step"), Cycle: c.Int("cycle"),
-		Agent: c.String("agent"), Model: c.String("model"), Command: c.String("command")}
+		Agent: c.String("agent"), Model: c.String("model"), Command: c.String("command"),
+		TrustProject: c.Bool("trust-project")}
 	switch {
 	case r.Step == "" || r.Story == "":
 		return r, usageError("session spawn needs --step and --story")

@@ -21,12 +21,34 @@ type Dialog struct {
 	Needles []string `json:"-"`
 	// Action is the one thing the user must do.
 	Action string `json:"action"`
+	// Accept, when set, is how the tool may answer this dialog itself. Only a
+	// dialog whose acceptance is the user's evident and safe intent has one
+	// (trusting the project folder the user started the tool in), and it is
+	// used only when the user asked for it (run/session spawn --trust-project).
+	Accept *DialogAnswer `json:"-"`
 }
+
+// DialogAnswer is how a dialog is answered on screen: the keys that move its
+// selection, the line that must then be on screen (so a changed dialog is
+// never answered blind), and the key that confirms.
+type DialogAnswer struct {
+	Select   []string
+	Selected string
+	Confirm  string
+}
+
+// Acceptable dialog kinds: the only ones a flag may answer.
+var acceptableKinds = map[string]bool{DialogTrustFolder: true}
+
+// AcceptableKind reports whether the user may let the tool answer a dialog kind.
+func AcceptableKind(kind string) bool { return acceptableKinds[kind] }
 
 // claudeDialogs are Claude Code 2.1.x's first-run screens, most specific first.
 var claudeDialogs = []Dialog{
 	{Kind: DialogTrustFolder, Needles: []string{"Accessing workspace", "Yes, I trust this folder"},
-		Action: "open the project once with `claude` in a terminal and answer \"Yes, I trust this folder\""},
+		Action: "open the project once with `claude` in a terminal and answer \"Yes, I trust this folder\", or let story-automator answer it for the project folder: `run --trust-project` (`session spawn --trust-project`)",
+		// Claude Code 2.1.328 lists "No, exit" first, selected; one Down selects Yes.
+		Accept: &DialogAnswer{Select: []string{"Down"}, Selected: "❯ Yes, I trust this folder", Confirm: "Enter"}},
 	{Kind: DialogBypassPermissions, Needles: []string{"Bypass Permissions mode", "Yes, I accept"},
 		Action: "run `claude --dangerously-skip-permissions` once in a terminal and accept the Bypass Permissions warning (only on a machine where that is safe); story-automator never accepts it for you"},
 	{Kind: DialogAPIKey, Needles: []string{"Detected a custom API key", "Do you want to use this API key?"},
@@ -57,4 +79,16 @@ func MatchDialog(dialogs []Dialog, screen string) (Dialog, bool) {
 // geminiUntrusted is Gemini CLI 0.61's refusal to run headless in a folder it
 // does not trust: exit 55, "not running in a trusted directory".
 var geminiUntrusted = Dialog{Kind: DialogTrustFolder,
-	Action: "trust the project folder in Gemini CLI: run `gemini` in it once and trust it, or set GEMINI_CLI_TRUST_WORKSPACE=true in the environment story-automator runs in"}
+	Action: "trust the project folder in Gemini CLI: run `gemini` in it once and trust it, start the run with --trust-project, or set GEMINI_CLI_TRUST_WORKSPACE=true in the environment story-automator runs in"}
+
+// AcceptedDialogs are the kinds of p's dialogs the tool answers itself when
+// the user asked it to trust the project: those with an on-screen answer.
+func (p Profile) AcceptedDialogs() []string {
+	var kinds []string
+	for _, d := range p.Dialogs {
+		if d.Accept != nil && AcceptableKind(d.Kind) {
+			kinds = append(kinds, d.Kind)
+		}
+	}
+	return kinds
+}

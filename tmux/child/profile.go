@@ -3,9 +3,10 @@ package child
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/story-automator/story-automator/internal/shellword"
 	"sort"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // Profile is how one kind of agent is started and how its completion shows
@@ -39,6 +40,10 @@ type Profile struct {
 	// ExitDialogs map an exit code to the dialog it means: a CLI that refuses
 	// to start until the user settles something (Gemini's untrusted folder).
 	ExitDialogs map[int]Dialog
+	// TrustEnv trusts the child's folder for that one child, for a CLI that
+	// reads its trust from the environment; it is added only when the user
+	// asked to trust the project (--trust-project).
+	TrustEnv map[string]string
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -77,6 +82,8 @@ var profiles = map[string]Profile{
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
+		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
+		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},

@@ -44,6 +44,9 @@ type Request struct {
 	Prompt            string
 	// Command is the custom agent's command template.
 	Command string
+	// TrustProject: the user asked the tool to trust ProjectRoot, the child's
+	// folder, for the agent (its TrustEnv, and its trust dialog answered).
+	TrustProject bool
 }
 
 // Session is a spawned child session.
@@ -164,6 +167,13 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 	for k, v := range prof.Env {
 		vars[k] = v
 	}
+	var accept []string
+	if r.TrustProject {
+		for k, v := range prof.TrustEnv {
+			vars[k] = v
+		}
+		accept = prof.AcceptedDialogs()
+	}
 	now := time.Now
 	if s.Now != nil {
 		now = s.Now
@@ -171,7 +181,7 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 	_, err = marker.UpdateSession(r.StateDir, sess.Name, func(st *marker.SessionState) error {
 		*st = marker.SessionState{Name: sess.Name, ProjectRoot: r.ProjectRoot, Epic: epic, Story: r.Story,
 			Step: r.Step, Cycle: r.Cycle, Agent: r.Agent, Lifecycle: LifecycleStarting,
-			CreatedAt: marker.Timestamp(now()), OutputFile: sess.OutputFile}
+			CreatedAt: marker.Timestamp(now()), OutputFile: sess.OutputFile, AcceptDialogs: accept}
 		return nil
 	})
 	if err != nil {

@@ -200,3 +200,41 @@ func TestSpawnKillsTheSessionWhenItsStateCannotBeRecorded(t *testing.T) {
 		t.Fatalf("created %q, killed %q: the agent was left running", created, killed)
 	}
 }
+
+// --trust-project lets the monitor answer the agent's trust dialog (Claude)
+// or trusts the folder through the environment (Gemini); without it neither.
+func TestSpawnTrustProjectIsRecordedPerSession(t *testing.T) {
+	for _, tc := range []struct {
+		agent      string
+		trust      bool
+		wantAccept []string
+		wantEnv    string
+	}{
+		{AgentClaude, true, []string{DialogTrustFolder}, ""},
+		{AgentClaude, false, nil, ""},
+		{AgentGemini, true, nil, "GEMINI_CLI_TRUST_WORKSPACE=true"},
+		{AgentGemini, false, nil, ""},
+	} {
+		root := t.TempDir()
+		tc2, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })
+		sp := &Spawner{Tmux: tc2, Exe: "/opt/sa/story-automator", Environ: []string{"PATH=/bin"}}
+		req := spawnRequest(root)
+		req.Agent, req.TrustProject = tc.agent, tc.trust
+		sess, err := sp.Spawn(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := marker.ReadSession(req.StateDir, sess.Name)
+		if err != nil || strings.Join(st.AcceptDialogs, ",") != strings.Join(tc.wantAccept, ",") {
+			t.Errorf("%s trust=%v: accept %v, want %v (%v)", tc.agent, tc.trust, st.AcceptDialogs, tc.wantAccept, err)
+		}
+		spec, err := TakeSpec(req.StateDir, sess.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := strings.Join(spec.Env, "\n")
+		if has := strings.Contains(env, "GEMINI_CLI_TRUST_WORKSPACE"); has != (tc.wantEnv != "") || (has && !strings.Contains(env, tc.wantEnv)) {
+			t.Errorf("%s trust=%v: env %q", tc.agent, tc.trust, spec.Env)
+		}
+	}
+}

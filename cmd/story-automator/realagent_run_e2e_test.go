@@ -15,9 +15,13 @@ import (
 // `run --agent A` with the real CLI against model-sim: every step is a real
 // child that does its work through its own shell tool; two stories end done,
 // one commit each.
-func TestRealClaudeRunFinishesTwoStories(t *testing.T) { testRealRun(t, "claude", offline.Claude, false) }
-func TestRealCodexRunFinishesTwoStories(t *testing.T)  { testRealRun(t, "codex", offline.Codex, false) }
-func TestRealGeminiRunFinishesTwoStories(t *testing.T) { testRealRun(t, "gemini", offline.Gemini, false) }
+func TestRealClaudeRunFinishesTwoStories(t *testing.T) {
+	testRealRun(t, "claude", offline.Claude, false)
+}
+func TestRealCodexRunFinishesTwoStories(t *testing.T) { testRealRun(t, "codex", offline.Codex, false) }
+func TestRealGeminiRunFinishesTwoStories(t *testing.T) {
+	testRealRun(t, "gemini", offline.Gemini, false)
+}
 
 // In a folder Claude Code does not trust yet, `run --trust-project` answers
 // each child's trust dialog for the project, and the run goes on.

@@ -49,6 +49,8 @@ type Options struct {
 	Environ []string
 	// Hook is what `hooks install` would register (its command names this binary).
 	Hook settings.Hook
+	// Euid is the user the tool runs as (os.Geteuid()): some CLIs refuse root.
+	Euid int
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agent string) Check
 }
@@ -65,6 +67,9 @@ func Run(ctx context.Context, o Options) Report {
 		}
 		if _, ok := child.LookupProfile(a); ok && a != child.AgentSim && a != child.AgentCustom {
 			if !o.Offline {
+				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok {
+					checks = append(checks, c)
+				}
 				checks = append(checks, checkAuth(a, o.Getenv))
 				checks = append(checks, checkTrust(a, o.Root, o.Getenv))
 			}
@@ -115,6 +120,45 @@ func checkCLI(ctx context.Context, agent string, environ []string) Check {
 		c.Detail = fmt.Sprintf("%s %s at %s", agent, orDash(version), path)
 	}
 	return c
+}
+
+// trustAction is the profile's action for its trust dialog, on screen or at exit.
+func trustAction(agent string) string {
+	p, _ := child.LookupProfile(agent)
+	for _, d := range p.Dialogs {
+		if d.Kind == child.DialogTrustFolder {
+			return d.Action
+		}
+	}
+	for _, d := range p.ExitDialogs {
+		if d.Kind == child.DialogTrustFolder {
+			return d.Action
+		}
+	}
+	return "trust the project folder in " + agent
+}
+
+// checkRoot, for a CLI that refuses to run unattended as root without a
+// variable (Profile.RootEnv), says whether a child started now would run;
+// ok is false when the check does not apply (not root, or no such refusal).
+func checkRoot(agent string, euid int, getenv func(string) string) (Check, bool) {
+	p, _ := child.LookupProfile(agent)
+	name, value, _ := strings.Cut(p.RootEnv, "=")
+	if euid != 0 || name == "" {
+		return Check{}, false
+	}
+	c := Check{Name: "root", Agent: agent}
+	if getenv(name) == value {
+		c.Status, c.Detail = OK, "running as root with "+p.RootEnv+" (the machine is declared a sandbox)"
+		return c, true
+	}
+	c.Status, c.Detail = Fail, agent+" refuses to run its children unattended as root without "+p.RootEnv
+	for _, d := range p.Dialogs {
+		if d.Kind == child.DialogRunAsRoot {
+			c.Fix = d.Action
+		}
+	}
+	return c, true
 }
 
 // checkAuth says whether the CLI has credentials, naming where they are
@@ -175,7 +219,7 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 				}
 			}
 		}
-		c.Fix = "open the project once with `claude` and answer \"Yes, I trust this folder\""
+		c.Fix = trustAction(agent)
 	case child.AgentCodex:
 		// codex exec runs in an untrusted folder without asking.
 		c.Status, c.Detail = OK, "codex exec does not ask to trust a folder"
@@ -193,7 +237,7 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 		if strings.EqualFold(getenv("GEMINI_CLI_TRUST_WORKSPACE"), "true") {
 			trusted, where = true, "GEMINI_CLI_TRUST_WORKSPACE"
 		}
-		c.Fix = "run `gemini` in the project once and trust the folder, or set GEMINI_CLI_TRUST_WORKSPACE=true"
+		c.Fix = trustAction(agent)
 	}
 	if trusted {
 		c.Status, c.Detail, c.Fix = OK, "the project folder is trusted ("+where+")", ""

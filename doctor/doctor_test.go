@@ -3,6 +3,7 @@ package doctor
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
@@ -49,5 +50,34 @@ func TestRehearsalAtADialogFailsWithTheDialogsAction(t *testing.T) {
 	c = judge(Check{Name: "rehearsal", Agent: "claude"}, "claude", monitor.Result{FinalState: monitor.Completed, Reason: monitor.SignalScreen}, nil)
 	if c.Status != Warn {
 		t.Fatalf("a Claude turn seen only by screen: %+v", c)
+	}
+}
+
+func TestRootWithoutTheSandboxVariableFailsWithTheFix(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	if _, ok := checkRoot("claude", 1000, getenv); ok {
+		t.Fatal("a check for a user other than root")
+	}
+	if _, ok := checkRoot("codex", 0, getenv); ok {
+		t.Fatal("a root check for a CLI that does not refuse root")
+	}
+	c, ok := checkRoot("claude", 0, getenv)
+	if !ok || c.Status != Fail || !strings.Contains(c.Fix, "IS_SANDBOX=1") {
+		t.Fatalf("root without IS_SANDBOX: %+v", c)
+	}
+	env["IS_SANDBOX"] = "1"
+	if c, _ := checkRoot("claude", 0, getenv); c.Status != OK {
+		t.Fatalf("root with IS_SANDBOX=1: %+v", c)
+	}
+}
+
+// A failed rehearsal says what the child last printed, and where the rest is.
+func TestAFailedRehearsalQuotesTheChildsLastWords(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "child.log")
+	os.WriteFile(out, []byte("\x1b[31mInvalid API key · Please run /login\x1b[0m\r\n\r\n"), 0o600)
+	c := judge(Check{Name: "rehearsal"}, "claude", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1", OutputFile: out}, nil)
+	if c.Status != Fail || !strings.Contains(c.Detail, `"Invalid API key · Please run /login"`) || !strings.Contains(c.Detail, out) {
+		t.Fatalf("%+v", c)
 	}
 }

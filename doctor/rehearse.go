@@ -10,6 +10,7 @@ import (
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -49,7 +50,12 @@ func (r Rehearsal) Run(ctx context.Context, agent string) Check {
 		c.Status, c.Detail = Fail, err.Error()
 		return c
 	}
-	defer os.RemoveAll(stateDir)
+	// A failed rehearsal keeps its output for the user to read; a passed one leaves nothing.
+	defer func() {
+		if c.Status != Fail {
+			os.RemoveAll(stateDir)
+		}
+	}()
 	tc := tmux.New(fmt.Sprintf("sa-doctor-%d", os.Getpid()))
 	defer func() { _ = tc.KillServer(context.WithoutCancel(ctx)) }()
 	sp := &child.Spawner{Tmux: tc, Exe: r.Exe, Environ: env, Now: time.Now}
@@ -63,7 +69,12 @@ func (r Rehearsal) Run(ctx context.Context, agent string) Check {
 	opt.Timeout, opt.StartTimeout = r.Timeout, 30*time.Second
 	verify, _ := monitor.ParseVerifySpec("none", r.Root, 0)
 	res := monitor.Watch(ctx, sess.Name, verify, opt, monitor.Deps{Tmux: tc, StateDir: stateDir, Now: time.Now})
-	return judge(c, agent, res, srv)
+	// The child's processes are waited for before its home and state
+	// directories go: an agent still exiting writes into both.
+	closer := &orchestrator.TmuxSteps{Tmux: tc, StateDir: stateDir}
+	_ = closer.CloseSession(context.WithoutCancel(ctx), sess.Name)
+	c = judge(c, agent, res, srv)
+	return c
 }
 
 // judge turns the monitor's result into the rehearsal's check.
@@ -74,7 +85,8 @@ func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Chec
 	}
 	if res.FinalState != monitor.Completed {
 		c.Status = Fail
-		c.Detail = fmt.Sprintf("the child ended %s (%s) after %.0fs; its output is in %s", res.FinalState, res.Reason, res.ElapsedSeconds, res.OutputFile)
+		c.Detail = fmt.Sprintf("the child ended %s (%s) after %.0fs%s; its output is in %s", res.FinalState, res.Reason,
+			res.ElapsedSeconds, lastWords(res.OutputFile), res.OutputFile)
 		c.Fix = "read that output, then run `story-automator doctor --agent " + agent + "` again"
 		return c
 	}
@@ -91,6 +103,23 @@ func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Chec
 		c.Fix = "check that hooks are not disabled in the agent's settings (disableAllHooks)"
 	}
 	return c
+}
+
+// lastWords quotes the last non-empty line a failed child printed.
+func lastWords(outputFile string) string {
+	tail, err := monitor.OutputTail(outputFile, 20)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(tail), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return ""
+	}
+	if r := []rune(last); len(r) > 160 {
+		last = string(r[:160]) + "…"
+	}
+	return fmt.Sprintf(", saying %q", last)
 }
 
 func promptArrived(srv *modelsim.Server) bool {

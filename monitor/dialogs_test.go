@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,36 @@ func TestAnExitTheProfileKnowsAsADialogIsStuckNotCrashed(t *testing.T) {
 	st = &marker.SessionState{Agent: child.AgentCodex, Lifecycle: marker.LifecycleExited, ExitCode: &other}
 	if a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st}); a.State != Crashed {
 		t.Fatalf("codex exit 55: %+v, want crashed", a)
+	}
+}
+
+// Real output of the pinned Claude Code started as root without IS_SANDBOX:
+// it exits 1 at once. That is a refusal the user must settle (stuck at the
+// run_as_root dialog, with the action), not a crash to retry; another
+// non-zero exit with other output stays a crash.
+func TestAClaudeThatRefusesRootIsStuckNotCrashed(t *testing.T) {
+	out := readFixture(t, "testdata/refusals/claude-2.1.328-run_as_root.log")
+	for _, tc := range []struct {
+		output string
+		want   FinalState
+	}{{out, Stuck}, {"Error: something else broke\r\n", Crashed}} {
+		tm := &fakeTmux{}
+		d := fakeDeps(t, tm, true)
+		writeSession(t, d, "sa-r", func(st *marker.SessionState) {
+			code := 1
+			st.Agent, st.Lifecycle, st.ExitCode = child.AgentClaude, marker.LifecycleExited, &code
+		}, tc.output)
+		r := Watch(context.Background(), "sa-r", noneVerifier{}, quickOptions(), d)
+		if r.FinalState != tc.want {
+			t.Fatalf("%q: %+v, want %s", tc.output, r, tc.want)
+		}
+		if tc.want == Stuck && (r.Reason != ReasonDialog || r.Dialog != child.DialogRunAsRoot || !strings.Contains(r.Action, "IS_SANDBOX=1")) {
+			t.Fatalf("refusal: %+v", r)
+		}
+	}
+	// A live screen with the same words is not the refusal.
+	p, _ := child.LookupProfile(child.AgentClaude)
+	if d, ok := child.MatchDialog(p.Dialogs, out); ok {
+		t.Fatalf("live screen matched the exit-only dialog %s", d.Kind)
 	}
 }

@@ -46,6 +46,9 @@ type Facts struct {
 	DoneLines     int
 	// ScreenHeuristic: the agent's profile has a screen completion heuristic.
 	ScreenHeuristic bool
+	// ExitDialog: the agent exited non-zero refusing to start for a reason
+	// its user must settle, read from its last output (Dialog.OnExit).
+	ExitDialog *child.Dialog
 }
 
 // ActionKind is what the machine asks its driver to do next.
@@ -140,6 +143,9 @@ func (m *Machine) Next(f Facts) Action {
 	if exited {
 		if d, ok := m.exitDialog(st); ok {
 			return m.finishAtDialog(d)
+		}
+		if f.ExitDialog != nil {
+			return m.finishAtDialog(*f.ExitDialog)
 		}
 		if st.Signal != "" {
 			return m.finish(Crashed, reasonSignalPrefix+st.Signal)

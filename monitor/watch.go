@@ -138,6 +138,9 @@ type observer struct {
 	gone      func(pid int) bool
 	scanner   doneLineScanner
 	last      *marker.SessionState
+	// exitRead: the output of an exited child was read for a refusal.
+	exitRead   bool
+	exitDialog *child.Dialog
 }
 
 // look reads the state file, checks the runner, and measures the output.
@@ -173,7 +176,32 @@ func (o *observer) look(now time.Time) Facts {
 		}
 		f.DoneLines = o.scanner.scan(fi.Size())
 	}
+	f.ExitDialog = o.refusal(st)
 	return f
+}
+
+// exitTailLines is how much of an exited child's output is read for a refusal.
+const exitTailLines = 40
+
+// refusal reads, once, the last output of a child that exited non-zero for
+// the refusals its profile knows (a CLI that will not start as root).
+func (o *observer) refusal(st *marker.SessionState) *child.Dialog {
+	if o.exitRead || st == nil || st.Lifecycle != marker.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
+		return o.exitDialog
+	}
+	o.exitRead = true
+	p, ok := child.LookupProfile(st.Agent)
+	if !ok {
+		return nil
+	}
+	tail, err := OutputTail(o.scanner.path, exitTailLines)
+	if err != nil {
+		return nil
+	}
+	if d, ok := child.MatchExitDialog(p.Dialogs, tail); ok {
+		o.exitDialog = &d
+	}
+	return o.exitDialog
 }
 
 // readState returns the newest readable state (a corrupt read keeps the last good one).

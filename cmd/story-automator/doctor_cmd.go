@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func doctorAction(c *cli.Context) error {
 		return fail("binary_path", "cannot determine the path of this binary: %v", err)
 	}
 	o := doctor.Options{Root: e.ProjectRoot, Agents: agents, Offline: c.Bool("offline"), Getenv: e.Getenv,
-		Environ: e.Environ(), Hook: h}
+		Environ: e.Environ(), Hook: h, Euid: os.Geteuid()}
 	if !c.Bool("no-rehearsal") {
 		r := doctor.Rehearsal{Exe: exe, Root: e.ProjectRoot, Environ: e.Environ(), Offline: c.Bool("offline"), Timeout: c.Duration("timeout")}
 		o.Rehearse = r.Run

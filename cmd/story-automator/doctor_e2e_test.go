@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,10 +21,16 @@ type doctorReport struct {
 }
 
 func runDoctor(t *testing.T, path string, args ...string) (doctorReport, int) {
+	rep, code, _ := runDoctorIn(t, path, args...)
+	return rep, code
+}
+
+// runDoctorIn is runDoctor that also returns the TMPDIR the doctor had.
+func runDoctorIn(t *testing.T, path string, args ...string) (doctorReport, int, string) {
 	t.Helper()
-	root := t.TempDir()
+	root, tmp := t.TempDir(), t.TempDir()
 	c := exec.Command(builtBinary(t), append([]string{"doctor", "--json"}, args...)...)
-	c.Env = cleanEnv("PROJECT_ROOT="+root, "PATH="+path, "HOME="+t.TempDir())
+	c.Env = cleanEnv("PROJECT_ROOT="+root, "PATH="+path, "HOME="+t.TempDir(), "TMPDIR="+tmp)
 	c.Dir = root
 	var out bytes.Buffer
 	c.Stdout = &out
@@ -36,16 +43,24 @@ func runDoctor(t *testing.T, path string, args ...string) (doctorReport, int) {
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
 		t.Fatalf("doctor output %q: %v (%v)", out.String(), jerr, err)
 	}
-	return rep, code
+	return rep, code, tmp
 }
 
 // doctor --offline --agent claude rehearses one real Claude Code turn in tmux
 // against model-sim and passes.
 func TestRealClaudeDoctorOfflinePasses(t *testing.T) {
 	cli := realagent.Require(t, "claude")
-	rep, code := runDoctor(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", "claude")
+	rep, code, tmp := runDoctorIn(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", "claude")
 	if code != 0 || !rep.OK {
 		t.Fatalf("doctor exit %d: %+v", code, rep)
+	}
+	// A passed rehearsal leaves no home, state or output of its own behind
+	// (Claude Code keeps its own cc-socks and claude-<uid> there).
+	left, _ := os.ReadDir(tmp)
+	for _, e := range left {
+		if strings.HasPrefix(e.Name(), "sa-doctor") {
+			t.Fatalf("doctor left %s in TMPDIR", e.Name())
+		}
 	}
 	var rehearsal string
 	for _, c := range rep.Checks {

@@ -189,3 +189,24 @@ rules:
 		t.Fatalf("proof.txt = %q, %v", b, err)
 	}
 }
+
+// As root, the pinned Claude Code refuses --dangerously-skip-permissions
+// without IS_SANDBOX=1 and exits 1 at once: the child ends stuck at the
+// run_as_root dialog with the action, not crashed (so a run does not retry it).
+func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root meets Claude Code's root refusal")
+	}
+	p := newRealClaudeProject(t, "rules: []\n", offline.Dialogs{})
+	var env []string
+	for _, kv := range p.env {
+		if !strings.HasPrefix(kv, "IS_SANDBOX=") {
+			env = append(env, kv)
+		}
+	}
+	name := p.spawn(env, "--agent", "claude", "--prompt", "Please say hello.")
+	res, code := p.run(env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["reason"] != "dialog" || res["dialog"] != "run_as_root" || !strings.Contains(stringOr(res["action"]), "IS_SANDBOX=1") {
+		t.Fatalf("monitor = %d %v, want stuck at run_as_root", code, res)
+	}
+}

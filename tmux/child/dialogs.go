@@ -9,6 +9,8 @@ const (
 	DialogAPIKey            = "api_key"
 	DialogOnboarding        = "onboarding"
 	DialogUnknownPrompt     = "unknown_prompt"
+	// DialogRunAsRoot: the CLI refuses to run unattended as root.
+	DialogRunAsRoot = "run_as_root"
 )
 
 // Dialog is a screen (or an exit) of an agent CLI that waits for a person:
@@ -21,6 +23,9 @@ type Dialog struct {
 	Needles []string `json:"-"`
 	// Action is the one thing the user must do.
 	Action string `json:"action"`
+	// OnExit: the needles are looked for in the last output of a child that
+	// exited non-zero (a CLI that refuses to start), not on a live screen.
+	OnExit bool `json:"-"`
 	// Accept, when set, is how the tool may answer this dialog itself. Only a
 	// dialog whose acceptance is the user's evident and safe intent has one
 	// (trusting the project folder the user started the tool in), and it is
@@ -55,13 +60,30 @@ var claudeDialogs = []Dialog{
 		Action: "run `claude` once in a terminal with the same ANTHROPIC_API_KEY and answer Yes to \"Do you want to use this API key?\"; story-automator never approves a key for you"},
 	{Kind: DialogOnboarding, Needles: []string{"Let's get started", "Choose the text style"},
 		Action: "run `claude` once in a terminal to finish its first-run setup (theme, login)"},
+	// As root, 2.1.328 prints this and exits 1 unless IS_SANDBOX=1 (Profile.RootEnv).
+	{Kind: DialogRunAsRoot, Needles: []string{"--dangerously-skip-permissions cannot be used with root/sudo privileges"}, OnExit: true,
+		Action: "run story-automator as a user other than root; or, only on a disposable sandbox machine, set IS_SANDBOX=1 in the environment you run it in (Claude Code refuses --dangerously-skip-permissions as root otherwise)"},
 	{Kind: DialogUnknownPrompt, Needles: []string{"Enter to confirm · Esc to cancel"},
 		Action: "attach to the session (`story-automator session attach NAME`), read the question the agent asks, and settle it in the agent itself"},
 }
 
-// MatchDialog returns the first of dialogs whose needles all appear on screen.
+// MatchDialog returns the first of the live-screen dialogs whose needles
+// all appear on screen.
 func MatchDialog(dialogs []Dialog, screen string) (Dialog, bool) {
+	return matchDialog(dialogs, screen, false)
+}
+
+// MatchExitDialog returns the first of the refusals (OnExit dialogs) whose
+// needles all appear in the last output of a child that exited non-zero.
+func MatchExitDialog(dialogs []Dialog, output string) (Dialog, bool) {
+	return matchDialog(dialogs, output, true)
+}
+
+func matchDialog(dialogs []Dialog, screen string, onExit bool) (Dialog, bool) {
 	for _, d := range dialogs {
+		if d.OnExit != onExit {
+			continue
+		}
 		all := len(d.Needles) > 0
 		for _, n := range d.Needles {
 			if !strings.Contains(screen, n) {

@@ -44,6 +44,9 @@ type Profile struct {
 	// reads its trust from the environment; it is added only when the user
 	// asked to trust the project (--trust-project).
 	TrustEnv map[string]string
+	// RootEnv is the variable (NAME=value) without which the CLI refuses
+	// to run unattended as root; doctor checks it.
+	RootEnv string
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -72,7 +75,7 @@ const ScreenClaude = "claude"
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
-		Dialogs: claudeDialogs, MinVersion: "2.1.0",
+		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1",
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.

@@ -3,6 +3,7 @@ package tmux_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,5 +39,24 @@ func TestAHungServerFailsCallsWithUnresponsive(t *testing.T) {
 	_, err = c.HasSession(ctx, "s")
 	if !errors.Is(err, tmux.ErrUnresponsive) || tmux.Code(err) != "tmux_unresponsive" {
 		t.Fatalf("has-session on a stopped server: %v (code %s)", err, tmux.Code(err))
+	}
+}
+
+// Killing a private server removes its socket file: tests leave none behind.
+func TestKillServerRemovesThePrivateSocketFile(t *testing.T) {
+	t.Parallel()
+	c := tmuxtest.Client(t)
+	ctx := context.Background()
+	if _, err := c.NewSession(ctx, tmux.NewSessionSpec{Name: "s", Width: 80, Height: 20, Argv: []string{"/bin/sh", "-c", "exec cat"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmux.SocketPath(c.Socket)); err != nil {
+		t.Fatalf("socket file of a running server: %v", err)
+	}
+	if err := c.KillServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmux.SocketPath(c.Socket)); !os.IsNotExist(err) {
+		t.Fatalf("socket file left after kill-server: %v", err)
 	}
 }

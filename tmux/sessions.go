@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -105,13 +107,27 @@ func (c *Client) KillSession(ctx context.Context, name string) error {
 	return err
 }
 
-// KillServer stops the whole server (tests and cleanup only).
+// KillServer stops the whole server (tests and cleanup only). A private
+// server's socket file (-L name) is removed too: tmux leaves it behind.
 func (c *Client) KillServer(ctx context.Context) error {
 	_, err := c.run(ctx, Command{Args: []string{"kill-server"}})
 	if errors.Is(err, ErrNoServer) {
-		return nil
+		err = nil
+	}
+	if err == nil && c.Socket != "" {
+		_ = os.Remove(SocketPath(c.Socket))
 	}
 	return err
+}
+
+// SocketPath is where tmux puts the socket of `-L name`:
+// $TMUX_TMPDIR (else /tmp)/tmux-<uid>/name.
+func SocketPath(name string) string {
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), name)
 }
 
 // CapturePane returns the text of a session's pane: the visible screen when

@@ -4,6 +4,7 @@ package tmuxtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -56,13 +57,25 @@ func Shutdown(socket string, stateDirs ...string) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 		for _, f := range files {
 			name := strings.TrimSuffix(filepath.Base(f), ".json")
-			for time.Now().Before(deadline) {
-				st, err := marker.ReadSession(dir, name)
-				if err != nil || st.PanePid == 0 || !marker.ProcessAlive(st.PanePid) {
-					break
-				}
+			for time.Now().Before(deadline) && runnerMayWrite(dir, name) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}
 	}
+}
+
+// runnerMayWrite reports whether the session's runner may still write into
+// its state directory: it is alive, or it was spawned and has not yet
+// recorded its pid (a runner starting as the server dies still records how it ended).
+func runnerMayWrite(dir, name string) bool {
+	st, err := marker.ReadSession(dir, name)
+	switch {
+	case errors.Is(err, marker.ErrNotFound):
+		return false
+	case err != nil:
+		return true // being replaced right now: look again
+	case st.PanePid > 0:
+		return marker.ProcessAlive(st.PanePid)
+	}
+	return st.Lifecycle == "starting"
 }

@@ -210,3 +210,30 @@ func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
 		t.Fatalf("monitor = %d %v, want stuck at run_as_root", code, res)
 	}
 }
+
+// Each first-run dialog of the pinned Claude Code, reproduced by leaving its
+// answer out of the private home, ends the child stuck at that dialog with
+// its action, before any model request; --trust-project answers none of them.
+func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
+	for _, tc := range []struct {
+		want  string
+		leave offline.Dialogs
+	}{
+		{"bypass_permissions", offline.Dialogs{BypassPermissions: true}},
+		{"api_key", offline.Dialogs{APIKey: true}},
+		{"onboarding", offline.Dialogs{Onboarding: true}},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			p := newRealClaudeProject(t, "rules: []\n", tc.leave)
+			name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please say hello.")
+			res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+			if code != 5 || res["reason"] != "dialog" || res["dialog"] != tc.want || stringOr(res["action"]) == "" {
+				out, _ := os.ReadFile(stringOr(res["outputFile"]))
+				t.Fatalf("monitor = %d %v, want stuck at %s\noutput:\n%s", code, res, tc.want, tail(string(out), 2000))
+			}
+			if n := len(p.srv.Exchanges()); n != 0 {
+				t.Fatalf("the model was asked %d times behind the dialog", n)
+			}
+		})
+	}
+}

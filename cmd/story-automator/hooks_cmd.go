@@ -11,10 +11,6 @@ import (
 
 func init() { register(hooksCommand) }
 
-// codexTrustNotice is printed after a Codex install: Codex skips a new or
-// changed hook until the user trusts it.
-const codexTrustNotice = "Codex runs a new or changed hook only after you trust it: open /hooks in Codex"
-
 func hooksCommand() *cli.Command {
 	target := func() []cli.Flag {
 		return []cli.Flag{
@@ -110,7 +106,14 @@ func hooksChange(c *cli.Context, install bool) error {
 	opt := settings.Options{DryRun: c.Bool("dry-run"), Now: e.Now}
 	var res settings.Result
 	var warning string
+	var codexKeys []string
 	h, err := currentHook(e)
+	if !install && loc.Provider == settings.Codex {
+		// Codex's trust keys name the entries' positions: read them before they go.
+		if codexKeys, err = settings.CodexHookKeys(loc.Path, h); err != nil {
+			return hooksFailure(err, loc)
+		}
+	}
 	if install {
 		if err != nil {
 			return err
@@ -134,7 +137,35 @@ func hooksChange(c *cli.Context, install bool) error {
 	if warning != "" {
 		out["warning"] = warning
 	}
+	if loc.Provider == settings.Codex {
+		codex, err := codexConfigChange(c, e, loc, h, codexKeys, install, opt.DryRun)
+		if err != nil {
+			return hooksFailure(err, loc)
+		}
+		out["codex"] = codex
+		if s, ok := codex.(settings.CodexSetup); ok && s.Action != "" {
+			out["notice"] = "Codex will not run the hook yet: " + s.Action
+		}
+	}
 	return okJSON(e.Out, out)
+}
+
+// codexConfigChange does the config.toml half of a Codex install (hooks on,
+// our entries trusted with the hashes Codex lists) or uninstall (our trust
+// entries removed).
+func codexConfigChange(c *cli.Context, e *runtimeEnv, loc settings.Location, h settings.Hook, keys []string, install, dryRun bool) (any, error) {
+	cfg, err := settings.CodexConfigPath(e.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if install {
+		return settings.SetupCodex(c.Context, loc, h, cfg, settings.CodexAppServer{}, e.ProjectRoot, dryRun)
+	}
+	actions, err := settings.ForgetCodexTrust(cfg, keys, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"configFile": cfg, "actions": actions}, nil
 }
 
 // installableHook swaps a transient binary for a lasting one (see hookBinary).
@@ -172,9 +203,6 @@ func changeFields(loc settings.Location, res settings.Result, h settings.Hook, d
 	if install {
 		out["command"] = h.Command
 		out["timeout"] = h.Timeout
-		if loc.Provider == settings.Codex && res.Changed {
-			out["notice"] = codexTrustNotice
-		}
 	}
 	if dryRun {
 		out["content"] = string(res.Content)
@@ -201,6 +229,12 @@ func hooksStatus(c *cli.Context) error {
 				st.Error, st.Message = settings.Code(err), err.Error()
 			} else {
 				st = settings.Inspect(loc, h, e.Getenv)
+			}
+			if p == settings.Codex && st.Installed {
+				if cfg, err := settings.CodexConfigPath(e.Getenv); err == nil {
+					cs := settings.InspectCodex(c.Context, loc, h, cfg, settings.CodexAppServer{}, e.ProjectRoot)
+					st.Codex = &cs
+				}
 			}
 			installed = installed || st.Installed
 			reports = append(reports, st)

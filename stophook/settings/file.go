@@ -23,6 +23,8 @@ func Code(err error) string {
 	switch {
 	case errors.Is(err, ErrInvalidJSON):
 		return "settings_invalid_json"
+	case errors.Is(err, ErrInvalidTOML):
+		return "settings_invalid_toml"
 	case errors.Is(err, ErrUnexpectedShape):
 		return "settings_unexpected_shape"
 	case errors.Is(err, ErrChanged):

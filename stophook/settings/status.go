@@ -15,6 +15,8 @@ type Status struct {
 	Stale bool `json:"stale"`
 	// Duplicated is true when there is more than one entry of ours.
 	Duplicated bool `json:"duplicated"`
+	// Codex says whether Codex will run the hook (Codex entries only).
+	Codex *CodexHookStatus `json:"codex,omitempty"`
 	// Error is the code of a problem reading the file, empty when it read fine.
 	Error   string `json:"error,omitempty"`
 	Message string `json:"message,omitempty"`

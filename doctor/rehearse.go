@@ -97,7 +97,8 @@ func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Chec
 	p, _ := child.LookupProfile(agent)
 	c.Status = OK
 	c.Detail = fmt.Sprintf("one turn in tmux: prompt delivered, completion seen (%s) in %.1fs, no dialog", res.Reason, res.ElapsedSeconds)
-	if p.HookFlag != "" && res.Reason != monitor.SignalStopHook {
+	// Where the screen is the fallback, the child's own hook is what makes completion quick.
+	if p.ChildHook != nil && p.Screen != "" && res.Reason != monitor.SignalStopHook {
 		c.Status = Warn
 		c.Detail += "; the child's own Stop hook did not fire, so completions are seen only from the screen (slower)"
 		c.Fix = "check that hooks are not disabled in the agent's settings (disableAllHooks)"

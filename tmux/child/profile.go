@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
 // Profile is how one kind of agent is started and how its completion shows
@@ -26,11 +27,11 @@ type Profile struct {
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
-	// HookFlag, when set, registers this binary's stop-hook for the one
-	// session being started: the flag is followed by a settings JSON holding
-	// a Stop hook (Claude Code's --settings), so the user's settings files
-	// are never edited.
-	HookFlag string
+	// ChildHook, when set, gives the arguments that register this binary's
+	// stop-hook (exe) for the one session being started, so the user's
+	// settings files are never edited: Claude Code's --settings with a Stop
+	// hook, Codex's -c overrides.
+	ChildHook func(exe string) []string
 	// MinVersion is the oldest CLI version supported ("" = any); Install is
 	// the command that installs a supported one; Package is its npm package,
 	// whose package.json tells the installed version without starting it.
@@ -60,6 +61,20 @@ func ChildHookSettings(exe string) string {
 	return string(b)
 }
 
+func claudeChildHook(exe string) []string { return []string{"--settings", ChildHookSettings(exe)} }
+
+// codexChildHook registers the Stop hook as a -c override of the hooks table
+// (Codex 0.169 reads hooks from config layers, the command line being one).
+// A hook from the command line has no persisted trust, so this one
+// invocation runs enabled hooks without it (--dangerously-bypass-hook-trust):
+// the child already runs without approvals or sandbox, and the user's own
+// hooks it may also run are hooks the user configured.
+func codexChildHook(exe string) []string {
+	cmd := tomledit.String(shellword.MustQuote(exe) + " stop-hook")
+	return []string{"--dangerously-bypass-hook-trust",
+		"-c", fmt.Sprintf("hooks.Stop=[{hooks=[{type=\"command\",command=%s,timeout=%d}]}]", cmd, childHookTimeout)}
+}
+
 // Agent names.
 const (
 	AgentClaude = "claude"
@@ -74,14 +89,14 @@ const ScreenClaude = "claude"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook,
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1",
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0",
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook,
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
@@ -146,8 +161,8 @@ func (p Profile) Build(inv Invocation) (Launch, error) {
 		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
 	}
 	argv := append([]string{prog}, p.Args...)
-	if p.HookFlag != "" && inv.Exe != "" {
-		argv = append(argv, p.HookFlag, ChildHookSettings(inv.Exe))
+	if p.ChildHook != nil && inv.Exe != "" {
+		argv = append(argv, p.ChildHook(inv.Exe)...)
 	}
 	if inv.Model != "" && p.ModelFlag != "" {
 		argv = append(argv, p.ModelFlag, inv.Model)

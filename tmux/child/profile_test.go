@@ -10,7 +10,9 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
 	cases := map[string][]string{
 		AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
-		AgentCodex:  {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--model", "opus", "--", prompt},
+		AgentCodex: {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="'/bin/sa' stop-hook",timeout=30}]}]`,
+			"--model", "opus", "--", prompt},
 		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
 		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/realagent"
@@ -69,5 +70,66 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	}
 	if len(srv.Exchanges()) == 0 {
 		t.Fatal("model-sim was never asked: the steps did not go through the agent CLI")
+	}
+}
+
+// A mixed run: `run --agent codex --fallback-agent claude` where Codex's
+// create-story attempt crashes (model-sim kills the codex process from its
+// own shell tool): the retry goes to Claude Code, the story completes, and
+// the other steps stay with Codex.
+func TestRealCodexRunFallsBackToClaudeWhenCodexCrashes(t *testing.T) {
+	codex := realagent.Require(t, "codex")
+	claude := realagent.Require(t, "claude")
+	sc, err := modelsim.ParseScript([]byte(`
+rules:
+  - match: "Create the story file"
+    protocol: openai
+    actions: [{fault: crash}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: builtBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	p := newRunProject(t)
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	env := []string{"PATH=" + filepath.Dir(codex) + ":" + filepath.Dir(claude) + ":" + os.Getenv("PATH")}
+	for _, h := range []func(offline.Config) (offline.Env, error){offline.Claude, offline.Codex} {
+		oenv, err := h(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root, p.root}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, oenv.Pairs()...)
+	}
+	res, code := p.run(env, "run", "--agent", "codex", "--fallback-agent", "claude", "--epic", "1", "--stories", "1",
+		"--json", "--completion-rechecks", "1", "--backoff", "10ms")
+	path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
+	st, err := orchestrator.LoadState(path)
+	if code != 0 || res["outcome"] != "done" || err != nil {
+		b, _ := os.ReadFile(path)
+		t.Fatalf("run: exit %d %v (%v)\nstate:\n%s", code, res, err, b)
+	}
+	if c := p.storyCommits(); c["1-1"] != 1 {
+		t.Fatalf("story commits %v, want one for 1.1", c)
+	}
+	agents := map[string][]string{}
+	for _, s := range st.Units[0].Steps {
+		for _, a := range s.Attempts {
+			agents[s.Name] = append(agents[s.Name], a.Agent+"/"+a.FinalState)
+		}
+	}
+	if got := strings.Join(agents["create"], ","); !strings.HasPrefix(got, "codex/") || !strings.HasSuffix(got, ",claude/completed") || strings.HasPrefix(got, "codex/completed") {
+		t.Fatalf("create attempts %q, want a failed codex attempt then claude completed (all: %v)", got, agents)
+	}
+	t.Logf("attempts: %v", agents)
+	if got := agents["dev"]; len(got) == 0 || !strings.HasPrefix(got[0], "codex/") {
+		t.Fatalf("dev attempts %v, want codex first", got)
 	}
 }

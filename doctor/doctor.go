@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/tomledit"
 	"github.com/story-automator/story-automator/stophook/settings"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -51,6 +52,8 @@ type Options struct {
 	Hook settings.Hook
 	// Euid is the user the tool runs as (os.Geteuid()): some CLIs refuse root.
 	Euid int
+	// Codex lists the hooks the installed Codex sees (nil: its app-server).
+	Codex settings.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agent string) Check
 }
@@ -73,7 +76,7 @@ func Run(ctx context.Context, o Options) Report {
 				checks = append(checks, checkAuth(a, o.Getenv))
 				checks = append(checks, checkTrust(a, o.Root, o.Getenv))
 			}
-			checks = append(checks, checkHooks(a, o.Root, o.Hook, o.Getenv))
+			checks = append(checks, checkHooks(ctx, a, o, o.Getenv))
 		}
 		if o.Rehearse != nil {
 			checks = append(checks, o.Rehearse(ctx, a))
@@ -175,6 +178,9 @@ func checkAuth(agent string, getenv func(string) string) Check {
 		fix = "run `claude` once and log in, or set ANTHROPIC_API_KEY"
 	case child.AgentCodex:
 		envVars = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
+		if k := codexProviderKey(getenv); k != "" {
+			envVars = append([]string{k}, envVars...)
+		}
 		files = []string{filepath.Join(codexHome(getenv), "auth.json")}
 		fix = "run `codex login`, or set OPENAI_API_KEY"
 	case child.AgentGemini:
@@ -251,8 +257,9 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 // provider reads it and points at an existing binary. Children get theirs
 // per session (Claude Code: --settings), so this matters for an orchestrating
 // session and for loops.
-func checkHooks(agent, root string, h settings.Hook, getenv func(string) string) Check {
+func checkHooks(ctx context.Context, agent string, o Options, getenv func(string) string) Check {
 	c := Check{Name: "hooks", Agent: agent}
+	root, h := o.Root, o.Hook
 	var p settings.Provider
 	switch agent {
 	case child.AgentClaude:
@@ -278,12 +285,56 @@ func checkHooks(agent, root string, h settings.Hook, getenv func(string) string)
 			return c
 		}
 		c.Status, c.Detail = OK, "Stop hook installed in "+loc.Path
+		if p == settings.Codex {
+			codexHookRuns(ctx, &c, loc, o)
+		}
 		return c
 	}
 	c.Status = Warn
 	c.Detail = "no Stop hook installed: steps are unaffected (each child gets what it needs), but an orchestrating " + agent + " session or a loop is not held"
 	c.Fix = "story-automator hooks install --provider " + agent
 	return c
+}
+
+// codexHookRuns adds whether Codex will run the installed hook: hooks on in
+// config.toml and the entry trusted, as Codex itself lists it.
+func codexHookRuns(ctx context.Context, c *Check, loc settings.Location, o Options) {
+	cfg, err := settings.CodexConfigPath(o.Getenv)
+	if err != nil {
+		return
+	}
+	lister := o.Codex
+	if lister == nil {
+		lister = settings.CodexAppServer{Env: o.Environ}
+	}
+	st := settings.InspectCodex(ctx, loc, o.Hook, cfg, lister, o.Root)
+	switch {
+	case !st.HooksEnabled:
+		c.Status, c.Detail, c.Fix = Fail, "Stop hook installed in "+loc.Path+", but hooks are off in "+cfg, st.Action
+	case st.Trusted == nil:
+		c.Detail += "; whether Codex trusts it is unknown (" + st.Error + ")"
+	case !*st.Trusted:
+		c.Status, c.Detail, c.Fix = Warn, "Stop hook installed in "+loc.Path+", but Codex will not run it until it is trusted", st.Action
+	default:
+		c.Detail += ", enabled and trusted by Codex"
+	}
+}
+
+// codexProviderKey is the variable that holds the key of the model provider
+// config.toml selects (model_provider with its env_key), if any.
+func codexProviderKey(getenv func(string) string) string {
+	doc, err := os.ReadFile(filepath.Join(codexHome(getenv), "config.toml"))
+	if err != nil {
+		return ""
+	}
+	id, _, _ := tomledit.Get(doc, tomledit.Path{"model_provider"})
+	name, ok := id.(string)
+	if !ok {
+		return ""
+	}
+	v, _, _ := tomledit.Get(doc, tomledit.Path{"model_providers", name, "env_key"})
+	key, _ := v.(string)
+	return key
 }
 
 func codexHome(getenv func(string) string) string {

@@ -1,12 +1,14 @@
 package doctor
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
@@ -79,5 +81,56 @@ func TestAFailedRehearsalQuotesTheChildsLastWords(t *testing.T) {
 	c := judge(Check{Name: "rehearsal"}, "claude", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1", OutputFile: out}, nil)
 	if c.Status != Fail || !strings.Contains(c.Detail, `"Invalid API key · Please run /login"`) || !strings.Contains(c.Detail, out) {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// Codex's key may live in the variable its config.toml's model provider names.
+func TestCodexAuthReadsTheProvidersEnvKey(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("model_provider = \"local\"\n[model_providers.local]\nenv_key = \"LOCAL_KEY\"\n"), 0o600)
+	env := map[string]string{"HOME": home, "LOCAL_KEY": "secret"}
+	if c := checkAuth("codex", func(k string) string { return env[k] }); c.Status != OK || c.Detail != "LOCAL_KEY is set" {
+		t.Fatalf("auth %+v", c)
+	}
+}
+
+// fakeCodex lists one hook with the trust status given.
+type fakeCodex struct {
+	hook   settings.Hook
+	path   string
+	status string
+}
+
+func (f fakeCodex) ListHooks(ctx context.Context, cwd string) ([]settings.CodexHook, error) {
+	return []settings.CodexHook{{Key: "k", EventName: "stop", Command: f.hook.Command, SourcePath: f.path, TrustStatus: f.status}}, nil
+}
+
+// An installed Codex hook that Codex does not trust (or runs with hooks
+// off) is not reported as fine: doctor says what to do.
+func TestCodexHookMustBeEnabledAndTrusted(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	getenv := func(k string) string { return env[k] }
+	exe, _ := os.Executable()
+	hook, err := settings.NewHook(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(home, ".codex", "hooks.json")
+	if _, err := settings.Install(path, hook, settings.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Root: t.TempDir(), Hook: hook, Getenv: getenv, Codex: fakeCodex{hook, path, "untrusted"}}
+	if c := checkHooks(context.Background(), "codex", o, getenv); c.Status != Warn || !strings.Contains(c.Fix, "Trust all and continue") {
+		t.Fatalf("untrusted: %+v", c)
+	}
+	o.Codex = fakeCodex{hook, path, "trusted"}
+	if c := checkHooks(context.Background(), "codex", o, getenv); c.Status != OK || !strings.Contains(c.Detail, "trusted by Codex") {
+		t.Fatalf("trusted: %+v", c)
+	}
+	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[features]\nhooks = false\n"), 0o600)
+	if c := checkHooks(context.Background(), "codex", o, getenv); c.Status != Fail || !strings.Contains(c.Fix, "hooks install --provider codex") {
+		t.Fatalf("hooks off: %+v", c)
 	}
 }

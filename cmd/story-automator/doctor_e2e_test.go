@@ -89,3 +89,21 @@ func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
 	}
 	t.Fatalf("no cli check: %+v", rep)
 }
+
+// doctor --offline rehearses one real turn of Codex and of Gemini CLI.
+func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
+	for _, agent := range []string{"codex", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			cli := realagent.Require(t, agent)
+			rep, code := runDoctor(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", agent)
+			if code != 0 || !rep.OK {
+				t.Fatalf("doctor exit %d: %+v", code, rep)
+			}
+			for _, c := range rep.Checks {
+				if c.Name == "rehearsal" && c.Status != "ok" {
+					t.Fatalf("rehearsal: %+v", c)
+				}
+			}
+		})
+	}
+}

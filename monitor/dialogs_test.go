@@ -108,3 +108,21 @@ func TestAClaudeThatRefusesRootIsStuckNotCrashed(t *testing.T) {
 		t.Fatalf("live screen matched the exit-only dialog %s", d.Kind)
 	}
 }
+
+// Real output of the pinned Gemini CLI with no sign-in: -p exits 41 at once.
+// That is a refusal the user must settle, not a crash to retry.
+func TestAGeminiWithoutAuthIsStuckNotCrashed(t *testing.T) {
+	for _, f := range []string{"gemini-0.61.0-auth_method.log", "gemini-0.61.0-auth_method-invalid.log"} {
+		out := readFixture(t, "testdata/refusals/"+f)
+		tm := &fakeTmux{}
+		d := fakeDeps(t, tm, true)
+		writeSession(t, d, "sa-g", func(st *marker.SessionState) {
+			code := 41
+			st.Agent, st.Lifecycle, st.ExitCode = child.AgentGemini, marker.LifecycleExited, &code
+		}, out)
+		r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
+		if r.FinalState != Stuck || r.Reason != ReasonDialog || r.Dialog != child.DialogAuthMethod || !strings.Contains(r.Action, "GEMINI_API_KEY") {
+			t.Fatalf("%s: %+v", f, r)
+		}
+	}
+}

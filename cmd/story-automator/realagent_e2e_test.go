@@ -237,3 +237,15 @@ func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 		})
 	}
 }
+
+// Gemini CLI with no sign-in refuses to start (exit 41): stuck at the
+// auth_method dialog with the action, not a crash to retry.
+func TestRealGeminiChildWithoutSignInEndsStuck(t *testing.T) {
+	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{AuthMethod: true})
+	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "auth_method" || stringOr(res["action"]) == "" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v, want stuck at auth_method\noutput: %q", code, res, tail(string(out), 2000))
+	}
+}

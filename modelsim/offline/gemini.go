@@ -18,6 +18,9 @@ func Gemini(c Config) (Env, error) {
 		"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},
 	}
+	if c.Leave.AuthMethod {
+		delete(settings, "security")
+	}
 	if c.Model != "" {
 		settings["model"] = map[string]any{"name": c.Model}
 	}
@@ -33,6 +36,11 @@ func Gemini(c Config) (Env, error) {
 	if err := writeJSON(filepath.Join(dir, "trustedFolders.json"), trusted); err != nil {
 		return Env{}, err
 	}
-	return Env{Set: map[string]string{"HOME": c.Home, "GOOGLE_GEMINI_BASE_URL": c.BaseURL, "GEMINI_API_KEY": APIKey},
-		Unset: geminiUnset}, nil
+	env := Env{Set: map[string]string{"HOME": c.Home, "GOOGLE_GEMINI_BASE_URL": c.BaseURL, "GEMINI_API_KEY": APIKey},
+		Unset: geminiUnset}
+	if c.Leave.AuthMethod {
+		delete(env.Set, "GEMINI_API_KEY")
+		env.Unset = append(env.Unset, "GEMINI_API_KEY")
+	}
+	return env, nil
 }

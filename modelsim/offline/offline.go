@@ -68,6 +68,8 @@ type Dialogs struct {
 	APIKey bool
 	// BypassPermissions: Claude's bypass-permissions warning is not accepted.
 	BypassPermissions bool
+	// AuthMethod: Gemini is given no sign-in (no auth type, no key).
+	AuthMethod bool
 }
 
 // Env is what a CLI's environment needs: variables to set and to drop.

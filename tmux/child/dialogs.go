@@ -11,6 +11,8 @@ const (
 	DialogUnknownPrompt     = "unknown_prompt"
 	// DialogRunAsRoot: the CLI refuses to run unattended as root.
 	DialogRunAsRoot = "run_as_root"
+	// DialogAuthMethod: the CLI has no way to sign in and refuses to start.
+	DialogAuthMethod = "auth_method"
 )
 
 // Dialog is a screen (or an exit) of an agent CLI that waits for a person:
@@ -97,6 +99,16 @@ func matchDialog(dialogs []Dialog, screen string, onExit bool) (Dialog, bool) {
 	}
 	return Dialog{}, false
 }
+
+// geminiDialogs are Gemini CLI 0.61's refusals of a headless (-p) start.
+var geminiDialogs = []Dialog{
+	// With no auth chosen and no key in the environment, -p prints this and exits 41.
+	{Kind: DialogAuthMethod, Needles: []string{"Please set an Auth method", "GEMINI_API_KEY"}, OnExit: true, Action: geminiAuthAction},
+	// With a settings.json that chooses no usable auth type, it says this and exits 41.
+	{Kind: DialogAuthMethod, Needles: []string{"Invalid auth method selected."}, OnExit: true, Action: geminiAuthAction},
+}
+
+const geminiAuthAction = "give Gemini CLI a way to sign in: set GEMINI_API_KEY in the environment story-automator runs in (with security.auth.selectedType \"gemini-api-key\" in ~/.gemini/settings.json), or run `gemini` once in a terminal and choose a sign-in"
 
 // geminiUntrusted is Gemini CLI 0.61's refusal to run headless in a folder it
 // does not trust: exit 55, "not running in a trusted directory".

@@ -99,7 +99,7 @@ var profiles = map[string]Profile{
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook,
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs,
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0"},

@@ -101,11 +101,14 @@ func anthropicConversation(req *antRequest) *Conversation {
 }
 
 // userText joins a user message's text blocks, leaving out Claude Code's
-// <system-reminder> blocks, which are not what the user said.
+// <system-reminder> blocks, which are not what the user said — except a
+// background task's <task-notification>, an event the model acts on (it is
+// what wakes an idle session when its background command ends).
 func userText(blocks []antBlock) string {
 	var parts []string
 	for _, b := range blocks {
-		if b.Type == "text" && !strings.HasPrefix(strings.TrimSpace(b.Text), "<system-reminder>") {
+		t := strings.TrimSpace(b.Text)
+		if b.Type == "text" && (!strings.HasPrefix(t, "<system-reminder>") || strings.Contains(t, "<task-notification>")) {
 			parts = append(parts, b.Text)
 		}
 	}
@@ -167,6 +170,9 @@ func (s *Server) anthropicContent(c *Conversation, rep Reply) []map[string]any {
 	}
 	if rep.Call != nil {
 		name, input := "Bash", map[string]any{"command": rep.Call.shellCommand(), "description": "Run a command"}
+		if rep.Call.Background {
+			input["run_in_background"] = true
+		}
 		if rep.Call.Shell == "" && filepath.IsAbs(rep.Call.WritePath) && c.HasTool("Write") {
 			name, input = "Write", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
 		}

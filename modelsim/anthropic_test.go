@@ -107,3 +107,40 @@ func TestAnthropicAnswersClaudeStopHookFeedback(t *testing.T) {
 		t.Fatalf("exchanges %+v, want the second iteration's command", ex)
 	}
 }
+
+// A background action is Claude Code's Bash run_in_background, and the
+// <task-notification> reminder that wakes the session when it ends is user
+// text the script can match (other system reminders are not).
+func TestAnthropicBackgroundTasksAndTheirNotification(t *testing.T) {
+	sc, err := ParseScript([]byte(`
+rules:
+  - match: "run the stories"
+    actions: [{shell: "sleep 100", background: true}, {reply: "Started."}]
+  - match: "task-notification"
+    actions: [{reply: "The run ended."}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, Options{Script: sc})
+	tools := []any{map[string]any{"name": "Bash"}}
+	req := mustJSON(map[string]any{"model": "m", "stream": true, "tools": tools,
+		"messages": []any{map[string]any{"role": "user", "content": "please run the stories"}}})
+	_, stream := post(t, s, "/v1/messages", req)
+	if d := sseData(t, stream)[2]["delta"].(map[string]any); d["partial_json"] != `{"command":"sleep 100","description":"Run a command","run_in_background":true}` {
+		t.Errorf("input %v", d["partial_json"])
+	}
+	notification := "<system-reminder>\nThis is an automated background-task event.\n<task-notification>\n<status>completed</status>\n</task-notification>\n</system-reminder>"
+	for _, tc := range []struct{ text, want string }{
+		{notification, "The run ended."},
+		{"<system-reminder>\nsome other reminder\n</system-reminder>", ""},
+	} {
+		req = mustJSON(map[string]any{"model": "m", "stream": true, "tools": tools, "messages": []any{
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": tc.text}}}}})
+		post(t, s, "/v1/messages", req)
+		ex := s.Exchanges()
+		if got := ex[len(ex)-1].Text; (tc.want != "" && got != tc.want) || (tc.want == "" && got == "The run ended.") {
+			t.Errorf("%q answered %q", tc.text, got)
+		}
+	}
+}

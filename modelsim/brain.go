@@ -116,7 +116,7 @@ func walk(actions []Action, done int, lastResult string, step func() string) Rep
 		case a.Step:
 			call = &Call{Shell: step()}
 		case a.Shell != "":
-			call = &Call{Shell: a.Shell}
+			call = &Call{Shell: a.Shell, Background: a.Background}
 		case a.Write != nil:
 			call = &Call{WritePath: a.Write.Path, WriteContent: a.Write.Content}
 		}

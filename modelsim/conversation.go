@@ -127,6 +127,8 @@ type Reply struct {
 type Call struct {
 	// Shell is a shell command line.
 	Shell string `json:"shell,omitempty"`
+	// Background asks for the shell command as a background task.
+	Background bool `json:"background,omitempty"`
 	// WritePath and WriteContent write a file (through the CLI's write tool
 	// when it has one, else through its shell).
 	WritePath    string `json:"writePath,omitempty"`

@@ -52,6 +52,9 @@ type Rule struct {
 // Action is one thing the model does in a turn; exactly one field is set.
 type Action struct {
 	Shell string        `yaml:"shell"`
+	// Background runs the shell command as the CLI's background task where
+	// its shell tool has one (Claude Code's Bash run_in_background).
+	Background bool `yaml:"background"`
 	Write *WriteAction  `yaml:"write"`
 	Step  bool          `yaml:"step"`
 	Delay time.Duration `yaml:"delay"`

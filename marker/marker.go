@@ -32,7 +32,11 @@ type Marker struct {
 	StateFile        string `json:"stateFile,omitempty"`
 	ProjectSlug      string `json:"projectSlug,omitempty"`
 	OwnerSession     string `json:"ownerSession"`
-	OwnerPid         int    `json:"ownerPid,omitempty"`
+	// ClaimOnStop: the marker was made inside an agent session that did not
+	// say its id, so the first session whose Stop hook meets it becomes the
+	// owner (a plain unowned marker guards every session instead).
+	ClaimOnStop bool `json:"claimOnStop,omitempty"`
+	OwnerPid    int  `json:"ownerPid,omitempty"`
 	// OwnerPidStart is when ownerPid started (clock ticks since boot): a
 	// pid reused by another process does not match it.
 	OwnerPidStart uint64 `json:"ownerPidStart,omitempty"`
@@ -66,7 +70,7 @@ var ErrNotObject = errors.New("marker is not a JSON object")
 var knownFields = map[string]bool{
 	"version": true, "mode": true, "status": true, "epic": true, "currentStory": true,
 	"currentStep": true, "storiesRemaining": true, "stateFile": true, "projectSlug": true,
-	"ownerSession": true, "ownerPid": true, "ownerPidStart": true, "ownerLock": true, "createdAt": true, "heartbeat": true,
+	"ownerSession": true, "claimOnStop": true, "ownerPid": true, "ownerPidStart": true, "ownerLock": true, "createdAt": true, "heartbeat": true,
 	"stopHookBlocks": true, "stopHookSeenHeartbeat": true, "stopHookSeenRemaining": true,
 	"pauseReason": true, "lastDecision": true, "loop": true,
 }
@@ -239,6 +243,13 @@ func OwnerFromEnv(getenv func(string) string) string {
 		}
 	}
 	return ""
+}
+
+// InAgentSession reports whether this process runs inside an agent session's
+// shell tool, even one that does not say its id: Claude Code sets CLAUDECODE=1
+// there, Codex CODEX_THREAD_ID (read from the pinned CLIs).
+func InAgentSession(getenv func(string) string) bool {
+	return OwnerFromEnv(getenv) != "" || strings.TrimSpace(getenv("CLAUDECODE")) == "1"
 }
 
 // Pause stops the Stop hook from guarding the run and records why.

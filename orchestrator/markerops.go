@@ -111,6 +111,9 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		if owner != "" || !o.Resume {
 			m.OwnerSession = owner
 		}
+		// Started from an agent's shell that does not say its session id:
+		// the first session to stop claims the run.
+		m.ClaimOnStop = m.OwnerSession == "" && marker.InAgentSession(o.Getenv)
 		st.Config.OwnerSession = m.OwnerSession
 		m.Mode, m.Status, m.PauseReason = marker.ModeStory, marker.StatusActive, ""
 		// Config.StateFile is where the document is now (Run sets it on resume).

@@ -120,6 +120,13 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	if m.OwnerSession != "" && in.SessionID != m.OwnerSession {
 		return Decision{Reason: "bystander session"}
 	}
+	if m.OwnerSession == "" && m.ClaimOnStop && in.SessionID != "" {
+		// Made inside a session that did not say its id: the first session
+		// to stop is that one (it started the run from its shell tool), and
+		// from now on the only one held. Every decision below writes m.
+		m = m.Clone()
+		m.OwnerSession, m.ClaimOnStop = in.SessionID, false
+	}
 	if why, dead := orchestratorDead(m, env, now); dead {
 		return ownerDecision(m, now, KindReleaseStale, why, &Output{SystemMessage: "story-automator: " + why + "; letting this session stop. Resume with `story-automator run --resume` or remove the marker with `story-automator marker remove`."})
 	}
@@ -153,7 +160,7 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 		why := fmt.Sprintf("circuit breaker: %d consecutive Stop blocks without progress", max)
 		return withLast(next, now, KindBreakerOpen, why, &Output{SystemMessage: "story-automator " + why + " (no heartbeat, no story finished); releasing this stop so the session is not trapped. Check the run with `story-automator status`."})
 	}
-	reason := storyBlockReason(m)
+	reason := storyBlockReason(m, !in.fromCodex() && in.HookEventName != HookAfterAgent)
 	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
 }
 
@@ -214,9 +221,12 @@ func withLast(next *marker.Marker, now time.Time, kind, why string, out *Output)
 
 // storyBlockReason is one short paragraph that ends in exactly one command
 // to run next: for a headless run (a `run` process owns the marker: ownerPid)
-// the bounded wait, since that process drives every step itself; for a run
-// this session drives, the next primitive.
-func storyBlockReason(m *marker.Marker) string {
+// a wait, since that process drives every step itself; for a run this
+// session drives, the next primitive. A Claude Code session (background
+// tasks wake it when they end) is told to wait as a background task and end
+// its turn, so it spends no turn while the run works; others get the wait
+// bounded under their shell tool's time limit.
+func storyBlockReason(m *marker.Marker, backgroundTasks bool) string {
 	var b strings.Builder
 	where := []string{}
 	if m.Epic != "" {
@@ -238,9 +248,14 @@ func storyBlockReason(m *marker.Marker) string {
 	}
 	if m.OwnerPid > 0 {
 		fmt.Fprintf(&b, "A headless story-automator run (pid %d) is working%s with %d stories remaining, and %s. "+
-			"It drives every step and heartbeat itself: do not start sessions or poll tmux. "+
-			"Run next: `story-automator status --wait` (it blocks until the run ends, escalates or pauses, at most 100s; run it again while it says running).",
+			"It drives every step and heartbeat itself: do not start sessions or poll tmux. ",
 			m.OwnerPid, at, m.StoriesRemaining, owner)
+		if backgroundTasks {
+			b.WriteString("Run next, as a background task (Bash run_in_background), then end your turn — you are woken when it returns: " +
+				"`story-automator status --wait --return-after 0` (it returns when the run ends, escalates or pauses).")
+		} else {
+			b.WriteString("Run next: `story-automator status --wait` (it blocks until the run ends, escalates or pauses, at most 100s; run it again while it says running).")
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "A story-automation run driven by this session is in progress%s with %d stories remaining, and %s. "+

@@ -164,21 +164,34 @@ func TestBlockReasonNamesStoryStepAndMonitor(t *testing.T) {
 }
 
 // A headless run (a `run` process owns the marker) drives its own steps: the
-// owner is told to wait on it with the bounded wait, and nothing else.
+// owner is told to wait on it, and nothing else — a Claude Code session as a
+// background task (it is woken when the wait returns, spending no turn while
+// the run works), a Codex session with the wait bounded under its tool's limit.
 func TestBlockReasonOfAHeadlessRunNamesTheWait(t *testing.T) {
 	e := env()
 	e.ProcessAlive = func(int) bool { return true }
-	d := Decide(ownerIn(boolp(true)), active(func(m *marker.Marker) { m.OwnerPid = 4242 }), nil, e, t0)
-	if d.Output == nil || d.Output.Decision != "block" {
-		t.Fatalf("decision %+v", d)
-	}
-	r := d.Output.Reason
-	if !strings.Contains(r, "Run next: `story-automator status --wait`") || strings.Contains(r, "monitor-session") ||
-		strings.Contains(r, "marker heartbeat") || !strings.Contains(r, "pid 4242") {
-		t.Fatalf("reason: %s", r)
-	}
-	if n := strings.Count(r, "`story-automator "); n != 1 {
-		t.Fatalf("the reason names %d commands, want exactly one: %s", n, r)
+	codex := ownerIn(boolp(true))
+	codex.TurnID = "t-1"
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want string
+	}{
+		{"claude", ownerIn(boolp(true)), "as a background task (Bash run_in_background), then end your turn — you are woken when it returns: `story-automator status --wait --return-after 0`"},
+		{"codex", codex, "Run next: `story-automator status --wait` (it blocks"},
+	} {
+		d := Decide(tc.in, active(func(m *marker.Marker) { m.OwnerPid = 4242 }), nil, e, t0)
+		if d.Output == nil || d.Output.Decision != "block" {
+			t.Fatalf("%s: decision %+v", tc.name, d)
+		}
+		r := d.Output.Reason
+		if !strings.Contains(r, tc.want) || strings.Contains(r, "monitor-session") ||
+			strings.Contains(r, "marker heartbeat") || !strings.Contains(r, "pid 4242") {
+			t.Fatalf("%s: reason: %s", tc.name, r)
+		}
+		if n := strings.Count(r, "`story-automator "); n != 1 {
+			t.Fatalf("%s: the reason names %d commands, want exactly one: %s", tc.name, n, r)
+		}
 	}
 }
 
@@ -195,3 +208,35 @@ func TestEnvFrom(t *testing.T) {
 type mapEnv map[string]string
 
 func (m mapEnv) get(k string) string { return m[k] }
+
+// A marker made inside an agent session that did not say its id is claimed
+// by the first session to stop; from then on another session is a bystander.
+// A plain unowned marker still guards everyone.
+func TestClaimOnStopMakesTheFirstStoppingSessionTheOwner(t *testing.T) {
+	m := active(func(m *marker.Marker) { m.OwnerSession, m.ClaimOnStop = "", true })
+	d := Decide(Input{SessionID: "orchestrator", StopHookActive: boolp(true)}, m, nil, env(), t0)
+	if !d.Blocks() || d.Next == nil || d.Next.OwnerSession != "orchestrator" || d.Next.ClaimOnStop {
+		t.Fatalf("first stop: %+v next %+v", d, d.Next)
+	}
+	if m.OwnerSession != "" || !m.ClaimOnStop {
+		t.Fatal("Decide changed its input marker")
+	}
+	if d := Decide(Input{SessionID: "bystander", StopHookActive: boolp(true)}, d.Next, nil, env(), t0); d.Blocks() || d.Next != nil {
+		t.Fatalf("a bystander after the claim: %+v", d)
+	}
+	// The claim holds whatever the first decision is, e.g. a background task.
+	bg := Input{SessionID: "orchestrator", StopHookActive: boolp(true), BackgroundTasks: []byte(`["bash_1"]`)}
+	if d := Decide(bg, m, nil, env(), t0); d.Kind != KindAllowBackground || d.Next == nil || d.Next.OwnerSession != "orchestrator" {
+		t.Fatalf("claim with a background task: %+v", d)
+	}
+	// No session id, no claim.
+	if d := Decide(Input{StopHookActive: boolp(true)}, m, nil, env(), t0); d.Next != nil && d.Next.OwnerSession != "" {
+		t.Fatalf("claimed by nobody: %+v", d.Next)
+	}
+	plain := active(func(m *marker.Marker) { m.OwnerSession = "" })
+	for _, s := range []string{"a", "b"} {
+		if d := Decide(Input{SessionID: s, StopHookActive: boolp(true)}, plain, nil, env(), t0); !d.Blocks() || d.Next.OwnerSession != "" {
+			t.Fatalf("plain unowned marker, session %s: %+v", s, d)
+		}
+	}
+}

@@ -29,7 +29,12 @@ type Input struct {
 	BackgroundTasks      json.RawMessage `json:"background_tasks"`
 	// PromptResponse is Gemini CLI's AfterAgent name for the last answer.
 	PromptResponse *string `json:"prompt_response"`
+	// TurnID is sent by Codex (not by Claude Code or Gemini CLI).
+	TurnID string `json:"turn_id"`
 }
+
+// fromCodex reports whether the input is Codex's: the only one with a turn id.
+func (in Input) fromCodex() bool { return in.TurnID != "" }
 
 // HookAfterAgent is Gemini CLI's hook at the end of an agent turn, its Stop.
 const HookAfterAgent = "AfterAgent"

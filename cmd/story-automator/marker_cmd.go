@@ -114,6 +114,7 @@ func markerCreate(c *cli.Context) error {
 		StoriesRemaining: c.Int("remaining"), StateFile: c.String("state-file"),
 		ProjectSlug: c.String("project-slug"), OwnerSession: owner, OwnerPid: c.Int("pid"),
 		CreatedAt: now, Heartbeat: now,
+		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && marker.InAgentSession(e.Getenv),
 	}
 	// With its start time the pid names one process: a pid reused later does not pass for it.
 	m.OwnerPidStart, _ = marker.ProcessStart(m.OwnerPid)

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/tmux/tmuxtest"
+)
+
+// orchestratorScript makes model-sim act as an orchestrating session that
+// does what the skill says: start the headless run as a background task and
+// end the turn; when woken by the task's end, read the status once and stop.
+// startCmd is the shell command that starts the run.
+func orchestratorScript(bin, startCmd string) string {
+	return `
+rules:
+  - match: "run the stories"
+    actions:
+      - shell: "` + startCmd + `"
+        background: true
+      - shell: "sleep 2; '` + bin + `' status"
+      - reply: "The run is going in the background; I will be woken when it ends."
+  - match: "task-notification"
+    actions:
+      - shell: "'` + bin + `' status"
+      - reply: "The run has ended."
+  - match: "say hello"
+    actions:
+      - reply: "Hello."
+  - match: "status --wait --return-after 0"
+    actions:
+      - shell: "'` + bin + `' status --wait --return-after 0"
+        background: true
+      - reply: "Waiting in the background."
+`
+}
+
+// orchestration is a real Claude Code session in tmux, in a sample project
+// with the Stop hook installed, against model-sim.
+type orchestration struct {
+	*runProject
+	srv     *modelsim.Server
+	socket  string
+	env     []string
+	claude  string
+	history string
+}
+
+func newOrchestration(t *testing.T, script func(bin string) string, stepDelay string) *orchestration {
+	claude := realagent.Require(t, "claude")
+	p := newRunProject(t)
+	bin := p.bin
+	sc, err := modelsim.ParseScript([]byte(script(bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.root = root
+	c := exec.Command(bin, "hooks", "install", "--scope", "project", "--force")
+	c.Dir, c.Env = root, cleanEnv("PROJECT_ROOT="+root)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("hooks install: %v\n%s", err, out)
+	}
+	oenv, err := offline.Claude(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &orchestration{runProject: p, srv: srv, socket: tmuxtest.Socket(t), claude: claude,
+		history: filepath.Join(root, ".claude", "story-automator.history.jsonl")}
+	// The run's children live on the run project's tmux server; the
+	// orchestrating Claude sessions on their own.
+	o.env = append(oenv.Pairs(), "PATH="+filepath.Dir(claude)+":"+os.Getenv("PATH"), "PROJECT_ROOT="+root,
+		"STORY_AUTOMATOR_TMUX_SOCKET="+p.socket, "STORY_AUTOMATOR_SIM_DELAY="+stepDelay, "GIT_AUTHOR_NAME=t",
+		"GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	t.Cleanup(func() { shutdownWaitingForPanes(o.socket) })
+	return o
+}
+
+// start opens a Claude Code session named name with a first prompt.
+func (o *orchestration) start(name, prompt string) {
+	args := []string{"-L", o.socket, "new-session", "-d", "-s", name, "-x", "160", "-y", "40", "-c", o.root, "--", "env"}
+	args = append(append(args, o.env...), o.claude, "--dangerously-skip-permissions", prompt)
+	c := exec.Command("tmux", args...)
+	c.Env = cleanEnv()
+	if out, err := c.CombinedOutput(); err != nil {
+		o.t.Fatalf("tmux: %v\n%s", err, out)
+	}
+}
+
+// turns counts the model requests of the sessions (side requests aside).
+func (o *orchestration) turns() int {
+	n := 0
+	for _, e := range o.srv.Exchanges() {
+		if !e.Side {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor waits (for an external process) until ok holds.
+func (o *orchestration) waitFor(what string, limit time.Duration, ok func() bool) {
+	o.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			o.t.Fatalf("%s never happened; history %v\nscreen:\n%s", what, readDecisions(o.t, o.history), capturePane(o.t, o.socket, "owner"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (o *orchestration) markerGone() bool {
+	_, err := os.Stat(filepath.Join(o.root, ".claude", ".story-automator-active"))
+	return os.IsNotExist(err)
+}
+
+func (o *orchestration) readMarker() *marker.Marker {
+	m, _ := marker.NewStore(o.root, func(string) string { return "" }).Read()
+	return m
+}
+
+// historySessions lists the session of each hook decision.
+func (o *orchestration) historySessions() []string {
+	b, _ := os.ReadFile(o.history)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if i := strings.Index(l, `"session":"`); i >= 0 {
+			rest := l[i+len(`"session":"`):]
+			out = append(out, rest[:strings.IndexByte(rest, '"')])
+		}
+	}
+	return out
+}
+
+// The orchestrating Claude Code session starts the headless run from its
+// Bash tool as a background task and ends its turn: it owns the run through
+// its CLAUDE_CODE_SESSION_ID, its stop is let through while the task runs
+// (no block, no turn spent), it is woken once when the run ends, and it stops
+// within one turn of the end. Three stories take at most 3 turns each — in
+// fact a handful for the whole run, whatever the steps' duration. A bystander
+// Claude session in the same project is never blocked meanwhile.
+func TestRealClaudeOrchestratingSessionRunsThreeStoriesInAFewTurns(t *testing.T) {
+	o := newOrchestration(t, func(bin string) string {
+		return orchestratorScript(bin, "'"+bin+"' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1")
+	}, "2s")
+	o.start("owner", "Please run the stories.")
+	var owner string
+	o.waitFor("the run's marker", 60*time.Second, func() bool {
+		if m := o.readMarker(); m != nil {
+			owner = m.OwnerSession
+		}
+		return owner != ""
+	})
+	o.start("bystander", "Please say hello.")
+	o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
+	o.waitFor("the run's end", 5*time.Minute, o.markerGone)
+	atEnd := o.turns()
+	o.waitFor("the owner's last stop", 60*time.Second, func() bool {
+		return strings.Contains(capturePane(t, o.socket, "owner"), "The run has ended.")
+	})
+	time.Sleep(2 * time.Second) // nothing more may come: a later request would show below
+	total := o.turns()
+
+	if c := o.storyCommits(); c["1-1"] != 1 || c["1-2"] != 1 || c["1-3"] != 1 {
+		t.Fatalf("story commits %v, want one each for 1.1-1.3", c)
+	}
+	if total > 3*3 {
+		t.Fatalf("the orchestrating sessions made %d model requests for 3 stories, want at most 9", total)
+	}
+	// Woken once: the wake turn's requests (status, then the answer) and no more.
+	// (Its stop finds no marker: the run is over, nothing is decided.)
+	if total-atEnd > 2 {
+		t.Fatalf("%d model requests after the run ended, want at most one turn's (2)", total-atEnd)
+	}
+	decisions := readDecisions(t, o.history)
+	sessions := o.historySessions()
+	for i, s := range sessions {
+		if s != owner {
+			t.Fatalf("a decision about another session than the owner %s: %s (%v)", owner, s, decisions)
+		}
+		if decisions[i] == "block" || decisions[i] == "breaker-open" {
+			t.Fatalf("the owner was blocked while its run worked in the background: %v", decisions)
+		}
+	}
+	if len(decisions) == 0 || decisions[0] != "allow-background" {
+		t.Fatalf("decisions %v, want the start turn's stop let through for the background task", decisions)
+	}
+	t.Logf("3 stories: %d model requests in all (%d before the run ended), decisions %v", total, atEnd, decisions)
+}
+
+// A Claude Code shell that does not say its session id (an older release):
+// the run's marker asks to be claimed, the orchestrating session's first
+// stop claims it, and a bystander is not held. When the run's process dies,
+// the owner is woken (its background task ended) and released at its next
+// stop with a message that says so.
+func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWhenTheRunDies(t *testing.T) {
+	o := newOrchestration(t, func(bin string) string {
+		return orchestratorScript(bin, "env -u CLAUDE_CODE_SESSION_ID '"+bin+"' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1")
+	}, "30s")
+	o.start("owner", "Please run the stories.")
+	var m *marker.Marker
+	o.waitFor("the claim", 60*time.Second, func() bool {
+		m = o.readMarker()
+		return m != nil && m.OwnerSession != ""
+	})
+	if m.ClaimOnStop {
+		t.Fatalf("claimed but still asking to be claimed: %+v", m)
+	}
+	if s := o.historySessions(); len(s) == 0 || s[0] != m.OwnerSession {
+		t.Fatalf("claimed by %s, but the first stop was %v", m.OwnerSession, s)
+	}
+	o.start("bystander", "Please say hello.")
+	o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
+	if got := o.readMarker(); got == nil || got.OwnerSession != m.OwnerSession {
+		t.Fatalf("the bystander moved the owner: %+v", got)
+	}
+	// The run dies mid-step.
+	if m.OwnerPid <= 0 {
+		t.Fatalf("no ownerPid in %+v", m)
+	}
+	if err := syscallKill(m.OwnerPid); err != nil {
+		t.Fatal(err)
+	}
+	o.waitFor("the owner's release", 90*time.Second, func() bool {
+		d := readDecisions(t, o.history)
+		return len(d) > 0 && d[len(d)-1] == "release-stale"
+	})
+	if b, _ := os.ReadFile(o.history); !strings.Contains(string(b), "orchestrator is gone") {
+		t.Fatalf("the release does not say the run's orchestrator is gone:\n%s", b)
+	}
+}
+
+func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }

@@ -51,15 +51,15 @@ type Rule struct {
 
 // Action is one thing the model does in a turn; exactly one field is set.
 type Action struct {
-	Shell string        `yaml:"shell"`
+	Shell string `yaml:"shell"`
 	// Background runs the shell command as the CLI's background task where
 	// its shell tool has one (Claude Code's Bash run_in_background).
-	Background bool `yaml:"background"`
-	Write *WriteAction  `yaml:"write"`
-	Step  bool          `yaml:"step"`
-	Delay time.Duration `yaml:"delay"`
-	Reply string        `yaml:"reply"`
-	Fault string        `yaml:"fault"`
+	Background bool          `yaml:"background"`
+	Write      *WriteAction  `yaml:"write"`
+	Step       bool          `yaml:"step"`
+	Delay      time.Duration `yaml:"delay"`
+	Reply      string        `yaml:"reply"`
+	Fault      string        `yaml:"fault"`
 }
 
 // WriteAction writes a file through the agent's tools.

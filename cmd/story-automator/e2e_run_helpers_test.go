@@ -21,7 +21,7 @@ import (
 // `run` and `status` go through the built binary, a private tmux server and
 // the simulated agent.
 type runProject struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	root   string
 	socket string
@@ -30,7 +30,7 @@ type runProject struct {
 	sprintBefore string
 }
 
-func newRunProject(t *testing.T) *runProject {
+func newRunProject(t testing.TB) *runProject {
 	t.Helper()
 	socket := tmuxtest.Socket(t)
 	root := t.TempDir()
@@ -91,7 +91,7 @@ func (p *runProject) run(env []string, args ...string) (map[string]any, int) {
 	return lastJSON(p.t, out.String(), errb.String()), code
 }
 
-func lastJSON(t *testing.T, out, stderr string) map[string]any {
+func lastJSON(t testing.TB, out, stderr string) map[string]any {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	var res map[string]any

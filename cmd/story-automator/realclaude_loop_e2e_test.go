@@ -111,7 +111,7 @@ rules:
 	}
 }
 
-func capturePane(t *testing.T, socket, name string) string {
+func capturePane(t testing.TB, socket, name string) string {
 	out, err := exec.Command("tmux", "-L", socket, "capture-pane", "-p", "-t", "="+name+":").CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
@@ -119,7 +119,7 @@ func capturePane(t *testing.T, socket, name string) string {
 	return string(out)
 }
 
-func readDecisions(t *testing.T, history string) []string {
+func readDecisions(t testing.TB, history string) []string {
 	f, err := os.Open(history)
 	if err != nil {
 		return nil

@@ -55,7 +55,7 @@ type orchestration struct {
 	history string
 }
 
-func newOrchestration(t *testing.T, script func(bin string) string, stepDelay string) *orchestration {
+func newOrchestration(t testing.TB, script func(bin string) string, stepDelay string) *orchestration {
 	claude := realagent.Require(t, "claude")
 	p := newRunProject(t)
 	bin := p.bin
@@ -158,9 +158,38 @@ func (o *orchestration) historySessions() []string {
 // fact a handful for the whole run, whatever the steps' duration. A bystander
 // Claude session in the same project is never blocked meanwhile.
 func TestRealClaudeOrchestratingSessionRunsThreeStoriesInAFewTurns(t *testing.T) {
+	res := orchestrateThreeStories(t, "2s", true)
+	if res.requests > 3*3 {
+		t.Fatalf("the orchestrating sessions made %d model requests for 3 stories, want at most 9", res.requests)
+	}
+	// Woken once: the wake turn's requests (status, then the answer) and no more.
+	// (Its stop finds no marker: the run is over, nothing is decided.)
+	if res.requests-res.atEnd > 2 {
+		t.Fatalf("%d model requests after the run ended, want at most one turn's (2)", res.requests-res.atEnd)
+	}
+	if len(res.decisions) == 0 || res.decisions[0] != "allow-background" {
+		t.Fatalf("decisions %v, want the start turn's stop let through for the background task", res.decisions)
+	}
+	t.Logf("3 stories: %d model requests in all (%d before the run ended), decisions %v", res.requests, res.atEnd, res.decisions)
+}
+
+// orchestrated is what one orchestrating session cost.
+type orchestrated struct {
+	requests, atEnd int
+	usage           modelsim.Usage
+	decisions       []string
+	elapsed         time.Duration
+}
+
+// orchestrateThreeStories has a real Claude Code session run stories 1.1-1.3
+// of the sample with the sim agent's steps taking stepDelay each, and checks
+// the run, the ownership and that the owner was never blocked (and, with
+// bystander, that another session in the project is left alone).
+func orchestrateThreeStories(t testing.TB, stepDelay string, bystander bool) orchestrated {
 	o := newOrchestration(t, func(bin string) string {
 		return orchestratorScript(bin, "'"+bin+"' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1")
-	}, "2s")
+	}, stepDelay)
+	began := time.Now()
 	o.start("owner", "Please run the stories.")
 	var owner string
 	o.waitFor("the run's marker", 60*time.Second, func() bool {
@@ -169,41 +198,32 @@ func TestRealClaudeOrchestratingSessionRunsThreeStoriesInAFewTurns(t *testing.T)
 		}
 		return owner != ""
 	})
-	o.start("bystander", "Please say hello.")
-	o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
-	o.waitFor("the run's end", 5*time.Minute, o.markerGone)
-	atEnd := o.turns()
+	if bystander {
+		o.start("bystander", "Please say hello.")
+		o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
+	}
+	o.waitFor("the run's end", 2*time.Hour, o.markerGone)
+	var res orchestrated
+	res.atEnd = o.turns()
 	o.waitFor("the owner's last stop", 60*time.Second, func() bool {
 		return strings.Contains(capturePane(t, o.socket, "owner"), "The run has ended.")
 	})
 	time.Sleep(2 * time.Second) // nothing more may come: a later request would show below
-	total := o.turns()
+	res.requests, res.usage, res.elapsed = o.turns(), o.srv.TotalUsage(), time.Since(began)
 
 	if c := o.storyCommits(); c["1-1"] != 1 || c["1-2"] != 1 || c["1-3"] != 1 {
 		t.Fatalf("story commits %v, want one each for 1.1-1.3", c)
 	}
-	if total > 3*3 {
-		t.Fatalf("the orchestrating sessions made %d model requests for 3 stories, want at most 9", total)
-	}
-	// Woken once: the wake turn's requests (status, then the answer) and no more.
-	// (Its stop finds no marker: the run is over, nothing is decided.)
-	if total-atEnd > 2 {
-		t.Fatalf("%d model requests after the run ended, want at most one turn's (2)", total-atEnd)
-	}
-	decisions := readDecisions(t, o.history)
-	sessions := o.historySessions()
-	for i, s := range sessions {
+	res.decisions = readDecisions(t, o.history)
+	for i, s := range o.historySessions() {
 		if s != owner {
-			t.Fatalf("a decision about another session than the owner %s: %s (%v)", owner, s, decisions)
+			t.Fatalf("a decision about another session than the owner %s: %s (%v)", owner, s, res.decisions)
 		}
-		if decisions[i] == "block" || decisions[i] == "breaker-open" {
-			t.Fatalf("the owner was blocked while its run worked in the background: %v", decisions)
+		if res.decisions[i] == "block" || res.decisions[i] == "breaker-open" {
+			t.Fatalf("the owner was blocked while its run worked in the background: %v", res.decisions)
 		}
 	}
-	if len(decisions) == 0 || decisions[0] != "allow-background" {
-		t.Fatalf("decisions %v, want the start turn's stop let through for the background task", decisions)
-	}
-	t.Logf("3 stories: %d model requests in all (%d before the run ended), decisions %v", total, atEnd, decisions)
+	return res
 }
 
 // A Claude Code shell that does not say its session id (an older release):

@@ -47,6 +47,10 @@ type Profile struct {
 	// RootEnv is the variable (NAME=value) without which the CLI refuses
 	// to run unattended as root; doctor checks it.
 	RootEnv string
+	// PastePlaceholder starts what the CLI's input box shows instead of a
+	// long paste, so a send can tell its text arrived (read from real
+	// captures, testdata/paste); "" = the CLI shows the text itself.
+	PastePlaceholder string
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -76,18 +80,21 @@ var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, HookFlag: "--settings",
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1",
-		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
+		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
+		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0",
-		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
+		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
+		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted},
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
-		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0"},
+		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
+		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCustom: {Name: AgentCustom},
@@ -97,6 +104,26 @@ var profiles = map[string]Profile{
 func LookupProfile(agent string) (Profile, bool) {
 	p, ok := profiles[agent]
 	return p, ok
+}
+
+// PastePlaceholders lists what a paste into an agent's pane may show
+// instead of the text: the agent's own placeholder, or, when the CLI behind
+// the pane is not known (custom, or a session this tool did not spawn),
+// every known one.
+func PastePlaceholders(agent string) []string {
+	if p, ok := profiles[agent]; ok && agent != AgentCustom {
+		if p.PastePlaceholder == "" {
+			return nil
+		}
+		return []string{p.PastePlaceholder}
+	}
+	var all []string
+	for _, n := range AgentNames() {
+		if ph := profiles[n].PastePlaceholder; ph != "" {
+			all = append(all, ph)
+		}
+	}
+	return all
 }
 
 // AgentNames lists the known agents, sorted.

@@ -62,8 +62,8 @@ func sessionSend(c *cli.Context) error {
 	if err := tc.Paste(ctx, name, sendBufferName(), text); err != nil {
 		return tmuxFailure(err)
 	}
-	placeholders := child.PastePlaceholders(sessionAgent(sessionStateDir(e), name))
-	if !waitForPaste(ctx, tc, name, before, text, placeholders, sendVerifyWait) {
+	paste := child.PasteOf(sessionAgent(sessionStateDir(e), name))
+	if !waitForPaste(ctx, tc, name, before, text, paste.Placeholders, sendVerifyWait) {
 		return fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, sendVerifyWait)
 	}
 	// Whatever the session finished before this text is not an answer to it.
@@ -72,6 +72,8 @@ func sessionSend(c *cli.Context) error {
 	}
 	enter := !c.Bool("no-enter")
 	if enter {
+		// An Enter the CLI still counts as part of the paste would only add a line.
+		time.Sleep(paste.Settle)
 		if err := tc.SendKey(ctx, name, "Enter"); err != nil {
 			return tmuxFailure(err)
 		}

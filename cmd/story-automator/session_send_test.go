@@ -10,7 +10,7 @@ import (
 
 func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 	prompt := "╭──────╮\n│ >    │\n╰──────╯\n"
-	claude := child.PastePlaceholders(child.AgentClaude)
+	claude := child.PasteOf(child.AgentClaude).Placeholders
 	for _, tc := range []struct {
 		what, before, after, text string
 		want                      bool
@@ -49,16 +49,16 @@ func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
 	for agent, capture := range map[string]string{child.AgentClaude: "claude-2.1.328",
 		child.AgentCodex: "codex-0.169.0", child.AgentGemini: "gemini-0.61.0"} {
 		before, after := read(capture+"-before.txt"), read(capture+"-after.txt")
-		if !pasteArrived(before, after, text, child.PastePlaceholders(agent)) {
+		if !pasteArrived(before, after, text, child.PasteOf(agent).Placeholders) {
 			t.Errorf("%s: the paste was not seen with its own profile", agent)
 		}
-		if !pasteArrived(before, after, text, child.PastePlaceholders(child.AgentCustom)) {
+		if !pasteArrived(before, after, text, child.PasteOf(child.AgentCustom).Placeholders) {
 			t.Errorf("%s: the paste was not seen by a custom session", agent)
 		}
-		if agent != child.AgentClaude && pasteArrived(before, after, text, child.PastePlaceholders(child.AgentClaude)) {
+		if agent != child.AgentClaude && pasteArrived(before, after, text, child.PasteOf(child.AgentClaude).Placeholders) {
 			t.Errorf("%s: the paste was seen through Claude's placeholder", agent)
 		}
-		if pasteArrived(before, before, text, child.PastePlaceholders(agent)) {
+		if pasteArrived(before, before, text, child.PasteOf(agent).Placeholders) {
 			t.Errorf("%s: an unchanged screen counted as the paste", agent)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pasteCaptures are real screens of each pinned CLI's interactive input
@@ -46,18 +47,20 @@ func TestPastePlaceholdersMatchRealCaptures(t *testing.T) {
 	}
 }
 
-func TestPastePlaceholdersOfAnAgent(t *testing.T) {
-	for agent, want := range map[string][]string{
-		AgentClaude: {"[Pasted text"},
-		AgentCodex:  {"[Pasted Content"},
-		AgentGemini: {"[Pasted Text:"},
-		AgentSim:    nil,
+func TestPasteOfAnAgent(t *testing.T) {
+	all := []string{"[Pasted text", "[Pasted Content", "[Pasted Text:"}
+	for agent, want := range map[string]Paste{
+		AgentClaude: {Placeholders: []string{"[Pasted text"}},
+		AgentCodex:  {Placeholders: []string{"[Pasted Content"}},
+		// An Enter within Gemini CLI's 40 ms of a paste is a newline.
+		AgentGemini: {Placeholders: []string{"[Pasted Text:"}, Settle: 250 * time.Millisecond},
+		AgentSim:    {},
 		// The CLI behind a custom command or a foreign session is not known.
-		AgentCustom: {"[Pasted text", "[Pasted Content", "[Pasted Text:"},
-		"":          {"[Pasted text", "[Pasted Content", "[Pasted Text:"},
+		AgentCustom: {Placeholders: all, Settle: 250 * time.Millisecond},
+		"":          {Placeholders: all, Settle: 250 * time.Millisecond},
 	} {
-		if got := PastePlaceholders(agent); !reflect.DeepEqual(got, want) {
-			t.Errorf("%q: %q, want %q", agent, got, want)
+		if got := PasteOf(agent); !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %+v, want %+v", agent, got, want)
 		}
 	}
 }

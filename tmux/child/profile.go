@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/shellword"
 )
@@ -51,6 +52,9 @@ type Profile struct {
 	// long paste, so a send can tell its text arrived (read from real
 	// captures, testdata/paste); "" = the CLI shows the text itself.
 	PastePlaceholder string
+	// PasteSettle is how long after a paste the CLI still takes a key as
+	// part of it, so a send waits that long before pressing Enter.
+	PasteSettle time.Duration
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -94,6 +98,10 @@ var profiles = map[string]Profile{
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
+		// Gemini CLI 0.61 (InputPrompt) takes an Enter within 40 ms of a paste
+		// it cannot trust as a newline, not a submit; the margin covers its
+		// React state update on a loaded machine.
+		PasteSettle:      250 * time.Millisecond,
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
@@ -106,22 +114,34 @@ func LookupProfile(agent string) (Profile, bool) {
 	return p, ok
 }
 
-// PastePlaceholders lists what a paste into an agent's pane may show
-// instead of the text: the agent's own placeholder, or, when the CLI behind
-// the pane is not known (custom, or a session this tool did not spawn),
-// every known one.
-func PastePlaceholders(agent string) []string {
+// Paste is how an agent's input box takes a paste.
+type Paste struct {
+	// Placeholders start what the box may show instead of a long paste.
+	Placeholders []string
+	// Settle is how long to wait after the paste shows before pressing a key.
+	Settle time.Duration
+}
+
+// PasteOf is how a paste into an agent's pane shows and settles: the
+// agent's own profile, or, when the CLI behind the pane is not known
+// (custom, or a session this tool did not spawn), every known placeholder
+// and the longest settle.
+func PasteOf(agent string) Paste {
 	if p, ok := profiles[agent]; ok && agent != AgentCustom {
-		if p.PastePlaceholder == "" {
-			return nil
+		var out Paste
+		if p.PastePlaceholder != "" {
+			out.Placeholders = []string{p.PastePlaceholder}
 		}
-		return []string{p.PastePlaceholder}
+		out.Settle = p.PasteSettle
+		return out
 	}
-	var all []string
+	var all Paste
 	for _, n := range AgentNames() {
-		if ph := profiles[n].PastePlaceholder; ph != "" {
-			all = append(all, ph)
+		p := profiles[n]
+		if p.PastePlaceholder != "" {
+			all.Placeholders = append(all.Placeholders, p.PastePlaceholder)
 		}
+		all.Settle = max(all.Settle, p.PasteSettle)
 	}
 	return all
 }

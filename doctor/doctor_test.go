@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
@@ -79,5 +80,27 @@ func TestAFailedRehearsalQuotesTheChildsLastWords(t *testing.T) {
 	c := judge(Check{Name: "rehearsal"}, "claude", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1", OutputFile: out}, nil)
 	if c.Status != Fail || !strings.Contains(c.Detail, `"Invalid API key · Please run /login"`) || !strings.Contains(c.Detail, out) {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// Gemini CLI's hook is looked for under AfterAgent in its own settings.
+func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	getenv := func(k string) string { return map[string]string{"HOME": home, "PATH": os.Getenv("PATH")}[k] }
+	exe := filepath.Join(t.TempDir(), "story-automator")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700)
+	h := settings.Hook{Command: `"` + exe + `" stop-hook`, Timeout: 30}
+	if c := checkHooks("gemini", root, h, getenv); c.Status != Warn || !strings.Contains(c.Fix, "--provider gemini") {
+		t.Fatalf("no hook: %+v", c)
+	}
+	path := filepath.Join(home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook"}]}]}}`), 0o600)
+	if c := checkHooks("gemini", root, h, getenv); c.Status != Warn {
+		t.Fatalf("a Stop entry Gemini never runs: %+v", c)
+	}
+	os.WriteFile(path, []byte(`{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	if c := checkHooks("gemini", root, h, getenv); c.Status != OK || !strings.Contains(c.Detail, "AfterAgent") {
+		t.Fatalf("installed: %+v", c)
 	}
 }

@@ -3,7 +3,9 @@ package settings
 // Status is what one settings file says about our Stop hook.
 type Status struct {
 	Location
-	Exists bool `json:"exists"`
+	// Event is the hook event our entry is looked for under (Stop, AfterAgent).
+	Event  string `json:"event"`
+	Exists bool   `json:"exists"`
 	// Installed is true when at least one entry of ours is present.
 	Installed bool    `json:"installed"`
 	Entries   []Entry `json:"entries"`
@@ -23,7 +25,7 @@ type Status struct {
 // Inspect reports our Stop hook in the settings file at loc, comparing it with
 // h (what install would write) and looking the program up via getenv("PATH").
 func Inspect(loc Location, h Hook, getenv func(string) string) Status {
-	st := Status{Location: loc, Entries: []Entry{}}
+	st := Status{Location: loc, Event: h.event(), Entries: []Entry{}}
 	l, err := load(loc.Path)
 	st.Exists = l.exists
 	if err == nil {

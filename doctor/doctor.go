@@ -280,6 +280,11 @@ func checkHooks(agent, root string, h settings.Hook, getenv func(string) string)
 			c.Fix = "story-automator hooks install --provider " + agent
 			return c
 		}
+		if st.Off != "" {
+			c.Status, c.Detail = Warn, h.Event+" hook installed in "+loc.Path+", but "+st.Off
+			c.Fix = "edit hooksConfig in " + loc.Path
+			return c
+		}
 		c.Status, c.Detail = OK, h.Event+" hook installed in "+loc.Path
 		return c
 	}

@@ -103,4 +103,8 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 	if c := checkHooks("gemini", root, h, getenv); c.Status != OK || !strings.Contains(c.Detail, "AfterAgent") {
 		t.Fatalf("installed: %+v", c)
 	}
+	os.WriteFile(path, []byte(`{"hooksConfig":{"enabled":false},"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	if c := checkHooks("gemini", root, h, getenv); c.Status != Warn || !strings.Contains(c.Detail, "hooksConfig.enabled is false") {
+		t.Fatalf("hooks off: %+v", c)
+	}
 }

@@ -60,3 +60,23 @@ func TestLocateGemini(t *testing.T) {
 		t.Error("Gemini has a local scope")
 	}
 }
+
+// Gemini CLI's hooksConfig can turn every hook, or ours, off.
+func TestGeminiStatusSaysWhenHooksAreOff(t *testing.T) {
+	h := testHook.For(Gemini)
+	entry := `"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "\"/opt/sa/story-automator\" stop-hook", "timeout": 30000}]}]}`
+	for _, c := range []struct{ config, want string }{
+		{`{` + entry + `}`, ""},
+		{`{"hooksConfig": {"enabled": true}, ` + entry + `}`, ""},
+		{`{"hooksConfig": {"enabled": false}, ` + entry + `}`, "hooksConfig.enabled is false"},
+		{`{"hooksConfig": {"disabled": ["\"/opt/sa/story-automator\" stop-hook"]}, ` + entry + `}`, "hooksConfig.disabled lists this hook"},
+		{`{"hooksConfig": {"disabled": ["other"]}, ` + entry + `}`, ""},
+	} {
+		path := filepath.Join(t.TempDir(), "settings.json")
+		writeFile(t, path, c.config, 0o600)
+		st := Inspect(Location{Provider: Gemini, Scope: ScopeUser, Path: path}, h, func(string) string { return "" })
+		if !st.Installed || (c.want == "") != (st.Off == "") || !strings.Contains(st.Off, c.want) {
+			t.Errorf("%s: off %q, want %q", c.config, st.Off, c.want)
+		}
+	}
+}

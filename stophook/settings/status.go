@@ -17,6 +17,9 @@ type Status struct {
 	Stale bool `json:"stale"`
 	// Duplicated is true when there is more than one entry of ours.
 	Duplicated bool `json:"duplicated"`
+	// Off says why the agent would not run the hook although it is
+	// installed (Gemini CLI: hooksConfig turns hooks or this one off).
+	Off string `json:"off,omitempty"`
 	// Error is the code of a problem reading the file, empty when it read fine.
 	Error   string `json:"error,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -49,5 +52,30 @@ func Inspect(loc Location, h Hook, getenv func(string) string) Status {
 		st.Command = st.Entries[0].Command
 		st.BinaryExists = ProgramExists(st.Entries[0].Program, getenv)
 	}
+	if loc.Provider == Gemini {
+		st.Off = geminiHooksOff(l.doc, st.Command)
+	}
 	return st
+}
+
+// geminiHooksOff reads Gemini CLI's switches in one settings file:
+// hooksConfig.enabled false runs no hook at all (whichever file holds the
+// hook), and hooksConfig.disabled lists hooks by name or command.
+func geminiHooksOff(doc *Object, command string) string {
+	cv, ok := doc.Get("hooksConfig")
+	cfg, isObj := cv.(*Object)
+	if !ok || !isObj {
+		return ""
+	}
+	if v, ok := cfg.Get("enabled"); ok && v == false {
+		return "hooksConfig.enabled is false: Gemini CLI runs no hooks"
+	}
+	dv, _ := cfg.Get("disabled")
+	list, _ := dv.([]any)
+	for _, d := range list {
+		if command != "" && d == command {
+			return "hooksConfig.disabled lists this hook: Gemini CLI skips it"
+		}
+	}
+	return ""
 }

@@ -266,10 +266,13 @@ func checkHooks(ctx context.Context, agent string, o Options, getenv func(string
 		p = settings.Claude
 	case child.AgentCodex:
 		p = settings.Codex
+	case child.AgentGemini:
+		p = settings.Gemini
 	default:
 		c.Status, c.Detail = OK, "children of "+agent+" need no installed hook (their exit ends a step)"
 		return c
 	}
+	h = h.For(p)
 	for _, s := range settings.Scopes(p) {
 		loc, err := settings.Locate(p, s, root, getenv)
 		if err != nil {
@@ -280,18 +283,23 @@ func checkHooks(ctx context.Context, agent string, o Options, getenv func(string
 			continue
 		}
 		if !st.BinaryExists {
-			c.Status, c.Detail = Fail, "the Stop hook in "+loc.Path+" runs a binary that does not exist: "+st.Command
+			c.Status, c.Detail = Fail, "the "+h.Event+" hook in "+loc.Path+" runs a binary that does not exist: "+st.Command
 			c.Fix = "story-automator hooks install --provider " + agent
 			return c
 		}
-		c.Status, c.Detail = OK, "Stop hook installed in "+loc.Path
+		if st.Off != "" {
+			c.Status, c.Detail = Warn, h.Event+" hook installed in "+loc.Path+", but "+st.Off
+			c.Fix = "edit hooksConfig in " + loc.Path
+			return c
+		}
+		c.Status, c.Detail = OK, h.Event+" hook installed in "+loc.Path
 		if p == settings.Codex {
 			codexHookRuns(ctx, &c, loc, o)
 		}
 		return c
 	}
 	c.Status = Warn
-	c.Detail = "no Stop hook installed: steps are unaffected (each child gets what it needs), but an orchestrating " + agent + " session or a loop is not held"
+	c.Detail = "no " + h.Event + " hook installed: steps are unaffected (each child gets what it needs), but an orchestrating " + agent + " session or a loop is not held"
 	c.Fix = "story-automator hooks install --provider " + agent
 	return c
 }

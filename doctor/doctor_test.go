@@ -134,3 +134,29 @@ func TestCodexHookMustBeEnabledAndTrusted(t *testing.T) {
 		t.Fatalf("hooks off: %+v", c)
 	}
 }
+
+// Gemini CLI's hook is looked for under AfterAgent in its own settings.
+func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	getenv := func(k string) string { return map[string]string{"HOME": home, "PATH": os.Getenv("PATH")}[k] }
+	exe := filepath.Join(t.TempDir(), "story-automator")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700)
+	h := settings.Hook{Command: `"` + exe + `" stop-hook`, Timeout: 30}
+	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Fix, "--provider gemini") {
+		t.Fatalf("no hook: %+v", c)
+	}
+	path := filepath.Join(home, ".gemini", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	os.WriteFile(path, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook"}]}]}}`), 0o600)
+	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn {
+		t.Fatalf("a Stop entry Gemini never runs: %+v", c)
+	}
+	os.WriteFile(path, []byte(`{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != OK || !strings.Contains(c.Detail, "AfterAgent") {
+		t.Fatalf("installed: %+v", c)
+	}
+	os.WriteFile(path, []byte(`{"hooksConfig":{"enabled":false},"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Detail, "hooksConfig.enabled is false") {
+		t.Fatalf("hooks off: %+v", c)
+	}
+}

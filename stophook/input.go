@@ -70,9 +70,10 @@ func DecodeInput(data []byte) (Input, error) {
 		in.LastAssistantMessage = in.PromptResponse
 	}
 	if in.HookEventName == HookAfterAgent {
-		// Gemini sends stop_hook_active false even on the turn a block
-		// caused: taken at its word it would reset the circuit breaker on
-		// every block. Treat it as absent (which counts as true).
+		// Gemini CLI 0.61 sends stop_hook_active true on the turn a block
+		// caused (testdata/gemini-0.61.0-afteragent.jsonl), but the breaker
+		// must not depend on it: a false there would reset it on every
+		// block. Treat it as absent (which counts as true).
 		in.StopHookActive = nil
 	}
 	return in, nil

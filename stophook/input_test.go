@@ -1,6 +1,8 @@
 package stophook
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -22,5 +24,30 @@ func TestGeminiAfterAgentInput(t *testing.T) {
 	}
 	if m.StopHookBlocks < 2 {
 		t.Fatalf("blocks after three AfterAgent stops without progress = %d: the breaker does not hold", m.StopHookBlocks)
+	}
+}
+
+// Real AfterAgent inputs of Gemini CLI 0.61 (testdata), from `gemini -p`
+// whose hook blocked once: the turn, then the turn the block caused, whose
+// prompt_response holds both answers and whose stop_hook_active is true.
+func TestRealGeminiAfterAgentInputs(t *testing.T) {
+	data, err := os.ReadFile("testdata/gemini-0.61.0-afteragent.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d inputs", len(lines))
+	}
+	answer := "Understood. (model-sim has no work scripted for this prompt.)"
+	for i, want := range []string{answer, answer + "\n" + answer} {
+		in, err := DecodeInput([]byte(lines[i]))
+		if err != nil || in.HookEventName != HookAfterAgent || in.SessionID == "" || in.LastMessage() != want {
+			t.Fatalf("input %d: %+v %v", i, in, err)
+		}
+		// Taken as absent either way, so the breaker counts every block.
+		if in.StopHookActive != nil {
+			t.Fatalf("input %d: stop_hook_active read as %v", i, *in.StopHookActive)
+		}
 	}
 }

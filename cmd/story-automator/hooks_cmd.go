@@ -11,11 +11,15 @@ import (
 
 func init() { register(hooksCommand) }
 
+// geminiProjectNotice is printed after a Gemini project install: Gemini CLI
+// 0.61 ignores a project's hooks in a folder it does not trust.
+const geminiProjectNotice = "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"
+
 func hooksCommand() *cli.Command {
 	target := func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "scope", Value: string(settings.ScopeProject), Usage: "project, local or user"},
-			&cli.StringFlag{Name: "provider", Value: string(settings.Claude), Usage: "claude or codex"},
+			&cli.StringFlag{Name: "provider", Value: string(settings.Claude), Usage: "claude, codex or gemini (its AfterAgent hook)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting file and change nothing"},
 		}
 	}
@@ -49,7 +53,7 @@ func hooksCommand() *cli.Command {
 func hooksLocation(c *cli.Context) (settings.Location, error) {
 	p := settings.Provider(c.String("provider"))
 	if len(settings.Scopes(p)) == 0 {
-		return settings.Location{}, usageError("--provider must be claude or codex, got %q", p)
+		return settings.Location{}, usageError("--provider must be claude, codex or gemini, got %q", p)
 	}
 	s := settings.Scope(c.String("scope"))
 	if s != settings.ScopeProject && s != settings.ScopeLocal && s != settings.ScopeUser {
@@ -124,9 +128,11 @@ func hooksChange(c *cli.Context, install bool) error {
 		if warning != "" {
 			fmt.Fprintln(e.Err, "story-automator: "+warning)
 		}
+		h = h.For(loc.Provider)
 		res, err = settings.Install(loc.Path, h, opt)
 	} else {
 		// Without a resolvable binary, uninstall still recognises ours by name.
+		h = h.For(loc.Provider)
 		res, err = settings.Uninstall(loc.Path, h, opt)
 	}
 	if err != nil {
@@ -203,6 +209,10 @@ func changeFields(loc settings.Location, res settings.Result, h settings.Hook, d
 	if install {
 		out["command"] = h.Command
 		out["timeout"] = h.Timeout
+		out["event"] = h.Event
+		if loc.Provider == settings.Gemini && loc.Scope == settings.ScopeProject {
+			out["notice"] = geminiProjectNotice
+		}
 	}
 	if dryRun {
 		out["content"] = string(res.Content)
@@ -221,14 +231,14 @@ func hooksStatus(c *cli.Context) error {
 	}
 	var reports []settings.Status
 	installed := false
-	for _, p := range []settings.Provider{settings.Claude, settings.Codex} {
+	for _, p := range []settings.Provider{settings.Claude, settings.Codex, settings.Gemini} {
 		for _, s := range settings.Scopes(p) {
 			loc, err := settings.Locate(p, s, e.ProjectRoot, e.Getenv)
 			st := settings.Status{Location: loc, Entries: []settings.Entry{}}
 			if err != nil {
 				st.Error, st.Message = settings.Code(err), err.Error()
 			} else {
-				st = settings.Inspect(loc, h, e.Getenv)
+				st = settings.Inspect(loc, h.For(p), e.Getenv)
 			}
 			if p == settings.Codex && st.Installed {
 				if cfg, err := settings.CodexConfigPath(e.Getenv); err == nil {

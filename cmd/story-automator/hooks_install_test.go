@@ -273,7 +273,8 @@ func TestHooksUsageErrors(t *testing.T) {
 	f := newHooksFixture(t)
 	for _, args := range [][]string{
 		{"hooks", "install", "--scope", "global"},
-		{"hooks", "install", "--provider", "gemini"},
+		{"hooks", "install", "--provider", "cursor"},
+		{"hooks", "install", "--provider", "gemini", "--scope", "local"},
 		{"hooks", "install", "--provider", "codex", "--scope", "local"},
 		{"hooks", "uninstall", "extra"},
 		{"hooks", "frobnicate"},

@@ -42,8 +42,8 @@ func TestHooksStatusReportsEveryScope(t *testing.T) {
 	if code != 0 || res["ok"] != true || res["installed"] != true || res["command"] != f.command() {
 		t.Fatalf("exit %d, %v", code, res)
 	}
-	if n := len(res["hooks"].([]any)); n != 5 {
-		t.Fatalf("%d reports, want 5 (claude project/local/user, codex project/user)", n)
+	if n := len(res["hooks"].([]any)); n != 7 {
+		t.Fatalf("%d reports, want 7 (claude project/local/user, codex project/user, gemini project/user)", n)
 	}
 	project := statusOf(t, res, "claude", "project")
 	if project["installed"] != true || project["command"] != f.command() || project["binaryExists"] != true ||
@@ -65,6 +65,9 @@ func TestHooksStatusReportsEveryScope(t *testing.T) {
 	}
 	if codexUser := statusOf(t, res, "codex", "user"); codexUser["file"] != filepath.Join(f.home, ".codex", "hooks.json") {
 		t.Errorf("codex/user: %v", codexUser)
+	}
+	if g := statusOf(t, res, "gemini", "user"); g["file"] != filepath.Join(f.home, ".gemini", "settings.json") || g["event"] != "AfterAgent" || g["installed"] != false {
+		t.Errorf("gemini/user: %v", g)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 const (
@@ -22,8 +23,6 @@ const (
 	// sendCaptureLines is how much of the pane (scrollback included) the
 	// before/after comparison reads, so a scroll does not hide the new text.
 	sendCaptureLines = 400
-	// pastePlaceholder starts what an agent shows instead of a long paste.
-	pastePlaceholder = "[Pasted text"
 )
 
 func sessionSendCommand() *cli.Command {
@@ -63,7 +62,8 @@ func sessionSend(c *cli.Context) error {
 	if err := tc.Paste(ctx, name, sendBufferName(), text); err != nil {
 		return tmuxFailure(err)
 	}
-	if !waitForPaste(ctx, tc, name, before, text, sendVerifyWait) {
+	paste := child.PasteOf(sessionAgent(sessionStateDir(e), name))
+	if !waitForPaste(ctx, tc, name, before, text, paste.Placeholders, sendVerifyWait) {
 		return fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, sendVerifyWait)
 	}
 	// Whatever the session finished before this text is not an answer to it.
@@ -72,11 +72,23 @@ func sessionSend(c *cli.Context) error {
 	}
 	enter := !c.Bool("no-enter")
 	if enter {
+		// An Enter the CLI still counts as part of the paste would only add a line.
+		time.Sleep(paste.Settle)
 		if err := tc.SendKey(ctx, name, "Enter"); err != nil {
 			return tmuxFailure(err)
 		}
 	}
 	return okJSON(e.Out, map[string]any{"session": name, "delivered": true, "enter": enter, "bytes": len(text)})
+}
+
+// sessionAgent is the agent a session was spawned with, "" when it has no
+// state file (a session this tool did not spawn) or the file cannot be read.
+func sessionAgent(dir, name string) string {
+	st, err := marker.ReadSession(dir, name)
+	if err != nil {
+		return ""
+	}
+	return st.Agent
 }
 
 // recordSendBaseline stores the session's completion turns and output size
@@ -110,11 +122,11 @@ func sendBufferName() string {
 }
 
 // waitForPaste polls the pane until it shows the paste (see pasteArrived).
-func waitForPaste(ctx context.Context, tc *tmux.Client, name, before, text string, wait time.Duration) bool {
+func waitForPaste(ctx context.Context, tc *tmux.Client, name, before, text string, placeholders []string, wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
 	for {
 		after, err := tc.CapturePane(ctx, name, sendCaptureLines)
-		if err == nil && pasteArrived(before, after, text) {
+		if err == nil && pasteArrived(before, after, text, placeholders) {
 			return true
 		}
 		if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) || time.Now().After(deadline) {
@@ -126,10 +138,10 @@ func waitForPaste(ctx context.Context, tc *tmux.Client, name, before, text strin
 
 // pasteArrived reports whether the pane changed from before to after in a
 // way the paste explains: the end of text shows more often than before, or
-// an agent's collapsed-paste placeholder does. Text that was already on the
-// screen therefore does not count as delivered by itself.
+// one of the agent's collapsed-paste placeholders does. Text that was
+// already on the screen therefore does not count as delivered by itself.
 // Blank text, which shows nothing of itself, only needs some change.
-func pasteArrived(before, after, text string) bool {
+func pasteArrived(before, after, text string, placeholders []string) bool {
 	want := sendSnippet(text)
 	switch {
 	case want == "":
@@ -137,7 +149,12 @@ func pasteArrived(before, after, text string) bool {
 	case strings.Count(squash(after), want) > strings.Count(squash(before), want):
 		return true
 	}
-	return strings.Count(after, pastePlaceholder) > strings.Count(before, pastePlaceholder)
+	for _, ph := range placeholders {
+		if strings.Count(after, ph) > strings.Count(before, ph) {
+			return true
+		}
+	}
+	return false
 }
 
 // sendSnippet is the last few visible characters of text, without

@@ -1,9 +1,16 @@
 package main
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/story-automator/story-automator/tmux/child"
+)
 
 func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 	prompt := "╭──────╮\n│ >    │\n╰──────╯\n"
+	claude := child.PasteOf(child.AgentClaude).Placeholders
 	for _, tc := range []struct {
 		what, before, after, text string
 		want                      bool
@@ -16,11 +23,43 @@ func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 		{"long text wrapped by the pane", "", "…and finally run\nthe tests again\n", "a long request…\nand finally run the tests again", true},
 		{"collapsed paste placeholder", prompt, "│ > [Pasted text #1 +40 lines] │\n", "line\nline\nline", true},
 		{"old placeholder only", "│ > [Pasted text #1 +40 lines] │\n", "│ > [Pasted text #1 +40 lines] │\n", "other\ntext", false},
+		{"another CLI's placeholder", prompt, "│ > [Pasted Text: 40 lines] │\n", "line\nline\nline", false},
 		{"blank text that changed the screen", "$ ", "$ \n$ ", "\n", true},
 		{"blank text with no change", "$ ", "$ ", "\n", false},
 	} {
-		if got := pasteArrived(tc.before, tc.after, tc.text); got != tc.want {
+		if got := pasteArrived(tc.before, tc.after, tc.text, claude); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
+// On the real screens of each pinned CLI (tmux/child/testdata/paste), the
+// long paste shows only as that CLI's placeholder: it counts as arrived with
+// the session's agent profile, and would not with Claude's placeholder alone.
+func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
+	dir := filepath.Join("..", "..", "tmux", "child", "testdata", "paste")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	text := read("pasted.txt")
+	for agent, capture := range map[string]string{child.AgentClaude: "claude-2.1.328",
+		child.AgentCodex: "codex-0.169.0", child.AgentGemini: "gemini-0.61.0"} {
+		before, after := read(capture+"-before.txt"), read(capture+"-after.txt")
+		if !pasteArrived(before, after, text, child.PasteOf(agent).Placeholders) {
+			t.Errorf("%s: the paste was not seen with its own profile", agent)
+		}
+		if !pasteArrived(before, after, text, child.PasteOf(child.AgentCustom).Placeholders) {
+			t.Errorf("%s: the paste was not seen by a custom session", agent)
+		}
+		if agent != child.AgentClaude && pasteArrived(before, after, text, child.PasteOf(child.AgentClaude).Placeholders) {
+			t.Errorf("%s: the paste was seen through Claude's placeholder", agent)
+		}
+		if pasteArrived(before, before, text, child.PasteOf(agent).Placeholders) {
+			t.Errorf("%s: an unchanged screen counted as the paste", agent)
 		}
 	}
 }

@@ -19,7 +19,7 @@ func init() { register(stopHookCommand) }
 
 const stopHookName = "stop-hook"
 
-const stopHookHelp = `story-automator stop-hook: the Claude Code / Codex Stop hook.
+const stopHookHelp = `story-automator stop-hook: the Claude Code / Codex Stop hook (Gemini CLI: AfterAgent).
 
 Reads the hook's JSON on stdin and prints nothing (the stop proceeds) or one JSON
 object ({"decision":"block","reason":…} or {"systemMessage":…}). Always exits 0.
@@ -30,7 +30,7 @@ Install it with: story-automator hooks install`
 func stopHookCommand() *cli.Command {
 	return &cli.Command{
 		Name:            stopHookName,
-		Usage:           "Claude Code / Codex Stop hook: reads the hook JSON on stdin, prints a decision or nothing, always exits 0",
+		Usage:           "Claude Code / Codex Stop hook, Gemini CLI AfterAgent hook: reads the hook JSON on stdin, prints a decision or nothing, always exits 0",
 		SkipFlagParsing: true,
 		Action:          func(*cli.Context) error { return nil },
 	}

@@ -216,7 +216,7 @@ func CodexHookKeys(path string, h Hook) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, groups, err := stopGroups(l.doc)
+	_, groups, err := stopGroups(l.doc, EventStop)
 	if err != nil {
 		return nil, err
 	}

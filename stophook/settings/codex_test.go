@@ -36,7 +36,7 @@ func (f *fakeCodex) ListHooks(ctx context.Context, cwd string) ([]CodexHook, err
 		if err != nil {
 			return nil, err
 		}
-		_, groups, _ := stopGroups(l.doc)
+		_, groups, _ := stopGroups(l.doc, EventStop)
 		for gi, g := range groups {
 			_, hooks, _ := groupHooks(g)
 			for hi, e := range hooks {

@@ -13,10 +13,39 @@ import (
 // the hook finishes in milliseconds, the margin covers a slow disk or a held lock.
 const DefaultTimeout = 30
 
-// Hook is the Stop-hook entry install writes: a shell command and its timeout in seconds.
+// Hook is the entry install writes: a shell command and its timeout in
+// seconds, under the event the provider ends a turn with (see Hook.For).
 type Hook struct {
 	Command string
 	Timeout int
+	// Event is the hook event the entry lives under; "" is Stop.
+	Event string
+	// Millis writes the timeout in milliseconds, the unit Gemini CLI reads.
+	Millis bool
+}
+
+// event is the hook event h is registered under.
+func (h Hook) event() string {
+	if h.Event == "" {
+		return EventStop
+	}
+	return h.Event
+}
+
+// timeoutValue is h's timeout in the unit the settings file reads.
+func (h Hook) timeoutValue() int {
+	if h.Millis {
+		return h.Timeout * 1000
+	}
+	return h.Timeout
+}
+
+// timeoutSeconds reads a timeout written in the settings file's unit.
+func (h Hook) timeoutSeconds(v int) int {
+	if h.Millis {
+		return v / 1000
+	}
+	return v
 }
 
 // NewHook builds the entry that runs exe (made absolute, symlinks resolved) as

@@ -7,14 +7,11 @@ import (
 	"path/filepath"
 )
 
-// ErrUnexpectedShape is returned when "hooks" or "hooks.Stop" exist but are not
-// the object and array the agents define; such a file is left alone.
+// ErrUnexpectedShape is returned when "hooks" or "hooks.<event>" exist but are
+// not the object and array the agents define; such a file is left alone.
 var ErrUnexpectedShape = errors.New("unexpected settings shape")
 
-// stopEvent is the hook event our entry lives under.
-const stopEvent = "Stop"
-
-// Entry is one of our Stop-hook entries found in a settings document.
+// Entry is one of our hook entries found in a settings document.
 type Entry struct {
 	Command string `json:"command"`
 	// Timeout is the entry's timeout in seconds, 0 when it has none.
@@ -40,9 +37,9 @@ func ours(cmd string, h Hook) (string, bool) {
 	return "", false
 }
 
-// stopGroups returns the hooks object and its Stop array, either possibly nil
-// when absent, or ErrUnexpectedShape when present with the wrong type.
-func stopGroups(doc *Object) (*Object, []any, error) {
+// stopGroups returns the hooks object and its array for event, either
+// possibly nil when absent, or ErrUnexpectedShape when present with the wrong type.
+func stopGroups(doc *Object, event string) (*Object, []any, error) {
 	hv, ok := doc.Get("hooks")
 	if !ok {
 		return nil, nil, nil
@@ -51,13 +48,13 @@ func stopGroups(doc *Object) (*Object, []any, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: \"hooks\" is not an object", ErrUnexpectedShape)
 	}
-	sv, ok := hooks.Get(stopEvent)
+	sv, ok := hooks.Get(event)
 	if !ok {
 		return hooks, nil, nil
 	}
 	stop, ok := sv.([]any)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: \"hooks.Stop\" is not an array", ErrUnexpectedShape)
+		return nil, nil, fmt.Errorf("%w: \"hooks.%s\" is not an array", ErrUnexpectedShape, event)
 	}
 	return hooks, stop, nil
 }
@@ -87,10 +84,10 @@ func entryCommand(e any) (*Object, string, bool) {
 	return o, cmd, ok
 }
 
-// rewriteOurs walks every Stop entry of ours in order and lets keep decide
+// rewriteOurs walks every entry of ours under h's event in order and lets keep decide
 // whether it stays; groups and containers emptied by a removal are dropped.
 func rewriteOurs(doc *Object, h Hook, keep func(entry *Object, cmd string) bool) error {
-	hooks, stop, err := stopGroups(doc)
+	hooks, stop, err := stopGroups(doc, h.event())
 	if err != nil || stop == nil {
 		return err
 	}
@@ -120,13 +117,13 @@ func rewriteOurs(doc *Object, h Hook, keep func(entry *Object, cmd string) bool)
 		newStop = append(newStop, group)
 	}
 	if removed && len(newStop) == 0 {
-		hooks.Delete(stopEvent)
+		hooks.Delete(h.event())
 		if len(hooks.Members) == 0 {
 			doc.Delete("hooks")
 		}
 		return nil
 	}
-	hooks.Set(stopEvent, newStop)
+	hooks.Set(h.event(), newStop)
 	return nil
 }
 
@@ -134,7 +131,7 @@ func rewriteOurs(doc *Object, h Hook, keep func(entry *Object, cmd string) bool)
 // the first existing entry is normalised in place, later ones are removed, and
 // a new group is appended when there was none. It returns what it changed.
 func installHook(doc *Object, h Hook) ([]string, error) {
-	if _, _, err := stopGroups(doc); err != nil {
+	if _, _, err := stopGroups(doc, h.event()); err != nil {
 		return nil, err
 	}
 	var actions []string
@@ -153,13 +150,13 @@ func installHook(doc *Object, h Hook) ([]string, error) {
 	if err != nil || found {
 		return actions, err
 	}
-	hooks, stop, _ := stopGroups(doc)
+	hooks, stop, _ := stopGroups(doc, h.event())
 	if hooks == nil {
 		hooks = &Object{}
 		doc.Set("hooks", hooks)
 	}
 	group := &Object{Members: []Member{{Key: "hooks", Value: []any{newEntry(h)}}}}
-	hooks.Set(stopEvent, append(stop, group))
+	hooks.Set(h.event(), append(stop, group))
 	return append(actions, "add entry "+h.Command), nil
 }
 
@@ -178,7 +175,7 @@ func newEntry(h Hook) *Object {
 	return &Object{Members: []Member{
 		{Key: "type", Value: "command"},
 		{Key: "command", Value: h.Command},
-		{Key: "timeout", Value: json.Number(fmt.Sprint(h.Timeout))},
+		{Key: "timeout", Value: json.Number(fmt.Sprint(h.timeoutValue()))},
 	}}
 }
 
@@ -208,9 +205,9 @@ func sameScalar(a, b any) bool {
 	return false
 }
 
-// findOurs lists our Stop entries in document order.
+// findOurs lists our entries under h's event in document order.
 func findOurs(doc *Object, h Hook) ([]Entry, error) {
-	_, stop, err := stopGroups(doc)
+	_, stop, err := stopGroups(doc, h.event())
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +230,7 @@ func findOurs(doc *Object, h Hook) ([]Entry, error) {
 			if tv, ok := o.Get("timeout"); ok {
 				if n, ok := tv.(json.Number); ok {
 					t, _ := n.Int64()
-					entry.Timeout = int(t)
+					entry.Timeout = h.timeoutSeconds(int(t))
 				}
 			}
 			probe := &Object{Members: append([]Member(nil), o.Members...)}

@@ -16,11 +16,30 @@ type Scope string
 const (
 	Claude Provider = "claude"
 	Codex  Provider = "codex"
+	Gemini Provider = "gemini"
 
 	ScopeProject Scope = "project"
 	ScopeLocal   Scope = "local"
 	ScopeUser    Scope = "user"
 )
+
+// Hook events our entry is registered under: Claude Code's and Codex's
+// Stop, and Gemini CLI's AfterAgent, which ends its agent turn the same way
+// (a "block" decision sends the reason back as the next prompt).
+const (
+	EventStop       = "Stop"
+	EventAfterAgent = "AfterAgent"
+)
+
+// For returns h as provider p registers it: Gemini CLI reads it under
+// AfterAgent with its timeout in milliseconds; the others under Stop, in seconds.
+func (h Hook) For(p Provider) Hook {
+	h.Event, h.Millis = EventStop, false
+	if p == Gemini {
+		h.Event, h.Millis = EventAfterAgent, true
+	}
+	return h
+}
 
 // ErrUnsupportedScope is returned for a provider/scope pair with no settings file.
 var ErrUnsupportedScope = errors.New("unsupported scope")
@@ -40,7 +59,7 @@ func Scopes(p Provider) []Scope {
 	switch p {
 	case Claude:
 		return []Scope{ScopeProject, ScopeLocal, ScopeUser}
-	case Codex:
+	case Codex, Gemini:
 		return []Scope{ScopeProject, ScopeUser}
 	}
 	return nil
@@ -49,7 +68,9 @@ func Scopes(p Provider) []Scope {
 // Locate returns the settings file of provider p at scope s. Claude Code reads
 // <root>/.claude/settings.json, <root>/.claude/settings.local.json and
 // ~/.claude/settings.json; Codex reads hooks.json next to its config.toml, in
-// <root>/.codex/ and in $CODEX_HOME (default ~/.codex/), and has no local scope.
+// <root>/.codex/ and in $CODEX_HOME (default ~/.codex/), and has no local scope;
+// Gemini CLI reads <root>/.gemini/settings.json and the user's
+// .gemini/settings.json under $GEMINI_CLI_HOME (default $HOME).
 func Locate(p Provider, s Scope, projectRoot string, getenv func(string) string) (Location, error) {
 	loc := Location{Provider: p, Scope: s}
 	var err error
@@ -67,6 +88,14 @@ func Locate(p Provider, s Scope, projectRoot string, getenv func(string) string)
 			loc.Path = filepath.Join(ch, "hooks.json")
 		} else {
 			loc.Path, err = underHome(getenv, ".codex", "hooks.json")
+		}
+	case p == Gemini && s == ScopeProject:
+		loc.Path = filepath.Join(projectRoot, ".gemini", "settings.json")
+	case p == Gemini && s == ScopeUser:
+		if gh := getenv("GEMINI_CLI_HOME"); gh != "" {
+			loc.Path = filepath.Join(gh, ".gemini", "settings.json")
+		} else {
+			loc.Path, err = underHome(getenv, ".gemini", "settings.json")
 		}
 	default:
 		err = fmt.Errorf("%w: provider %q has no %q settings file", ErrUnsupportedScope, p, s)

@@ -3,7 +3,9 @@ package settings
 // Status is what one settings file says about our Stop hook.
 type Status struct {
 	Location
-	Exists bool `json:"exists"`
+	// Event is the hook event our entry is looked for under (Stop, AfterAgent).
+	Event  string `json:"event"`
+	Exists bool   `json:"exists"`
 	// Installed is true when at least one entry of ours is present.
 	Installed bool    `json:"installed"`
 	Entries   []Entry `json:"entries"`
@@ -17,6 +19,9 @@ type Status struct {
 	Duplicated bool `json:"duplicated"`
 	// Codex says whether Codex will run the hook (Codex entries only).
 	Codex *CodexHookStatus `json:"codex,omitempty"`
+	// Off says why the agent would not run the hook although it is
+	// installed (Gemini CLI: hooksConfig turns hooks or this one off).
+	Off string `json:"off,omitempty"`
 	// Error is the code of a problem reading the file, empty when it read fine.
 	Error   string `json:"error,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -25,7 +30,7 @@ type Status struct {
 // Inspect reports our Stop hook in the settings file at loc, comparing it with
 // h (what install would write) and looking the program up via getenv("PATH").
 func Inspect(loc Location, h Hook, getenv func(string) string) Status {
-	st := Status{Location: loc, Entries: []Entry{}}
+	st := Status{Location: loc, Event: h.event(), Entries: []Entry{}}
 	l, err := load(loc.Path)
 	st.Exists = l.exists
 	if err == nil {
@@ -49,5 +54,30 @@ func Inspect(loc Location, h Hook, getenv func(string) string) Status {
 		st.Command = st.Entries[0].Command
 		st.BinaryExists = ProgramExists(st.Entries[0].Program, getenv)
 	}
+	if loc.Provider == Gemini {
+		st.Off = geminiHooksOff(l.doc, st.Command)
+	}
 	return st
+}
+
+// geminiHooksOff reads Gemini CLI's switches in one settings file:
+// hooksConfig.enabled false runs no hook at all (whichever file holds the
+// hook), and hooksConfig.disabled lists hooks by name or command.
+func geminiHooksOff(doc *Object, command string) string {
+	cv, ok := doc.Get("hooksConfig")
+	cfg, isObj := cv.(*Object)
+	if !ok || !isObj {
+		return ""
+	}
+	if v, ok := cfg.Get("enabled"); ok && v == false {
+		return "hooksConfig.enabled is false: Gemini CLI runs no hooks"
+	}
+	dv, _ := cfg.Get("disabled")
+	list, _ := dv.([]any)
+	for _, d := range list {
+		if command != "" && d == command {
+			return "hooksConfig.disabled lists this hook: Gemini CLI skips it"
+		}
+	}
+	return ""
 }

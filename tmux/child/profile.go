@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/tomledit"
@@ -48,6 +49,13 @@ type Profile struct {
 	// RootEnv is the variable (NAME=value) without which the CLI refuses
 	// to run unattended as root; doctor checks it.
 	RootEnv string
+	// PastePlaceholder starts what the CLI's input box shows instead of a
+	// long paste, so a send can tell its text arrived (read from real
+	// captures, testdata/paste); "" = the CLI shows the text itself.
+	PastePlaceholder string
+	// PasteSettle is how long after a paste the CLI still takes a key as
+	// part of it, so a send waits that long before pressing Enter.
+	PasteSettle time.Duration
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -91,18 +99,25 @@ var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook,
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1",
-		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328"},
+		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
+		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook,
-		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0"},
+		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
+		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs,
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
-		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0"},
+		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
+		// Gemini CLI 0.61 (InputPrompt) takes an Enter within 40 ms of a paste
+		// it cannot trust as a newline, not a submit; the margin covers its
+		// React state update on a loaded machine.
+		PasteSettle:      250 * time.Millisecond,
+		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
 	AgentCustom: {Name: AgentCustom},
@@ -112,6 +127,38 @@ var profiles = map[string]Profile{
 func LookupProfile(agent string) (Profile, bool) {
 	p, ok := profiles[agent]
 	return p, ok
+}
+
+// Paste is how an agent's input box takes a paste.
+type Paste struct {
+	// Placeholders start what the box may show instead of a long paste.
+	Placeholders []string
+	// Settle is how long to wait after the paste shows before pressing a key.
+	Settle time.Duration
+}
+
+// PasteOf is how a paste into an agent's pane shows and settles: the
+// agent's own profile, or, when the CLI behind the pane is not known
+// (custom, or a session this tool did not spawn), every known placeholder
+// and the longest settle.
+func PasteOf(agent string) Paste {
+	if p, ok := profiles[agent]; ok && agent != AgentCustom {
+		var out Paste
+		if p.PastePlaceholder != "" {
+			out.Placeholders = []string{p.PastePlaceholder}
+		}
+		out.Settle = p.PasteSettle
+		return out
+	}
+	var all Paste
+	for _, n := range AgentNames() {
+		p := profiles[n]
+		if p.PastePlaceholder != "" {
+			all.Placeholders = append(all.Placeholders, p.PastePlaceholder)
+		}
+		all.Settle = max(all.Settle, p.PasteSettle)
+	}
+	return all
 }
 
 // AgentNames lists the known agents, sorted.

@@ -12,7 +12,7 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 		AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
 		AgentCodex:  {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "--model", "opus", "--", prompt},
 		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
-		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
+		AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
 	}
 	for agent, want := range cases {
 		p, ok := LookupProfile(agent)

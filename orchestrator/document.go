@@ -60,6 +60,7 @@ func LoadState(path string) (*State, error) {
 	if err := replayJournal(path, s); err != nil {
 		return nil, err
 	}
+	s.tally()
 	return s, nil
 }
 
@@ -86,6 +87,7 @@ func ParseState(path string, data []byte) (*State, error) {
 
 // RenderState renders the whole state document.
 func RenderState(s *State) ([]byte, error) {
+	s.tally()
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode run state: %w", err)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // Event kinds a run reports as it goes.
@@ -19,6 +21,8 @@ const (
 	EventBackoff      = "backoff"
 	EventUnitDone     = "unit_done"
 	EventEscalated    = "escalated"
+	// EventBudgetExceeded: a budget was reached and the run pauses.
+	EventBudgetExceeded = "budget_exceeded"
 )
 
 // Event is one thing that happened in a run.
@@ -38,6 +42,11 @@ type Event struct {
 	Done       int       `json:"done,omitempty"`
 	Total      int       `json:"total,omitempty"`
 	Message    string    `json:"message,omitempty"`
+	// Model and AttemptUsage are a finished attempt's (usage omitted when
+	// it could not be read); Usage is the run's spend so far.
+	Model        string       `json:"model,omitempty"`
+	AttemptUsage *spend.Usage `json:"attemptUsage,omitempty"`
+	Usage        *spend.Total `json:"usage,omitempty"`
 }
 
 // Reporter receives a run's events; implementations are safe for concurrent use.

@@ -104,7 +104,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
-	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID})
+	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
 	e.schedule(ctx)
 	return e.finish(ctx)
 }

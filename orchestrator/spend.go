@@ -153,6 +153,19 @@ func (e *Engine) activeLocked() time.Duration {
 	return e.activeBase + e.Clock.Now().Sub(e.sessionStart)
 }
 
+// budgetShown is the run's effective limits, for people; nil when none.
+func (e *Engine) budgetShown() *Budget {
+	l := e.runLimits()
+	if l.IsZero() {
+		return nil
+	}
+	b := &Budget{MaxCostUSD: l.MaxCostUSD, MaxTokens: l.MaxTokens}
+	if l.MaxDuration > 0 {
+		b.MaxDuration = l.MaxDuration.String()
+	}
+	return b
+}
+
 // usageNow is the run's spend, for an event.
 func (e *Engine) usageNow() *spend.Total {
 	e.mu.Lock()

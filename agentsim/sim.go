@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/spend"
 )
 
 // Environment variables that configure the simulated agent when its flags
@@ -89,6 +90,13 @@ type Options struct {
 	// that CLI's shell tool (model-sim's steps): a crash fault kills it too,
 	// because an agent that crashes takes its session down.
 	CrashKills int
+	// SessionAgent: this process is its child session's agent (the sim
+	// profile's argv says so), so it reports its usage for the run to read.
+	SessionAgent bool
+	// Usage is what each turn reports (nil = DefaultTurnUsage); Transcript,
+	// when set, receives it even outside a session.
+	Usage      *spend.Usage
+	Transcript string
 }
 
 // OptionsFromEnv reads Options from the STORY_AUTOMATOR_SIM_* variables.
@@ -108,6 +116,13 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 			return o, fmt.Errorf("%s=%q: %v", EnvDelay, v, err)
 		}
 		o.Delay = d
+	}
+	if v := getenv(EnvUsage); v != "" {
+		u, err := ParseUsage(v)
+		if err != nil {
+			return o, fmt.Errorf("%s: %v", EnvUsage, err)
+		}
+		o.Usage = &u
 	}
 	return o, nil
 }
@@ -141,6 +156,9 @@ func Run(ctx context.Context, s *Sim) int {
 			fmt.Fprintf(s.Out, "agent-sim: record prompt: %v\n", err)
 			return 2
 		}
+	}
+	if err := recordTurn(s); err != nil {
+		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
 	}
 	return b.Act(ctx, s)
 }

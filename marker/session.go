@@ -77,6 +77,9 @@ type SessionState struct {
 	// has answered, each at most once.
 	AcceptDialogs   []string `json:"acceptDialogs,omitempty"`
 	AnsweredDialogs []string `json:"answeredDialogs,omitempty"`
+	// Transcript is the agent's own record of the session (Claude Code's
+	// transcript_path, as its Stop hook names it): where its usage is read.
+	Transcript string `json:"transcript,omitempty"`
 }
 
 // SendBaseline is a session's completion turns and output size at a `session send`.
@@ -192,7 +195,16 @@ func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionS
 
 // StampCompletion records that the child finished a turn, with a bounded excerpt of its last message.
 func StampCompletion(dir, name string, now time.Time, lastMessage string) (*SessionState, error) {
+	return StampTurn(dir, name, now, lastMessage, "")
+}
+
+// StampTurn is StampCompletion that also records the agent's transcript
+// path when the hook input names one.
+func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) (*SessionState, error) {
 	return UpdateSession(dir, name, func(st *SessionState) error {
+		if transcript != "" {
+			st.Transcript = transcript
+		}
 		turns := 0
 		if st.Completion != nil {
 			turns = st.Completion.Turns
@@ -200,6 +212,16 @@ func StampCompletion(dir, name string, now time.Time, lastMessage string) (*Sess
 		st.Completion = &CompletionStamp{At: Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
 		return nil
 	})
+}
+
+// RecordTranscript names the agent's own record of the session (an agent
+// that writes it without a Stop hook: agent-sim).
+func RecordTranscript(dir, name, transcript string) error {
+	_, err := UpdateSession(dir, name, func(st *SessionState) error {
+		st.Transcript = transcript
+		return nil
+	})
+	return err
 }
 
 // Excerpt returns the tail of s within max bytes, cut on a rune boundary:

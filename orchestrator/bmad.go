@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/spend"
 	"os"
 	"path"
 	"path/filepath"
@@ -243,10 +244,11 @@ func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
 
 // PolicyFrom turns the workflow policy into the run loop's.
 func PolicyFrom(wp *workflows.Policy) Policy {
-	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff}
+	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
+		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
-			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional}
+			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}
 	}
 	if p.MaxCycles < 1 {
 		p.MaxCycles = DefaultMaxCycles

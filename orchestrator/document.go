@@ -14,6 +14,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/spend"
 )
 
 // The state document is markdown for people with the machine state in a
@@ -60,6 +61,7 @@ func LoadState(path string) (*State, error) {
 	if err := replayJournal(path, s); err != nil {
 		return nil, err
 	}
+	s.tally()
 	return s, nil
 }
 
@@ -86,6 +88,7 @@ func ParseState(path string, data []byte) (*State, error) {
 
 // RenderState renders the whole state document.
 func RenderState(s *State) ([]byte, error) {
+	s.tally()
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode run state: %w", err)
@@ -111,6 +114,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 		fmt.Fprintf(w, ", finished %s", humanTime(s.FinishedAt))
 	}
 	fmt.Fprint(w, ".\n\n")
+	fmt.Fprintf(w, "**Spend:** %s.\n\n", SpendText(s.Usage, s.Config.Budget))
 	if s.PauseReason != "" && s.Escalation == nil {
 		fmt.Fprintf(w, "Paused: %s. Continue with `story-automator run --resume`.\n\n", s.PauseReason)
 	}
@@ -139,7 +143,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 }
 
 func renderProgress(w *bufio.Writer, s *State) {
-	fmt.Fprint(w, "## Progress\n\n| story | title | create | dev | automate | review | commit | status |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprint(w, "## Progress\n\n| story | title | create | dev | automate | review | commit | status | spend |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	var retros []*Unit
 	for _, u := range s.Units {
 		if u.Kind == KindRetro {
@@ -150,7 +154,7 @@ func renderProgress(w *bufio.Writer, s *State) {
 		for _, name := range StorySteps() {
 			fmt.Fprintf(w, " %s |", cell(stepCell(u.Step(name))))
 		}
-		fmt.Fprintf(w, " %s |\n", u.Status)
+		fmt.Fprintf(w, " %s | %s |\n", u.Status, cell(totalCell(u.Usage)))
 	}
 	if len(retros) > 0 {
 		fmt.Fprint(w, "\n| epic | retrospective | commit | status |\n| --- | --- | --- | --- |\n")
@@ -159,6 +163,14 @@ func renderProgress(w *bufio.Writer, s *State) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// totalCell is a spend cell: cost and tokens, "—" before any attempt ended.
+func totalCell(t *spend.Total) string {
+	if t == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%s · %s tokens", spend.FormatCost(t.CostUSD), spend.FormatTokens(t.Tokens()))
 }
 
 // stepCell is one progress-table cell: the status, attempts, cycles, note.

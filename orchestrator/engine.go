@@ -26,6 +26,8 @@ const (
 	OutcomeInterrupted Outcome = "interrupted"
 	// OutcomePaused: someone paused the marker by hand while the run went on.
 	OutcomePaused Outcome = "paused"
+	// OutcomeBudgetExceeded: a budget was reached; the run is paused.
+	OutcomeBudgetExceeded Outcome = "budget_exceeded"
 )
 
 // SessionCloser is implemented by step runners that can end a child session
@@ -66,6 +68,10 @@ type Engine struct {
 	// inflight holds, per running attempt, the tree's snapshot from its start.
 	inflight    map[int]Snapshot
 	nextAttempt int
+	// sessionStart is when this call of Run began, activeBase the run's
+	// active time before it (State.ActiveMs).
+	sessionStart time.Time
+	activeBase   time.Duration
 }
 
 // unitEnd is how driving one unit ended.
@@ -86,6 +92,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	}
 	e.state = st
 	var abandoned []string
+	e.sessionStart, e.activeBase = e.Clock.Now(), time.Duration(st.ActiveMs)*time.Millisecond
 	e.update(func(s *State) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
@@ -94,9 +101,10 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		defer e.checkpoints()()
 	}
 	e.closeAbandoned(ctx, abandoned)
+	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
-	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID})
+	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
 	e.schedule(ctx)
 	return e.finish(ctx)
 }
@@ -164,6 +172,8 @@ func (e *Engine) finish(ctx context.Context) (Outcome, error) {
 	now := e.Clock.Now()
 	var out Outcome
 	switch {
+	case s.Escalation != nil && s.Escalation.Code == CodeBudgetExceeded:
+		out = OutcomeBudgetExceeded
 	case s.Escalation != nil:
 		out = OutcomeEscalated
 	case e.saveErr != nil:
@@ -238,7 +248,7 @@ func (e *Engine) updateUnit(u *Unit, fn func(s *State)) {
 
 // saveLocked saves the whole state.
 func (e *Engine) saveLocked() {
-	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
+	e.stampLocked()
 	switch {
 	case e.Save != nil:
 		e.saveFailed(e.Save(e.state))
@@ -250,12 +260,20 @@ func (e *Engine) saveLocked() {
 // persistLocked saves a change of unit u (nil: of the run's own fields or
 // log only).
 func (e *Engine) persistLocked(u *Unit) {
-	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
+	e.stampLocked()
 	switch {
 	case e.Save != nil:
 		e.saveFailed(e.Save(e.state))
 	case e.Journal != nil:
 		e.saveFailed(e.Journal.Change(e.state, u))
+	}
+}
+
+// stampLocked records the time of a change and the run's active time.
+func (e *Engine) stampLocked() {
+	e.state.UpdatedAt = marker.Timestamp(e.Clock.Now())
+	if !e.sessionStart.IsZero() {
+		e.state.ActiveMs = e.activeLocked().Milliseconds()
 	}
 }
 

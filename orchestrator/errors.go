@@ -20,6 +20,8 @@ var (
 	ErrPausedByHand    = errors.New("the marker was paused by hand")
 	ErrConfig          = errors.New("invalid run configuration")
 	ErrGitIndexLocked  = errors.New("the git index is locked")
+	ErrBudgetExceeded  = errors.New("the run reached a budget and is paused")
+	ErrNoSuchRun       = errors.New("no such run")
 )
 
 // Blocker is a failure no retry can change (a locked index, a missing git
@@ -56,6 +58,8 @@ func Code(err error) string {
 		{ErrNotGitRepo, "not_a_git_repo"},
 		{ErrDirtyWorktree, "worktree_dirty"},
 		{ErrEscalated, "run_escalated"},
+		{ErrBudgetExceeded, CodeBudgetExceeded},
+		{ErrNoSuchRun, "run_not_found"},
 		{ErrInterrupted, "run_interrupted"},
 		{ErrPausedByHand, "run_paused_by_hand"},
 		{ErrConfig, "invalid_run_config"},

@@ -416,3 +416,10 @@ func (h *harness) runThenRewindToCommit() *Result {
 	}
 	return res
 }
+
+// advance moves the clock on, as an attempt's running time does.
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}

@@ -56,18 +56,19 @@ type runFields struct {
 	PauseReason string      `json:"pauseReason,omitempty"`
 	Config      RunConfig   `json:"config"`
 	Escalation  *Escalation `json:"escalation,omitempty"`
+	ActiveMs    int64       `json:"activeMs,omitempty"`
 }
 
 func fieldsOf(s *State) runFields {
 	return runFields{Status: s.Status, UpdatedAt: s.UpdatedAt, FinishedAt: s.FinishedAt, PauseReason: s.PauseReason,
-		Config: s.Config, Escalation: s.Escalation}
+		Config: s.Config, Escalation: s.Escalation, ActiveMs: s.ActiveMs}
 }
 
 func (r *journalRecord) apply(s *State) {
 	s.Seq = r.Seq
 	f := r.Run
-	s.Status, s.UpdatedAt, s.FinishedAt, s.PauseReason, s.Config, s.Escalation =
-		f.Status, f.UpdatedAt, f.FinishedAt, f.PauseReason, f.Config, f.Escalation
+	s.Status, s.UpdatedAt, s.FinishedAt, s.PauseReason, s.Config, s.Escalation, s.ActiveMs =
+		f.Status, f.UpdatedAt, f.FinishedAt, f.PauseReason, f.Config, f.Escalation, f.ActiveMs
 	if r.Unit != nil {
 		replaced := false
 		for i, u := range s.Units {

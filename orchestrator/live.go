@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // LiveReporter redraws a small progress block on a terminal: stories done
@@ -24,6 +26,8 @@ type LiveReporter struct {
 	runID   string
 	done    int
 	total   int
+	usage   *spend.Total
+	budget  *Budget
 	running map[string]liveStep
 	recent  []string
 	drawn   int
@@ -90,9 +94,12 @@ func (r *LiveReporter) Report(ev Event) {
 	if r.started.IsZero() {
 		r.started = r.Now()
 	}
+	if ev.Usage != nil {
+		r.usage = ev.Usage
+	}
 	switch ev.Kind {
 	case EventRunStarted:
-		r.runID, r.done, r.total = ev.Message, ev.Done, ev.Total
+		r.runID, r.done, r.total, r.budget = ev.Message, ev.Done, ev.Total, ev.Budget
 	case EventStepStarted:
 		detail := ev.Agent
 		if ev.Attempt > 0 {
@@ -128,7 +135,7 @@ func (r *LiveReporter) note(ev Event) {
 func (r *LiveReporter) redrawLocked() {
 	now := r.Now()
 	lines := []string{fmt.Sprintf("story-automator run %s · %d/%d stories done · elapsed %s",
-		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second))}
+		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second)), "  " + SpendText(r.usage, r.budget)}
 	keys := make([]string, 0, len(r.running))
 	for k := range r.running {
 		keys = append(keys, k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -98,6 +99,8 @@ type StepRequest struct {
 	Step  string
 	Agent string
 	Role  string
+	// Model is the model the step's agent runs ("" = the agent's default).
+	Model string
 	// Attempt counts every attempt of this step in the run, from 1.
 	Attempt int
 	// Cycle is the review round (review only, from 1), else 0.
@@ -121,6 +124,12 @@ type StepResult struct {
 	// Blocker is set when the attempt ended for a cause no retry changes
 	// (the agent waits at a dialog, its CLI is gone): the step escalates at once.
 	Blocker *Blocker
+	// Usage is what the agent's own record says the attempt spent (tokens;
+	// the run prices them), Model the model that record names; Usage nil
+	// means it could not be read, and UsageNote says why.
+	Usage     *spend.Usage
+	Model     string
+	UsageNote string
 }
 
 // StepRunner runs one attempt of one step in a child session and waits for

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"time"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // StepPolicy is how the run loop treats one step.
@@ -19,6 +21,8 @@ type StepPolicy struct {
 	Backoff time.Duration
 	// Optional steps never block a story: exhausting them is recorded and the story goes on.
 	Optional bool
+	// Model is the step's model from workflow.yaml ("" = none).
+	Model string
 }
 
 // Policy is the run loop's workflow policy.
@@ -28,6 +32,11 @@ type Policy struct {
 	MaxCycles int
 	// MaxBackoff caps the doubled retry wait.
 	MaxBackoff time.Duration
+	// Prices price the attempts' usage (nil = the shipped table).
+	Prices spend.PriceTable
+	// RunBudget and StoryBudget are workflow.yaml's budgets; the command
+	// line's run limits replace RunBudget's.
+	RunBudget, StoryBudget spend.Limits
 }
 
 // Step actions (the workflow policy's `action`).

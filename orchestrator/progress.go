@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // Event kinds a run reports as it goes.
@@ -19,6 +22,8 @@ const (
 	EventBackoff      = "backoff"
 	EventUnitDone     = "unit_done"
 	EventEscalated    = "escalated"
+	// EventBudgetExceeded: a budget was reached and the run pauses.
+	EventBudgetExceeded = "budget_exceeded"
 )
 
 // Event is one thing that happened in a run.
@@ -38,6 +43,13 @@ type Event struct {
 	Done       int       `json:"done,omitempty"`
 	Total      int       `json:"total,omitempty"`
 	Message    string    `json:"message,omitempty"`
+	// Model and AttemptUsage are a finished attempt's (usage omitted when
+	// it could not be read); Usage is the run's spend so far.
+	Model        string       `json:"model,omitempty"`
+	AttemptUsage *spend.Usage `json:"attemptUsage,omitempty"`
+	Usage        *spend.Total `json:"usage,omitempty"`
+	// Budget is the run's limits (run_started only, when any is set).
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // Reporter receives a run's events; implementations are safe for concurrent use.
@@ -104,6 +116,9 @@ func describeEvent(ev Event) string {
 		if ev.Reason != "" {
 			s += " (" + ev.Reason + ")"
 		}
+		if u := ev.AttemptUsage; u != nil {
+			s += fmt.Sprintf(" · %s tokens, %s", spend.FormatTokens(u.Tokens()), spend.FormatCost(u.CostUSD))
+		}
 		return s
 	case EventStepVerified:
 		return where + " verified"
@@ -117,8 +132,41 @@ func describeEvent(ev Event) string {
 		return fmt.Sprintf("%s done (%d of %d stories)", where, ev.Done, ev.Total)
 	case EventEscalated:
 		return "ESCALATED " + ev.Reason + " — " + ev.Message
+	case EventBudgetExceeded:
+		return "BUDGET REACHED " + ev.Reason + " — " + ev.Message
 	}
 	return where + " " + ev.Kind
+}
+
+// SpendText is a run's spend for people, against its budget when one is
+// set: "spent $0.03 · 16.6k tokens (limit $0.05)".
+func SpendText(t *spend.Total, b *Budget) string {
+	if t == nil {
+		t = &spend.Total{}
+	}
+	s := fmt.Sprintf("spent %s · %s tokens", spend.FormatCost(t.CostUSD), spend.FormatTokens(t.Tokens()))
+	if t.Unpriced > 0 {
+		s += fmt.Sprintf(" (%d attempts unpriced)", t.Unpriced)
+	}
+	if t.Unread > 0 {
+		s += fmt.Sprintf(" (%d attempts unread)", t.Unread)
+	}
+	if b != nil {
+		var lim []string
+		if b.MaxCostUSD > 0 {
+			lim = append(lim, spend.FormatCost(&b.MaxCostUSD))
+		}
+		if b.MaxTokens > 0 {
+			lim = append(lim, spend.FormatTokens(b.MaxTokens)+" tokens")
+		}
+		if b.MaxDuration != "" {
+			lim = append(lim, b.MaxDuration)
+		}
+		if len(lim) > 0 {
+			s += " of limit " + strings.Join(lim, ", ")
+		}
+	}
+	return s
 }
 
 func cycleText(c int) string {

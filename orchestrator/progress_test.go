@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
@@ -23,8 +25,9 @@ func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
 	buf.Reset()
 	r.Report(Event{At: now, Kind: EventUnitDone, Unit: "1.2", Done: 1, Total: 4})
 	second := buf.String()
-	if !strings.HasPrefix(second, "\x1b[2A") || !strings.Contains(second, "1/4 stories done") || strings.Contains(second, "attempt 2") {
-		t.Fatalf("the second frame must replace the first (2 lines up) and drop the finished story:\n%q", second)
+	// Two lines: the header and the spend line, then the running story.
+	if !strings.HasPrefix(second, "\x1b[3A") || !strings.Contains(second, "1/4 stories done") || strings.Contains(second, "attempt 2") {
+		t.Fatalf("the second frame must replace the first (3 lines up) and drop the finished story:\n%q", second)
 	}
 }
 
@@ -41,5 +44,18 @@ func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
 	}
 	if want := "15:04:05 1.1 review attempt 3 (review cycle 2): incomplete (not_verified)\n"; text.String() != want {
 		t.Fatalf("text line %q, want %q", text.String(), want)
+	}
+}
+
+func TestLiveBlockShowsTheRunsSpendAgainstItsBudget(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
+	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
+	r.Report(Event{At: now, Kind: EventRunStarted, Message: "run-x", Total: 2, Budget: &Budget{MaxCostUSD: 0.05}})
+	cost := 0.0291
+	tot := spend.Total{Usage: spend.Usage{InputTokens: 4000, OutputTokens: 800, CacheReadTokens: 12000, CacheWriteTokens: 400, CostUSD: &cost}, Attempts: 4}
+	r.Report(Event{At: now, Kind: EventStepFinished, Unit: "1.1", Step: StepReview, Attempt: 1, FinalState: FinalIncomplete, Usage: &tot})
+	if frame := buf.String(); !strings.Contains(frame, "spent $0.03 · 17.2k tokens of limit $0.05") {
+		t.Fatalf("frame:\n%q", frame)
 	}
 }

@@ -98,6 +98,8 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	switch out {
 	case OutcomeEscalated:
 		return res, fmt.Errorf("%w: %s", ErrEscalated, st.Escalation.Reason)
+	case OutcomeBudgetExceeded:
+		return res, fmt.Errorf("%w: %s", ErrBudgetExceeded, st.Escalation.Reason)
 	case OutcomeInterrupted:
 		return res, fmt.Errorf("%w: %s", ErrInterrupted, st.PauseReason)
 	case OutcomePaused:

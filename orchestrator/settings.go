@@ -10,6 +10,11 @@ import (
 // replaces only those given again. The zero value of each means "not given".
 type Settings struct {
 	Model string
+	// StepModels are --model STEP=M: they replace the run's recorded ones
+	// step by step.
+	StepModels map[string]string
+	// Budget holds the run limits given (a zero field: not given).
+	Budget Budget
 	// MaxCycles replaces the policy's review cycles (0: the policy's).
 	MaxCycles int
 	// Backoff replaces every step's retry backoff (nil: each step's own).
@@ -30,6 +35,26 @@ type SettingsConfigurer interface {
 func (s Settings) record(cfg *RunConfig, pol Policy, resume bool) {
 	if s.Model != "" {
 		cfg.Model = s.Model
+	}
+	for step, m := range s.StepModels {
+		if cfg.StepModels == nil {
+			cfg.StepModels = map[string]string{}
+		}
+		cfg.StepModels[step] = m
+	}
+	if b := s.Budget; b != (Budget{}) {
+		if cfg.Budget == nil {
+			cfg.Budget = &Budget{}
+		}
+		if b.MaxCostUSD > 0 {
+			cfg.Budget.MaxCostUSD = b.MaxCostUSD
+		}
+		if b.MaxTokens > 0 {
+			cfg.Budget.MaxTokens = b.MaxTokens
+		}
+		if b.MaxDuration != "" {
+			cfg.Budget.MaxDuration = b.MaxDuration
+		}
 	}
 	switch {
 	case s.MaxCycles > 0:

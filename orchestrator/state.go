@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"time"
 
+	"github.com/story-automator/story-automator/spend"
+
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -53,6 +55,11 @@ type State struct {
 	// Seq numbers the changes: the document holds every change up to Seq,
 	// its journal those after (see journal.go).
 	Seq int64 `json:"seq,omitempty"`
+	// ActiveMs is how long the run has been running, pauses excluded: what
+	// --max-duration counts.
+	ActiveMs int64 `json:"activeMs,omitempty"`
+	// Usage is the run's spend, summed from its attempts (see tally).
+	Usage *spend.Total `json:"usage,omitempty"`
 }
 
 // RunConfig is the configuration a run started with.
@@ -66,13 +73,25 @@ type RunConfig struct {
 	// Model, Backoff (a Go duration; "" = each step's policy), and the
 	// monitor's CompletionRechecks and RecheckGrace, as the run was started
 	// (or last resumed) with: --resume keeps them unless given again.
-	Model              string `json:"model,omitempty"`
-	Backoff            string `json:"backoff,omitempty"`
-	CompletionRechecks int    `json:"completionRechecks,omitempty"`
-	RecheckGrace       string `json:"recheckGrace,omitempty"`
-	StateFile          string `json:"stateFile"`
-	MarkerFile         string `json:"markerFile"`
-	OwnerSession       string `json:"ownerSession,omitempty"`
+	Model string `json:"model,omitempty"`
+	// StepModels are --model STEP=M, one step's model.
+	StepModels         map[string]string `json:"stepModels,omitempty"`
+	Backoff            string            `json:"backoff,omitempty"`
+	CompletionRechecks int               `json:"completionRechecks,omitempty"`
+	RecheckGrace       string            `json:"recheckGrace,omitempty"`
+	StateFile          string            `json:"stateFile"`
+	MarkerFile         string            `json:"markerFile"`
+	OwnerSession       string            `json:"ownerSession,omitempty"`
+	// Budget is the run's limits given as --max-cost, --max-tokens and
+	// --max-duration (kept on --resume unless given again).
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a run's limits as given on the command line; 0 = not given.
+type Budget struct {
+	MaxCostUSD  float64 `json:"maxCostUsd,omitempty"`
+	MaxTokens   int64   `json:"maxTokens,omitempty"`
+	MaxDuration string  `json:"maxDuration,omitempty"`
 }
 
 // Unit is one story of the run, or one epic's retrospective.
@@ -89,6 +108,8 @@ type Unit struct {
 	// sessions ran: what its commit takes (see ownership.go).
 	Paths []string     `json:"paths,omitempty"`
 	Steps []*StepState `json:"steps"`
+	// Usage is the unit's spend (see tally).
+	Usage *spend.Total `json:"usage,omitempty"`
 }
 
 // StepState is where one step of a unit stands.
@@ -104,6 +125,8 @@ type StepState struct {
 	VerifyFirst bool      `json:"verifyFirst,omitempty"`
 	Attempts    []Attempt `json:"attempts,omitempty"`
 	VerifiedAt  string    `json:"verifiedAt,omitempty"`
+	// Usage is the step's spend (see tally).
+	Usage *spend.Total `json:"usage,omitempty"`
 }
 
 // Attempt is one child session that ran a step.
@@ -124,6 +147,13 @@ type Attempt struct {
 	// WallMs is the attempt's whole time; AgentMs the child session's share.
 	WallMs  int64 `json:"wallMs,omitempty"`
 	AgentMs int64 `json:"agentMs,omitempty"`
+	// Model is the model the attempt ran: as the agent's record names it,
+	// else as it was asked for.
+	Model string `json:"model,omitempty"`
+	// Usage is what the agent's own record says the attempt spent, priced;
+	// nil when it could not be read, UsageNote then says why.
+	Usage     *spend.Usage `json:"usage"`
+	UsageNote string       `json:"usageNote,omitempty"`
 }
 
 // Escalation is why a run paused and what the human should do about it.

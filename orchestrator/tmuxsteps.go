@@ -13,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
@@ -60,7 +61,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Project.Root, StateDir: t.StateDir, Epic: req.Epic,
-		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.Model, Prompt: prompt,
+		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
 		TrustProject: t.TrustProject})
 	if err != nil {
 		return StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
@@ -74,12 +75,55 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	}
 	res := monitor.Watch(ctx, sess.Name, checkVerifier{check}, opt, monitor.Deps{Tmux: t.Tmux, StateDir: t.StateDir, Now: t.Now})
 	_ = t.CloseSession(context.WithoutCancel(ctx), sess.Name)
+	// The agent is gone: its record of the session is whole.
+	out := t.SessionUsage(req.Agent, sess.Name)
+	out.Session, out.OutputFile = sess.Name, sess.OutputFile
 	if ctx.Err() != nil {
-		return StepResult{Session: sess.Name, OutputFile: sess.OutputFile}, ctx.Err()
+		return out, ctx.Err()
 	}
-	return StepResult{FinalState: string(res.FinalState), Reason: res.Reason, Session: sess.Name,
-		OutputFile: sess.OutputFile, Verifier: res.Verifier.Name, Detail: res.Verifier.Detail,
-		AgentTime: t.agentTime(sess.Name), Blocker: blockerOf(req.Agent, res)}, nil
+	out.FinalState, out.Reason, out.Verifier, out.Detail = string(res.FinalState), res.Reason, res.Verifier.Name, res.Verifier.Detail
+	out.AgentTime, out.Blocker = t.agentTime(sess.Name), blockerOf(req.Agent, res)
+	return out, nil
+}
+
+// modelOf is the request's model, else the run's.
+func (t *TmuxSteps) modelOf(req StepRequest) string {
+	if req.Model != "" {
+		return req.Model
+	}
+	return t.Model
+}
+
+// SessionUsage reads what a child session spent from its agent's own
+// record, through the reader its profile names. A usage that cannot be read
+// is nil with the reason; it never fails the step.
+func (t *TmuxSteps) SessionUsage(agent, name string) StepResult {
+	prof, ok := child.LookupProfile(agent)
+	if !ok || prof.Usage == "" {
+		return StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
+	}
+	st, err := marker.ReadSession(t.StateDir, name)
+	if err != nil {
+		return StepResult{UsageNote: "no session state: " + err.Error()}
+	}
+	since, _ := marker.ParseTime(st.CreatedAt)
+	env := envMap(t.Environ)
+	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, Home: env["HOME"],
+		CodexHome: env["CODEX_HOME"], Dir: t.Project.Root, Since: since})
+	if err != nil {
+		return StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
+	}
+	return StepResult{Usage: &r.Usage, Model: r.Model}
+}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // Codes of the causes a monitored attempt ends for that no retry changes.

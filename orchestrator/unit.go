@@ -95,6 +95,9 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.halting.Load() {
 			return stepHalted
 		}
+		if e.overBudget(u, st) {
+			return stepEscalated
+		}
 		final, blocker := e.attempt(ctx, u, st, sp, mv)
 		if blocker != nil && final != FinalInterrupted {
 			e.escalateBlocker(u, st, blocker)
@@ -104,8 +107,13 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		case FinalInterrupted:
 			return stepInterrupted
 		case FinalCompleted:
+			// A verified step is kept whatever it cost; the budget stops
+			// the next attempt, before it starts.
 			e.verified(ctx, u, st, "")
 			return stepOK
+		}
+		if e.overBudget(u, st) {
+			return stepEscalated
 		}
 	}
 }
@@ -157,8 +165,9 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	})
 	a := st.Attempts[idx]
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
+	model := e.modelFor(st.Name)
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
-		Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout,
+		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout,
 		Started: func(session, output string) {
 			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
 		}}
@@ -190,10 +199,17 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 		}
 		at.EndedAt = marker.Timestamp(end)
 		at.WallMs, at.AgentMs = end.Sub(start).Milliseconds(), res.AgentTime.Milliseconds()
+		if final == FinalError && at.Session == "" {
+			at.UsageNote = "the attempt never started an agent"
+		} else {
+			e.recordUsage(at, res, model)
+		}
 		s.addLog(end, u.Dotted, st.Name, describeAttempt(*at))
+		a = *at
 	})
 	e.emit(Event{Kind: EventStepFinished, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent,
-		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session})
+		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session, Model: a.Model, AttemptUsage: a.Usage,
+		Usage: e.usageNow()})
 	blocker := res.Blocker
 	if b, ok := AsBlocker(err); ok && blocker == nil {
 		blocker = b

@@ -107,7 +107,7 @@ func (s *Shell) stampChild(in Input, env Env) {
 	}
 	root := s.ProjectRoot
 	dir := marker.SessionsDir(root, s.Getenv)
-	if _, err := marker.StampCompletion(dir, env.ChildSession, s.Now(), in.LastMessage()); err != nil {
+	if _, err := marker.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
 		s.Log.Warn().Err(err).Str("session", env.ChildSession).Msg("cannot record the child's completion")
 	}
 }

@@ -184,11 +184,15 @@ func TestShellChildStampsItsSessionState(t *testing.T) {
 	f.env[marker.EnvStateDir] = stateDir
 	before := f.markerBytes(t)
 	msg := strings.Repeat("é", 5000) + " all done"
-	in, _ := json.Marshal(map[string]any{"session_id": "owner", "last_assistant_message": msg})
+	in, _ := json.Marshal(map[string]any{"session_id": "owner", "last_assistant_message": msg,
+		"transcript_path": "/home/u/.claude/projects/p/s.jsonl"})
 	if out := f.run(t, string(in)); out != "" {
 		t.Fatalf("child got output %q", out)
 	}
 	st, err := marker.ReadSession(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8")
+	if err == nil && st.Transcript != "/home/u/.claude/projects/p/s.jsonl" {
+		t.Errorf("transcript %q not recorded: the run reads the child's usage from it", st.Transcript)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

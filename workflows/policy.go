@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // Workflow steps. A story goes through StorySteps in order; StepRetro runs
@@ -70,6 +72,8 @@ type Step struct {
 	Optional bool
 	// MaxCycles bounds the review rounds (review step only).
 	MaxCycles int
+	// Model is the model the step's agent runs ("" = the agent's default).
+	Model string
 }
 
 // Policy is the whole workflow policy: the defaults with a project's overrides.
@@ -79,6 +83,10 @@ type Policy struct {
 	Steps       map[string]*Step
 	// Sources lists what the policy was built from: "defaults" and the project file.
 	Sources []string
+	// Prices add to or replace the shipped price table (`prices`).
+	Prices spend.PriceTable
+	// RunBudget and StoryBudget are `budget.run` and `budget.story`.
+	RunBudget, StoryBudget spend.Limits
 }
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.

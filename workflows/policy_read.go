@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/story-automator/story-automator/spend"
 )
 
 // policyReader walks a policy document, applying each key it knows and
@@ -57,8 +59,12 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 					r.step(s, skv[1], "steps."+name)
 				}
 			}
+		case "prices":
+			r.prices(p, val, key)
+		case "budget":
+			r.budget(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget)")
 		}
 	}
 }
@@ -96,8 +102,12 @@ func (r *policyReader) step(s *Step, n *yaml.Node, path string) {
 			}
 		case "maxCycles":
 			r.maxCycles(s, val, at)
+		case "model":
+			if r.str(val, at, &s.Model) && val.Tag != "!!null" && strings.TrimSpace(s.Model) == "" {
+				r.fail(val, at, "must be a model name, or null for the agent's default")
+			}
 		default:
-			r.fail(kv[0], at, "unknown key (keys: enabled, action, agent, fallbackAgent, timeout, verifier, command, commandTimeout, retries, backoff, optional, maxCycles)")
+			r.fail(kv[0], at, "unknown key (keys: enabled, action, agent, fallbackAgent, model, timeout, verifier, command, commandTimeout, retries, backoff, optional, maxCycles)")
 		}
 	}
 }
@@ -226,3 +236,76 @@ func (r *policyReader) verifiers(n *yaml.Node, at string, dst *[]string) {
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// prices reads `prices: {MODEL: {input, output, cacheRead, cacheWrite}}`,
+// USD per million tokens; kinds left out are 0.
+func (r *policyReader) prices(p *Policy, n *yaml.Node, path string) {
+	for _, kv := range r.entries(n, path) {
+		model := kv[0].Value
+		at := path + "." + model
+		var pr spend.Price
+		for _, f := range r.entries(kv[1], at) {
+			dst := map[string]*float64{"input": &pr.Input, "output": &pr.Output, "cacheRead": &pr.CacheRead, "cacheWrite": &pr.CacheWrite}[f[0].Value]
+			if dst == nil {
+				r.fail(f[0], at+"."+f[0].Value, "unknown key (keys: input, output, cacheRead, cacheWrite: USD per million tokens)")
+				continue
+			}
+			r.number(f[1], at+"."+f[0].Value, dst)
+		}
+		if p.Prices == nil {
+			p.Prices = spend.PriceTable{}
+		}
+		p.Prices[model] = pr
+	}
+}
+
+// budget reads `budget: {run: LIMITS, story: LIMITS}`.
+func (r *policyReader) budget(p *Policy, n *yaml.Node, path string) {
+	for _, kv := range r.entries(n, path) {
+		at := path + "." + kv[0].Value
+		switch kv[0].Value {
+		case "run":
+			r.limits(&p.RunBudget, kv[1], at)
+		case "story":
+			r.limits(&p.StoryBudget, kv[1], at)
+		default:
+			r.fail(kv[0], at, "unknown key (keys: run, story)")
+		}
+	}
+}
+
+func (r *policyReader) limits(l *spend.Limits, n *yaml.Node, path string) {
+	if isNull(n) {
+		*l = spend.Limits{}
+		return
+	}
+	for _, kv := range r.entries(n, path) {
+		at := path + "." + kv[0].Value
+		switch kv[0].Value {
+		case "maxCost":
+			r.number(kv[1], at, &l.MaxCostUSD)
+		case "maxTokens":
+			if v, ok := r.integer(kv[1], at); ok && v < 0 {
+				r.fail(kv[1], at, "must not be negative, got %d", v)
+			} else if ok {
+				l.MaxTokens = int64(v)
+			}
+		case "maxDuration":
+			r.duration(kv[1], at, &l.MaxDuration, true)
+		default:
+			r.fail(kv[0], at, "unknown key (keys: maxCost, maxTokens, maxDuration)")
+		}
+	}
+}
+
+func (r *policyReader) number(n *yaml.Node, at string, dst *float64) {
+	if !r.scalar(n, at, "a number") {
+		return
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || (n.Tag != "!!int" && n.Tag != "!!float") || v < 0 {
+		r.fail(n, at, "must be a number ≥ 0, got %q", n.Value)
+		return
+	}
+	*dst = v
+}

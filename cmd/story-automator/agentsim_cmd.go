@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agentsim"
+	"github.com/story-automator/story-automator/spend"
 )
 
 func init() { register(agentSimCommand) }
@@ -24,7 +25,10 @@ func agentSimCommand() *cli.Command {
 			&cli.StringFlag{Name: "signal", Usage: "signal to die by (env " + agentsim.EnvSignal + ")"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "record the received prompt here (env " + agentsim.EnvPromptFile + ")"},
 			&cli.StringFlag{Name: "input-file", Usage: "record typed lines here (env " + agentsim.EnvInputFile + ")"},
-			&cli.StringFlag{Name: "model", Usage: "accepted and ignored, like a real agent's"},
+			&cli.StringFlag{Name: "model", Usage: "the model its usage names (default " + spend.SimModel + ")"},
+			&cli.StringFlag{Name: "usage", Usage: "tokens each turn reports: input=N,output=N,cacheRead=N,cacheWrite=N (env " + agentsim.EnvUsage + "; default input=1000,output=200,cacheRead=3000,cacheWrite=100)"},
+			&cli.StringFlag{Name: "transcript", Usage: "append each turn's usage here, in Claude Code's transcript format"},
+			&cli.BoolFlag{Name: "session-agent", Usage: "this is its child session's agent: write its transcript beside the session's state and name it there, as Claude Code's Stop hook does"},
 			&cli.IntFlag{Name: "crash-kills", Usage: "bmad: a crash fault also kills this process (the agent CLI whose shell tool runs agent-sim)"},
 		},
 		Action: agentSimAction,
@@ -47,6 +51,14 @@ func agentSimAction(c *cli.Context) error {
 		opts.ExitCode = c.Int("exit-code")
 	}
 	opts.CrashKills = c.Int("crash-kills")
+	opts.SessionAgent, opts.Transcript = c.Bool("session-agent"), c.String("transcript")
+	if c.IsSet("usage") {
+		u, err := agentsim.ParseUsage(c.String("usage"))
+		if err != nil {
+			return usageError("--usage: %v", err)
+		}
+		opts.Usage = &u
+	}
 	if c.IsSet("delay") {
 		opts.Delay = c.Duration("delay")
 	}

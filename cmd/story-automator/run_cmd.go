@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -34,7 +35,10 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "stories", Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
 			&cli.StringFlag{Name: "agent", Value: child.AgentClaude, Usage: "claude, codex, gemini or sim"},
 			&cli.StringFlag{Name: "fallback-agent", Usage: "agent of every other retry (default: the primary agent again)"},
-			&cli.StringFlag{Name: "model", Usage: "model for the agent"},
+			&cli.StringSliceFlag{Name: "model", Usage: "model of every step's agent, or STEP=MODEL for one step (repeatable; default: workflow.yaml's steps.<step>.model, else the agent's own)"},
+			&cli.Float64Flag{Name: "max-cost", Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},
+			&cli.Int64Flag{Name: "max-tokens", Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
+			&cli.DurationFlag{Name: "max-duration", Usage: "pause the run once it has been running this long (pauses not counted)"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue the paused or interrupted run from its state document"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
@@ -53,7 +57,7 @@ func runAction(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	if err := refuseBlank(c, "model", "agent", "fallback-agent", "epic", "stories"); err != nil {
+	if err := refuseBlank(c, "agent", "fallback-agent", "epic", "stories"); err != nil {
 		return err
 	}
 	e := envOf(c)
@@ -115,7 +119,41 @@ func checkRunFlags(c *cli.Context) error {
 	if c.Duration("backoff") < 0 || c.Duration("recheck-grace") < 0 || c.Int("completion-rechecks") < 1 {
 		return usageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
 	}
-	return nil
+	if (c.IsSet("max-cost") && c.Float64("max-cost") <= 0) || (c.IsSet("max-tokens") && c.Int64("max-tokens") <= 0) ||
+		(c.IsSet("max-duration") && c.Duration("max-duration") <= 0) {
+		return usageError("--max-cost, --max-tokens and --max-duration must be positive")
+	}
+	_, _, err := parseModels(c.StringSlice("model"))
+	return err
+}
+
+// parseModels splits --model values into the run's model and step models
+// (STEP=MODEL). A blank value, an unknown step or a second run-wide model
+// is refused.
+func parseModels(values []string) (model string, steps map[string]string, err error) {
+	for _, v := range values {
+		step, m, isStep := strings.Cut(v, "=")
+		if !isStep {
+			step, m = "", v
+		}
+		step, m = strings.TrimSpace(step), strings.TrimSpace(m)
+		switch {
+		case m == "":
+			return "", nil, &Failure{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: 2}
+		case isStep && !contains(workflows.AllSteps(), step):
+			return "", nil, usageError("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
+		case isStep:
+			if steps == nil {
+				steps = map[string]string{}
+			}
+			steps[step] = m
+		case model != "" && model != m:
+			return "", nil, usageError("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
+		default:
+			model = m
+		}
+	}
+	return model, steps, nil
 }
 
 func contains(list []string, s string) bool {
@@ -150,7 +188,11 @@ func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestra
 func runSettings(c *cli.Context) orchestrator.Settings {
 	given := func(name string) bool { return c.IsSet(name) || !c.Bool("resume") }
 	var s orchestrator.Settings
-	s.Model = c.String("model")
+	s.Model, s.StepModels, _ = parseModels(c.StringSlice("model"))
+	s.Budget = orchestrator.Budget{MaxCostUSD: c.Float64("max-cost"), MaxTokens: c.Int64("max-tokens")}
+	if d := c.Duration("max-duration"); d > 0 {
+		s.Budget.MaxDuration = d.String()
+	}
 	if c.IsSet("max-cycles") {
 		s.MaxCycles = c.Int("max-cycles")
 	}

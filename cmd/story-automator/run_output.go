@@ -53,13 +53,18 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	}
 	st := res.State
 	done, total := st.StoryCounts()
+	usage := st.Spend()
 	fields := map[string]any{"runId": st.RunID, "outcome": string(res.Outcome), "stateFile": res.StatePath,
-		"storiesDone": done, "storiesTotal": total, "commits": commits(st)}
+		"storiesDone": done, "storiesTotal": total, "commits": commits(st), "usage": usage}
+	if st.Config.Budget != nil {
+		fields["budget"] = st.Config.Budget
+	}
+	spent := orchestrator.SpendText(&usage, st.Config.Budget)
 	if err == nil {
 		if o.json {
 			return okJSON(o.e.Out, fields)
 		}
-		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\nstate document: %s\n", st.RunID, done, total, res.StatePath)
+		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
 		return nil
 	}
 	f := runFailure(err)
@@ -75,8 +80,8 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if o.json {
 		return f
 	}
-	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
-		st.RunID, f.Code, done, total, reason, action, res.StatePath)
+	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\n%s\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
+		st.RunID, f.Code, done, total, spent, reason, action, res.StatePath)
 	return exitStatus(1)
 }
 

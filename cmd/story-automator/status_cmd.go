@@ -17,6 +17,7 @@ import (
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -70,6 +71,8 @@ type statusRun struct {
 	UpdatedAt    string                   `json:"updatedAt"`
 	PauseReason  string                   `json:"pauseReason,omitempty"`
 	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
+	Usage        *spend.Total             `json:"usage"`
+	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
 	Units        []statusUnit             `json:"units"`
 }
 
@@ -80,11 +83,23 @@ type statusUnit struct {
 	Current string       `json:"currentStep,omitempty"`
 	Steps   []statusStep `json:"steps"`
 	Commit  string       `json:"commit,omitempty"`
+	Usage   *spend.Total `json:"usage"`
 }
 
 type statusStep struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
+	Name     string               `json:"name"`
+	Status   string               `json:"status"`
+	Usage    *spend.Total         `json:"usage"`
+	Attempts []statusAttemptUsage `json:"attempts,omitempty"`
+}
+
+// statusAttemptUsage is one attempt's spend.
+type statusAttemptUsage struct {
+	N         int          `json:"n"`
+	Agent     string       `json:"agent"`
+	Model     string       `json:"model,omitempty"`
+	Usage     *spend.Usage `json:"usage"`
+	UsageNote string       `json:"usageNote,omitempty"`
 }
 
 type statusSession struct {
@@ -159,16 +174,21 @@ func collectStatus(e *runtimeEnv) statusView {
 
 func statusRunOf(st *orchestrator.State, path string) *statusRun {
 	done, total := st.StoryCounts()
+	usage := st.Spend()
 	r := &statusRun{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
-		Units: []statusUnit{}}
+		Usage: &usage, Budget: st.Config.Budget, Units: []statusUnit{}}
 	for _, u := range st.Units {
-		su := statusUnit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit}
+		su := statusUnit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
 			su.Current = cur.Name
 		}
 		for _, s := range u.Steps {
-			su.Steps = append(su.Steps, statusStep{Name: s.Name, Status: s.Status})
+			ss := statusStep{Name: s.Name, Status: s.Status, Usage: s.Usage}
+			for _, a := range s.Attempts {
+				ss.Attempts = append(ss.Attempts, statusAttemptUsage{N: a.N, Agent: a.Agent, Model: a.Model, Usage: a.Usage, UsageNote: a.UsageNote})
+			}
+			su.Steps = append(su.Steps, ss)
 		}
 		r.Units = append(r.Units, su)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/spend"
 )
 
 // printStatus prints one status frame: JSON for machines (--json, or stdout
@@ -59,6 +60,7 @@ func redrawFrame(text string) string {
 func writeStatusText(w io.Writer, v statusView, now time.Time) {
 	if r := v.Run; r != nil {
 		fmt.Fprintf(w, "Run %s · %s · %d/%d stories done · updated %s\n", r.RunID, r.Status, r.StoriesDone, r.StoriesTotal, ago(r.UpdatedAt, now))
+		fmt.Fprintf(w, "Spend: %s\n", orchestrator.SpendText(r.Usage, r.Budget))
 		fmt.Fprintf(w, "State document: %s\n", r.StateFile)
 	} else {
 		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")
@@ -68,7 +70,7 @@ func writeStatusText(w io.Writer, v statusView, now time.Time) {
 	if r := v.Run; r != nil {
 		fmt.Fprintln(w, "Stories:")
 		for _, u := range r.Units {
-			fmt.Fprintf(w, "  %-8s %-9s %s%s\n", u.Story, u.Status, stepMarks(u), commitText(u.Commit))
+			fmt.Fprintf(w, "  %-8s %-9s %s%s%s\n", u.Story, u.Status, stepMarks(u), commitText(u.Commit), unitSpend(u.Usage))
 		}
 		if r.Escalation != nil {
 			fmt.Fprintf(w, "Escalated: %s\n  what to do: %s\n", r.Escalation.Reason, r.Escalation.Action)
@@ -132,6 +134,14 @@ func stepMarks(u statusUnit) string {
 		parts = append(parts, s.Name+" "+mark)
 	}
 	return strings.Join(parts, "  ")
+}
+
+// unitSpend is a story's cost and tokens, or nothing before its first attempt ends.
+func unitSpend(t *spend.Total) string {
+	if t == nil {
+		return ""
+	}
+	return fmt.Sprintf("  %s · %s tokens", spend.FormatCost(t.CostUSD), spend.FormatTokens(t.Tokens()))
 }
 
 func commitText(sha string) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/tomledit"
+	"github.com/story-automator/story-automator/spend"
 )
 
 // Profile is how one kind of agent is started and how its completion shows
@@ -46,6 +47,9 @@ type Profile struct {
 	// reads its trust from the environment; it is added only when the user
 	// asked to trust the project (--trust-project).
 	TrustEnv map[string]string
+	// Usage names the reader of the agent's own record of its usage (its
+	// transcript, session log or stats); "" = the agent reports none.
+	Usage spend.Source
 	// RootEnv is the variable (NAME=value) without which the CLI refuses
 	// to run unattended as root; doctor checks it.
 	RootEnv string
@@ -98,18 +102,18 @@ const ScreenClaude = "claude"
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook,
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1",
+		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceClaudeTranscript,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook,
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceCodexRollout,
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs,
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceGeminiSession,
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -119,7 +123,9 @@ var profiles = map[string]Profile{
 		PasteSettle:      250 * time.Millisecond,
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
-	AgentSim:    {Name: AgentSim, Args: []string{"agent-sim"}, ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude},
+	// It writes its usage as a Claude transcript (agentsim.recordTurn).
+	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
+		Screen: ScreenClaude, Usage: spend.SourceClaudeTranscript},
 	AgentCustom: {Name: AgentCustom},
 }
 

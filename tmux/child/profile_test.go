@@ -14,7 +14,7 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="'/bin/sa' stop-hook",timeout=30}]}]`,
 			"--model", "opus", "--", prompt},
 		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
-		AgentSim:    {"/bin/sa", "agent-sim", "--model", "opus", "--", prompt},
+		AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
 	}
 	for agent, want := range cases {
 		p, ok := LookupProfile(agent)

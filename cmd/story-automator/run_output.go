@@ -55,6 +55,9 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	done, total := st.StoryCounts()
 	fields := map[string]any{"runId": st.RunID, "outcome": string(res.Outcome), "stateFile": res.StatePath,
 		"storiesDone": done, "storiesTotal": total, "commits": commits(st)}
+	if len(res.Warnings) > 0 { // also logged on stderr as they happened
+		fields["warnings"] = res.Warnings
+	}
 	if err == nil {
 		if o.json {
 			return okJSON(o.e.Out, fields)

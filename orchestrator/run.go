@@ -62,6 +62,10 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err := o.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	ttl, err := SessionTTL(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	store := marker.NewStore(o.ProjectRoot, o.Getenv)
 	if o.DryRun {
 		// Without the run lock nothing is moved aside: a run may be writing.
@@ -92,6 +96,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
 		Report: d.Report, Log: d.Log, Journal: NewJournal(path)}
 	out, runErr := eng.Run(ctx, st)

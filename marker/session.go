@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -127,8 +128,8 @@ func ReadSession(dir, name string) (*SessionState, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, ErrNotFound
 		}
-		if errors.Is(err, atomicfile.ErrNotRegular) {
-			return nil, fmt.Errorf("%w: session state %v", ErrCorrupt, err)
+		if errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, syscall.ELOOP) {
+			return nil, &corruptSession{path: p, detail: err}
 		}
 		return nil, fmt.Errorf("read session state %s: %w", p, err)
 	}
@@ -136,10 +137,22 @@ func ReadSession(dir, name string) (*SessionState, error) {
 	var st SessionState
 	dec := json.NewDecoder(&limitedReader{f: f, n: maxSessionBytes})
 	if err := dec.Decode(&st); err != nil {
-		return nil, fmt.Errorf("%w: session state %s: %v", ErrCorrupt, p, err)
+		return nil, &corruptSession{path: p, detail: err}
 	}
 	return &st, nil
 }
+
+// corruptSession is a state file that cannot be read as one (ErrCorrupt).
+type corruptSession struct {
+	path   string
+	detail error
+}
+
+func (c *corruptSession) Error() string {
+	return fmt.Sprintf("%v: session state %s: %v", ErrCorrupt, c.path, c.detail)
+}
+
+func (c *corruptSession) Is(target error) bool { return target == ErrCorrupt }
 
 type limitedReader struct {
 	f *os.File
@@ -158,8 +171,62 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// MovedAside is a corrupt session state file that was moved out of the way
+// (to "<name>.json.corrupt-<UTC time>"). As an error it is ErrNotFound: the
+// reader goes on as if the session had no state, and says so with Error.
+type MovedAside struct {
+	Path, To string
+	// Cause is why it could not be read.
+	Cause error
+}
+
+func (m *MovedAside) Error() string {
+	return fmt.Sprintf("%s was corrupt (%v); moved it aside to %s", m.Path, m.Cause, m.To)
+}
+
+// Is makes a moved-aside state read as a missing one.
+func (m *MovedAside) Is(target error) bool { return target == ErrNotFound }
+
+// ReadSessionOrMoveAside reads a session's state like ReadSession, but a
+// corrupt file (bad JSON, too large, not a regular file) is moved aside
+// under the state file's lock and a *MovedAside returned: it can never be
+// read, so keeping it in place only makes every later reader fail too.
+func ReadSessionOrMoveAside(dir, name string, now time.Time) (*SessionState, error) {
+	st, err := ReadSession(dir, name)
+	if !errors.Is(err, ErrCorrupt) {
+		return st, err
+	}
+	p := SessionStatePath(dir, name)
+	release, lerr := filelock.Acquire(context.Background(), p+".lock", sessionLockWait)
+	if lerr != nil {
+		return nil, err
+	}
+	defer release()
+	st, err = ReadSession(dir, name) // a writer may have replaced it meanwhile
+	if !errors.Is(err, ErrCorrupt) {
+		return st, err
+	}
+	return nil, moveAside(p, now, err)
+}
+
+func moveAside(p string, now time.Time, cause error) error {
+	to, err := atomicfile.MoveAside(p, now)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	var c *corruptSession
+	if errors.As(cause, &c) {
+		cause = c.detail
+	}
+	return &MovedAside{Path: p, To: to, Cause: cause}
+}
+
 // UpdateSession changes a session's state under its own lock and writes it
-// atomically (0600, in a 0700 directory). A missing file starts empty.
+// atomically (0600, in a 0700 directory). A missing file starts empty. A
+// corrupt one is an error: a writer records a part of the state (a pane id,
+// an exit, a completion), and that part alone, written over what is lost,
+// would pass for the whole; the next settling reader moves it aside
+// (ReadSessionOrMoveAside).
 func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionState, error) {
 	if !ValidSessionName(name) {
 		return nil, fmt.Errorf("invalid session name %q", name)
@@ -245,8 +312,9 @@ const LifecycleLost = "lost"
 // recorded as running whose runner process is gone: it becomes "lost" with
 // the time it was found so, and is then final for every reader (session
 // status/list, status, the monitor). gone reports whether a pid has exited.
+// A corrupt state file is moved aside (see ReadSessionOrMoveAside).
 func ReconcileSession(dir, name string, now time.Time, gone func(pid int) bool) (*SessionState, error) {
-	st, err := ReadSession(dir, name)
+	st, err := ReadSessionOrMoveAside(dir, name, now)
 	if err != nil || !runnerLost(st, gone) {
 		return st, err
 	}

@@ -25,7 +25,7 @@ func TestTheRunsOwnerComesFromTheAgentSessionItRunsIn(t *testing.T) {
 			h.env = tc.env
 			o := h.options()
 			store := h.store()
-			st, _, err := loadOrPlan(store, o, h.deps())
+			st, _, err := loadOrPlan(store, o, h.deps(), &stateLoader{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,6 +27,11 @@ const (
 // ErrNoMachineState means a file is not a state document this tool wrote.
 var ErrNoMachineState = errors.New("no machine state block")
 
+// ErrStateCorrupt means a state document, or a line of its journal, cannot
+// be read back: no machine state block, or one that is not the JSON this
+// tool writes. (A document of another state version is not corrupt.)
+var ErrStateCorrupt = errors.New("the run's state document is corrupt")
+
 // SaveState writes the state document atomically, mode 0600, and drops its
 // journal (see journal.go).
 func SaveState(path string, s *State) error {
@@ -69,16 +74,16 @@ func LoadState(path string) (*State, error) {
 func ParseState(path string, data []byte) (*State, error) {
 	i := bytes.LastIndex(data, []byte("\n"+machineFence+"\n"))
 	if i < 0 {
-		return nil, fmt.Errorf("%s: %w", path, ErrNoMachineState)
+		return nil, fmt.Errorf("%w: %s: %w", ErrStateCorrupt, path, ErrNoMachineState)
 	}
 	body := data[i+len(machineFence)+2:]
 	end := bytes.Index(body, []byte("\n```"))
 	if end < 0 {
-		return nil, fmt.Errorf("%s: unterminated machine state block", path)
+		return nil, fmt.Errorf("%w: %s: unterminated machine state block", ErrStateCorrupt, path)
 	}
 	var s State
 	if err := json.Unmarshal(body[:end], &s); err != nil {
-		return nil, fmt.Errorf("%s: machine state: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: machine state: %v", ErrStateCorrupt, path, err)
 	}
 	if s.Version != StateVersion {
 		return nil, fmt.Errorf("%s: machine state version %d, want %d", path, s.Version, StateVersion)

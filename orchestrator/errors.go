@@ -63,6 +63,7 @@ func Code(err error) string {
 		{ErrInterrupted, "run_interrupted"},
 		{ErrPausedByHand, "run_paused_by_hand"},
 		{ErrConfig, "invalid_run_config"},
+		{ErrStateCorrupt, "state_corrupt"},
 	}
 	if b, ok := AsBlocker(err); ok {
 		return b.Code

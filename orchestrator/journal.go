@@ -209,7 +209,7 @@ func replayJournal(doc string, s *State) error {
 		}
 		var rec journalRecord
 		if err := json.Unmarshal(data[:end], &rec); err != nil {
-			return fmt.Errorf("%s line %d: %w", JournalPath(doc), n, err)
+			return &journalCorrupt{path: JournalPath(doc), line: n, err: err, state: s}
 		}
 		if rec.Seq > s.Seq {
 			rec.apply(s)
@@ -217,3 +217,18 @@ func replayJournal(doc string, s *State) error {
 		data = data[end+1:]
 	}
 }
+
+// journalCorrupt is a journal line that cannot be read back (ErrStateCorrupt);
+// state holds the document with the changes of the lines before it.
+type journalCorrupt struct {
+	path  string
+	line  int
+	err   error
+	state *State
+}
+
+func (j *journalCorrupt) Error() string {
+	return fmt.Sprintf("%v: %s line %d: %v", ErrStateCorrupt, j.path, j.line, j.err)
+}
+
+func (j *journalCorrupt) Is(target error) bool { return target == ErrStateCorrupt }

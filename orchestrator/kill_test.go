@@ -47,7 +47,7 @@ func crashAt(t *testing.T, h *harness, point string) {
 	t.Helper()
 	o := h.options()
 	store := h.store()
-	st, path, err := loadOrPlan(store, o, h.deps())
+	st, path, err := loadOrPlan(store, o, h.deps(), &stateLoader{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func runDocuments(root string) []string {
 
 // findResumable is the state document a --resume continues: the marker's
 // when there is a story marker, else the newest one neither done nor superseded.
-func findResumable(store *marker.Store, root string) (string, error) {
+func findResumable(store *marker.Store, root string, l *stateLoader) (string, error) {
 	if path, named := markerState(store, root); named {
 		if path == "" {
 			return "", fmt.Errorf("%w: the marker names a state document that is gone; drop the marker with `story-automator marker remove`",
@@ -49,7 +49,7 @@ func findResumable(store *marker.Store, root string) (string, error) {
 		return path, nil
 	}
 	for _, p := range runDocuments(root) {
-		if st, err := LoadState(p); err == nil && st.resumable() {
+		if st, err := l.load(p); err == nil && st.resumable() {
 			return p, nil
 		}
 	}
@@ -72,9 +72,9 @@ func LatestState(store *marker.Store, root string) string {
 // the new run's as superseded, so no --resume ever revives it: a new run
 // only starts once the old run's marker is gone, and that run's stories
 // are the new run's business now.
-func supersedeOld(root, newRunID string, now time.Time) error {
+func supersedeOld(root, newRunID string, now time.Time, l *stateLoader) error {
 	for _, p := range runDocuments(root) {
-		st, err := LoadState(p)
+		st, err := l.load(p)
 		if err != nil || st.RunID == newRunID || !st.resumable() {
 			continue
 		}

@@ -12,17 +12,24 @@ import (
 // its session ran (Unit.Paths). At a unit's commit a changed path goes in when
 //
 //   - it is the unit's own story file (another story's story file never);
-//   - the unit's sessions changed it, unless sessions of another story not yet
-//     committed changed it too and that story's File List names it while this
-//     one's does not;
+//   - the unit's story File List names it and its sessions changed it;
+//   - its sessions changed it, no attempt running now has changed it since
+//     that attempt started, and no session of another story not yet
+//     committed changed it while that story's File List names it;
 //   - no session of a story not yet committed changed it (a human's fix
 //     before --resume, an attempt cut off by a crash) and no attempt running
 //     now has changed it since that attempt started.
 //
-// When sessions of several stories changed a path and no File List tells them
-// apart, the first of them to commit takes it. sprint-status.yaml is none of
-// this: every commit records its own unit's entries of it (and its epic's),
-// whoever changed them (see statusForCommit).
+// Attempts of parallel stories overlap, so a unit's sessions are said to
+// have changed every path that changed while they ran, also another story's
+// file written by that story's attempt still running. Such a path is left to
+// the running attempt (its unit claims it when the attempt ends) unless this
+// unit's File List names it: a commit never takes, unlisted, a file an agent
+// of another story may still be writing. When sessions of several stories
+// changed a path and no File List tells them apart, the first of them to
+// commit takes it. sprint-status.yaml is none of this: every commit records
+// its own unit's entries of it (and its epic's), whoever changed them (see
+// statusForCommit).
 //
 // Only the changed paths are looked at, and only the File Lists of the
 // stories that claim one of them are read, so the cost of a commit follows
@@ -47,23 +54,21 @@ func (o ownership) owns(path, fp string) bool {
 		return owner == o.self
 	}
 	claimants := o.claims[path]
-	if slices.Contains(claimants, o.self) {
-		if o.listedBy(o.self, path) {
-			return true
-		}
-		for _, k := range claimants {
-			if k != o.self && o.listedBy(k, path) {
-				return false
-			}
-		}
+	mine := slices.Contains(claimants, o.self)
+	if mine && o.listedBy(o.self, path) {
 		return true
-	}
-	if len(claimants) > 0 {
-		return false
 	}
 	for _, before := range o.inflight {
 		if before[path] != fp {
 			return false // an attempt running now changed it: that attempt's unit claims it when it ends
+		}
+	}
+	if !mine {
+		return len(claimants) == 0
+	}
+	for _, k := range claimants {
+		if k != o.self && o.listedBy(k, path) {
+			return false
 		}
 	}
 	return true

@@ -9,7 +9,7 @@ import (
 
 func TestOwnershipRule(t *testing.T) {
 	storyFiles := map[string]string{"stories/1-1.md": "1-1", "stories/1-2.md": "1-2"}
-	listed := map[string][]string{"1-1": {"src/a.go", "src/both.go"}, "1-2": {"src/b.go", "src/both.go"}}
+	listed := map[string][]string{"1-1": {"src/a.go", "src/both.go", "src/mine-busy.go"}, "1-2": {"src/b.go", "src/both.go"}}
 	o := ownership{self: "1-1",
 		status: "sprint-status.yaml",
 		storyFile: func(p string) (string, bool) {
@@ -18,8 +18,12 @@ func TestOwnershipRule(t *testing.T) {
 		},
 		listedBy: func(k, p string) bool { return slices.Contains(listed[k], p) },
 		claims: map[string][]string{"src/a.go": {"1-1", "1-2"}, "src/b.go": {"1-1", "1-2"}, "src/both.go": {"1-1", "1-2"},
-			"src/unlisted.go": {"1-1", "1-2"}, "src/theirs.go": {"1-2"}, "stories/1-2.md": {"1-1"}},
-		inflight: []Snapshot{{"fix.go": "1", "busy.go": "1"}},
+			"src/unlisted.go": {"1-1", "1-2"}, "src/theirs.go": {"1-2"}, "stories/1-2.md": {"1-1"},
+			"src/mine-busy.go": {"1-1"}, "src/unlisted-busy.go": {"1-1"}},
+		// The running attempt started after the claimed changes, but before
+		// the last writes to busy.go, new.go and the *-busy.go files.
+		inflight: []Snapshot{{"fix.go": "1", "busy.go": "1", "src/a.go": "1", "src/b.go": "1", "src/both.go": "1",
+			"src/unlisted.go": "1", "src/theirs.go": "1", "stories/1-1.md": "1", "stories/1-2.md": "1"}},
 	}
 	cases := map[string]bool{
 		"sprint-status.yaml": false, // committed entry by entry, never whole
@@ -33,8 +37,12 @@ func TestOwnershipRule(t *testing.T) {
 		"fix.go":             true,  // nobody's, unchanged since the running attempt started: a human's fix
 		"busy.go":            false, // nobody's yet, but changed while an attempt runs
 		"new.go":             false, // appeared while an attempt runs
+		// Its sessions changed it, and so did the attempt running now (the
+		// attempts overlapped): it goes in only when its File List names it.
+		"src/mine-busy.go":     true,
+		"src/unlisted-busy.go": false,
 	}
-	fps := map[string]string{"fix.go": "1", "busy.go": "2", "new.go": "1"}
+	fps := map[string]string{"fix.go": "1", "busy.go": "2", "new.go": "1", "src/mine-busy.go": "2", "src/unlisted-busy.go": "2"}
 	for path, want := range cases {
 		fp := fps[path]
 		if fp == "" {
@@ -120,5 +128,50 @@ func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
 	got := h.repo.commitFiles()["1-1"]
 	if !slices.Contains(got, "src/human-fix.go") || !slices.Contains(got, "src/1-1-dev.go") {
 		t.Fatalf("1.1's commit took %v", got)
+	}
+}
+
+// The e2e flake of TestE2EParallelRunKeepsTheDependencyChainInOrder: story
+// 1-2's dev session writes its code while 1-1's review attempt runs, so
+// 1-1's attempt counts the file among its changes; 1-1 then commits while
+// 1-2's dev attempt is still running (and before 1-2 claims the file). The
+// file is 1-2's — its File List names it — and must go in 1-2's commit.
+func TestAStoryLeavesAFileARunningAttemptOfAnotherWroteDuringItsOwn(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	h.project.retro["1"] = true
+	reviewing, wrote, committed := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h.repo.afterCommit = func(req CommitRequest) {
+		if req.Story.Key == "1-1" {
+			close(committed)
+		}
+	}
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		switch {
+		case req.Story == "1-1" && req.Step == StepDev:
+			h.repo.touch("src/1-1.go")
+			h.project.set("1-1", func(s *StoryInfo) { s.FileList = []string{"src/1-1.go"} })
+		case req.Story == "1-1" && req.Step == StepReview:
+			close(reviewing)
+			<-wrote // 1-2's dev writes its code while this attempt runs
+		case req.Story == "1-2" && req.Step == StepDev:
+			<-reviewing
+			h.repo.touch("src/1-2.go")
+			h.project.set("1-2", func(s *StoryInfo) { s.FileList = []string{"src/1-2.go"} })
+			close(wrote)
+			<-committed // and runs on until 1-1 has committed
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	o := h.options()
+	o.Parallel = 2
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	files := h.repo.commitFiles()
+	if got := files["1-1"]; !slices.Equal(got, []string{"src/1-1.go"}) {
+		t.Errorf("1-1's commit took %v, want only its own src/1-1.go", got)
+	}
+	if got := files["1-2"]; !slices.Equal(got, []string{"src/1-2.go"}) {
+		t.Errorf("1-2's commit took %v, want its src/1-2.go", got)
 	}
 }

@@ -22,7 +22,7 @@ func killedMidRun(t *testing.T, h *harness) string {
 	o := h.options()
 	d := h.deps()
 	store := h.store()
-	st, path, err := loadOrPlan(store, o, d)
+	st, path, err := loadOrPlan(store, o, d, &stateLoader{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,8 @@ type Result struct {
 	StatePath  string
 	MarkerPath string
 	DryRun     bool
+	// Warnings say what the run found corrupt and moved aside.
+	Warnings []string
 }
 
 // Run plans or resumes a run, holds the run lock and the marker for its
@@ -60,9 +62,14 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err := o.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	ttl, err := SessionTTL(o.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	store := marker.NewStore(o.ProjectRoot, o.Getenv)
 	if o.DryRun {
-		st, path, err := loadOrPlan(store, o, d)
+		// Without the run lock nothing is moved aside: a run may be writing.
+		st, path, err := loadOrPlan(store, o, d, &stateLoader{})
 		if err != nil {
 			return nil, err
 		}
@@ -81,15 +88,20 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err := repairProject(ctx, store, o.ProjectRoot, d); err != nil {
 		return nil, err
 	}
-	st, path, pol, err := begin(ctx, store, o, d)
+	loader := &stateLoader{moveAside: true, now: d.Clock.Now}
+	st, path, pol, err := begin(ctx, store, o, d, loader)
+	for _, w := range loader.warnings {
+		d.Log.Warn().Msg(w)
+	}
 	if err != nil {
 		return nil, err
 	}
+	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
 		Report: d.Report, Log: d.Log, Journal: NewJournal(path)}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
-	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path}
+	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings}
 	if runErr != nil {
 		settleMarker(store, st.RunID, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)
 		return res, runErr
@@ -130,13 +142,13 @@ func repairProject(ctx context.Context, store *marker.Store, root string, d Deps
 
 // begin plans or loads the run, settles its configuration, and takes hold
 // of the project: state document saved, older runs superseded, marker claimed.
-func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State, string, Policy, error) {
+func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *stateLoader) (*State, string, Policy, error) {
 	if !o.Resume {
 		if err := refuseExistingMarker(store, o.ProjectRoot); err != nil {
 			return nil, "", Policy{}, err
 		}
 	}
-	st, path, err := loadOrPlan(store, o, d)
+	st, path, err := loadOrPlan(store, o, d, loader)
 	if err != nil {
 		return nil, "", Policy{}, err
 	}
@@ -165,7 +177,7 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps) (*State,
 		return nil, "", Policy{}, err
 	}
 	if !o.Resume {
-		if err := supersedeOld(o.ProjectRoot, st.RunID, d.Clock.Now()); err != nil {
+		if err := supersedeOld(o.ProjectRoot, st.RunID, d.Clock.Now(), loader); err != nil {
 			return nil, "", Policy{}, err
 		}
 	}
@@ -211,13 +223,16 @@ var testHookMarkerClaimed = func() {}
 
 // loadOrPlan returns the state to work on: the resumed run's, or a new plan
 // with its state document path.
-func loadOrPlan(store *marker.Store, o Options, d Deps) (*State, string, error) {
+func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*State, string, error) {
 	if o.Resume {
-		path, err := findResumable(store, o.ProjectRoot)
+		path, err := findResumable(store, o.ProjectRoot, loader)
 		if err != nil {
 			return nil, "", err
 		}
-		st, err := LoadState(path)
+		st, err := loader.load(path)
+		if errors.Is(err, ErrStateCorrupt) {
+			return nil, "", fmt.Errorf("%w; nothing can resume from it: drop the marker with `story-automator marker remove` and start a new run", err)
+		}
 		if err != nil {
 			return nil, "", err
 		}

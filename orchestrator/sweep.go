@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/lazyre"
@@ -64,4 +65,10 @@ func (e *Engine) sweepTemps() {
 			}
 		}
 	}
+}
+
+// SweepSessions removes the files of this project's sessions that ended
+// more than olderThan before now (see child.SweepFinished).
+func (t *TmuxSteps) SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string {
+	return child.SweepFinished(child.Sweep{Dir: t.StateDir, ProjectRoot: t.Project.Root, OlderThan: olderThan, Now: now, Keep: keep})
 }

@@ -86,14 +86,15 @@ func (r WaitResult) current() string {
 
 // lookAtRun reads the run once and says whether the wait is over.
 func lookAtRun(store *marker.Store, root string) (WaitResult, bool) {
-	path := LatestState(store, root)
+	// A corrupt document is moved aside when no run holds the project, so
+	// the wait never waits on a document nobody will rewrite.
+	st, path, _ := ReadLatestState(store, root, time.Now)
 	if path == "" {
 		return WaitResult{Outcome: WaitNoRun, Message: "this project has no run",
 			Next: "story-automator run --agent claude"}, true
 	}
-	st, err := LoadState(path)
-	if err != nil {
-		// A document being replaced is read again at the next wake-up.
+	if st == nil {
+		// Unreadable for now (a run holds it): read again at the next wake-up.
 		return WaitResult{Outcome: WaitRunning, StatePath: path}, false
 	}
 	m, merr := store.Read()

@@ -32,7 +32,7 @@ git -c user.name="story-automator demo" -c user.email=demo@localhost commit -q -
 say "model-sim on loopback, and a private home for $agent ($("$agent" --version 2>/dev/null | head -1))"
 "$bin" model-sim --json --home "$work/home" --home-agent "$agent" --trust "$proj" >"$work/model-sim.json" 2>"$work/model-sim.log" &
 ms_pid=$!
-trap 'kill "$ms_pid" 2>/dev/null || true; tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
+trap 'kill "$ms_pid" 2>/dev/null || true; tmux -L "$socket" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$socket"' EXIT
 for _ in $(seq 1 100); do [ -s "$work/model-sim.json" ] && break; sleep 0.05; done
 line=$(head -1 "$work/model-sim.json")
 env_list=$(printf '%s' "$line" | sed -n 's/.*"env":\[\([^]]*\)\].*/\1/p')

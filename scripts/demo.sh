@@ -22,7 +22,8 @@ socket="sa-demo-$$"
 unset TMUX TMUX_PANE CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID PROJECT_ROOT \
   STORY_AUTOMATOR_CHILD STORY_AUTOMATOR_SESSION STORY_AUTOMATOR_STATE_DIR \
   STORY_AUTOMATOR_ACTIVE_MARKER STORY_AUTOMATOR_TMUX_SOCKET STORY_AUTOMATOR_SIM_FAULTS STORY_AUTOMATOR_SIM_BEHAVIOUR
-trap 'tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
+# tmux leaves a killed server's socket file behind: remove ours too.
+trap 'tmux -L "$socket" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$socket"' EXIT
 sa() { "$bin" --tmux-socket "$socket" "$@"; }
 # Bold headings only on a terminal, and never with NO_COLOR set (no-color.org).
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
@@ -26,6 +28,10 @@ func demo(t *testing.T, faults string) (string, int, string) {
 	c.Env = cleanEnv("STORY_AUTOMATOR_BIN="+builtBinary(t), "TMPDIR="+t.TempDir(), "STORY_AUTOMATOR_SIM_DELAY=10ms",
 		"DEMO_BACKOFF=10ms", "DEMO_FAULTS="+faults)
 	out, err := c.CombinedOutput()
+	// The script's private server is named after its pid; nothing of it may stay.
+	if sock := tmux.SocketPath(fmt.Sprintf("sa-demo-%d", c.Process.Pid)); fileExists(sock) {
+		t.Errorf("the demo left its tmux socket %s behind", sock)
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -66,4 +72,9 @@ func TestE2EDemoScriptSaysWhereTheStateIsWhenTheRunPauses(t *testing.T) {
 	if _, err := os.Stat(doc); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -59,6 +59,9 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if st.Config.Budget != nil {
 		fields["budget"] = st.Config.Budget
 	}
+	if len(res.Warnings) > 0 { // also logged on stderr as they happened
+		fields["warnings"] = res.Warnings
+	}
 	spent := orchestrator.SpendText(&usage, st.Config.Budget)
 	if err == nil {
 		if o.json {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,11 +84,13 @@ func sessionList(c *cli.Context) error {
 	dir := sessionStateDir(e)
 	out := []map[string]any{}
 	seen := map[string]bool{}
+	var warnings []string
 	for _, p := range panes {
 		if !strings.HasPrefix(p.Session, child.NamePrefix) || seen[p.Session] {
 			continue
 		}
-		st, mine := projectSession(e.ProjectRoot, dir, p.Session)
+		st, mine, warn := projectSession(e.ProjectRoot, dir, p.Session)
+		warnings = append(warnings, movedAsideWarnings(e, warn)...)
 		if c.Bool("project-only") && !mine {
 			continue
 		}
@@ -100,7 +103,11 @@ func sessionList(c *cli.Context) error {
 		out = append(out, row)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i]["session"].(string) < out[j]["session"].(string) })
-	return okJSON(e.Out, map[string]any{"sessions": out})
+	fields := map[string]any{"sessions": out}
+	if len(warnings) > 0 {
+		fields["warnings"] = warnings
+	}
+	return okJSON(e.Out, fields)
 }
 
 // projectSession reports whether a tmux session is this project's and
@@ -109,15 +116,28 @@ func sessionList(c *cli.Context) error {
 // prefix. So the session's state file in this project's sessions directory
 // must exist and name this project root; a session without one is never
 // counted as this project's (only --all-projects reaches it).
-func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool) {
+// A corrupt state file is moved aside on the way; err then says so.
+func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, error) {
 	if !strings.HasPrefix(name, child.ProjectPrefix(projectRoot)) {
-		return nil, false
+		return nil, false, nil
 	}
 	st, err := reconciledSession(dir, name)
 	if err != nil || filepath.Clean(st.ProjectRoot) != filepath.Clean(projectRoot) {
-		return nil, false
+		return nil, false, err
 	}
-	return st, true
+	return st, true, nil
+}
+
+// movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
+// about a corrupt session state that err says was moved aside.
+func movedAsideWarnings(e *runtimeEnv, err error) []string {
+	var moved *marker.MovedAside
+	if !errors.As(err, &moved) {
+		return nil
+	}
+	msg := "session state " + moved.Error()
+	fmt.Fprintf(e.Err, "story-automator: warning: %s\n", msg)
+	return []string{msg}
 }
 
 func sessionStatus(c *cli.Context) error {
@@ -134,10 +154,18 @@ func sessionStatus(c *cli.Context) error {
 	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
 		return fail("session_state_unreadable", "%v", stErr)
 	}
+	warnings := movedAsideWarnings(e, stErr)
 	if !exists && st == nil {
-		return fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
+		f := fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
+		if len(warnings) > 0 {
+			f.Fields = map[string]any{"warnings": warnings}
+		}
+		return f
 	}
 	fields := map[string]any{"session": name, "exists": exists}
+	if len(warnings) > 0 {
+		fields["warnings"] = warnings
+	}
 	if st != nil {
 		fields["state"] = st
 		fields["lifecycle"] = st.Lifecycle
@@ -215,7 +243,7 @@ func sessionKillAll(c *cli.Context) error {
 		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
 			continue
 		}
-		if _, mine := projectSession(e.ProjectRoot, dir, p.Session); !all && !mine {
+		if _, mine, _ := projectSession(e.ProjectRoot, dir, p.Session); !all && !mine {
 			continue
 		}
 		seen[p.Session] = true

@@ -8,6 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -58,6 +60,7 @@ func sessionSpawn(c *cli.Context) error {
 		return fail("spawn_failed", "%v", err)
 	}
 	e.Log.Info().Str("session", sess.Name).Str("agent", req.Agent).Msg("spawned")
+	sweepOldSessions(e)
 	return okJSON(e.Out, map[string]any{"session": sess.Name, "paneId": sess.PaneID,
 		"stateFile": sess.StateFile, "outputFile": sess.OutputFile})
 }
@@ -100,4 +103,28 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 		r.Prompt = string(data)
 	}
 	return r, nil
+}
+
+// sweepOldSessions removes the project's sessions that ended longer ago
+// than STORY_AUTOMATOR_SESSION_TTL (default 24h; a bad value is logged and
+// nothing is swept), sparing those its latest run names.
+func sweepOldSessions(e *runtimeEnv) {
+	ttl, err := orchestrator.SessionTTL(e.Getenv)
+	if err != nil {
+		e.Log.Warn().Err(err).Msg("finished sessions are not swept")
+		return
+	}
+	if ttl <= 0 {
+		return
+	}
+	var run *orchestrator.State
+	if path := orchestrator.LatestState(marker.NewStore(e.ProjectRoot, e.Getenv), e.ProjectRoot); path != "" {
+		if run, err = orchestrator.LoadState(path); err != nil {
+			return // which sessions the run names is unknown: sweep nothing
+		}
+	}
+	for _, name := range child.SweepFinished(child.Sweep{Dir: sessionStateDir(e), ProjectRoot: e.ProjectRoot,
+		OlderThan: ttl, Now: e.Now(), Keep: orchestrator.NamedSessions(run)}) {
+		e.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
+	}
 }

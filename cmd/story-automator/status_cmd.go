@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -46,6 +47,8 @@ type statusView struct {
 	Run          *statusRun           `json:"run"`
 	Sessions     []statusSession      `json:"sessions"`
 	LastDecision *marker.LastDecision `json:"lastDecision"`
+	// Warnings say what was found corrupt and moved aside.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type statusMarker struct {
@@ -163,12 +166,15 @@ func collectStatus(e *runtimeEnv) statusView {
 	if v.LastDecision == nil {
 		v.LastDecision = lastHistoryDecision(filepath.Join(store.Dir(), stophook.HistoryFile))
 	}
-	if path := orchestrator.LatestState(store, e.ProjectRoot); path != "" {
-		if st, err := orchestrator.LoadState(path); err == nil {
-			v.Run = statusRunOf(st, path)
-		}
+	st, path, warnings := orchestrator.ReadLatestState(store, e.ProjectRoot, e.Now)
+	for _, w := range warnings {
+		fmt.Fprintf(e.Err, "story-automator: warning: %s\n", w)
 	}
-	v.Sessions = liveSessions(e)
+	if st != nil {
+		v.Run = statusRunOf(st, path)
+	}
+	v.Sessions, v.Warnings = liveSessions(e)
+	v.Warnings = append(warnings, v.Warnings...)
 	return v
 }
 
@@ -196,13 +202,14 @@ func statusRunOf(st *orchestrator.State, path string) *statusRun {
 }
 
 // liveSessions lists this project's child sessions on the tmux server.
-func liveSessions(e *runtimeEnv) []statusSession {
+func liveSessions(e *runtimeEnv) ([]statusSession, []string) {
 	out := []statusSession{}
+	var warnings []string
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	panes, err := sessionTmux(e).ListPanes(ctx)
 	if err != nil {
-		return out
+		return out, nil
 	}
 	prefix, dir := child.ProjectPrefix(e.ProjectRoot), sessionStateDir(e)
 	seen := map[string]bool{}
@@ -212,13 +219,15 @@ func liveSessions(e *runtimeEnv) []statusSession {
 		}
 		seen[p.Session] = true
 		s := statusSession{Session: p.Session, Attached: p.Attached > 0}
-		if st, err := reconciledSession(dir, p.Session); err == nil {
+		st, err := reconciledSession(dir, p.Session)
+		if err == nil {
 			s.Story, s.Step, s.Agent, s.Lifecycle = st.Story, st.Step, st.Agent, st.Lifecycle
 		}
+		warnings = append(warnings, movedAsideWarnings(e, err)...)
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
-	return out
+	return out, warnings
 }
 
 // lastHistoryDecision reads the Stop hook's last decision from its history

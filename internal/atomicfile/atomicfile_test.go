@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -98,5 +99,32 @@ func TestSweepTempsRemovesOnlyTempsOfOwnedTargets(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, n)); os.IsNotExist(err) != swept {
 			t.Errorf("%s: swept %v, want %v", n, os.IsNotExist(err), swept)
 		}
+	}
+}
+
+func TestMoveAsideKeepsTheFileUnderACorruptName(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.json")
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("x", 3600))
+	var got []string
+	for i := 0; i < 3; i++ {
+		if err := os.WriteFile(p, []byte{'{', byte('a' + i)}, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		to, err := MoveAside(p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, filepath.Base(to))
+		if data, _ := os.ReadFile(to); string(data) != string([]byte{'{', byte('a' + i)}) {
+			t.Fatalf("%s holds %q", to, data)
+		}
+	}
+	want := []string{"state.json.corrupt-20260304T040607Z", "state.json.corrupt-20260304T040607Z-2", "state.json.corrupt-20260304T040607Z-3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("moved aside to %v, want %v", got, want)
+	}
+	if _, err := os.Lstat(p); !os.IsNotExist(err) {
+		t.Fatalf("the corrupt file is still in place: %v", err)
 	}
 }

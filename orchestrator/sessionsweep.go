@@ -1,0 +1,75 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Finished child sessions leave files in the sessions directory (state,
+// spec, prompt, output). A run — and `session spawn` — sweeps those of
+// sessions that ended more than a day ago (STORY_AUTOMATOR_SESSION_TTL),
+// never a live one, nor one the project's run names as an attempt's.
+const (
+	// EnvSessionTTL is how long a finished session's files are kept: a Go
+	// duration ("24h", "90m"); "0" or "off" keeps them for ever.
+	EnvSessionTTL     = "STORY_AUTOMATOR_SESSION_TTL"
+	DefaultSessionTTL = 24 * time.Hour
+)
+
+// SessionTTL reads EnvSessionTTL; 0 means never sweep.
+func SessionTTL(getenv func(string) string) (time.Duration, error) {
+	v := ""
+	if getenv != nil {
+		v = strings.TrimSpace(getenv(EnvSessionTTL))
+	}
+	switch v {
+	case "":
+		return DefaultSessionTTL, nil
+	case "0", "off":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: %s=%q: want a duration such as 24h, or 0 to keep finished sessions", ErrConfig, EnvSessionTTL, v)
+	}
+	return d, nil
+}
+
+// SessionSweeper is implemented by a StepRunner whose sessions leave files.
+type SessionSweeper interface {
+	// SweepSessions removes the files of the project's sessions that ended
+	// more than olderThan before now, but those keep names; it returns the
+	// names swept.
+	SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string
+}
+
+// NamedSessions reports whether a run's attempts name a session: its
+// output file is where an escalation sends the user.
+func NamedSessions(st *State) func(name string) bool {
+	names := map[string]bool{}
+	if st != nil {
+		for _, u := range st.Units {
+			for _, s := range u.Steps {
+				for _, a := range s.Attempts {
+					if a.Session != "" {
+						names[a.Session] = true
+					}
+				}
+			}
+		}
+	}
+	return func(name string) bool { return names[name] }
+}
+
+// sweepSessions sweeps the step runner's finished sessions at the start of
+// a run (the run lock held, st the run's state).
+func (d Deps) sweepSessions(ttl time.Duration, st *State) {
+	s, ok := d.Steps.(SessionSweeper)
+	if !ok || ttl <= 0 {
+		return
+	}
+	for _, name := range s.SweepSessions(ttl, d.Clock.Now(), NamedSessions(st)) {
+		d.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
+	}
+}

@@ -1,0 +1,68 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// sweepingSteps is a step runner whose sessions leave files: it records
+// every sweep it is asked for.
+type sweepingSteps struct {
+	*fakeSteps
+	olderThan []time.Duration
+	kept      func(string) bool
+}
+
+func (s *sweepingSteps) SweepSessions(olderThan time.Duration, _ time.Time, keep func(string) bool) []string {
+	s.olderThan, s.kept = append(s.olderThan, olderThan), keep
+	return nil
+}
+
+func TestARunSweepsFinishedSessionsOlderThanTheTTL(t *testing.T) {
+	for env, want := range map[string][]time.Duration{"": {24 * time.Hour}, "90m": {90 * time.Minute}, "0": nil, "off": nil} {
+		h := newHarness(t, "1-1")
+		h.project.retro["1"] = true
+		h.env[EnvSessionTTL] = env
+		steps := &sweepingSteps{fakeSteps: h.steps}
+		d := h.deps()
+		d.Steps = steps
+		if _, err := Run(context.Background(), h.options(), d); err != nil {
+			t.Fatal(err)
+		}
+		if len(steps.olderThan) != len(want) || (len(want) == 1 && steps.olderThan[0] != want[0]) {
+			t.Fatalf("%s=%q: swept with %v, want %v", EnvSessionTTL, env, steps.olderThan, want)
+		}
+	}
+}
+
+func TestAResumedRunSparesTheSessionsItsAttemptsName(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		t.Fatal(err)
+	}
+	named := res.State.Unit("1-1").Step(StepCreate).Attempts[0].Session
+	h.steps.script = nil
+	steps := &sweepingSteps{fakeSteps: h.steps}
+	d := h.deps()
+	d.Steps = steps
+	o := h.options()
+	o.Resume = true
+	if _, err := Run(context.Background(), o, d); err != nil {
+		t.Fatal(err)
+	}
+	if named == "" || steps.kept == nil || !steps.kept(named) || steps.kept("sa-unrelated") {
+		t.Fatalf("the escalated attempt's session %q was not spared", named)
+	}
+}
+
+func TestABadSessionTTLIsAConfigError(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.env[EnvSessionTTL] = "a day"
+	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrConfig) || Code(err) != "invalid_run_config" {
+		t.Fatalf("%v", err)
+	}
+}

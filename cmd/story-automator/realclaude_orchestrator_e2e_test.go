@@ -269,3 +269,79 @@ func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWh
 }
 
 func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// A Codex session (codex exec, its Stop hook installed and trusted) runs the
+// same 3 stories the way the skill tells agents without background tasks:
+// start the run with &, then one `status --wait` with no bound, in the same
+// turn. It owns the run through CODEX_THREAD_ID and spends 2 model requests.
+func TestRealCodexOrchestratingSessionRunsThreeStories(t *testing.T) {
+	codex := realagent.Require(t, "codex")
+	p := newRunProject(t)
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.root = root
+	bin := p.bin
+	sc, err := modelsim.ParseScript([]byte(`
+rules:
+  - match: "run the stories"
+    actions:
+      - shell: "'` + bin + `' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1 & sleep 2; '` + bin + `' status --wait --return-after 0"
+      - reply: "The run has ended."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	home := t.TempDir()
+	oenv, err := offline.Codex(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv(append(oenv.Pairs(), "PATH="+filepath.Dir(codex)+":"+os.Getenv("PATH"), "PROJECT_ROOT="+root,
+		"STORY_AUTOMATOR_TMUX_SOCKET="+p.socket, "STORY_AUTOMATOR_SIM_DELAY=1s", "GIT_AUTHOR_NAME=t",
+		"GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")...)
+	c := exec.Command(bin, "hooks", "install", "--provider", "codex", "--scope", "user", "--force")
+	c.Dir, c.Env = root, env
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("hooks install: %v\n%s", err, out)
+	}
+	var owner string
+	done := make(chan struct{})
+	go func() { // the marker's owner while the run works (an external process)
+		defer close(done)
+		for deadline := time.Now().Add(3 * time.Minute); owner == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if m, _ := marker.NewStore(root, func(string) string { return "" }).Read(); m != nil {
+				owner = m.OwnerSession
+			}
+		}
+	}()
+	c = exec.Command(codex, "exec", "--dangerously-bypass-approvals-and-sandbox", "Please run the stories.")
+	c.Dir, c.Env = root, env
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("codex exec: %v\n%s", err, out)
+	}
+	<-done
+	if cm := p.storyCommits(); cm["1-1"] != 1 || cm["1-2"] != 1 || cm["1-3"] != 1 {
+		t.Fatalf("story commits %v, want one each for 1.1-1.3\n%s", cm, out)
+	}
+	if owner == "" || !strings.Contains(string(out), "session id: "+owner) {
+		t.Fatalf("the run's owner %q is not the Codex session:\n%s", owner, out)
+	}
+	requests := 0
+	for _, e := range srv.Exchanges() {
+		if !e.Side {
+			requests++
+		}
+	}
+	if requests > 3*3 {
+		t.Fatalf("the Codex session made %d model requests for 3 stories, want at most 9", requests)
+	}
+	t.Logf("codex: 3 stories in %d model requests", requests)
+}

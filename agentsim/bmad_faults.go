@@ -31,6 +31,9 @@ const (
 	FaultHang = "hang"
 	// FaultReviewCycles makes review pass only in cycle N ("review-cycles:3").
 	FaultReviewCycles = "review-cycles"
+	// FaultUnlisted does the step's work but leaves the file it writes out
+	// of the story's File List ("unlisted:dev@1-2").
+	FaultUnlisted = "unlisted"
 	// FaultReviewNever makes review never pass.
 	FaultReviewNever = "review-never"
 )
@@ -78,7 +81,7 @@ func parseFault(item string) (Fault, error) {
 		f.Story = key
 	}
 	switch f.Kind {
-	case FaultCrash, FaultFalse, FaultHang:
+	case FaultCrash, FaultFalse, FaultHang, FaultUnlisted:
 		if len(parts) > 3 {
 			return f, fmt.Errorf("want KIND[:STEP[:ATTEMPT]][@STORY]")
 		}
@@ -107,7 +110,7 @@ func parseFault(item string) (Fault, error) {
 		}
 		f.Step = "review"
 	default:
-		return f, fmt.Errorf("unknown fault kind %q (crash, false, hang, review-cycles, review-never)", f.Kind)
+		return f, fmt.Errorf("unknown fault kind %q (crash, false, hang, unlisted, review-cycles, review-never)", f.Kind)
 	}
 	return f, nil
 }
@@ -144,6 +147,16 @@ func faultFor(faults []Fault, step, story string, attempt int) (Fault, bool) {
 		}
 	}
 	return Fault{}, false
+}
+
+// unlisted reports whether the step's file stays out of the File List.
+func unlisted(faults []Fault, step, story string, attempt int) bool {
+	for _, f := range faults {
+		if f.Kind == FaultUnlisted && f.matches(step, story, attempt) {
+			return true
+		}
+	}
+	return false
 }
 
 // reviewPasses decides whether review cycle passes for the story: in cycle

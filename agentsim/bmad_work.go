@@ -83,7 +83,12 @@ func (j *bmadJob) dev() (string, error) {
 		return "", err
 	}
 	rel := j.p.Rel(code)
-	err = editFile(story, func(t string) string { return listFile(tickTasks(t), rel) })
+	err = editFile(story, func(t string) string {
+		if unlisted(j.faults, j.step, j.key.String(), j.attempt) {
+			return tickTasks(t)
+		}
+		return listFile(tickTasks(t), rel)
+	})
 	if err != nil {
 		return "", err
 	}

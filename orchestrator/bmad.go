@@ -331,6 +331,39 @@ func (b BMADProject) StoryFileOwner(rel string) (string, bool) {
 	return k.String(), true
 }
 
+// KeepFileList adds to the story file's File List the paths of its commit
+// it does not name yet (never the story file itself or sprint-status.yaml).
+// A story with no story file, or several, is left alone.
+func (b BMADProject) KeepFileList(key string, paths []string) (string, []string, error) {
+	k, err := workflows.ParseStoryKey(key)
+	if err != nil {
+		return "", nil, err
+	}
+	files, err := b.P.StoryFiles(k)
+	if err != nil || len(files) != 1 {
+		return "", nil, nil
+	}
+	rel, err := filepath.Rel(b.P.Root, files[0])
+	if err != nil {
+		return "", nil, err
+	}
+	rel = filepath.ToSlash(rel)
+	var want []string
+	for _, p := range paths {
+		if p != rel && p != b.StatusFile() {
+			want = append(want, p)
+		}
+	}
+	if len(want) == 0 {
+		return "", nil, nil
+	}
+	added, err := workflows.AddToFileList(files[0], want)
+	if err != nil || len(added) == 0 {
+		return "", nil, err
+	}
+	return rel, added, nil
+}
+
 // FileList reads the File List of the story's story files.
 func (b BMADProject) FileList(key string) []string {
 	k, err := workflows.ParseStoryKey(key)

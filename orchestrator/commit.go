@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -113,7 +114,34 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 	if err := e.commitContent(ctx, u, &req); err != nil {
 		return "", fmt.Errorf("list the changes of %s: %w", u.Dotted, err)
 	}
+	e.keepFileList(u, &req)
 	return e.Git.Commit(ctx, req)
+}
+
+// keepFileList makes the story file's File List name every path the commit
+// holds, so the human record matches what was committed, and puts the story
+// file in the commit. A failure is logged, never fatal: the commit is what
+// matters.
+func (e *Engine) keepFileList(u *Unit, req *CommitRequest) {
+	k, ok := e.Project.(FileListKeeper)
+	if !ok || req.Retro {
+		return
+	}
+	file, added, err := k.KeepFileList(u.Key, req.Paths)
+	if err != nil {
+		e.Log.Warn().Err(err).Str("story", u.Dotted).Msg("cannot update the story's File List")
+		return
+	}
+	if len(added) == 0 {
+		return
+	}
+	if !slices.Contains(req.Paths, file) {
+		req.Paths = append(req.Paths, file)
+	}
+	now := e.Clock.Now()
+	e.updateUnit(u, func(s *State) {
+		s.addLog(now, u.Dotted, StepCommit, fmt.Sprintf("File List: added %s", strings.Join(added, ", ")))
+	})
 }
 
 // IndexSyncer is implemented by a Committer whose commits can leave the

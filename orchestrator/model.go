@@ -90,6 +90,14 @@ type Project interface {
 	FileList(key string) []string
 }
 
+// FileListKeeper is implemented by a Project that keeps a story file's File
+// List true to its commit: KeepFileList adds to it the paths (project-relative)
+// it does not name yet, and returns the story file it changed (relative, ""
+// when none) and the paths it added.
+type FileListKeeper interface {
+	KeepFileList(key string, paths []string) (storyFile string, added []string, err error)
+}
+
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
 type StepRequest struct {
 	RunID string

@@ -370,3 +370,41 @@ func TestE2EAStoryAcceptedByHandAfterAnEscalationResumesWithoutAnotherReview(t *
 		t.Fatalf("reviews %d, commits %v", reviews, p.storyCommits())
 	}
 }
+
+// A dev agent that left its file out of the story's File List: before the
+// commit the run adds it (after the items already there, in their style), so
+// the committed story file lists every path the commit holds.
+func TestE2ECommitKeepsTheStorysFileListTrue(t *testing.T) {
+	p := newRunProject(t)
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=unlisted:dev@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
+	if code != 0 {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	files := strings.Fields(p.git("show", "--name-only", "--format=", "HEAD"))
+	var storyFile, code1 string
+	for _, f := range files {
+		switch {
+		case strings.HasSuffix(f, ".md") && strings.Contains(f, "1-1-") && !strings.HasPrefix(f, "sim-work/"):
+			storyFile = f
+		case strings.HasPrefix(f, "sim-work/") && strings.HasSuffix(f, ".txt"):
+			code1 = f
+		}
+	}
+	if storyFile == "" || code1 == "" {
+		t.Fatalf("the commit holds %v", files)
+	}
+	committed := p.git("show", "HEAD:"+storyFile)
+	list := committed[strings.Index(committed, "### File List"):]
+	if !strings.Contains(list, code1) {
+		t.Fatalf("the committed File List does not name %s:\n%s", code1, list)
+	}
+	for _, f := range files {
+		if f != storyFile && !strings.HasSuffix(f, "sprint-status.yaml") && !strings.Contains(list, f) {
+			t.Fatalf("the committed File List leaves out %s:\n%s", f, list)
+		}
+	}
+	if st := p.git("status", "--porcelain"); strings.TrimSpace(st) != "" {
+		t.Fatalf("the work tree is not clean after the commit:\n%s", st)
+	}
+}

@@ -71,6 +71,27 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	if len(srv.Exchanges()) == 0 {
 		t.Fatal("model-sim was never asked: the steps did not go through the agent CLI")
 	}
+	// The usage recorded from the agent's own records equals what model-sim
+	// answered to the agent's turns, token for token (a CLI's side requests,
+	// such as Gemini's routing score, are not in its session record).
+	st, err := orchestrator.LoadState(orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want modelsim.Usage
+	for _, e := range srv.Exchanges() {
+		if !e.Side {
+			want.InputTokens += e.Usage.InputTokens
+			want.OutputTokens += e.Usage.OutputTokens
+			want.CacheReadTokens += e.Usage.CacheReadTokens
+			want.CacheWriteTokens += e.Usage.CacheWriteTokens
+		}
+	}
+	got := st.Spend()
+	if got.Unread != 0 || got.InputTokens != int64(want.InputTokens) || got.OutputTokens != int64(want.OutputTokens) ||
+		got.CacheReadTokens != int64(want.CacheReadTokens) || got.CacheWriteTokens != int64(want.CacheWriteTokens) {
+		t.Fatalf("%s: recorded usage %+v, model-sim answered %+v", agent, got, want)
+	}
 }
 
 // A mixed run: `run --agent codex --fallback-agent claude` where Codex's

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/memtrim"
+	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 )
 
@@ -56,7 +57,7 @@ func monitorSession(c *cli.Context) error {
 	}
 	e := envOf(c)
 	dir := sessionStateDir(e)
-	v, err := monitorVerifier(c, e)
+	v, err := monitorVerifier(c, e, dir, name)
 	if err != nil {
 		var f *Failure
 		if errors.As(err, &f) {
@@ -115,7 +116,9 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 
 // monitorVerifier builds the verifier; a contract problem comes back as a
 // plain error (reported as incomplete), a usage problem as a *Failure.
-func monitorVerifier(c *cli.Context, e *runtimeEnv) (monitor.Verifier, error) {
+// --workflow without --story-key checks the story the session was spawned
+// for (its state file records it).
+func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.Verifier, error) {
 	step, spec := c.String("workflow"), c.String("verify")
 	if step != "" && c.IsSet("verify") {
 		return nil, usageError("give --workflow or --verify, not both")
@@ -129,7 +132,13 @@ func monitorVerifier(c *cli.Context, e *runtimeEnv) (monitor.Verifier, error) {
 	if workflowVerifier == nil {
 		return nil, fmt.Errorf("%w: workflow verifiers are unavailable in this build", monitor.ErrContract)
 	}
-	v, err := workflowVerifier(e, step, c.String("story-key"))
+	story := c.String("story-key")
+	if story == "" {
+		if st, err := marker.ReadSession(dir, name); err == nil {
+			story = st.Story
+		}
+	}
+	v, err := workflowVerifier(e, step, story)
 	if err != nil {
 		return nil, fmt.Errorf("%w: workflow %s: %v", monitor.ErrContract, step, err)
 	}

@@ -87,7 +87,7 @@ func newOrchestration(t testing.TB, script func(bin string) string, stepDelay st
 	// The run's children live on the run project's tmux server; the
 	// orchestrating Claude sessions on their own.
 	o.env = append(oenv.Pairs(), "PATH="+filepath.Dir(claude)+":"+os.Getenv("PATH"), "PROJECT_ROOT="+root,
-		"STORY_AUTOMATOR_TMUX_SOCKET="+p.socket, "STORY_AUTOMATOR_SIM_DELAY="+stepDelay, "GIT_AUTHOR_NAME=t",
+		"STORY_AUTOMATOR_TMUX_SOCKET="+p.socket, "STORY_AUTOMATOR_SIM_DELAY="+stepDelay, "STORY_AUTOMATOR_SIM_BEHAVIOUR=bmad", "GIT_AUTHOR_NAME=t",
 		"GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	t.Cleanup(func() { shutdownWaitingForPanes(o.socket) })
 	return o
@@ -344,4 +344,54 @@ rules:
 		t.Fatalf("the Codex session made %d model requests for 3 stories, want at most 9", requests)
 	}
 	t.Logf("codex: 3 stories in %d model requests", requests)
+}
+
+// Way 2 of the skill with the real Claude Code: the session drives the
+// primitives itself — marker create, then per step session spawn, ONE
+// blocking monitor-session, heartbeat. It stops after the first step; the
+// Stop hook holds it (the marker is its own) with a reason naming
+// monitor-session, and it goes on to the last step, removes the marker and
+// is let stop.
+func TestRealClaudeSessionDrivesThePrimitivesHeldByTheStopHook(t *testing.T) {
+	step := func(bin, name string) string {
+		return `n=$('` + bin + `' session spawn --step ` + name + ` --story 1.1 --agent sim --json 2>>primitives.log | tee -a primitives.log | sed -n 's/.*\"session\":\"\\([^\"]*\\)\".*/\\1/p') && ` +
+			`'` + bin + `' monitor-session \"$n\" --workflow ` + name + ` --json 2>>primitives.log | tee -a primitives.log | grep -q '\"finalState\":\"completed\"' && '` + bin + `' marker heartbeat --story 1.1 --step ` + name + ` >>primitives.log 2>&1`
+	}
+	o := newOrchestration(t, func(bin string) string {
+		return `
+rules:
+  - match: "drive story 1.1"
+    actions:
+      - shell: "'` + bin + `' marker create --epic 1 --story 1.1 --remaining 1 && ` + step(bin, "create") + `"
+      - reply: "Story 1.1 is created; the next steps come later."
+  - match: "monitor-session <the running child"
+    actions:
+      - shell: "` + step(bin, "dev") + ` && ` + step(bin, "review") + ` && '` + bin + `' marker heartbeat --remaining 0 && '` + bin + `' marker remove"
+      - reply: "Story 1.1 is implemented and reviewed; the run is over."
+`
+	}, "0s")
+	t.Cleanup(func() {
+		if t.Failed() {
+			log, _ := os.ReadFile(filepath.Join(o.root, "primitives.log"))
+			t.Logf("primitives.log:\n%s", log)
+		}
+	})
+	o.start("owner", "Please drive story 1.1 yourself.")
+	o.waitFor("the end of the session's work", 3*time.Minute, func() bool {
+		return strings.Contains(capturePane(t, o.socket, "owner"), "the run is over.") && o.markerGone()
+	})
+	decisions := readDecisions(t, o.history)
+	if len(decisions) != 1 || decisions[0] != "block" {
+		t.Fatalf("decisions %v, want the one block after the first step", decisions)
+	}
+	if b, _ := os.ReadFile(o.history); !strings.Contains(string(b), `"reason":"story run in progress"`) {
+		t.Fatalf("history: %s", b)
+	}
+	story, err := filepath.Glob(filepath.Join(o.root, "_bmad-output", "implementation-artifacts", "*1-1-*.md"))
+	if err != nil || len(story) != 1 {
+		t.Fatalf("story file: %v %v", story, err)
+	}
+	if b, _ := os.ReadFile(story[0]); !strings.Contains(string(b), "Status: done") {
+		t.Fatalf("story 1.1 is not done after review:\n%s", b)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -120,5 +121,30 @@ func TestMonitorBadVerifySpecIsIncompleteAtOnce(t *testing.T) {
 	r, code = monitorInProcess(t, root, "sa-none", "--verify", "smell:good")
 	if code != 6 || r.FinalState != monitor.NotFound || r.Rechecks != 0 {
 		t.Fatalf("%d %+v", code, r)
+	}
+}
+
+// --workflow without --story-key verifies the story the session was spawned
+// for, as its state file records it (the skill's Way 2 passes the step only).
+func TestMonitorWorkflowTakesTheStoryFromTheSession(t *testing.T) {
+	saved := workflowVerifier
+	var gotStory string
+	workflowVerifier = func(e *runtimeEnv, step, story string) (monitor.Verifier, error) {
+		gotStory = story
+		return nil, errors.New("stop here")
+	}
+	defer func() { workflowVerifier = saved }()
+	root := t.TempDir()
+	writeState(t, root, "sa-s", func(st *marker.SessionState) {
+		zero := 0
+		st.Agent, st.Lifecycle, st.ExitCode, st.Story = "sim", marker.LifecycleExited, &zero, "1.3"
+	})
+	monitorInProcess(t, root, "sa-s", "--workflow", "dev")
+	if gotStory != "1.3" {
+		t.Fatalf("the workflow verifier was asked about story %q, want the session's 1.3", gotStory)
+	}
+	monitorInProcess(t, root, "sa-s", "--workflow", "dev", "--story-key", "1.4")
+	if gotStory != "1.4" {
+		t.Fatalf("--story-key %q did not win", gotStory)
 	}
 }

@@ -25,7 +25,7 @@ func BenchmarkRealAgentDetectionLatency(b *testing.B) {
 	}{
 		{"claude-hook", "claude", offline.Claude, false},
 		{"claude-screen", "claude", offline.Claude, true},
-		{"codex-exit", "codex", offline.Codex, false},
+		{"codex-hook", "codex", offline.Codex, false},
 		{"gemini-exit", "gemini", offline.Gemini, false},
 	}
 	for _, c := range cases {

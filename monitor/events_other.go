@@ -1,9 +1,9 @@
-//go:build !linux
+//go:build !linux && !darwin && !freebsd
 
 package monitor
 
-// wakeups on systems without inotify and pidfds (macOS, the BSDs) never fire:
-// the monitor loop's periodic look (Deps.Tick, 1s by default) notices a
+// wakeups on systems without inotify, pidfds or kqueue never fire: the
+// monitor loop's periodic look (Deps.Tick, 1s by default) notices a
 // state-file change or a runner exit on its next pass instead of at once.
 type wakeups struct {
 	C chan struct{}

@@ -1,0 +1,5 @@
+package kq
+
+import "golang.org/x/sys/unix"
+
+const dirOpenFlags = unix.O_RDONLY | unix.O_DIRECTORY

@@ -173,3 +173,34 @@ func TestTheBinaryOnAPtyPrintsTextAndPipedPrintsJSON(t *testing.T) {
 		t.Fatalf("missing root on a pty: exit %d %v %q", code, err, text)
 	}
 }
+
+// hooks status on a terminal is a table, one row per settings file, with a
+// note where something needs doing; piped it stays the JSON.
+func TestHooksStatusOnATerminalIsATable(t *testing.T) {
+	f := newHooksFixture(t)
+	f.write(t, ".claude/settings.json", `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/nowhere/story-automator stop-hook","timeout":30}]}]}}`)
+	var out bytes.Buffer
+	s := testStreams(f.root, &out)
+	s.Getenv = func(k string) string { return f.env[k] }
+	s.Exe = func() (string, error) { return f.exe, nil }
+	s.OutTerminal = func() (int, bool) { return -1, true }
+	if code := Run([]string{"hooks", "status"}, s); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	text := out.String()
+	if strings.Contains(text, "{") || !strings.Contains(text, "PROVIDER  SCOPE") {
+		t.Fatalf("terminal output:\n%s", text)
+	}
+	var row string
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[0] == "claude" && f[1] == "project" {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "yes") || !strings.Contains(row, "its binary is missing") {
+		t.Fatalf("the project row %q does not say the hook is there with a missing binary:\n%s", row, text)
+	}
+	if res, _ := f.run(t, "hooks", "status"); res["installed"] != true {
+		t.Fatalf("piped: %v", res)
+	}
+}

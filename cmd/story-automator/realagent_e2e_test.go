@@ -31,15 +31,7 @@ func newRealClaudeProject(t testing.TB, script string, leave offline.Dialogs) *r
 func newRealAgentProject(t testing.TB, agent string, homeFor func(offline.Config) (offline.Env, error), script string, leave offline.Dialogs) *realClaudeProject {
 	t.Helper()
 	cli := realagent.Require(t, agent)
-	sc, err := modelsim.ParseScript([]byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: builtBinary(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startModelSim(t, script)
 	p := newSessionProject(t, tmuxtest.Socket(t))
 	root, err := filepath.EvalSymlinks(p.root)
 	if err != nil {
@@ -53,6 +45,22 @@ func newRealAgentProject(t testing.TB, agent string, homeFor func(offline.Config
 	}
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
 	return &realClaudeProject{sessionProject: p, env: env, home: home, srv: srv}
+}
+
+// startModelSim serves script (YAML rules) on loopback for the test, acting
+// through this binary's agent-sim where a step asks for it.
+func startModelSim(t testing.TB, script string) *modelsim.Server {
+	t.Helper()
+	sc, err := modelsim.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: builtBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }
 
 // A real Claude Code child that writes a file is seen completed through the

@@ -101,20 +101,12 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 func TestRealCodexRunFallsBackToClaudeWhenCodexCrashes(t *testing.T) {
 	codex := realagent.Require(t, "codex")
 	claude := realagent.Require(t, "claude")
-	sc, err := modelsim.ParseScript([]byte(`
+	srv := startModelSim(t, `
 rules:
   - match: "Create the story file"
     protocol: openai
     actions: [{fault: crash}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: builtBinary(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+`)
 	p := newRunProject(t)
 	root, err := filepath.EvalSymlinks(p.root)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/story-automator/story-automator/internal/realagent"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
@@ -39,15 +38,7 @@ rules:
     actions:
       - reply: "Hello."
 `
-	sc, err := modelsim.ParseScript([]byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startModelSim(t, script)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	run := func(args ...string) {
 		c := exec.Command(args[0], args[1:]...)

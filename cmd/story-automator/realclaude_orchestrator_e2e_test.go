@@ -59,15 +59,7 @@ func newOrchestration(t testing.TB, script func(bin string) string, stepDelay st
 	claude := realagent.Require(t, "claude")
 	p := newRunProject(t)
 	bin := p.bin
-	sc, err := modelsim.ParseScript([]byte(script(bin)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := startModelSim(t, script(bin))
 	root, err := filepath.EvalSymlinks(p.root)
 	if err != nil {
 		t.Fatal(err)
@@ -283,21 +275,13 @@ func TestRealCodexOrchestratingSessionRunsThreeStories(t *testing.T) {
 	}
 	p.root = root
 	bin := p.bin
-	sc, err := modelsim.ParseScript([]byte(`
+	srv := startModelSim(t, `
 rules:
   - match: "run the stories"
     actions:
-      - shell: "'` + bin + `' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1 & sleep 2; '` + bin + `' status --wait --return-after 0"
+      - shell: "'`+bin+`' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1 & sleep 2; '`+bin+`' status --wait --return-after 0"
       - reply: "The run has ended."
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+`)
 	home := t.TempDir()
 	oenv, err := offline.Codex(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {

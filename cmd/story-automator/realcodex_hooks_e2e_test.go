@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/realagent"
-	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
 
@@ -34,15 +33,7 @@ rules:
       - shell: "echo tick >> ticks.txt"
       - reply: "Added a tick."
 `
-	sc, err := modelsim.ParseScript([]byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: sc, Exe: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startModelSim(t, script)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	home := t.TempDir()
 	oenv, err := offline.Codex(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})

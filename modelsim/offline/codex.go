@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
 // CodexProvider is the model provider id the Codex home configures, and
@@ -25,16 +27,16 @@ func Codex(c Config) (Env, error) {
 	codexHome := filepath.Join(c.Home, ".codex")
 	var b strings.Builder
 	b.WriteString("# Written by story-automator for an offline run against model-sim.\n")
-	fmt.Fprintf(&b, "model_provider = %s\n", tomlString(CodexProvider))
+	fmt.Fprintf(&b, "model_provider = %s\n", tomledit.String(CodexProvider))
 	if c.Model != "" {
-		fmt.Fprintf(&b, "model = %s\n", tomlString(c.Model))
+		fmt.Fprintf(&b, "model = %s\n", tomledit.String(c.Model))
 	}
 	b.WriteString("check_for_update_on_startup = false\n")
 	fmt.Fprintf(&b, "\n[model_providers.%s]\nname = \"model-sim\"\nbase_url = %s\nwire_api = \"responses\"\nenv_key = %s\n",
-		CodexProvider, tomlString(c.BaseURL+"/v1"), tomlString(CodexKeyVar))
+		CodexProvider, tomledit.String(c.BaseURL+"/v1"), tomledit.String(CodexKeyVar))
 	if !c.Leave.TrustFolder {
 		for _, d := range c.trusted() {
-			fmt.Fprintf(&b, "\n[projects.%s]\ntrust_level = \"trusted\"\n", tomlString(d))
+			fmt.Fprintf(&b, "\n[projects.%s]\ntrust_level = \"trusted\"\n", tomledit.String(d))
 		}
 	}
 	if err := writeFile(filepath.Join(codexHome, "config.toml"), []byte(b.String())); err != nil {
@@ -42,23 +44,4 @@ func Codex(c Config) (Env, error) {
 	}
 	return Env{Set: map[string]string{"HOME": c.Home, "CODEX_HOME": codexHome, CodexKeyVar: APIKey},
 		Unset: codexUnset}, nil
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -204,3 +204,30 @@ func TestHooksStatusOnATerminalIsATable(t *testing.T) {
 		t.Fatalf("piped: %v", res)
 	}
 }
+
+// Every command a person reads on a terminal prints text there, never the
+// JSON object: each of these is run on a pretend terminal in an empty project.
+func TestCommandsPrintTextOnATerminal(t *testing.T) {
+	root := t.TempDir()
+	for _, args := range [][]string{
+		{"marker", "create", "--epic", "1", "--story", "1.1", "--remaining", "2"},
+		{"marker", "show"},
+		{"marker", "heartbeat", "--story", "1.1", "--step", "dev"},
+		{"marker", "pause", "--reason", "lunch"},
+		{"marker", "resume"},
+		{"marker", "remove"},
+		{"session", "list"},
+		{"loop", "status"},
+		{"status"},
+		{"runs"},
+		{"skill", "show"},
+		{"verify", "create", "1.1"},
+		{"--version"},
+	} {
+		out, stderr, _ := runStreams(t, root, true, args...)
+		text := strings.TrimSpace(out + stderr)
+		if text == "" || strings.HasPrefix(text, "{") || strings.Contains(text, `"ok":`) {
+			t.Errorf("%v on a terminal printed:\n%s", args, text)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/stophook/settings"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -170,5 +171,17 @@ func TestHookProvidersAreTheInstallers(t *testing.T) {
 		if !known[settings.Provider(p.HookProvider)] {
 			t.Errorf("%s: hook provider %q is not one the installer knows", a, p.HookProvider)
 		}
+	}
+}
+
+// Every CLI agent can be rehearsed offline: model-sim writes a home for it.
+func TestEveryCLIAgentHasAnOfflineHome(t *testing.T) {
+	for _, a := range child.CLIAgents() {
+		if _, ok := offline.For(a); !ok {
+			t.Errorf("no offline home for %s", a)
+		}
+	}
+	if _, ok := offline.For(child.AgentSim); ok {
+		t.Error("the sim needs no offline home")
 	}
 }

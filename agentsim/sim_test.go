@@ -5,12 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func newSim(t *testing.T, o Options, prompt string) (*Sim, *bytes.Buffer) {
@@ -166,5 +168,18 @@ func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
 	defer w.mu.Unlock()
 	if got := strings.Count(w.buf.String(), "working on the step"); got != 3 {
 		t.Fatalf("%d turns, want 3:\n%s", got, w.buf.String())
+	}
+}
+
+// A story run's sim child acts out a behaviour the sim knows, named by the
+// variable the sim reads.
+func TestRunDefaultOfTheSimProfileIsABehaviour(t *testing.T) {
+	p, _ := child.LookupProfile(child.AgentSim)
+	b, ok := p.RunEnv[EnvBehaviour]
+	if !ok || b != BehaviourBMAD {
+		t.Fatalf("sim's run environment %v, want %s=%s", p.RunEnv, EnvBehaviour, BehaviourBMAD)
+	}
+	if !slices.Contains(Names(), b) {
+		t.Fatalf("%q is not one of %v", b, Names())
 	}
 }

@@ -260,18 +260,12 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 func checkHooks(ctx context.Context, agent string, o Options, getenv func(string) string) Check {
 	c := Check{Name: "hooks", Agent: agent}
 	root, h := o.Root, o.Hook
-	var p settings.Provider
-	switch agent {
-	case child.AgentClaude:
-		p = settings.Claude
-	case child.AgentCodex:
-		p = settings.Codex
-	case child.AgentGemini:
-		p = settings.Gemini
-	default:
+	prof, _ := child.LookupProfile(agent)
+	if prof.HookProvider == "" {
 		c.Status, c.Detail = OK, "children of "+agent+" need no installed hook (their exit ends a step)"
 		return c
 	}
+	p := settings.Provider(prof.HookProvider)
 	h = h.For(p)
 	for _, s := range settings.Scopes(p) {
 		loc, err := settings.Locate(p, s, root, getenv)

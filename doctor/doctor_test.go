@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/stophook/settings"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
@@ -158,5 +160,28 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 	os.WriteFile(path, []byte(`{"hooksConfig":{"enabled":false},"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Detail, "hooksConfig.enabled is false") {
 		t.Fatalf("hooks off: %+v", c)
+	}
+}
+
+// Each CLI agent's hook is checked where the installer puts it.
+func TestHookProvidersAreTheInstallers(t *testing.T) {
+	known := map[settings.Provider]bool{settings.Claude: true, settings.Codex: true, settings.Gemini: true}
+	for _, a := range child.CLIAgents() {
+		p, _ := child.LookupProfile(a)
+		if !known[settings.Provider(p.HookProvider)] {
+			t.Errorf("%s: hook provider %q is not one the installer knows", a, p.HookProvider)
+		}
+	}
+}
+
+// Every CLI agent can be rehearsed offline: model-sim writes a home for it.
+func TestEveryCLIAgentHasAnOfflineHome(t *testing.T) {
+	for _, a := range child.CLIAgents() {
+		if _, ok := offline.For(a); !ok {
+			t.Errorf("no offline home for %s", a)
+		}
+	}
+	if _, ok := offline.For(child.AgentSim); ok {
+		t.Error("the sim needs no offline home")
 	}
 }

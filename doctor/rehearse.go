@@ -138,10 +138,7 @@ func (r Rehearsal) environment(agent string) ([]string, *modelsim.Server, func()
 	if !r.Offline {
 		return r.Environ, nil, func() {}, nil
 	}
-	homes := map[string]func(offline.Config) (offline.Env, error){
-		child.AgentClaude: offline.Claude, child.AgentCodex: offline.Codex, child.AgentGemini: offline.Gemini,
-	}
-	write, ok := homes[agent]
+	write, ok := offline.For(agent)
 	if !ok {
 		return r.Environ, nil, func() {}, nil
 	}

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/shellcmd"
 )
 
 // DefaultCommandBound is how long a cmd: verifier may run before it counts as failed.
@@ -75,28 +76,19 @@ func (v *commandVerifier) Name() string { return "cmd:" + v.command }
 // Verify runs the user's command through sh -c (it is a shell command by
 // contract), in its own process group so a timeout kills all of it.
 func (v *commandVerifier) Verify(ctx context.Context) Verdict {
-	ctx, cancel := context.WithTimeout(ctx, v.bound)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", v.command)
-	cmd.Dir = v.dir
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	tail := lastBytes(strings.TrimSpace(out.String()), 300)
+	r := shellcmd.Run(ctx, shellcmd.Command{Script: v.command, Dir: v.dir, Stdout: &out, Stderr: &out, Timeout: v.bound})
 	switch {
-	case err == nil:
+	case r.Err == nil:
 		return Verdict{Verified: true, Detail: "exit status 0"}
-	case ctx.Err() != nil:
+	case r.CtxErr != nil:
 		return Verdict{Detail: fmt.Sprintf("no answer within %s", v.bound)}
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return Verdict{Detail: strings.TrimSpace(fmt.Sprintf("exit status %d %s", ee.ExitCode(), tail))}
+	if errors.As(r.Err, &ee) {
+		return Verdict{Detail: strings.TrimSpace(fmt.Sprintf("exit status %d %s", ee.ExitCode(), shellcmd.Tail(out.Bytes(), 300)))}
 	}
-	return Verdict{Detail: fmt.Sprintf("cannot run: %v", err)}
+	return Verdict{Detail: fmt.Sprintf("cannot run: %v", r.Err)}
 }
 
 type globVerifier struct {
@@ -146,11 +138,4 @@ func (v *globVerifier) Verify(context.Context) Verdict {
 		ok, want = n == v.exact, strconv.Itoa(v.exact)
 	}
 	return Verdict{Verified: ok, Detail: fmt.Sprintf("%d match(es), want %s", n, want)}
-}
-
-func lastBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

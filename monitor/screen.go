@@ -5,13 +5,14 @@ import (
 
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // ScreenDetector says from a captured screen whether the agent's turn is over.
 type ScreenDetector func(screen string) bool
 
 var screenDetectors = map[string]ScreenDetector{
-	"claude": ClaudeTurnDone,
+	child.ScreenClaude: ClaudeTurnDone,
 }
 
 // DetectorFor returns the screen heuristic an agent profile names, or nil.

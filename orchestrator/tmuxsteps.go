@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/spend"
@@ -308,14 +309,17 @@ func (t *TmuxSteps) prompt(req StepRequest, key workflows.StoryKey) (string, err
 }
 
 // childEnviron is the orchestrator's environment plus what the child should
-// know about its attempt.
+// know about its attempt, and its agent's run defaults (Profile.RunEnv) for
+// what the environment does not set.
 func (t *TmuxSteps) childEnviron(req StepRequest) []string {
 	env := append([]string(nil), t.Environ...)
 	env = append(env, child.EnvAttempt+"="+strconv.Itoa(req.Attempt), child.EnvCycle+"="+strconv.Itoa(req.Cycle),
 		child.EnvRole+"="+req.Role, child.EnvRunID+"="+req.RunID)
-	// --agent sim acts out BMAD steps unless the environment picks another behaviour.
-	if req.Agent == child.AgentSim && !hasVar(t.Environ, agentsim.EnvBehaviour) {
-		env = append(env, agentsim.EnvBehaviour+"="+agentsim.BehaviourBMAD)
+	prof, _ := child.LookupProfile(req.Agent)
+	for _, k := range slices.Sorted(maps.Keys(prof.RunEnv)) {
+		if !hasVar(t.Environ, k) {
+			env = append(env, k+"="+prof.RunEnv[k])
+		}
 	}
 	return env
 }

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/shellcmd"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook/settings"
 )
@@ -120,45 +119,24 @@ func AdvisorTimeout(l *marker.LoopState) time.Duration {
 // killed. The advisor's environment marks it as a child of story-automator,
 // so an agent session it starts is never held by this hook.
 func RunAdvisor(ctx context.Context, command, dir string, request []byte, timeout time.Duration) AdvisorVerdict {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), EnvChild+"=true")
-	cmd.Stdin = bytes.NewReader(request)
-	stdout := &cappedBuffer{limit: maxAdvisorOutput}
-	stderr := &cappedBuffer{limit: 2048}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	stdout := &shellcmd.CappedBuffer{Limit: maxAdvisorOutput}
+	stderr := &shellcmd.CappedBuffer{Limit: 2048}
+	r := shellcmd.Run(ctx, shellcmd.Command{
+		Shell: "/bin/sh", Script: command, Dir: dir,
+		Env:   append(os.Environ(), EnvChild+"=true"),
+		Stdin: bytes.NewReader(request), Stdout: stdout, Stderr: stderr,
+		Timeout: timeout,
+	})
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case r.CtxErr == context.DeadlineExceeded:
 		return AdvisorVerdict{Err: fmt.Errorf("advisor timed out after %s", timeout)}
-	case err != nil:
-		return AdvisorVerdict{Err: fmt.Errorf("advisor failed: %v: %s", err, clip(strings.TrimSpace(stderr.String()), 200))}
-	case stdout.over:
+	case r.Err != nil:
+		return AdvisorVerdict{Err: fmt.Errorf("advisor failed: %v: %s", r.Err, clip(strings.TrimSpace(stderr.String()), 200))}
+	case stdout.Over():
 		return AdvisorVerdict{Err: fmt.Errorf("%w: more than %d bytes of output", ErrAdvisorMalformed, maxAdvisorOutput)}
 	}
 	a, perr := ParseAdvisorAnswer(stdout.Bytes())
 	return AdvisorVerdict{Answer: a, Err: perr}
-}
-
-// cappedBuffer keeps at most limit bytes and notes that more were written.
-type cappedBuffer struct {
-	bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.limit - c.Len(); room < len(p) {
-		c.over = true
-		c.Buffer.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return c.Buffer.Write(p)
 }
 
 func clip(s string, n int) string {

@@ -130,6 +130,13 @@ func TestRunAdvisor(t *testing.T) {
 			t.Fatalf("verdict %+v", v)
 		}
 	})
+	t.Run("a well-formed answer over the output cap", func(t *testing.T) {
+		cmd := `printf '{"confidence":1,"prediction":"'; head -c 70000 /dev/zero | tr '\0' x; printf '"}'`
+		v := RunAdvisor(ctx, cmd, dir, req, 5*time.Second)
+		if !errors.Is(v.Err, ErrAdvisorMalformed) || !strings.Contains(v.Err.Error(), "bytes of output") {
+			t.Fatalf("err %v, a prediction of %d bytes", v.Err, len(v.Answer.Prediction))
+		}
+	})
 }
 
 func TestAdvisorTimeoutFromLoop(t *testing.T) {

@@ -111,14 +111,8 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 		stamp := env.ChildSession != "" && in.HookEventName != hookEventSubag
 		return Decision{StampChild: stamp, Reason: "child session"}
 	}
-	if in.HookEventName == hookEventSubag {
-		return Decision{Reason: "subagent stop"}
-	}
-	if readErr != nil || m == nil || !m.Active() {
-		return Decision{Reason: "no active marker"}
-	}
-	if m.OwnerSession != "" && in.SessionID != m.OwnerSession {
-		return Decision{Reason: "bystander session"}
+	if why := notOwnerStop(in, m, readErr, env); why != "" {
+		return Decision{Reason: why}
 	}
 	if m.OwnerSession == "" && m.ClaimOnStop && in.SessionID != "" {
 		// Made inside a session that did not say its id: the first session
@@ -162,6 +156,25 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	}
 	reason := storyBlockReason(m, !in.fromCodex() && in.HookEventName != HookAfterAgent)
 	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
+}
+
+// notOwnerStop is the gate at the head of SPEC §4: it says why this stop is
+// none of the hook's business (a child, a subagent, no active marker, a
+// bystander), or "" for a stop of the marker's owner. Only an owner's stop
+// can change the marker, so the shell applies the same gate before it takes
+// the lock or gathers anything.
+func notOwnerStop(in Input, m *marker.Marker, readErr error, env Env) string {
+	switch {
+	case env.Child:
+		return "child session"
+	case in.HookEventName == hookEventSubag:
+		return "subagent stop"
+	case readErr != nil || m == nil || !m.Active():
+		return "no active marker"
+	case m.OwnerSession != "" && in.SessionID != m.OwnerSession:
+		return "bystander session"
+	}
+	return ""
 }
 
 // progressed reports verified progress since the hook last looked.

@@ -23,6 +23,9 @@ type Shell struct {
 	Log         zerolog.Logger
 	// LockTimeout bounds the wait for the marker lock; past it the stop is allowed.
 	LockTimeout time.Duration
+
+	// decide is Decide; tests replace it to count the decisions of a call.
+	decide func(Input, *marker.Marker, error, Env, time.Time) Decision
 }
 
 // DefaultLockTimeout is short: a hook that waits long delays every stop.
@@ -30,6 +33,11 @@ const DefaultLockTimeout = 2 * time.Second
 
 // Run executes one Stop-hook call. It never returns an error and never blocks
 // because of a failure of its own: anything unexpected lets the stop proceed.
+//
+// A call decides once, under the marker lock, on the marker as it is then;
+// before that, only the owner gate (notOwnerStop) is applied to an unlocked
+// read, so a stop that is not the owner's takes no lock and gathers nothing.
+// A loop with an advisor is decided twice: see gatherLoopFacts.
 func (s *Shell) Run(ctx context.Context) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -43,7 +51,7 @@ func (s *Shell) Run(ctx context.Context) {
 		return
 	}
 	if env.Child {
-		if d := Decide(in, nil, nil, env, s.Now()); d.StampChild {
+		if d := s.decideFn()(in, nil, nil, env, s.Now()); d.StampChild {
 			s.stampChild(in, env)
 		}
 		return
@@ -56,12 +64,10 @@ func (s *Shell) Run(ctx context.Context) {
 		store.LockTimeout = DefaultLockTimeout
 	}
 	m, readErr := store.Read()
-	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, readErr, env)
-	d := Decide(in, m, readErr, env, s.Now())
-	if d.Next == nil && !d.Remove {
-		s.print(d.Output)
-		return
+	if notOwnerStop(in, m, readErr, env) != "" {
+		return // Decide would let the stop through and write nothing
 	}
+	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, env)
 	d, err := s.persist(ctx, store, in, env)
 	if err != nil {
 		s.Log.Warn().Err(err).Msg("cannot persist the hook's decision; allowing the stop")
@@ -72,7 +78,15 @@ func (s *Shell) Run(ctx context.Context) {
 	s.print(d.Output)
 }
 
-// persist decides again under the lock, on the marker as it is now, writes the
+// decideFn is the Decide the shell calls.
+func (s *Shell) decideFn() func(Input, *marker.Marker, error, Env, time.Time) Decision {
+	if s.decide != nil {
+		return s.decide
+	}
+	return Decide
+}
+
+// persist decides under the lock, on the marker as it is now, writes the
 // result and appends the history line before anything is printed (persist
 // before act). Holding the lock across the append keeps the history in the
 // order the marker changed.
@@ -83,7 +97,7 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env 
 	}
 	defer unlock()
 	cur, readErr := store.Read()
-	d := Decide(in, cur, readErr, env, s.Now())
+	d := s.decideFn()(in, cur, readErr, env, s.Now())
 	switch {
 	case d.Remove:
 		_, err = store.RemoveLocked()

@@ -299,3 +299,50 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 		t.Fatal("symlink target created")
 	}
 }
+
+// A hook call decides once, under the lock: a stop that is not the owner's is
+// turned away by the gate alone, and only a loop with an advisor decides a
+// second time (to learn whether the advisor must be consulted, outside the lock).
+func TestShellDecidesOncePerCall(t *testing.T) {
+	withAdvisor := func(m *marker.Marker) {
+		m.Loop.Advisor = `echo '{"prediction":"go on","confidence":0.99}'`
+	}
+	for _, c := range []struct {
+		name      string
+		m         *marker.Marker
+		env       mapEnv
+		input     string
+		decisions int
+		printed   string
+	}{
+		{"owner of a story run", active(), nil, `{"session_id":"owner","stop_hook_active":true}`, 1, `"decision":"block"`},
+		{"bystander", active(), nil, `{"session_id":"other"}`, 0, ""},
+		{"no marker", nil, nil, `{"session_id":"owner"}`, 0, ""},
+		{"subagent", active(), nil, `{"session_id":"owner","hook_event_name":"SubagentStop"}`, 0, ""},
+		{"child", active(), mapEnv{EnvChild: "true"}, `{"session_id":"c"}`, 1, ""},
+		{"owner of a loop", loopMarker(), nil, `{"session_id":"owner","last_assistant_message":"working"}`, 1, loopPrompt},
+		{"owner of a loop with an advisor", loopMarker(withAdvisor), nil, `{"session_id":"owner","last_assistant_message":"working"}`, 2, "go on"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.m)
+			for k, v := range c.env {
+				f.env[k] = v
+			}
+			n := 0
+			var out bytes.Buffer
+			sh := &Shell{In: strings.NewReader(c.input), Out: &out, Getenv: f.env.get, Now: func() time.Time { return t0 },
+				ProjectRoot: f.root, Log: zerolog.Nop(), LockTimeout: time.Second,
+				decide: func(in Input, m *marker.Marker, err error, env Env, now time.Time) Decision {
+					n++
+					return Decide(in, m, err, env, now)
+				}}
+			sh.Run(context.Background())
+			if n != c.decisions {
+				t.Errorf("decided %d times, want %d", n, c.decisions)
+			}
+			if c.printed == "" && out.Len() != 0 || !strings.Contains(out.String(), c.printed) {
+				t.Errorf("printed %q, want it to contain %q", out.String(), c.printed)
+			}
+		})
+	}
+}

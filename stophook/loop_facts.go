@@ -19,13 +19,11 @@ const maxFixPlanBytes = 1 << 20
 // text (only when the input lacks last_assistant_message), the git fingerprint
 // (no git process unless the strategy watches the work tree), the fix plan
 // (only for fix_plan) and the advisor's verdict (only when Decide reaches the
-// advisor). Anything that is not a loop the owner is stopping costs nothing.
-func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *marker.Marker, readErr error, env Env) LoopFacts {
+// advisor). The shell calls it for the owner's stop only (notOwnerStop), so a
+// stop that is not the owner's, or not a loop's, costs nothing.
+func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *marker.Marker, env Env) LoopFacts {
 	var f LoopFacts
-	if readErr != nil || !m.IsLoop() || !m.Active() || env.Child || in.HookEventName == hookEventSubag {
-		return f
-	}
-	if m.OwnerSession != "" && in.SessionID != m.OwnerSession {
+	if !m.IsLoop() {
 		return f
 	}
 	l := m.Loop
@@ -41,9 +39,13 @@ func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *ma
 		f.FixPlan, f.FixPlanErr = readFixPlan(s.ProjectRoot, l.FixPlan)
 	}
 	if l.Advisor != "" {
+		// The one decision ahead of the lock: the advisor is slow, so it
+		// runs outside the lock, and only when a decision without its
+		// verdict asks for it (a control line or the iteration limit comes
+		// first). The decision under the lock then has the verdict.
 		e := env
 		e.Loop = f
-		if Decide(in, m, readErr, e, s.Now()).ConsultAdvisor {
+		if s.decideFn()(in, m, nil, e, s.Now()).ConsultAdvisor {
 			f.Advisor = s.consultAdvisor(ctx, raw, loopMessage(in, e), l)
 		}
 	}

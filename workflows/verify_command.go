@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/shellcmd"
 )
 
 // commandOutputTail bounds how much of a failing command's output goes into
@@ -29,44 +30,28 @@ func (c *commandCheck) Verify(ctx context.Context) Result {
 	if strings.TrimSpace(c.command) == "" {
 		return Result{Detail: "no command configured", Err: fmt.Errorf("%w: the command verifier has no command", ErrContract)}
 	}
-	if c.limit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.limit)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, "sh", "-c", c.command)
-	cmd.Dir = c.dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	started := time.Now()
-	err := cmd.Run()
-	took := time.Since(started).Round(time.Millisecond)
+	r := shellcmd.Run(ctx, shellcmd.Command{Script: c.command, Dir: c.dir, Stdout: &out, Stderr: &out, Timeout: c.limit, WaitDelay: 2 * time.Second})
 	switch {
-	case err == nil:
-		return Result{Verified: true, Detail: fmt.Sprintf("%q exited 0 in %s", c.command, took)}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case r.Err == nil:
+		return Result{Verified: true, Detail: fmt.Sprintf("%q exited 0 in %s", c.command, r.Took.Round(time.Millisecond))}
+	case errors.Is(r.CtxErr, context.DeadlineExceeded):
 		return Result{Detail: fmt.Sprintf("%q did not finish within %s%s", c.command, c.limit, tail(out.Bytes()))}
-	case ctx.Err() != nil:
-		return Result{Detail: fmt.Sprintf("%q was cancelled: %v", c.command, ctx.Err())}
+	case r.CtxErr != nil:
+		return Result{Detail: fmt.Sprintf("%q was cancelled: %v", c.command, r.CtxErr)}
 	}
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
+	if errors.As(r.Err, &exit) {
 		return Result{Detail: fmt.Sprintf("%q failed (%s)%s", c.command, exit.ProcessState, tail(out.Bytes()))}
 	}
-	return Result{Detail: fmt.Sprintf("%q could not run: %v", c.command, err)}
+	return Result{Detail: fmt.Sprintf("%q could not run: %v", c.command, r.Err)}
 }
 
 // tail returns the end of a command's output, for a verdict's detail.
 func tail(out []byte) string {
-	out = bytes.TrimSpace(out)
-	if len(out) == 0 {
+	t := shellcmd.Tail(out, commandOutputTail)
+	if t == "" {
 		return ""
 	}
-	if len(out) > commandOutputTail {
-		out = append([]byte("…"), out[len(out)-commandOutputTail:]...)
-	}
-	return ": " + string(out)
+	return ": " + t
 }

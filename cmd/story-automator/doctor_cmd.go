@@ -89,9 +89,8 @@ func doctorAction(c *cli.Context) error {
 // doctorAgents are the agents to check: the ones asked for, else every
 // agent CLI found on the PATH, else claude (whose absence is then reported).
 func doctorAgents(asked, environ []string) ([]string, error) {
-	real := []string{child.AgentClaude, child.AgentCodex, child.AgentGemini}
 	if len(asked) == 0 {
-		for _, a := range real {
+		for _, a := range child.CLIAgents() {
 			if _, _, err := child.CheckAgent(context.Background(), a, environ); err == nil {
 				asked = append(asked, a)
 			} else if ae, ok := child.AsAgentError(err); ok && ae.Code == child.CodeAgentUnsupported {

@@ -97,8 +97,8 @@ func offlineHome(c *cli.Context, url string) ([]string, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	write := map[string]func(offline.Config) (offline.Env, error){"claude": offline.Claude, "codex": offline.Codex, "gemini": offline.Gemini}[c.String("home-agent")]
-	if write == nil {
+	write, ok := offline.For(c.String("home-agent"))
+	if !ok {
 		return nil, usageError("--home-agent must be claude, codex or gemini, got %q", c.String("home-agent"))
 	}
 	abs, err := filepath.Abs(dir)

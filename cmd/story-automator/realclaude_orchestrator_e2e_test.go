@@ -229,9 +229,10 @@ func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWh
 	}, "30s")
 	o.start("owner", "Please run the stories.")
 	var m *marker.Marker
-	o.waitFor("the claim", 60*time.Second, func() bool {
+	// The hook writes the marker, then appends its history line: wait for both.
+	o.waitFor("the claim and its history line", 60*time.Second, func() bool {
 		m = o.readMarker()
-		return m != nil && m.OwnerSession != ""
+		return m != nil && m.OwnerSession != "" && len(o.historySessions()) > 0
 	})
 	if m.ClaimOnStop {
 		t.Fatalf("claimed but still asking to be claimed: %+v", m)

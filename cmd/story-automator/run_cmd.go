@@ -23,7 +23,7 @@ import (
 func init() { register(runCommand) }
 
 // runAgents are the agents a run can drive (custom needs a command per step).
-var runAgents = []string{child.AgentClaude, child.AgentCodex, child.AgentGemini, child.AgentSim}
+var runAgents = child.RunAgents()
 
 func runCommand() *cli.Command {
 	def := monitor.DefaultOptions()

@@ -161,3 +161,10 @@ func writeFile(path string, data []byte) error {
 	}
 	return nil
 }
+
+// For returns the home writer of an agent CLI by its name ("claude",
+// "codex", "gemini"); ok is false for any other name.
+func For(agent string) (write func(Config) (Env, error), ok bool) {
+	write, ok = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini}[agent]
+	return write, ok
+}

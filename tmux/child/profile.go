@@ -29,6 +29,12 @@ type Profile struct {
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
+	// RunEnv is added to the environment of a story run's child, for each
+	// variable the run's own environment does not set.
+	RunEnv map[string]string
+	// HookProvider names where `hooks install` puts this agent's Stop hook
+	// (a stophook/settings Provider); "" = its children need none.
+	HookProvider string
 	// ChildHook, when set, gives the arguments that register this binary's
 	// stop-hook (exe) for the one session being started, so the user's
 	// settings files are never edited: Claude Code's --settings with a Stop
@@ -99,9 +105,12 @@ const (
 // Screen heuristic names.
 const ScreenClaude = "claude"
 
+// EnvSimBehaviour picks what the simulated agent acts out (agentsim reads it).
+const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
+
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook,
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook, HookProvider: "claude",
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceClaudeTranscript,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
@@ -109,11 +118,11 @@ var profiles = map[string]Profile{
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceCodexRollout,
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceCodexRollout, HookProvider: "codex",
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceGeminiSession,
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceGeminiSession, HookProvider: "gemini",
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -124,8 +133,10 @@ var profiles = map[string]Profile{
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
+	// In a story run it acts out BMAD steps unless the environment picks
+	// another behaviour.
 	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
-		Screen: ScreenClaude, Usage: spend.SourceClaudeTranscript},
+		Screen: ScreenClaude, Usage: spend.SourceClaudeTranscript, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
 	AgentCustom: {Name: AgentCustom},
 }
 
@@ -175,6 +186,30 @@ func AgentNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// RunAgents lists the agents a story run can drive, sorted: all but custom,
+// which needs a command per step.
+func RunAgents() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		if n != AgentCustom {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CLIAgents lists the agents that are a CLI of their own (a program to
+// install, check and log in to), sorted.
+func CLIAgents() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		if profiles[n].Program != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Invocation is what varies per spawn.

@@ -3,6 +3,7 @@ package child
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -112,5 +113,20 @@ func TestClaudeChildHookSettings(t *testing.T) {
 	h := stop[0].Hooks[0]
 	if h.Type != "command" || h.Command != `'/opt/it'\''s here/sa' stop-hook` || h.Timeout <= 0 {
 		t.Fatalf("hook = %+v", h)
+	}
+}
+
+// The agent lists commands offer come from the table, so a new agent is one entry.
+func TestAgentListsComeFromTheTable(t *testing.T) {
+	if got := strings.Join(RunAgents(), ","); got != "claude,codex,gemini,sim" {
+		t.Errorf("RunAgents = %s", got)
+	}
+	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,gemini" {
+		t.Errorf("CLIAgents = %s", got)
+	}
+	for _, a := range CLIAgents() {
+		if p, _ := LookupProfile(a); p.HookProvider != a {
+			t.Errorf("%s installs its hook as provider %q", a, p.HookProvider)
+		}
 	}
 }

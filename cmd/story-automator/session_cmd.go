@@ -77,37 +77,61 @@ func sessionList(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	panes, err := sessionTmux(e).ListPanes(context.Background())
+	sessions, warnings, err := childSessions(context.Background(), e)
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	dir := sessionStateDir(e)
 	out := []map[string]any{}
-	seen := map[string]bool{}
-	var warnings []string
-	for _, p := range panes {
-		if !strings.HasPrefix(p.Session, child.NamePrefix) || seen[p.Session] {
+	for _, s := range sessions {
+		if c.Bool("project-only") && !s.Mine {
 			continue
 		}
-		st, mine, warn := projectSession(e.ProjectRoot, dir, p.Session)
-		warnings = append(warnings, movedAsideWarnings(e, warn)...)
-		if c.Bool("project-only") && !mine {
-			continue
-		}
-		seen[p.Session] = true
+		p := s.Pane
 		row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
-			"created": p.Created, "attached": p.Attached > 0, "thisProject": mine}
-		if mine {
-			row["lifecycle"], row["agent"], row["story"], row["step"] = st.Lifecycle, st.Agent, st.Story, st.Step
+			"created": p.Created, "attached": p.Attached > 0, "thisProject": s.Mine}
+		if s.Mine {
+			row["lifecycle"], row["agent"], row["story"], row["step"] = s.State.Lifecycle, s.State.Agent, s.State.Story, s.State.Step
 		}
 		out = append(out, row)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i]["session"].(string) < out[j]["session"].(string) })
 	fields := map[string]any{"sessions": out}
 	if len(warnings) > 0 {
 		fields["warnings"] = warnings
 	}
 	return okJSON(e.Out, fields)
+}
+
+// childSession is one child session on the tmux server (its first pane) and,
+// when it belongs to this project (Mine: its name and its state file's
+// project root say so), its state, settled when its runner is gone.
+type childSession struct {
+	Pane  tmux.Pane
+	State *marker.SessionState
+	Mine  bool
+}
+
+// childSessions lists the tmux server's child sessions once each, sorted by
+// name: the one listing session list, session kill-all and status share.
+func childSessions(ctx context.Context, e *runtimeEnv) ([]childSession, []string, error) {
+	panes, err := sessionTmux(e).ListPanes(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := sessionStateDir(e)
+	seen := map[string]bool{}
+	var out []childSession
+	var warnings []string
+	for _, p := range panes {
+		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
+			continue
+		}
+		seen[p.Session] = true
+		st, mine, warn := projectSession(e.ProjectRoot, dir, p.Session)
+		warnings = append(warnings, movedAsideWarnings(e, warn)...)
+		out = append(out, childSession{Pane: p, State: st, Mine: mine})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Pane.Session < out[j].Pane.Session })
+	return out, warnings, nil
 }
 
 // projectSession reports whether a tmux session is this project's and
@@ -229,28 +253,23 @@ func sessionKillAll(c *cli.Context) error {
 	e := envOf(c)
 	tc := sessionTmux(e)
 	ctx := context.Background()
-	panes, err := tc.ListPanes(ctx)
+	sessions, _, err := childSessions(ctx, e)
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	scope, dir := "project", sessionStateDir(e)
+	scope := "project"
 	if all {
 		scope = "all-projects"
 	}
 	killed := []string{}
-	seen := map[string]bool{}
-	for _, p := range panes {
-		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
+	for _, s := range sessions {
+		if !all && !s.Mine {
 			continue
 		}
-		if _, mine, _ := projectSession(e.ProjectRoot, dir, p.Session); !all && !mine {
-			continue
-		}
-		seen[p.Session] = true
-		if err := tc.KillSession(ctx, p.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
+		if err := tc.KillSession(ctx, s.Pane.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
 			return tmuxFailure(err)
 		}
-		killed = append(killed, p.Session)
+		killed = append(killed, s.Pane.Session)
 	}
 	sort.Strings(killed)
 	return okJSON(e.Out, map[string]any{"scope": scope, "killed": killed})

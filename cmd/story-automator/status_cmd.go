@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/stophook"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(statusCommand) }
@@ -204,29 +202,19 @@ func statusRunOf(st *orchestrator.State, path string) *statusRun {
 // liveSessions lists this project's child sessions on the tmux server.
 func liveSessions(e *runtimeEnv) ([]statusSession, []string) {
 	out := []statusSession{}
-	var warnings []string
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	panes, err := sessionTmux(e).ListPanes(ctx)
+	sessions, warnings, err := childSessions(ctx, e)
 	if err != nil {
 		return out, nil
 	}
-	prefix, dir := child.ProjectPrefix(e.ProjectRoot), sessionStateDir(e)
-	seen := map[string]bool{}
-	for _, p := range panes {
-		if !strings.HasPrefix(p.Session, prefix) || seen[p.Session] {
+	for _, s := range sessions {
+		if !s.Mine {
 			continue
 		}
-		seen[p.Session] = true
-		s := statusSession{Session: p.Session, Attached: p.Attached > 0}
-		st, err := reconciledSession(dir, p.Session)
-		if err == nil {
-			s.Story, s.Step, s.Agent, s.Lifecycle = st.Story, st.Step, st.Agent, st.Lifecycle
-		}
-		warnings = append(warnings, movedAsideWarnings(e, err)...)
-		out = append(out, s)
+		out = append(out, statusSession{Session: s.Pane.Session, Attached: s.Pane.Attached > 0,
+			Story: s.State.Story, Step: s.State.Step, Agent: s.State.Agent, Lifecycle: s.State.Lifecycle})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
 	return out, warnings
 }
 

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
 // pausedRun writes what an escalated run leaves: a state document and a paused marker.
@@ -110,5 +113,29 @@ func TestStatusWatchEndsWhenTheRunIsDone(t *testing.T) {
 	out, code := runInProcess(t, root, "status", "--watch", "--json", "--interval", "10ms")
 	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"status":"done"`) {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// status lists this project's sessions as session list does: by the state
+// file's project root, not by a name prefix alone (a session named like
+// ours with no state of this project is not ours).
+func TestStatusListsOnlySessionsThisProjectsStateNames(t *testing.T) {
+	p := newSessionProject(t, tmuxtest.Socket(t))
+	pausedRun(t, p.root)
+	name := p.spawn(nil, "--agent", "custom", "--command", "sleep 60 {prompt}", "--prompt", "1")
+	impostor := child.ProjectPrefix(p.root) + "impostor"
+	c := exec.Command("tmux", "-L", p.socket, "new-session", "-d", "-s", impostor, "sleep 60")
+	c.Env = cleanEnv()
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	res, _ := p.run(nil, "status", "--json")
+	var names []string
+	list, _ := res["sessions"].([]any)
+	for _, s := range list {
+		names = append(names, s.(map[string]any)["session"].(string))
+	}
+	if len(names) != 1 || names[0] != name {
+		t.Fatalf("status lists %v, want only %s", names, name)
 	}
 }

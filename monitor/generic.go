@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/verify"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -54,17 +55,7 @@ func (noneVerifier) Verify(context.Context) Verdict {
 // consults it as soon as the session is known to exist (no completion is
 // awaited), so the answer is incomplete after that one verification; a
 // missing session is still not_found.
-func ContractFailure(name string, err error) Verifier { return contractVerifier{name: name, err: err} }
-
-type contractVerifier struct {
-	name string
-	err  error
-}
-
-func (c contractVerifier) Name() string { return c.name }
-func (c contractVerifier) Verify(context.Context) Verdict {
-	return Verdict{Detail: c.err.Error(), ContractErr: c.err}
-}
+func ContractFailure(name string, err error) Verifier { return verify.Contract(name, err) }
 
 type commandVerifier struct {
 	command, dir string

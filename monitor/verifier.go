@@ -1,19 +1,11 @@
 package monitor
 
-import "context"
+import "github.com/story-automator/story-automator/internal/verify"
 
-// Verdict is the answer of one verification.
-type Verdict struct {
-	Verified bool   `json:"verified"`
-	Detail   string `json:"detail,omitempty"`
-	// ContractErr is set when the verifier itself is invalid (a bad spec, an
-	// unknown story): the monitor reports incomplete at once, with no rechecks.
-	ContractErr error `json:"-"`
-}
+// Verdict is the answer of one verification; a contract error makes the
+// monitor report incomplete at once, with no rechecks.
+type Verdict = verify.Verdict
 
-// Verifier confirms that a step's work really happened.
-type Verifier interface {
-	// Name identifies the verifier in JSON output, e.g. "glob:docs/*.md=1".
-	Name() string
-	Verify(ctx context.Context) Verdict
-}
+// Verifier confirms that a step's work really happened (verify.Verifier, the
+// one seam the workflow checks implement too).
+type Verifier = verify.Verifier

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"errors"
+	"github.com/story-automator/story-automator/internal/verify"
 	"math"
 	"os"
 	"strings"
@@ -48,7 +49,7 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	d = d.withDefaults()
 	start := d.Now()
 	m := NewMachine(opt, start)
-	if _, broken := v.(contractVerifier); broken {
+	if verify.IsContract(v) {
 		m.verifyAtOnce = true
 	}
 	w := newWakeups()

@@ -74,7 +74,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	if req.Timeout > 0 {
 		opt.Timeout = req.Timeout
 	}
-	res := monitor.Watch(ctx, sess.Name, checkVerifier{check}, opt, monitor.Deps{Tmux: t.Tmux, StateDir: t.StateDir, Now: t.Now})
+	res := monitor.Watch(ctx, sess.Name, check, opt, monitor.Deps{Tmux: t.Tmux, StateDir: t.StateDir, Now: t.Now})
 	_ = t.CloseSession(context.WithoutCancel(ctx), sess.Name)
 	// The agent is gone: its record of the session is whole.
 	out := t.SessionUsage(req.Agent, sess.Name)
@@ -186,7 +186,7 @@ func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, stri
 		return false, "session_exit needs a session that completed", err
 	}
 	r := check.Verify(ctx)
-	return r.Verified && r.Err == nil, r.Detail, r.Err
+	return r.Passed(), r.Detail, r.ContractErr
 }
 
 // onlySessionExit reports whether every verifier of the step is session_exit.
@@ -345,16 +345,6 @@ func (t *TmuxSteps) agentTime(name string) time.Duration {
 		return 0
 	}
 	return end.Sub(start)
-}
-
-// checkVerifier adapts a workflows.Check to the monitor's Verifier.
-type checkVerifier struct{ check workflows.Check }
-
-func (c checkVerifier) Name() string { return c.check.Name() }
-
-func (c checkVerifier) Verify(ctx context.Context) monitor.Verdict {
-	r := c.check.Verify(ctx)
-	return monitor.Verdict{Verified: r.Verified && r.Err == nil, Detail: r.Detail, ContractErr: r.Err}
 }
 
 // CheckAgents checks each agent's CLI on the PATH its children will get.

@@ -18,7 +18,7 @@ func TestUnknownVerifierNameIsAContractError(t *testing.T) {
 	step.Verifiers = []string{"made_up"}
 	c := mustVerifier(t, p, StepDev, StoryKey{"1", 1}, pol)
 	r := c.Verify(context.Background())
-	if r.Verified || !errors.Is(r.Err, ErrContract) {
+	if r.Verified || !errors.Is(r.ContractErr, ErrContract) {
 		t.Fatalf("unknown verifier passed or was not a contract error: %+v", r)
 	}
 }

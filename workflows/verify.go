@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/verify"
 )
 
 // Verifier names, as the policy's `verifier` key spells them.
@@ -29,22 +31,15 @@ func VerifierNames() []string {
 	return []string{VerifySessionExit, VerifyCreateStoryArtifact, VerifyDevCompletion, VerifyReviewCompletion, VerifyEpicComplete, VerifyCommand}
 }
 
-// Check confirms that a step's work really happened. Verify reads the files
-// afresh on every call, so it can be re-checked after a grace period.
-type Check interface {
-	// Name identifies the check in output, e.g. "review_completion".
-	Name() string
-	Verify(ctx context.Context) Result
-}
+// Check confirms that a step's work really happened: a verify.Verifier, so
+// the monitor and the run use it as it is. Verify reads the files afresh on
+// every call, so it can be re-checked after a grace period.
+type Check = verify.Verifier
 
 // Result is the answer of one verification.
-type Result struct {
-	Verified bool
-	Detail   string
-	// Err is set when the check can never pass as asked (it wraps
-	// ErrContract): re-checking is pointless.
-	Err error
-}
+// A contract error (ContractErr) wraps ErrContract: the check can never pass
+// as asked, and re-checking is pointless.
+type Result = verify.Verdict
 
 // Verifier builds the check that confirms step for a story (for StepRetro,
 // key may name the epic or any of its stories). An unknown step, an unknown
@@ -128,7 +123,7 @@ func (p *Project) namedCheck(name, step string, key StoryKey, pol *Policy, s *St
 	// Policy validation rejects unknown names; a name that slips through must
 	// not pass silently.
 	return checkFunc{name, func(context.Context) Result {
-		return Result{Detail: "unknown verifier " + name, Err: fmt.Errorf("%w: unknown verifier %q", ErrContract, name)}
+		return Result{Detail: "unknown verifier " + name, ContractErr: fmt.Errorf("%w: unknown verifier %q", ErrContract, name)}
 	}}
 }
 
@@ -156,7 +151,7 @@ func (a allOf) Verify(ctx context.Context) Result {
 	var details []string
 	for _, c := range a {
 		r := c.Verify(ctx)
-		if !r.Verified || r.Err != nil {
+		if !r.Passed() {
 			r.Detail = c.Name() + ": " + r.Detail
 			return r
 		}
@@ -204,7 +199,7 @@ func (p *Project) verifyEpic(epic string) Result {
 		return Result{Detail: err.Error()}
 	}
 	if len(stories) == 0 {
-		return Result{Detail: "epic " + epic + " has no stories", Err: fmt.Errorf("%w: %w %s", ErrContract, ErrEpicNotFound, epic)}
+		return Result{Detail: "epic " + epic + " has no stories", ContractErr: fmt.Errorf("%w: %w %s", ErrContract, ErrEpicNotFound, epic)}
 	}
 	keys := make([]StoryKey, len(stories))
 	for i, s := range stories {

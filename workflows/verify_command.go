@@ -28,7 +28,7 @@ func (c *commandCheck) Name() string { return VerifyCommand + ":" + c.command }
 
 func (c *commandCheck) Verify(ctx context.Context) Result {
 	if strings.TrimSpace(c.command) == "" {
-		return Result{Detail: "no command configured", Err: fmt.Errorf("%w: the command verifier has no command", ErrContract)}
+		return Result{Detail: "no command configured", ContractErr: fmt.Errorf("%w: the command verifier has no command", ErrContract)}
 	}
 	var out bytes.Buffer
 	r := shellcmd.Run(ctx, shellcmd.Command{Script: c.command, Dir: c.dir, Stdout: &out, Stderr: &out, Timeout: c.limit, WaitDelay: 2 * time.Second})

@@ -22,7 +22,7 @@ func mustVerifier(t *testing.T, p *Project, step string, key StoryKey, pol *Poli
 func expectVerdict(t *testing.T, c Check, verified bool, detail string) {
 	t.Helper()
 	r := c.Verify(context.Background())
-	if r.Verified != verified || r.Err != nil || !strings.Contains(r.Detail, detail) {
+	if r.Verified != verified || r.ContractErr != nil || !strings.Contains(r.Detail, detail) {
 		t.Errorf("%s: %+v, want verified=%v with detail containing %q", c.Name(), r, verified, detail)
 	}
 }
@@ -178,7 +178,7 @@ func TestVerifierContractErrors(t *testing.T) {
 	}
 	// An empty command found only at verify time is a contract error too.
 	c := &commandCheck{dir: p.Root}
-	if r := c.Verify(context.Background()); !errors.Is(r.Err, ErrContract) || r.Verified {
+	if r := c.Verify(context.Background()); !errors.Is(r.ContractErr, ErrContract) || r.Verified {
 		t.Errorf("empty command: %+v", r)
 	}
 }

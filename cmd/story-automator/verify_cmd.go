@@ -1,9 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/internal/verify"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -51,8 +51,8 @@ func verifyAction(c *cli.Context) error {
 		return fail(workflows.Code(err), "%v", err)
 	}
 	r := check.Verify(c.Context)
-	if r.Err != nil {
-		return fail(workflows.Code(r.Err), "%s: %v", check.Name(), r.Err)
+	if r.ContractErr != nil {
+		return fail(workflows.Code(r.ContractErr), "%s: %v", check.Name(), r.ContractErr)
 	}
 	e.Log.Debug().Str("step", step).Str("story", key.String()).Bool("verified", r.Verified).Msg(r.Detail)
 	fields := map[string]any{"step": step, "story": key.String(), "verifier": check.Name(), "verified": r.Verified, "detail": r.Detail}
@@ -110,7 +110,7 @@ func verifyToTerminal(w io.Writer) bool {
 func buildWorkflowVerifier(e *runtimeEnv, step, storyKey string) (monitor.Verifier, error) {
 	key, err := verifyTarget(step, storyKey)
 	if err != nil {
-		return contractVerifier{name: "workflow:" + step, err: fmt.Errorf("%w: %w", workflows.ErrContract, err)}, nil
+		return verify.Contract("workflow:"+step, fmt.Errorf("%w: %w", workflows.ErrContract, err)), nil
 	}
 	proj, err := workflows.Open(e.ProjectRoot)
 	if err != nil {
@@ -118,32 +118,10 @@ func buildWorkflowVerifier(e *runtimeEnv, step, storyKey string) (monitor.Verifi
 	}
 	check, err := proj.Verifier(step, key, nil)
 	if errors.Is(err, workflows.ErrContract) {
-		return contractVerifier{name: "workflow:" + step, err: err}, nil
+		return verify.Contract("workflow:"+step, err), nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return monitorCheck{check}, nil
-}
-
-// monitorCheck adapts a workflows.Check to monitor.Verifier.
-type monitorCheck struct{ check workflows.Check }
-
-func (m monitorCheck) Name() string { return m.check.Name() }
-
-func (m monitorCheck) Verify(ctx context.Context) monitor.Verdict {
-	r := m.check.Verify(ctx)
-	return monitor.Verdict{Verified: r.Verified && r.Err == nil, Detail: r.Detail, ContractErr: r.Err}
-}
-
-// contractVerifier always answers with its contract error.
-type contractVerifier struct {
-	name string
-	err  error
-}
-
-func (c contractVerifier) Name() string { return c.name }
-
-func (c contractVerifier) Verify(context.Context) monitor.Verdict {
-	return monitor.Verdict{Detail: c.err.Error(), ContractErr: c.err}
+	return check, nil
 }

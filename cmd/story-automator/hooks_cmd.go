@@ -147,13 +147,13 @@ func hooksChange(c *cli.Context, install bool) error {
 		out["warning"] = warning
 	}
 	if loc.Provider == settings.Codex {
-		codex, err := codexConfigChange(c, e, loc, h, codexKeys, install, opt.DryRun)
+		codex, action, err := codexConfigChange(c, e, loc, h, codexKeys, install, opt.DryRun)
 		if err != nil {
 			return hooksFailure(err, loc)
 		}
 		out["codex"] = codex
-		if s, ok := codex.(settings.CodexSetup); ok && s.Action != "" {
-			out["notice"] = "Codex will not run the hook yet: " + s.Action
+		if action != "" {
+			out["notice"] = "Codex will not run the hook yet: " + action
 		}
 	}
 	return okJSON(e.Out, out)
@@ -161,20 +161,21 @@ func hooksChange(c *cli.Context, install bool) error {
 
 // codexConfigChange does the config.toml half of a Codex install (hooks on,
 // our entries trusted with the hashes Codex lists) or uninstall (our trust
-// entries removed).
-func codexConfigChange(c *cli.Context, e *runtimeEnv, loc settings.Location, h settings.Hook, keys []string, install, dryRun bool) (any, error) {
+// entries removed); action is what the user must still do for Codex to run it.
+func codexConfigChange(c *cli.Context, e *runtimeEnv, loc settings.Location, h settings.Hook, keys []string, install, dryRun bool) (out any, action string, err error) {
 	cfg, err := settings.CodexConfigPath(e.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if install {
-		return settings.SetupCodex(c.Context, loc, h, cfg, settings.CodexAppServer{}, e.ProjectRoot, dryRun)
+		st, err := settings.SetupCodex(c.Context, loc, h, cfg, settings.CodexAppServer{}, e.ProjectRoot, dryRun)
+		return st, st.Action, err
 	}
 	actions, err := settings.ForgetCodexTrust(cfg, keys, dryRun)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return map[string]any{"configFile": cfg, "actions": actions}, nil
+	return map[string]any{"configFile": cfg, "actions": actions}, "", nil
 }
 
 // installableHook swaps a transient binary for a lasting one (see hookBinary).

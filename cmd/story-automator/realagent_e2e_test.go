@@ -63,16 +63,42 @@ func startModelSim(t testing.TB, script string) *modelsim.Server {
 	return srv
 }
 
-// A real Claude Code child that writes a file is seen completed through the
-// Stop hook registered for its session alone, and the file is there.
-func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
-	p := newRealClaudeProject(t, `
+// proofScript has the agent write proof.txt through its own shell tool.
+const proofScript = `
 rules:
   - match: "write the proof"
     actions:
       - shell: "printf 'proof\n' > proof.txt"
       - reply: "Wrote proof.txt."
-`, offline.Dialogs{})
+`
+
+// expectProof waits for the child's completion and checks the file it wrote.
+func (p *realClaudeProject) expectProof(t *testing.T, name string) {
+	t.Helper()
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
+	if code != 0 || res["finalState"] != "completed" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
+		t.Fatalf("proof.txt = %q, %v", b, err)
+	}
+}
+
+// expectDialog waits for the child to end stuck at the dialog kind, with an action.
+func (p *realClaudeProject) expectDialog(t *testing.T, name, kind string) {
+	t.Helper()
+	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
+	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != kind || stringOr(res["action"]) == "" {
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("monitor = %d %v, want stuck at %s\noutput: %q", code, res, kind, tail(string(out), 2000))
+	}
+}
+
+// A real Claude Code child that writes a file is seen completed through the
+// Stop hook registered for its session alone, and the file is there.
+func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
+	p := newRealClaudeProject(t, proofScript, offline.Dialogs{})
 	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please write the proof file.")
 	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s", "--idle-debounce", "30s")
 	if code != 0 || res["finalState"] != "completed" || res["reason"] != "stop_hook" {
@@ -126,10 +152,7 @@ func tail(s string, n int) string {
 func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
 	p := newRealClaudeProject(t, "rules: []\n", offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please say hello.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
-	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
-		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
-	}
+	p.expectDialog(t, name, "trust_folder")
 	if n := len(p.srv.Exchanges()); n != 0 {
 		t.Fatalf("the model was asked %d times behind the dialog", n)
 	}
@@ -139,22 +162,9 @@ func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
 // project folder as the user would (Claude Code then records the trust in its
 // own config), and the turn behind it runs and is seen completed.
 func TestRealClaudeChildWithTrustProjectPassesTheTrustDialog(t *testing.T) {
-	p := newRealClaudeProject(t, `
-rules:
-  - match: "write the proof"
-    actions:
-      - shell: "printf 'proof\n' > proof.txt"
-      - reply: "Wrote proof.txt."
-`, offline.Dialogs{TrustFolder: true})
+	p := newRealClaudeProject(t, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please write the proof file.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
-	if code != 0 || res["finalState"] != "completed" {
-		out, _ := os.ReadFile(stringOr(res["outputFile"]))
-		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
-	}
-	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
-		t.Fatalf("proof.txt = %q, %v", b, err)
-	}
+	p.expectProof(t, name)
 	var state struct {
 		Projects map[string]struct {
 			HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
@@ -171,31 +181,15 @@ rules:
 func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.T) {
 	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
-	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "trust_folder" || stringOr(res["action"]) == "" {
-		t.Fatalf("monitor = %d %v, want stuck at trust_folder", code, res)
-	}
+	p.expectDialog(t, name, "trust_folder")
 }
 
 // With --trust-project Gemini CLI trusts the project folder for that child
 // alone (through its environment) and does the turn.
 func TestRealGeminiChildWithTrustProjectRunsInAnUntrustedFolder(t *testing.T) {
-	p := newRealAgentProject(t, "gemini", offline.Gemini, `
-rules:
-  - match: "write the proof"
-    actions:
-      - shell: "printf 'proof\n' > proof.txt"
-      - reply: "Wrote proof.txt."
-`, offline.Dialogs{TrustFolder: true})
+	p := newRealAgentProject(t, "gemini", offline.Gemini, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--trust-project", "--prompt", "Please write the proof file.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
-	if code != 0 || res["finalState"] != "completed" {
-		out, _ := os.ReadFile(stringOr(res["outputFile"]))
-		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
-	}
-	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
-		t.Fatalf("proof.txt = %q, %v", b, err)
-	}
+	p.expectProof(t, name)
 }
 
 // As root, the pinned Claude Code refuses --dangerously-skip-permissions
@@ -234,11 +228,7 @@ func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 		t.Run(tc.want, func(t *testing.T) {
 			p := newRealClaudeProject(t, "rules: []\n", tc.leave)
 			name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please say hello.")
-			res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
-			if code != 5 || res["reason"] != "dialog" || res["dialog"] != tc.want || stringOr(res["action"]) == "" {
-				out, _ := os.ReadFile(stringOr(res["outputFile"]))
-				t.Fatalf("monitor = %d %v, want stuck at %s\noutput:\n%s", code, res, tc.want, tail(string(out), 2000))
-			}
+			p.expectDialog(t, name, tc.want)
 			if n := len(p.srv.Exchanges()); n != 0 {
 				t.Fatalf("the model was asked %d times behind the dialog", n)
 			}
@@ -251,9 +241,5 @@ func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 func TestRealGeminiChildWithoutSignInEndsStuck(t *testing.T) {
 	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{AuthMethod: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "60s")
-	if code != 5 || res["finalState"] != "stuck" || res["reason"] != "dialog" || res["dialog"] != "auth_method" || stringOr(res["action"]) == "" {
-		out, _ := os.ReadFile(stringOr(res["outputFile"]))
-		t.Fatalf("monitor = %d %v, want stuck at auth_method\noutput: %q", code, res, tail(string(out), 2000))
-	}
+	p.expectDialog(t, name, "auth_method")
 }

@@ -8,28 +8,13 @@ import (
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
 
-const codexProofScript = `
-rules:
-  - match: "write the proof"
-    actions:
-      - shell: "printf 'proof\n' > proof.txt"
-      - reply: "Wrote proof.txt."
-`
-
 // A real Codex child (codex exec) that writes a file is seen completed, and
 // the Stop hook registered for that one invocation (-c overrides, no user file
 // edited, no trust stored) ran: the session state holds its turn stamp.
 func TestRealCodexChildIsSeenCompletedAndItsOwnStopHookRan(t *testing.T) {
-	p := newRealAgentProject(t, "codex", offline.Codex, codexProofScript, offline.Dialogs{})
+	p := newRealAgentProject(t, "codex", offline.Codex, proofScript, offline.Dialogs{})
 	name := p.spawn(p.env, "--agent", "codex", "--prompt", "Please write the proof file.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
-	if code != 0 || res["finalState"] != "completed" {
-		out, _ := os.ReadFile(stringOr(res["outputFile"]))
-		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
-	}
-	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
-		t.Fatalf("proof.txt = %q, %v", b, err)
-	}
+	p.expectProof(t, name)
 	st, _ := p.run(p.env, "session", "status", name)
 	state, _ := st["state"].(map[string]any)
 	completion, _ := state["completion"].(map[string]any)
@@ -46,10 +31,7 @@ func TestRealCodexChildIsSeenCompletedAndItsOwnStopHookRan(t *testing.T) {
 // codex exec in a folder Codex does not trust (and that is no git
 // repository) shows no dialog: it just runs, and is seen completed.
 func TestRealCodexChildInAnUntrustedFolderRuns(t *testing.T) {
-	p := newRealAgentProject(t, "codex", offline.Codex, codexProofScript, offline.Dialogs{TrustFolder: true})
+	p := newRealAgentProject(t, "codex", offline.Codex, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "codex", "--prompt", "Please write the proof file.")
-	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s")
-	if code != 0 || res["finalState"] != "completed" {
-		t.Fatalf("monitor = %d %v", code, res)
-	}
+	p.expectProof(t, name)
 }

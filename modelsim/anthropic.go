@@ -2,7 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
-	"net/http"
+	"github.com/story-automator/story-automator/internal/loophttp"
 	"path/filepath"
 	"strings"
 )
@@ -115,17 +115,17 @@ func userText(blocks []antBlock) string {
 	return strings.Join(parts, "\n")
 }
 
-func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) anthropicMessages(w *loophttp.Response, r *loophttp.Request, body []byte) {
 	var req antRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSONBody(w, http.StatusBadRequest, antError("invalid_request_error", "model-sim: "+err.Error()))
+		writeJSONBody(w, 400, antError("invalid_request_error", "model-sim: "+err.Error()))
 		return
 	}
 	conv := anthropicConversation(&req)
 	rep := s.brain.Respond(conv)
 	content := s.anthropicContent(conv, rep)
-	ex := Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model,
-		Side: conv.Side, Status: http.StatusOK, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
+	ex := Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.Target, Model: req.Model,
+		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
 	if rep.ErrorStatus != 0 {
 		ex.Status = rep.ErrorStatus
 	} else if !rep.Hang {
@@ -145,7 +145,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 	}
 	msgID := s.newID("msg_")
 	if !req.Stream {
-		writeJSONBody(w, http.StatusOK, map[string]any{"id": msgID, "type": "message", "role": "assistant",
+		writeJSONBody(w, 200, map[string]any{"id": msgID, "type": "message", "role": "assistant",
 			"model": req.Model, "content": content, "stop_reason": stop, "stop_sequence": nil, "usage": antUsage(rep.Usage, true)})
 		return
 	}
@@ -219,10 +219,10 @@ func antError(kind, msg string) map[string]any {
 }
 
 // anthropicCountTokens answers count_tokens: a count, no usage spent.
-func (s *Server) anthropicCountTokens(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) anthropicCountTokens(w *loophttp.Response, r *loophttp.Request, body []byte) {
 	var req antRequest
 	_ = json.Unmarshal(body, &req)
-	s.add(Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.URL.RequestURI(), Model: req.Model,
-		Side: true, Status: http.StatusOK, Request: rawOrNil(body)})
-	writeJSONBody(w, http.StatusOK, map[string]any{"input_tokens": len(body) / 4})
+	s.add(Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.Target, Model: req.Model,
+		Side: true, Status: 200, Request: rawOrNil(body)})
+	writeJSONBody(w, 200, map[string]any{"input_tokens": len(body) / 4})
 }

@@ -2,7 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
-	"net/http"
+	"github.com/story-automator/story-automator/internal/loophttp"
 	"strings"
 )
 
@@ -113,30 +113,30 @@ func gemText(parts []gemPart) string {
 	return strings.Join(out, "\n")
 }
 
-func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
-	model, method := gemModelMethod(r.URL.Path)
+func (s *Server) gemini(w *loophttp.Response, r *loophttp.Request, body []byte) {
+	model, method := gemModelMethod(r.Path)
 	if method == "countTokens" {
-		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Model: model,
-			Side: true, Status: http.StatusOK, Request: rawOrNil(body)})
-		writeJSONBody(w, http.StatusOK, map[string]any{"totalTokens": len(body) / 4})
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Model: model,
+			Side: true, Status: 200, Request: rawOrNil(body)})
+		writeJSONBody(w, 200, map[string]any{"totalTokens": len(body) / 4})
 		return
 	}
 	if method != "generateContent" && method != "streamGenerateContent" {
-		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Status: http.StatusNotFound})
-		writeJSONBody(w, http.StatusNotFound, gemError(http.StatusNotFound, "model-sim: no such method "+method))
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Status: 404})
+		writeJSONBody(w, 404, gemError(404, "model-sim: no such method "+method))
 		return
 	}
 	var req gemRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeJSONBody(w, http.StatusBadRequest, gemError(http.StatusBadRequest, "model-sim: "+err.Error()))
+		writeJSONBody(w, 400, gemError(400, "model-sim: "+err.Error()))
 		return
 	}
 	conv := geminiConversation(model, &req)
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}
-	ex := Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.URL.RequestURI(), Model: model,
-		Side: conv.Side, Status: http.StatusOK, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
+	ex := Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Model: model,
+		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
 	if rep.ErrorStatus != 0 {
 		ex.Status = rep.ErrorStatus
 	} else if !rep.Hang {
@@ -154,7 +154,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 		"content": map[string]any{"role": "model", "parts": gemParts(conv, rep)}}},
 		"usageMetadata": gemUsage(usage), "modelVersion": model, "responseId": s.newID("resp_")}
 	if method == "generateContent" {
-		writeJSONBody(w, http.StatusOK, resp)
+		writeJSONBody(w, 200, resp)
 		return
 	}
 	// One chunk holds the whole answer; Gemini's stream is data-only SSE.
@@ -189,9 +189,9 @@ func gemUsage(u Usage) map[string]any {
 func gemError(code int, msg string) map[string]any {
 	status := "INTERNAL"
 	switch code {
-	case http.StatusBadRequest:
+	case 400:
 		status = "INVALID_ARGUMENT"
-	case http.StatusNotFound:
+	case 404:
 		status = "NOT_FOUND"
 	}
 	return map[string]any{"error": map[string]any{"code": code, "message": msg, "status": status}}

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/story-automator/story-automator/internal/loophttp"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -54,7 +53,7 @@ type Exchange struct {
 type Server struct {
 	brain    *Brain
 	ln       net.Listener
-	http     *http.Server
+	http     *loophttp.Server
 	url      string
 	record   *os.File
 	closing  chan struct{}
@@ -88,7 +87,7 @@ func Start(o Options) (*Server, error) {
 			return nil, fmt.Errorf("open record file: %w", err)
 		}
 	}
-	s.http = &http.Server{Handler: http.HandlerFunc(s.route), ReadHeaderTimeout: 10 * time.Second}
+	s.http = &loophttp.Server{Handler: s.route}
 	go func() { _ = s.http.Serve(ln) }()
 	return s, nil
 }
@@ -174,40 +173,36 @@ func (s *Server) newID(prefix string) string {
 	return fmt.Sprintf("%smodelsim%06d", prefix, s.ids.Add(1))
 }
 
-func (s *Server) route(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	if err != nil {
-		http.Error(w, "read body", http.StatusBadRequest)
-		return
-	}
-	p := r.URL.Path
+func (s *Server) route(w *loophttp.Response, r *loophttp.Request) {
+	body := r.Body
+	p := r.Path
 	switch {
-	case r.Method == http.MethodPost && p == "/v1/messages":
+	case r.Method == "POST" && p == "/v1/messages":
 		s.anthropicMessages(w, r, body)
-	case r.Method == http.MethodPost && p == "/v1/messages/count_tokens":
+	case r.Method == "POST" && p == "/v1/messages/count_tokens":
 		s.anthropicCountTokens(w, r, body)
-	case r.Method == http.MethodPost && (p == "/v1/responses" || p == "/responses"):
+	case r.Method == "POST" && (p == "/v1/responses" || p == "/responses"):
 		s.openaiResponses(w, r, body)
-	case r.Method == http.MethodGet && (p == "/v1/models" || p == "/models"):
+	case r.Method == "GET" && (p == "/v1/models" || p == "/models"):
 		s.openaiModels(w, r)
 	case strings.HasPrefix(p, "/v1beta/models/") || strings.HasPrefix(p, "/v1/models/") || strings.HasPrefix(p, "/v1alpha/models/"):
 		s.gemini(w, r, body)
 	default:
-		s.add(Exchange{Method: r.Method, Path: r.URL.RequestURI(), Status: http.StatusNotFound, Request: rawOrNil(body)})
-		http.Error(w, "model-sim: no such endpoint", http.StatusNotFound)
+		s.add(Exchange{Method: r.Method, Path: r.Target, Status: 404, Request: rawOrNil(body)})
+		loophttp.Error(w, "model-sim: no such endpoint", 404)
 	}
 }
 
 // wait does the reply's delay or hang; false means the client or the
 // server went away first. A hang never answers: when it ends, the
 // connection is dropped without a response.
-func (s *Server) wait(r *http.Request, rep Reply) bool {
+func (s *Server) wait(r *loophttp.Request, rep Reply) bool {
 	if rep.Hang {
 		select {
 		case <-r.Context().Done():
 		case <-s.closing:
 		}
-		panic(http.ErrAbortHandler)
+		panic(loophttp.ErrAbort)
 	}
 	if rep.Delay <= 0 {
 		return true
@@ -232,16 +227,14 @@ func rawOrNil(body []byte) json.RawMessage {
 
 // sse writes server-sent events and flushes each one.
 type sse struct {
-	w http.ResponseWriter
-	f http.Flusher
+	w *loophttp.Response
 }
 
-func newSSE(w http.ResponseWriter) *sse {
+func newSSE(w *loophttp.Response) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	f, _ := w.(http.Flusher)
-	return &sse{w: w, f: f}
+	w.WriteHeader(200)
+	return &sse{w: w}
 }
 
 // event writes one event; name "" writes a data-only event (Gemini's form).
@@ -251,12 +244,10 @@ func (e *sse) event(name string, data any) {
 		fmt.Fprintf(e.w, "event: %s\n", name)
 	}
 	fmt.Fprintf(e.w, "data: %s\n\n", b)
-	if e.f != nil {
-		e.f.Flush()
-	}
+	e.w.Flush()
 }
 
-func writeJSONBody(w http.ResponseWriter, status int, v any) {
+func writeJSONBody(w *loophttp.Response, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(marshal(v), '\n'))

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/mattn/go-runewidth"
 	"golang.org/x/term"
+
+	"github.com/story-automator/story-automator/internal/textline"
 )
 
 // terminalOut is stdout when a person reads it: a terminal, and no --json.
@@ -178,7 +179,7 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 func writeObject(w io.Writer, o orderedObject, indent string) {
 	width := 0
 	for _, f := range o {
-		width = max(width, runewidth.StringWidth(label(f.key)))
+		width = max(width, textline.Width(label(f.key)))
 	}
 	for _, f := range o {
 		name := label(f.key) + ":"
@@ -198,7 +199,7 @@ func writeObject(w io.Writer, o orderedObject, indent string) {
 			fmt.Fprintf(w, "%s%s\n", indent, name)
 			writeList(w, v, indent+"  ")
 		default:
-			fmt.Fprintf(w, "%s%s %s\n", indent, runewidth.FillRight(name, width+1), scalarText(v))
+			fmt.Fprintf(w, "%s%s %s\n", indent, textline.PadRight(name, width+1), scalarText(v))
 		}
 	}
 }
@@ -256,7 +257,7 @@ func writeTable(w io.Writer, items []any, cols []string, indent string) {
 	widths := make([]int, len(cols))
 	for _, r := range rows {
 		for i, cell := range r {
-			widths[i] = max(widths[i], runewidth.StringWidth(cell))
+			widths[i] = max(widths[i], textline.Width(cell))
 		}
 	}
 	for _, r := range rows {
@@ -267,7 +268,7 @@ func writeTable(w io.Writer, items []any, cols []string, indent string) {
 				b.WriteString(cell)
 				break
 			}
-			b.WriteString(runewidth.FillRight(cell, widths[i]+2))
+			b.WriteString(textline.PadRight(cell, widths[i]+2))
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}

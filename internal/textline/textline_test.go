@@ -18,3 +18,36 @@ func TestCutOneLineOrDash(t *testing.T) {
 		}
 	}
 }
+
+func TestWidthCountsTerminalColumns(t *testing.T) {
+	cases := []struct {
+		s    string
+		want int
+	}{
+		{"plain", 5},
+		{"héllo", 5},          // precomposed
+		{"he\u0301llo", 5},    // combining acute takes no column
+		{"日本語", 6},            // CJK ideographs are wide
+		{"한국어", 6},            // Hangul syllables are wide
+		{"ｆｕｌｌ", 8},           // fullwidth forms
+		{"🚀 done", 7},         // emoji presentation is wide
+		{"✻ Brewed", 8},       // a dingbat shown as text is narrow (Claude Code's turn line)
+		{"a\u200db\ufe0f", 2}, // joiner and variation selector take none
+		{"tab\there", 7},      // controls take none
+		{"—", 1},
+	}
+	for _, c := range cases {
+		if got := Width(c.s); got != c.want {
+			t.Errorf("Width(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+	if got := PadRight("日本", 6); got != "日本  " {
+		t.Errorf("PadRight = %q", got)
+	}
+	if got := PadRight("toolong", 3); got != "toolong" {
+		t.Errorf("PadRight of a wider string = %q", got)
+	}
+	if got := Cut("🚀🚀🚀", 5); got != "🚀🚀…" {
+		t.Errorf("Cut of emoji = %q", got)
+	}
+}

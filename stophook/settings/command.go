@@ -1,12 +1,12 @@
 package settings
 
 import (
-	"mvdan.cc/sh/v3/shell"
-
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // DefaultTimeout is the seconds an agent gives our Stop hook before killing it;
@@ -78,13 +78,12 @@ func shellQuote(s string) string {
 	return b.String()
 }
 
-// splitWords splits a hook command into words the way a POSIX shell would
-// (mvdan.cc/sh's parser and expander), each variable left as "$NAME" so a
-// path like "$CLAUDE_PROJECT_DIR"/x reads as written. It only recognises
-// entries and runs nothing; a command with operators or command
-// substitutions is not ours: no words.
+// splitWords splits a hook command into words the way a POSIX shell would,
+// each variable left as "$NAME" so a path like "$CLAUDE_PROJECT_DIR"/x reads
+// as written. It only recognises entries and runs nothing; a command with
+// operators or command substitutions is not ours: no words.
 func splitWords(cmd string) []string {
-	words, err := shell.Fields(cmd, func(name string) string { return "$" + name })
+	words, err := shellword.Split(cmd)
 	if err != nil {
 		return nil
 	}

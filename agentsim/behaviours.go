@@ -177,7 +177,7 @@ func idleWith(ctx context.Context, s *Sim, onLine func()) int {
 		for sc.Scan() {
 			got.WriteString(sc.Text() + "\n")
 			if s.Options.InputFile != "" {
-				_ = atomicfile.Write(s.Options.InputFile, []byte(got.String()), 0o600)
+				_ = atomicfile.Replace(s.Options.InputFile, []byte(got.String()), 0o600)
 			}
 			if onLine != nil {
 				onLine()
@@ -192,7 +192,7 @@ func writeArtifact(path string) error {
 	if path == "" {
 		return nil
 	}
-	if err := atomicfile.Write(path, []byte("written by agent-sim at "+time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
+	if err := atomicfile.Replace(path, []byte("written by agent-sim at "+time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
 		return fmt.Errorf("write artifact: %w", err)
 	}
 	return nil

@@ -185,7 +185,7 @@ func editFile(path string, fn func(string) string) error {
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return atomicfile.Write(path, []byte(fn(string(data))), mode)
+	return atomicfile.Replace(path, []byte(fn(string(data))), mode)
 }
 
 // writeProjectFile writes a project file (0644, directories 0755), atomically.
@@ -193,7 +193,7 @@ func writeProjectFile(path, text string) error {
 	if err := atomicfile.EnsureDir(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return atomicfile.Write(path, []byte(text), 0o644)
+	return atomicfile.Replace(path, []byte(text), 0o644)
 }
 
 func appendSection(text, section string) string {

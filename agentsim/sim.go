@@ -153,7 +153,7 @@ func Run(ctx context.Context, s *Sim) int {
 		return 2
 	}
 	if s.Options.PromptFile != "" {
-		if err := atomicfile.Write(s.Options.PromptFile, []byte(s.Prompt), 0o600); err != nil {
+		if err := atomicfile.Replace(s.Options.PromptFile, []byte(s.Prompt), 0o600); err != nil {
 			fmt.Fprintf(s.Out, "agent-sim: record prompt: %v\n", err)
 			return 2
 		}

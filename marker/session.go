@@ -254,7 +254,7 @@ func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionS
 	if err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(p, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.Replace(p, append(data, '\n'), 0o600); err != nil {
 		return nil, err
 	}
 	return st, nil

@@ -31,8 +31,9 @@ func concurrentMonitors(b *testing.B) int {
 
 // BenchmarkConcurrentMonitors starts n sim children that all exit at the
 // same moment, with one monitor-session process waiting on each, and
-// reports child exit → monitor return (p50, p99), the monitors that did not
-// return completed, and the monitors' summed resident memory while they all
+// reports child exit → monitor return (p50, p99) and its first part, child
+// exit → exit recorded by the runner; the monitors' mean CPU time; the
+// monitors that did not return completed; and the monitors' summed resident memory while they all
 // wait (VmRSS from /proc, shared pages counted in every process, as `ps`
 // would add them up) and their summed peaks (VmHWM).
 func BenchmarkConcurrentMonitors(b *testing.B) {
@@ -45,8 +46,10 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 		art  string
 		pid  int
 		wait func() (int, error)
+		cpu  func() time.Duration
 	}
 	ws := make([]waiter, n)
+	names := make([]string, n)
 	for i := range ws {
 		art := filepath.Join(p.root, fmt.Sprintf("artifact-%d", i))
 		name := p.spawnSim([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=finish", "STORY_AUTOMATOR_SIM_ARTIFACT=" + art,
@@ -57,7 +60,10 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
-		ws[i] = waiter{art: art, pid: cmd.Process.Pid, wait: func() (int, error) {
+		names[i] = name
+		ws[i] = waiter{art: art, pid: cmd.Process.Pid, cpu: func() time.Duration {
+			return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}, wait: func() (int, error) {
 			err := cmd.Wait()
 			var r monitor.Result
 			if jerr := json.Unmarshal([]byte(out.String()), &r); jerr != nil || r.FinalState != monitor.Completed {
@@ -81,12 +87,17 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 	var lat []time.Duration
 	failures := 0
 	var wg sync.WaitGroup
-	for _, w := range ws {
+	var rlat []time.Duration
+	var cpu time.Duration
+	for i, w := range ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			code, err := w.wait()
 			end := time.Now()
+			mu.Lock()
+			cpu += w.cpu()
+			mu.Unlock()
 			var exited time.Time
 			if err == nil {
 				exited, err = simExitTime(w.art)
@@ -99,6 +110,9 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 				return
 			}
 			lat = append(lat, end.Sub(exited))
+			if at, err := exitRecorded(p.root, names[i]); err == nil {
+				rlat = append(rlat, at.Sub(exited))
+			}
 		}()
 	}
 	wg.Wait()
@@ -108,6 +122,14 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 		b.ReportMetric(ms(percentile(lat, 0.5)), "p50-ms")
 		b.ReportMetric(ms(percentile(lat, 0.99)), "p99-ms")
 	}
+	if len(rlat) > 0 {
+		// The first half of the latency: the child's exit → its runner's record of it.
+		b.ReportMetric(ms(percentile(rlat, 0.5)), "exit-recorded-p50-ms")
+		b.ReportMetric(ms(percentile(rlat, 0.99)), "exit-recorded-p99-ms")
+	}
+	if len(ws) > 0 {
+		b.ReportMetric(ms(cpu)/float64(len(ws)), "monitor-cpu-ms")
+	}
 	b.ReportMetric(float64(rssKB)/1024, "sum-rss-MiB")
 	b.ReportMetric(float64(hwmKB)/1024, "sum-peak-rss-MiB")
 	// Proportional set size: each page shared by k processes counts 1/k in
@@ -115,6 +137,21 @@ func BenchmarkConcurrentMonitors(b *testing.B) {
 	// monitors together really keep in memory. Anonymous: their own pages.
 	b.ReportMetric(float64(pssKB)/1024, "sum-pss-MiB")
 	b.ReportMetric(float64(anonKB)/1024, "sum-anon-MiB")
+}
+
+// exitRecorded is when the runner of session name recorded its child's exit.
+func exitRecorded(root, name string) (time.Time, error) {
+	raw, err := os.ReadFile(filepath.Join(root, ".story-automator", "sessions", name+".json"))
+	if err != nil {
+		return time.Time{}, err
+	}
+	var st struct {
+		ExitedAt string `json:"exitedAt"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(time.RFC3339Nano, st.ExitedAt)
 }
 
 // procPssKB reads a process's proportional and anonymous resident memory.

@@ -35,17 +35,47 @@ func (w *wakeups) wake() {
 	}
 }
 
-// watchStateFile wakes the loop whenever the file name in dir is written or
-// renamed into place; the runner, the Stop hook and the spawner all write it that way.
+// watchStateFile wakes the loop whenever the session's state changes.
+// Every writer (the runner, the Stop hook, the spawner, a sweep) changes it
+// under the session's lock (marker.UpdateSession), and the lock file is
+// never replaced: its close after each update is the event. So a monitor
+// hears of its own session only. Watching the sessions directory woke every
+// monitor for every session's writes: n monitors whose children end at once
+// took n² wake-ups. Without a lock file to watch, the directory is watched
+// and the events are filtered by name.
 func (w *wakeups) watchStateFile(dir, name string) error {
+	if fd, err := inotifyOnLock(name + ".lock"); err == nil {
+		f := os.NewFile(uintptr(fd), "inotify:"+name+".lock")
+		w.dir = f
+		go w.readInotify(f, func([]byte) bool { return true })
+		return nil
+	}
 	fd, err := inotifyOn(dir)
 	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(fd), "inotify:"+dir)
 	w.dir = f
-	go w.readInotify(f, filepath.Base(name))
+	base := filepath.Base(name)
+	go w.readInotify(f, func(batch []byte) bool { return inotifyWakes(batch, base) })
 	return nil
+}
+
+// inotifyOnLock opens a non-blocking inotify descriptor watching an existing
+// lock file for its closes (each update of the state ends with one) and for
+// its removal (the session's files being cleaned up).
+func inotifyOnLock(lock string) (int, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	mask := uint32(unix.IN_CLOSE_NOWRITE | unix.IN_CLOSE_WRITE | unix.IN_ATTRIB | unix.IN_DELETE_SELF |
+		unix.IN_MOVE_SELF | unix.IN_DONT_FOLLOW)
+	if _, err := unix.InotifyAddWatch(fd, lock, mask); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // inotifyOn opens a non-blocking inotify descriptor watching dir for files
@@ -63,14 +93,14 @@ func inotifyOn(dir string) (int, error) {
 	return fd, nil
 }
 
-func (w *wakeups) readInotify(f *os.File, base string) {
+func (w *wakeups) readInotify(f *os.File, wakes func(batch []byte) bool) {
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
 		n, err := f.Read(buf)
 		if err != nil {
 			return
 		}
-		if inotifyWakes(buf[:n], base) {
+		if wakes(buf[:n]) {
 			w.wake()
 		}
 	}

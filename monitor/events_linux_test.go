@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/marker"
 )
 
 // The kernel queues inotify events before the writing call returns, so each
@@ -111,4 +113,79 @@ func TestWakeupsCloseDoesNotWaitForTheKernel(t *testing.T) {
 	}
 	close(release)
 	<-w.closed
+}
+
+// A monitor watches its session's lock file: every update of the state
+// closes it, and no other session's writes reach it (the directory watch
+// woke all n monitors for each of n children ending at once).
+func TestOnlyTheSessionsOwnUpdatesReachItsLockWatch(t *testing.T) {
+	dir := t.TempDir()
+	update := func(name string) {
+		t.Helper()
+		if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
+			st.Lifecycle = marker.LifecycleStarted
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("sa-x") // the spawner's first write creates the lock file
+	fd, err := inotifyOnLock(marker.SessionStatePath(dir, "sa-x") + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
+	// The kernel queues the events before the writing call returns.
+	pending := func() bool {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EAGAIN) {
+			return false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	update("other")
+	if err := os.WriteFile(filepath.Join(dir, "sa-x.log"), []byte("output"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if pending() {
+		t.Error("another session's update or the output log reached the watch")
+	}
+	update("sa-x")
+	if !pending() {
+		t.Error("the session's own update did not reach the watch")
+	}
+	if err := os.Remove(marker.SessionStatePath(dir, "sa-x") + ".lock"); err != nil {
+		t.Fatal(err)
+	}
+	if !pending() {
+		t.Error("removing the session's files did not reach the watch")
+	}
+}
+
+func TestWakeupsFireOnAnUpdateUnderTheLock(t *testing.T) {
+	dir := t.TempDir()
+	write := func() {
+		if _, err := marker.UpdateSession(dir, "sa-x", func(st *marker.SessionState) error {
+			st.Lifecycle = marker.LifecycleExited
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	w := newWakeups()
+	defer w.Close()
+	if err := w.watchStateFile(dir, marker.SessionStatePath(dir, "sa-x")); err != nil {
+		t.Fatal(err)
+	}
+	write()
+	select {
+	case <-w.C:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no wake-up for an update of the state")
+	}
 }

@@ -38,9 +38,12 @@ type Deps struct {
 	// SelectionWait bounds the wait for a dialog the tool answers to show
 	// the selection made before it is confirmed (default 3s).
 	SelectionWait time.Duration
-	// Waiting, when set, runs whenever the monitor goes to sleep (first
-	// true the first time): the monitor-session command gives back memory
-	// there (internal/memtrim).
+	// Waiting, when set, runs when the monitor goes to sleep after doing
+	// more than look (first: the first sleep), so a long wait can give back
+	// what starting, verifying or reading the screen touched. A sleep after
+	// a plain look, every tick, does not call it: the look touches the same
+	// few pages each time, and giving them back only to fault them in again
+	// a second later cost every waiting monitor CPU at every tick.
 	Waiting func(first bool)
 }
 
@@ -59,13 +62,16 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	}
 	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
 	o.scanner.path = marker.SessionOutputPath(d.StateDir, name)
-	slept := false
+	slept, busy := false, true
 	for {
 		f := o.look(d.Now())
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
 			_ = w.watchProcess(f.State.PanePid)
 		}
 		act := m.Next(f)
+		if act.Kind != ActWait {
+			busy = true
+		}
 		switch act.Kind {
 		case ActFinish:
 			return o.result(act, m, v, d.Now().Sub(start))
@@ -81,10 +87,10 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
 		case ActWait:
-			if d.Waiting != nil {
+			if d.Waiting != nil && busy {
 				d.Waiting(!slept)
-				slept = true
 			}
+			slept, busy = true, false
 			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
 				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
 				return o.result(act, m, v, d.Now().Sub(start))
@@ -142,6 +148,8 @@ type observer struct {
 	// exitRead: the output of an exited child was read for a refusal.
 	exitRead   bool
 	exitDialog *child.Dialog
+	// lastFile is the state file last read into last (nil: read it again).
+	lastFile os.FileInfo
 }
 
 // look reads the state file, checks the runner, and measures the output.
@@ -205,14 +213,24 @@ func (o *observer) refusal(st *marker.SessionState) *child.Dialog {
 	return o.exitDialog
 }
 
-// readState returns the newest readable state (a corrupt read keeps the last good one).
+// readState returns the newest readable state (a corrupt read keeps the
+// last good one). A file that is still the one read last time is not read
+// again: every writer replaces it (a new inode), so a look at every tick
+// costs a stat, not a read and a JSON decode.
 func (o *observer) readState() *marker.SessionState {
+	fi, statErr := os.Stat(marker.SessionStatePath(o.dir, o.name))
+	if statErr == nil && o.last != nil && o.lastFile != nil && os.SameFile(fi, o.lastFile) &&
+		fi.Size() == o.lastFile.Size() && fi.ModTime().Equal(o.lastFile.ModTime()) {
+		return o.last
+	}
 	st, err := marker.ReadSession(o.dir, o.name)
 	switch {
 	case err == nil:
-		o.last = st
+		o.last, o.lastFile = st, fi
 	case errors.Is(err, marker.ErrNotFound):
-		o.last = nil
+		o.last, o.lastFile = nil, nil
+	default:
+		o.lastFile = nil
 	}
 	return o.last
 }

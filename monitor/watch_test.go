@@ -206,9 +206,16 @@ func TestWatchConsultsABrokenVerifierOnceTheSessionExists(t *testing.T) {
 	}
 }
 
-// Waiting runs each time the monitor goes to sleep, first=true only the
-// first time (monitor-session gives memory back there).
-func TestWatchCallsWaitingWheneverItSleeps(t *testing.T) {
+// neverVerified finds the output incomplete every time.
+type neverVerified struct{}
+
+func (neverVerified) Name() string                   { return "never" }
+func (neverVerified) Verify(context.Context) Verdict { return Verdict{Detail: "not yet"} }
+
+// Waiting runs on the first sleep, and again only after the monitor did
+// more than look (a verification here): a sleep after a plain look, at
+// every tick, must not give back pages only to fault them in a second later.
+func TestWatchCallsWaitingAfterWorkNotAtEveryTick(t *testing.T) {
 	tm := &fakeTmux{exists: true}
 	d := fakeDeps(t, tm, false)
 	writeSession(t, d, "sa-w", func(st *marker.SessionState) {
@@ -222,13 +229,57 @@ func TestWatchCallsWaitingWheneverItSleeps(t *testing.T) {
 			laters++
 		}
 	}
+	d.Tick = 5 * time.Millisecond
 	o := quickOptions()
-	o.ReturnAfter = 100 * time.Millisecond // ends the watch as running, after some sleeps
+	o.ReturnAfter = 100 * time.Millisecond // ends the watch as running, after some twenty ticks
+	o.IdleDebounce = time.Hour             // and no screen is read before
 	r := Watch(context.Background(), "sa-w", noneVerifier{}, o, d)
 	if r.FinalState != Running {
 		t.Fatalf("final state %s, want running", r.FinalState)
 	}
-	if firsts != 1 || laters == 0 {
-		t.Fatalf("Waiting(first) %d times, Waiting(later) %d times; want once and more", firsts, laters)
+	if firsts != 1 || laters != 0 {
+		t.Fatalf("ticks only: Waiting(first) %d times, Waiting(later) %d times; want once and never", firsts, laters)
+	}
+
+	// An exit whose output fails verification: verify, sleep out the grace
+	// (the first sleep), verify, sleep (after work: trim), verify, give up.
+	firsts, laters = 0, 0
+	code := 0
+	writeSession(t, d, "sa-v", func(st *marker.SessionState) {
+		st.Agent, st.Lifecycle, st.ExitCode = "sim", marker.LifecycleExited, &code
+	}, "done")
+	o = quickOptions()
+	o.Rechecks = 3
+	r = Watch(context.Background(), "sa-v", neverVerified{}, o, d)
+	if r.Rechecks != 3 {
+		t.Fatalf("%+v", r)
+	}
+	if firsts != 1 || laters != 1 {
+		t.Fatalf("with a recheck: Waiting(first) %d times, Waiting(later) %d times; want once each", firsts, laters)
+	}
+}
+
+// A look reads the state file again only when it was replaced, and then
+// always, even when the new one has the same size and time.
+func TestLookReadsTheStateAgainOnlyWhenItWasReplaced(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: true}, false)
+	writeSession(t, d, "sa-r", func(st *marker.SessionState) { st.Agent, st.Lifecycle = "sim", "aaaaaaa" }, "")
+	o := &observer{dir: d.StateDir, name: "sa-r", gone: func(int) bool { return false }}
+	first := o.readState()
+	if first == nil || first.Lifecycle != "aaaaaaa" {
+		t.Fatalf("%+v", first)
+	}
+	if again := o.readState(); again != first {
+		t.Fatal("an unchanged state file was read and decoded again")
+	}
+	path := marker.SessionStatePath(d.StateDir, "sa-r")
+	old, _ := os.Stat(path)
+	writeSession(t, d, "sa-r", func(st *marker.SessionState) { st.Lifecycle = "bbbbbbb" }, "")
+	// The same size, and the same modification time as far as a look can tell.
+	if err := os.Chtimes(path, old.ModTime(), old.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.readState(); got.Lifecycle != "bbbbbbb" {
+		t.Fatalf("the replaced state file was not read: %q", got.Lifecycle)
 	}
 }

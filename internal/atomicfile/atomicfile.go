@@ -16,6 +16,19 @@ var ErrSymlink = errors.New("refusing to write through a symlink")
 // Write replaces path with data: a temp file in the same directory is written,
 // fsynced, chmodded to perm and renamed over path, then the directory is fsynced.
 func Write(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, true)
+}
+
+// Replace is Write without the fsyncs: other processes still see the old
+// content or the new, never a mix, but a machine crash may lose the change.
+// It is for files that describe live processes (a child session's state,
+// its spawn spec), which a machine crash ends too: a fsync there would only
+// make two hundred children ending at once queue on the disk.
+func Replace(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, durable bool) error {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("write %s: %w", path, ErrSymlink)
 	}
@@ -38,8 +51,10 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	if _, err := tmp.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -48,6 +63,9 @@ func Write(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 

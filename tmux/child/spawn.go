@@ -152,7 +152,7 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 		return Spec{}, err
 	}
 	if launch.WritePromptFile {
-		if err := atomicfile.Write(inv.PromptFile, []byte(r.Prompt), 0o600); err != nil {
+		if err := atomicfile.Replace(inv.PromptFile, []byte(r.Prompt), 0o600); err != nil {
 			return Spec{}, err
 		}
 	}
@@ -187,7 +187,7 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	if err := atomicfile.Write(sess.OutputFile, nil, 0o600); err != nil {
+	if err := atomicfile.Replace(sess.OutputFile, nil, 0o600); err != nil {
 		return Spec{}, err
 	}
 	return Spec{Name: sess.Name, Dir: r.ProjectRoot, Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),

@@ -42,13 +42,13 @@ func PromptPath(stateDir, name string) string {
 	return filepath.Join(stateDir, name+".prompt")
 }
 
-// WriteSpec stores a spec atomically, 0600.
+// WriteSpec stores a spec atomically, 0600 (not fsynced: it lives as long as its child).
 func WriteSpec(stateDir string, s Spec) error {
 	data, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encode spec: %w", err)
 	}
-	return atomicfile.Write(SpecPath(stateDir, s.Name), data, 0o600)
+	return atomicfile.Replace(SpecPath(stateDir, s.Name), data, 0o600)
 }
 
 // TakeSpec reads a session's spec and deletes the file: it carries the

@@ -38,6 +38,7 @@ cat <<TABLE
 | child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |
 | run, orchestration ms/step (mean): 10 / 50 / 200 stories | $(metric 'RunStories/stories-10-' mean-overhead-ms/step) / $(metric 'RunStories/stories-50-' mean-overhead-ms/step) / $(metric 'RunStories/stories-200-' mean-overhead-ms/step) | ≤ 50 at 200, ≤ 1.3× the 10 |
 | 200 concurrent monitors: p50 / p99 / failures | $(metric ConcurrentMonitors p50-ms) / $(metric ConcurrentMonitors p99-ms) ms / $(metric ConcurrentMonitors failures) | p99 ≤ 1 s, 0 |
+| 200 concurrent monitors: child exit → exit recorded p50 / p99; CPU per monitor | $(metric ConcurrentMonitors exit-recorded-p50-ms) / $(metric ConcurrentMonitors exit-recorded-p99-ms) ms; $(metric ConcurrentMonitors monitor-cpu-ms) ms | — |
 | orchestrating Claude session, 3 stories: requests / tokens per story (steps of 2 s; 20 s) | $(metric 'OrchestratingSessionTurns/step-2s' requests/story) / $(metric 'OrchestratingSessionTurns/step-2s' tokens/story) ($(metric 'OrchestratingSessionTurns/step-20s' requests/story) / $(metric 'OrchestratingSessionTurns/step-20s' tokens/story)) | ≤ 3 requests/story, flat in step time |
 | 200 concurrent monitors: summed RSS (PSS, anonymous) | $(metric ConcurrentMonitors sum-rss-MiB) MiB ($(metric ConcurrentMonitors sum-pss-MiB), $(metric ConcurrentMonitors sum-anon-MiB)) | ≤ 1 GiB |
 TABLE

@@ -38,13 +38,22 @@ func newRealAgentProject(t testing.TB, agent string, homeFor func(offline.Config
 		t.Fatal(err)
 	}
 	p.root = root
-	home := t.TempDir()
+	home := realHome(t)
 	oenv, err := homeFor(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}, Leave: leave})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
 	return &realClaudeProject{sessionProject: p, env: env, home: home, srv: srv}
+}
+
+// realHome is a private home for a real CLI; whatever the CLI leaves running
+// from it (Codex's managed app-server daemon) is stopped when the test ends.
+func realHome(t testing.TB) string {
+	t.Helper()
+	home := t.TempDir()
+	realagent.StopStrays(t, home)
+	return home
 }
 
 // startModelSim serves script (YAML rules) on loopback for the test, acting

@@ -44,7 +44,7 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	if err != nil {
 		t.Fatal(err)
 	}
-	oenv, err := home(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root, p.root},
+	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root, p.root},
 		Leave: offline.Dialogs{TrustFolder: untrusted}})
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
+	home := realHome(t)
 	env := []string{"PATH=" + filepath.Dir(codex) + ":" + filepath.Dir(claude) + ":" + os.Getenv("PATH")}
 	for _, h := range []func(offline.Config) (offline.Env, error){offline.Claude, offline.Codex} {
 		oenv, err := h(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root, p.root}})

@@ -49,7 +49,7 @@ rules:
 	}
 	run("git", "init", "-q")
 	run(bin, "hooks", "install", "--scope", "project", "--force")
-	oenv, err := offline.Claude(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root}})
+	oenv, err := offline.Claude(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func newOrchestration(t testing.TB, script func(bin string) string, stepDelay st
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("hooks install: %v\n%s", err, out)
 	}
-	oenv, err := offline.Claude(offline.Config{Home: t.TempDir(), BaseURL: srv.URL(), Trusted: []string{root}})
+	oenv, err := offline.Claude(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ rules:
       - shell: "'`+bin+`' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1 & sleep 2; '`+bin+`' status --wait --return-after 0"
       - reply: "The run has ended."
 `)
-	home := t.TempDir()
+	home := realHome(t)
 	oenv, err := offline.Codex(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)

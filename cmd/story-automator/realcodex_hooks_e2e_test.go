@@ -35,7 +35,7 @@ rules:
 `
 	srv := startModelSim(t, script)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
-	home := t.TempDir()
+	home := realHome(t)
 	oenv, err := offline.Codex(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
@@ -27,6 +28,10 @@ type Client struct {
 	Exec    Executor
 	Socket  string
 	Timeout time.Duration
+
+	// versionOK: CheckVersion passed once; a run spawns a session per
+	// step and need not ask tmux for its version each time.
+	versionOK atomic.Bool
 }
 
 // New returns a client for the real tmux on the given socket ("" = default server).
@@ -128,8 +133,12 @@ func (c *Client) Version(ctx context.Context) (Version, error) {
 	return ParseVersion(out)
 }
 
-// CheckVersion fails with ErrNotInstalled or ErrTooOld unless tmux ≥ 3.0 is available.
+// CheckVersion fails with ErrNotInstalled or ErrTooOld unless tmux ≥ 3.0 is
+// available. Once it passed, the client does not ask again.
 func (c *Client) CheckVersion(ctx context.Context) error {
+	if c.versionOK.Load() {
+		return nil
+	}
 	v, err := c.Version(ctx)
 	if err != nil {
 		return err
@@ -138,5 +147,6 @@ func (c *Client) CheckVersion(ctx context.Context) error {
 		return &Error{Subcommand: "-V", Kind: ErrTooOld,
 			Err: fmt.Errorf("%s found, %d.%d or newer needed", v.Raw, MinMajor, MinMinor)}
 	}
+	c.versionOK.Store(true)
 	return nil
 }

@@ -245,3 +245,27 @@ func TestListPanesOfAnExitingServerIsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// A run checks tmux's version before each spawn: once it passed, tmux is
+// not asked again; a failed check is asked again (tmux may be installed since).
+func TestCheckVersionAsksOnceItPassed(t *testing.T) {
+	installed := false
+	c, fx := fakeClient("", func(FakeCall) FakeResult {
+		if !installed {
+			return FakeResult{NotInstalled: true}
+		}
+		return FakeResult{Stdout: "tmux 3.3a\n"}
+	})
+	if err := c.CheckVersion(context.Background()); !errors.Is(err, ErrNotInstalled) {
+		t.Fatalf("missing tmux: %v", err)
+	}
+	installed = true
+	for i := 0; i < 3; i++ {
+		if err := c.CheckVersion(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(fx.Calls()); n != 2 {
+		t.Fatalf("tmux -V ran %d times, want 2 (the failed check, then one that passed)", n)
+	}
+}

@@ -231,6 +231,12 @@ func (m *Machine) goneOrProbe(f Facts, exited bool) (Action, bool) {
 		}
 		return Action{}, false
 	}
+	if !m.probed && st != nil && f.Now.Before(m.startRef(st).Add(m.opt.ProbeEvery)) {
+		// Just spawned, its runner not recorded yet: the runner records
+		// within milliseconds and its record wakes the monitor. Ask tmux only
+		// if it has not by then (a run would spend a tmux process on every step).
+		return Action{}, false
+	}
 	if m.probed && m.sessionGone {
 		if st == nil {
 			return m.finish(NotFound, ReasonNoSuchSession), true
@@ -312,6 +318,9 @@ func (m *Machine) wait(f Facts, extra time.Time) Action {
 		}
 		if m.probed && (f.State == nil || f.State.PanePid == 0) {
 			consider(m.lastProbe.Add(m.opt.ProbeEvery))
+		}
+		if !m.probed && f.State != nil && f.State.PanePid == 0 && !exited {
+			consider(m.startRef(f.State).Add(m.opt.ProbeEvery))
 		}
 	}
 	return Action{Kind: ActWait, Until: until}

@@ -225,16 +225,28 @@ func TestStampOfAGoneSessionIsStillVerified(t *testing.T) {
 	wantKind(t, m.Next(at(0, st, 10)), ActVerify)
 }
 
+// A session just spawned gets a second for its runner to record itself
+// (that record wakes the monitor) before tmux is asked about it; then tmux
+// is asked at most every second.
 func TestSessionNotYetRunningIsProbedAtMostEverySecond(t *testing.T) {
 	starting := &marker.SessionState{Name: "s", Lifecycle: "starting"}
 	m := NewMachine(testOptions(), t0)
-	wantKind(t, m.Next(at(0, starting, 0)), ActProbeSession)
-	m.SessionProbed(true, t0)
-	a := m.Next(at(500*time.Millisecond, starting, 0))
+	a := m.Next(at(0, starting, 0))
 	if a.Kind != ActWait || !a.Until.Equal(t0.Add(time.Second)) {
-		t.Fatalf("got %+v", a)
+		t.Fatalf("a session just spawned: got %+v, want a wait of a second", a)
 	}
 	wantKind(t, m.Next(at(time.Second, starting, 0)), ActProbeSession)
+	m.SessionProbed(true, t0.Add(time.Second))
+	a = m.Next(at(1500*time.Millisecond, starting, 0))
+	if a.Kind != ActWait || !a.Until.Equal(t0.Add(2*time.Second)) {
+		t.Fatalf("got %+v", a)
+	}
+	wantKind(t, m.Next(at(2*time.Second, starting, 0)), ActProbeSession)
+
+	// One spawned a while ago (a monitor started late) is asked about at once.
+	old := &marker.SessionState{Name: "s", Lifecycle: "starting", CreatedAt: marker.Timestamp(t0.Add(-time.Minute))}
+	m = NewMachine(testOptions(), t0)
+	wantKind(t, m.Next(at(0, old, 0)), ActProbeSession)
 }
 
 func starting() *marker.SessionState {
@@ -243,8 +255,9 @@ func starting() *marker.SessionState {
 
 func TestNeverStartedIsAnAgentProcessNeverRecorded(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	wantKind(t, m.Next(at(0, starting(), 0)), ActProbeSession)
-	m.SessionProbed(true, t0)
+	wantKind(t, m.Next(at(0, starting(), 0)), ActWait)
+	wantKind(t, m.Next(at(time.Second, starting(), 0)), ActProbeSession)
+	m.SessionProbed(true, t0.Add(time.Second))
 	wantKind(t, m.Next(at(30*time.Second, starting(), 0)), ActProbeSession)
 	m.SessionProbed(true, t0.Add(30*time.Second))
 	wantKind(t, m.Next(at(time.Minute, starting(), 0)), ActProbeSession)

@@ -75,6 +75,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 		opt.Timeout = req.Timeout
 	}
 	res := monitor.Watch(ctx, sess.Name, check, opt, monitor.Deps{Tmux: t.Tmux, StateDir: t.StateDir, Now: t.Now})
+	t.settleRecord(ctx, sess.Name)
 	_ = t.CloseSession(context.WithoutCancel(ctx), sess.Name)
 	// The agent is gone: its record of the session is whole.
 	out := t.SessionUsage(req.Agent, sess.Name)

@@ -1,0 +1,43 @@
+package orchestrator
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSettleWaitsForTheRecordToStopGrowing(t *testing.T) {
+	clock := time.Unix(0, 0)
+	now := func() time.Time { return clock }
+	wait := func() bool { clock = clock.Add(50 * time.Millisecond); return true }
+	cases := []struct {
+		name  string
+		sizes []int64 // what each look reads; then the last, for ever
+		want  time.Duration
+	}{
+		{"quiet from the start", []int64{100}, 300 * time.Millisecond},
+		{"grows twice, then quiet", []int64{100, 100, 150, 150, 200}, 200*time.Millisecond + 300*time.Millisecond},
+		{"never quiet: capped", nil, 3 * time.Second},
+	}
+	for _, c := range cases {
+		clock = time.Unix(0, 0)
+		looks := 0
+		size := func() (int64, bool) {
+			defer func() { looks++ }()
+			if c.sizes == nil {
+				return int64(looks), true // grows at every look
+			}
+			return c.sizes[min(looks, len(c.sizes)-1)], true
+		}
+		settle(size, now, wait, 300*time.Millisecond, 3*time.Second)
+		if got := clock.Sub(time.Unix(0, 0)); got != c.want {
+			t.Errorf("%s: settled after %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A record that cannot be read, and a wait that ends, return at once.
+	clock = time.Unix(0, 0)
+	settle(func() (int64, bool) { return 0, false }, now, wait, time.Second, time.Minute)
+	settle(func() (int64, bool) { return 1, true }, now, func() bool { return false }, time.Second, time.Minute)
+	if clock != time.Unix(0, 0) {
+		t.Errorf("waited %v for an unreadable record or an ended wait", clock.Sub(time.Unix(0, 0)))
+	}
+}

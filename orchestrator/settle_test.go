@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"context"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -39,5 +41,34 @@ func TestSettleWaitsForTheRecordToStopGrowing(t *testing.T) {
 	settle(func() (int64, bool) { return 1, true }, now, func() bool { return false }, time.Second, time.Minute)
 	if clock != time.Unix(0, 0) {
 		t.Errorf("waited %v for an unreadable record or an ended wait", clock.Sub(time.Unix(0, 0)))
+	}
+}
+
+func TestWaitGoneEndsWhenTheLastProcessExits(t *testing.T) {
+	start := func() *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	a, b := start(), start()
+	pids := []int{a.Process.Pid, b.Process.Pid}
+	if waitGone(context.Background(), pids, 50*time.Millisecond) {
+		t.Fatal("two running processes reported gone")
+	}
+	_ = a.Process.Kill()
+	if waitGone(context.Background(), pids, 50*time.Millisecond) {
+		t.Fatal("reported gone while one still runs")
+	}
+	_ = b.Process.Kill()
+	if !waitGone(context.Background(), pids, time.Minute) {
+		t.Fatal("both killed, not reported gone")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if waitGone(ctx, []int{start().Process.Pid}, time.Minute) {
+		t.Fatal("an ended ctx reported a running process gone")
 	}
 }

@@ -269,10 +269,9 @@ func inSession(pid int, name string) bool {
 	return false
 }
 
-// waitGone polls until none of pids is alive, for at most d; it reports
-// whether they are all gone.
-func waitGone(ctx context.Context, pids []int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
+// pollGone checks every 10 ms until every pid exited (true) or the
+// deadline passed or ctx ended (false).
+func pollGone(ctx context.Context, pids []int, deadline time.Time) bool {
 	for {
 		alive := false
 		for _, pid := range pids {

@@ -43,10 +43,12 @@ func hostileSend(kind string, lines int) string {
 
 // Codex and Gemini CLI start an interactive child from a custom command,
 // with a first prompt (their unattended profiles are one-shot); Claude
-// Code's profile is interactive already.
+// Code's profile is interactive already. Interactive Codex 0.169 starts its
+// shared background server unless told --no-daemon, and that server
+// outlives the test.
 var interactiveSpawn = map[string][]string{
 	"claude": {"--agent", "claude"},
-	"codex":  {"--agent", "custom", "--command", "codex --dangerously-bypass-approvals-and-sandbox {prompt}"},
+	"codex":  {"--agent", "custom", "--command", "codex --no-daemon --dangerously-bypass-approvals-and-sandbox {prompt}"},
 	"gemini": {"--agent", "custom", "--command", "gemini --yolo -i {prompt}"},
 }
 

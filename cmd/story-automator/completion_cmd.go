@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,10 +22,10 @@ func completionCommand() *cli.Command {
 			"fish:  story-automator completion fish > ~/.config/fish/completions/story-automator.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError("completion needs one shell: bash, zsh or fish")
+				return cliio.UsageError("completion needs one shell: bash, zsh or fish")
 			}
 			tree := completionTree(c.App)
-			out := rawOut(c.App.Writer)
+			out := cliio.RawOut(c.App.Writer)
 			switch c.Args().First() {
 			case "bash":
 				writeBashCompletion(out, tree)
@@ -34,7 +35,7 @@ func completionCommand() *cli.Command {
 			case "fish":
 				writeFishCompletion(out, tree)
 			default:
-				return usageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
+				return cliio.UsageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
 			}
 			return nil
 		},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/stophook/settings"
 )
 
@@ -56,16 +57,16 @@ func hooksCommand() *cli.Command {
 func hooksLocation(c *cli.Context) (settings.Location, error) {
 	p := settings.Provider(c.String("provider"))
 	if len(settings.Scopes(p)) == 0 {
-		return settings.Location{}, usageError("--provider must be claude, codex or gemini, got %q", p)
+		return settings.Location{}, cliio.UsageError("--provider must be claude, codex or gemini, got %q", p)
 	}
 	s := settings.Scope(c.String("scope"))
 	if s != settings.ScopeProject && s != settings.ScopeLocal && s != settings.ScopeUser {
-		return settings.Location{}, usageError("--scope must be project, local or user, got %q", s)
+		return settings.Location{}, cliio.UsageError("--scope must be project, local or user, got %q", s)
 	}
 	e := envOf(c)
 	loc, err := settings.Locate(p, s, e.ProjectRoot, e.Getenv)
 	if errors.Is(err, settings.ErrUnsupportedScope) {
-		return loc, usageError("%v", err)
+		return loc, cliio.UsageError("%v", err)
 	}
 	if err != nil {
 		return loc, hooksFailure(err, loc)
@@ -77,17 +78,17 @@ func hooksLocation(c *cli.Context) (settings.Location, error) {
 func currentHook(e *runtimeEnv) (settings.Hook, error) {
 	exe, err := e.Exe()
 	if err != nil {
-		return settings.Hook{}, fail("binary_path", "cannot determine the path of this binary: %v", err)
+		return settings.Hook{}, cliio.Fail("binary_path", "cannot determine the path of this binary: %v", err)
 	}
 	h, err := settings.NewHook(exe)
 	if err != nil {
-		return settings.Hook{}, fail("binary_path", "%v", err)
+		return settings.Hook{}, cliio.Fail("binary_path", "%v", err)
 	}
 	return h, nil
 }
 
-func hooksFailure(err error, loc settings.Location) *Failure {
-	f := fail(settings.Code(err), "%v", err)
+func hooksFailure(err error, loc settings.Location) *cliio.Failure {
+	f := cliio.Fail(settings.Code(err), "%v", err)
 	f.Fields = map[string]any{"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path}
 	return f
 }
@@ -156,7 +157,7 @@ func hooksChange(c *cli.Context, install bool) error {
 			out["notice"] = "Codex will not run the hook yet: " + action
 		}
 	}
-	return okJSON(e.Out, out)
+	return cliio.OKJSON(e.Out, out)
 }
 
 // codexConfigChange does the config.toml half of a Codex install (hooks on,
@@ -190,7 +191,7 @@ func installableHook(e *runtimeEnv, h settings.Hook, force bool) (settings.Hook,
 	}
 	nh, err := settings.NewHook(path)
 	if err != nil {
-		return h, "", fail("binary_path", "%v", err)
+		return h, "", cliio.Fail("binary_path", "%v", err)
 	}
 	return nh, warning, nil
 }
@@ -255,7 +256,7 @@ func hooksStatus(c *cli.Context) error {
 		}
 	}
 	out := map[string]any{"ok": true, "command": h.Command, "installed": installed, "hooks": reports}
-	return emit(e.Out, out, func(w io.Writer) { writeHooksTable(w, h.Command, reports) })
+	return cliio.Emit(e.Out, out, func(w io.Writer) { writeHooksTable(w, h.Command, reports) })
 }
 
 // writeHooksTable prints hooks status for people: one row per settings file.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/orchestrator"
 )
@@ -22,8 +23,8 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	switch {
 	case asJSON:
 		o.reporter = &orchestrator.JSONReporter{W: e.Out}
-	case isTerminal(e.Out):
-		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: terminalWidth(e.Out)}
+	case cliio.IsTerminal(e.Out):
+		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
 		o.reporter = o.live
 	default:
 		o.reporter = &orchestrator.LineReporter{W: e.Out}
@@ -65,7 +66,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	spent := orchestrator.SpendText(&usage, st.Config.Budget)
 	if err == nil {
 		if o.json {
-			return okJSON(o.e.Out, fields)
+			return cliio.OKJSON(o.e.Out, fields)
 		}
 		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
 		return nil
@@ -85,7 +86,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	}
 	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\n%s\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
 		st.RunID, f.Code, done, total, spent, reason, action, res.StatePath)
-	return exitStatus(1)
+	return cliio.ExitStatus(1)
 }
 
 // commits lists each done story's commit.
@@ -103,7 +104,7 @@ func commits(st *orchestrator.State) []map[string]string {
 func (o *runOutput) plan(res *orchestrator.Result) error {
 	st := res.State
 	if o.json {
-		return okJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
+		return cliio.OKJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
 			"config": st.Config, "units": st.Units, "waves": waveKeys(st)})
 	}
 	w := o.e.Out

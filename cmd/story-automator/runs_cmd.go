@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
 )
@@ -37,8 +38,8 @@ func runsAction(c *cli.Context) error {
 	}
 	e := envOf(c)
 	runs := orchestrator.History(e.ProjectRoot)
-	if c.Bool("json") || !isTerminal(e.Out) {
-		return okJSON(e.Out, map[string]any{"runs": runs})
+	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
+		return cliio.OKJSON(e.Out, map[string]any{"runs": runs})
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(e.Out, "No runs in this project yet (start one with `story-automator run`).")
@@ -83,11 +84,11 @@ func durationText(ms int64) string {
 func runsShowAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.NArg() != 1 {
-		return usageError("runs show takes one run ID (see `story-automator runs`)")
+		return cliio.UsageError("runs show takes one run ID (see `story-automator runs`)")
 	}
 	st, path, err := orchestrator.FindRun(e.ProjectRoot, c.Args().First())
 	if err != nil {
-		return fail(orchestrator.Code(err), "%v", err).withAction("list the runs with `story-automator runs`")
+		return cliio.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
 	}
 	sum := orchestrator.Summarize(st, path)
 	stories := []map[string]any{}
@@ -95,8 +96,8 @@ func runsShowAction(c *cli.Context) error {
 		stories = append(stories, map[string]any{"story": u.Dotted, "kind": u.Kind, "title": u.Title, "status": u.Status,
 			"commit": u.Commit, "usage": u.Usage})
 	}
-	if c.Bool("json") || !isTerminal(e.Out) {
-		return okJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": stories})
+	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
+		return cliio.OKJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": stories})
 	}
 	w := e.Out
 	writeRunsTable(w, []orchestrator.RunSummary{sum})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/tmux"
@@ -58,18 +59,18 @@ func sessionStateDir(e *runtimeEnv) string {
 // sessionName reads and checks the NAME argument.
 func sessionName(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageError("%s needs exactly one session NAME", c.Command.FullName())
+		return "", cliio.UsageError("%s needs exactly one session NAME", c.Command.FullName())
 	}
 	name := c.Args().First()
 	if !marker.ValidSessionName(name) {
-		return "", usageError("invalid session name %q: only letters, digits, '_' and '-'", name)
+		return "", cliio.UsageError("invalid session name %q: only letters, digits, '_' and '-'", name)
 	}
 	return name, nil
 }
 
 // tmuxFailure turns a tmux error into the JSON failure users see.
 func tmuxFailure(err error) error {
-	return fail(tmux.Code(err), "%v", err)
+	return cliio.Fail(tmux.Code(err), "%v", err)
 }
 
 func sessionList(c *cli.Context) error {
@@ -98,7 +99,7 @@ func sessionList(c *cli.Context) error {
 	if len(warnings) > 0 {
 		fields["warnings"] = warnings
 	}
-	return okJSON(e.Out, fields)
+	return cliio.OKJSON(e.Out, fields)
 }
 
 // childSession is one child session on the tmux server (its first pane) and,
@@ -176,11 +177,11 @@ func sessionStatus(c *cli.Context) error {
 	}
 	st, stErr := reconciledSession(sessionStateDir(e), name)
 	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
-		return fail("session_state_unreadable", "%v", stErr)
+		return cliio.Fail("session_state_unreadable", "%v", stErr)
 	}
 	warnings := movedAsideWarnings(e, stErr)
 	if !exists && st == nil {
-		f := fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
+		f := cliio.Fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
 		if len(warnings) > 0 {
 			f.Fields = map[string]any{"warnings": warnings}
 		}
@@ -195,7 +196,7 @@ func sessionStatus(c *cli.Context) error {
 		fields["lifecycle"] = st.Lifecycle
 		fields["outputFile"] = st.OutputFile
 	}
-	return okJSON(e.Out, fields)
+	return cliio.OKJSON(e.Out, fields)
 }
 
 func sessionCapture(c *cli.Context) error {
@@ -205,12 +206,12 @@ func sessionCapture(c *cli.Context) error {
 	}
 	lines := c.Int("lines")
 	if lines < 0 {
-		return usageError("--lines must not be negative")
+		return cliio.UsageError("--lines must not be negative")
 	}
 	e := envOf(c)
 	text, err := sessionTmux(e).CapturePane(context.Background(), name, lines)
 	if err == nil {
-		return okJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
+		return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
 	}
 	if !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		return tmuxFailure(err)
@@ -218,13 +219,13 @@ func sessionCapture(c *cli.Context) error {
 	// The session is gone; its output file still has everything it printed.
 	st, stErr := marker.ReadSession(sessionStateDir(e), name)
 	if stErr != nil || st.OutputFile == "" {
-		return fail("session_not_found", "no session %s and no recorded output", name)
+		return cliio.Fail("session_not_found", "no session %s and no recorded output", name)
 	}
 	tail, err := monitor.OutputTail(st.OutputFile, lines)
 	if err != nil {
-		return fail("output_unreadable", "%v", err)
+		return cliio.Fail("output_unreadable", "%v", err)
 	}
-	return okJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
+	return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
 }
 
 func sessionKill(c *cli.Context) error {
@@ -235,11 +236,11 @@ func sessionKill(c *cli.Context) error {
 	e := envOf(c)
 	if err := sessionTmux(e).KillSession(context.Background(), name); err != nil {
 		if errors.Is(err, tmux.ErrNoServer) {
-			return fail("session_not_found", "no session %s: no tmux server", name)
+			return cliio.Fail("session_not_found", "no session %s: no tmux server", name)
 		}
 		return tmuxFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"session": name, "killed": true})
+	return cliio.OKJSON(e.Out, map[string]any{"session": name, "killed": true})
 }
 
 func sessionKillAll(c *cli.Context) error {
@@ -248,7 +249,7 @@ func sessionKillAll(c *cli.Context) error {
 	}
 	project, all := c.Bool("project-only"), c.Bool("all-projects")
 	if project == all {
-		return usageError("session kill-all needs exactly one of --project-only or --all-projects")
+		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")
 	}
 	e := envOf(c)
 	tc := sessionTmux(e)
@@ -272,7 +273,7 @@ func sessionKillAll(c *cli.Context) error {
 		killed = append(killed, s.Pane.Session)
 	}
 	sort.Strings(killed)
-	return okJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
+	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
 }
 
 func sessionAttach(c *cli.Context) error {
@@ -285,7 +286,7 @@ func sessionAttach(c *cli.Context) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: rawOut(e.Out), Err: e.Err}); err != nil {
+	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err}); err != nil {
 		return tmuxFailure(err)
 	}
 	return nil

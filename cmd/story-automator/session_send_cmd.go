@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -45,7 +46,7 @@ func sessionSend(c *cli.Context) error {
 	}
 	text := c.String("text")
 	if text == "" {
-		return usageError("session send needs a non-empty --text")
+		return cliio.UsageError("session send needs a non-empty --text")
 	}
 	e := envOf(c)
 	tc := sessionTmux(e)
@@ -53,7 +54,7 @@ func sessionSend(c *cli.Context) error {
 	if ok, err := tc.HasSession(ctx, name); err != nil {
 		return tmuxFailure(err)
 	} else if !ok {
-		return fail("session_not_found", "no session %s", name)
+		return cliio.Fail("session_not_found", "no session %s", name)
 	}
 	before, err := tc.CapturePane(ctx, name, sendCaptureLines)
 	if err != nil {
@@ -64,7 +65,7 @@ func sessionSend(c *cli.Context) error {
 	}
 	paste := child.PasteOf(sessionAgent(sessionStateDir(e), name))
 	if !waitForPaste(ctx, tc, name, before, text, paste.Placeholders, sendVerifyWait) {
-		return fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, sendVerifyWait)
+		return cliio.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, sendVerifyWait)
 	}
 	// Whatever the session finished before this text is not an answer to it.
 	if err := recordSendBaseline(sessionStateDir(e), name, e.Now()); err != nil {
@@ -78,7 +79,7 @@ func sessionSend(c *cli.Context) error {
 			return tmuxFailure(err)
 		}
 	}
-	return okJSON(e.Out, map[string]any{"session": name, "delivered": true, "enter": enter, "bytes": len(text)})
+	return cliio.OKJSON(e.Out, map[string]any{"session": name, "delivered": true, "enter": enter, "bytes": len(text)})
 }
 
 // sessionAgent is the agent a session was spawned with, "" when it has no

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
@@ -118,7 +119,7 @@ func statusAction(c *cli.Context) error {
 	}
 	e := envOf(c)
 	if c.Duration("interval") <= 0 {
-		return usageError("--interval must be positive")
+		return cliio.UsageError("--interval must be positive")
 	}
 	if c.Bool("wait") {
 		return statusWait(c, e)

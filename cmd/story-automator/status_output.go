@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -16,7 +17,7 @@ import (
 // printStatus prints one status frame: JSON for machines (--json, or stdout
 // not a terminal), text for a person, redrawn in place under --watch.
 func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
-	if asJSON || !isTerminal(e.Out) {
+	if asJSON || !cliio.IsTerminal(e.Out) {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -25,7 +26,7 @@ func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
 		if err := json.Unmarshal(data, &fields); err != nil {
 			return err
 		}
-		return okJSON(e.Out, fields)
+		return cliio.OKJSON(e.Out, fields)
 	}
 	if !watching {
 		writeStatusText(e.Out, v, e.Now())

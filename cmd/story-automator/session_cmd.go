@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -102,55 +100,15 @@ func sessionList(c *cli.Context) error {
 	return cliio.OKJSON(e.Out, fields)
 }
 
-// childSession is one child session on the tmux server (its first pane) and,
-// when it belongs to this project (Mine: its name and its state file's
-// project root say so), its state, settled when its runner is gone.
-type childSession struct {
-	Pane  tmux.Pane
-	State *marker.SessionState
-	Mine  bool
-}
-
 // childSessions lists the tmux server's child sessions once each, sorted by
-// name: the one listing session list, session kill-all and status share.
-func childSessions(ctx context.Context, e *runtimeEnv) ([]childSession, []string, error) {
-	panes, err := sessionTmux(e).ListPanes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir := sessionStateDir(e)
-	seen := map[string]bool{}
-	var out []childSession
+// name, warning about corrupt state files it moved aside.
+func childSessions(ctx context.Context, e *runtimeEnv) ([]child.Listed, []string, error) {
+	out, moved, err := child.ListSessions(ctx, sessionTmux(e), e.ProjectRoot, sessionStateDir(e))
 	var warnings []string
-	for _, p := range panes {
-		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
-			continue
-		}
-		seen[p.Session] = true
-		st, mine, warn := projectSession(e.ProjectRoot, dir, p.Session)
-		warnings = append(warnings, movedAsideWarnings(e, warn)...)
-		out = append(out, childSession{Pane: p, State: st, Mine: mine})
+	for _, m := range moved {
+		warnings = append(warnings, movedAsideWarnings(e, m)...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Pane.Session < out[j].Pane.Session })
-	return out, warnings, nil
-}
-
-// projectSession reports whether a tmux session is this project's and
-// returns its state. The name prefix alone cannot tell: a project whose
-// directory is named "<slug>-<hash4>" of another shares that project's
-// prefix. So the session's state file in this project's sessions directory
-// must exist and name this project root; a session without one is never
-// counted as this project's (only --all-projects reaches it).
-// A corrupt state file is moved aside on the way; err then says so.
-func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, error) {
-	if !strings.HasPrefix(name, child.ProjectPrefix(projectRoot)) {
-		return nil, false, nil
-	}
-	st, err := reconciledSession(dir, name)
-	if err != nil || filepath.Clean(st.ProjectRoot) != filepath.Clean(projectRoot) {
-		return nil, false, err
-	}
-	return st, true, nil
+	return out, warnings, err
 }
 
 // movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
@@ -175,7 +133,7 @@ func sessionStatus(c *cli.Context) error {
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	st, stErr := reconciledSession(sessionStateDir(e), name)
+	st, stErr := child.ReconciledSession(sessionStateDir(e), name)
 	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
 		return cliio.Fail("session_state_unreadable", "%v", stErr)
 	}
@@ -290,10 +248,4 @@ func sessionAttach(c *cli.Context) error {
 		return tmuxFailure(err)
 	}
 	return nil
-}
-
-// reconciledSession reads a session's state, settling it as "lost" first when
-// it says running but its runner process is gone (a killed runner).
-func reconciledSession(dir, name string) (*marker.SessionState, error) {
-	return marker.ReconcileSession(dir, name, time.Now(), func(pid int) bool { return !marker.ProcessAlive(pid) })
 }

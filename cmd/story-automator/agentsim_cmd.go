@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agentsim"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/spend"
 )
 
@@ -38,11 +39,11 @@ func agentSimCommand() *cli.Command {
 func agentSimAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.NArg() > 1 {
-		return usageError("agent-sim takes one PROMPT argument, got %d", c.NArg())
+		return cliio.UsageError("agent-sim takes one PROMPT argument, got %d", c.NArg())
 	}
 	opts, err := agentsim.OptionsFromEnv(e.Getenv)
 	if err != nil {
-		return usageError("%v", err)
+		return cliio.UsageError("%v", err)
 	}
 	if c.IsSet("behaviour") {
 		opts.Behaviour = c.String("behaviour")
@@ -55,7 +56,7 @@ func agentSimAction(c *cli.Context) error {
 	if c.IsSet("usage") {
 		u, err := agentsim.ParseUsage(c.String("usage"))
 		if err != nil {
-			return usageError("--usage: %v", err)
+			return cliio.UsageError("--usage: %v", err)
 		}
 		opts.Usage = &u
 	}
@@ -72,7 +73,7 @@ func agentSimAction(c *cli.Context) error {
 	sim := &agentsim.Sim{Prompt: c.Args().First(), Model: c.String("model"), Options: opts,
 		In: e.In, Out: e.Out, Getenv: e.Getenv, Exe: exe, Now: e.Now}
 	if code := agentsim.Run(context.Background(), sim); code != 0 {
-		return exitStatus(code)
+		return cliio.ExitStatus(code)
 	}
 	return nil
 }

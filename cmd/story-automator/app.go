@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,7 +28,7 @@ const (
 
 // runtimeEnv is what every command gets: its streams, the resolved project root, a logger.
 type runtimeEnv struct {
-	*Streams
+	*cliio.Streams
 	ProjectRoot string
 	TmuxSocket  string
 	Log         zerolog.Logger
@@ -51,7 +50,7 @@ func globalFlags() []cli.Flag {
 	}
 }
 
-func newApp(s *Streams) *cli.App {
+func newApp(s *cliio.Streams) *cli.App {
 	cmds := make([]*cli.Command, 0, len(commandFactories))
 	for _, f := range commandFactories {
 		cmds = append(cmds, f())
@@ -84,32 +83,32 @@ func newApp(s *Streams) *cli.App {
 	return app
 }
 
-func prepareEnv(c *cli.Context, s *Streams) error {
+func prepareEnv(c *cli.Context, s *cliio.Streams) error {
 	root := c.String(flagProjectRoot)
 	if root == "" {
 		wd, err := s.Getwd()
 		if err != nil {
-			return fail("project_root", "cannot determine the current directory: %v", err)
+			return cliio.Fail("project_root", "cannot determine the current directory: %v", err)
 		}
 		root = wd
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return fail("project_root", "project root %s: %v", root, err)
+		return cliio.Fail("project_root", "project root %s: %v", root, err)
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return fail("project_root_missing", "project root %s is not a directory", abs).
-			withAction("pass --project-root with an existing directory, or run from inside the project")
+		return cliio.Fail("project_root_missing", "project root %s is not a directory", abs).
+			WithAction("pass --project-root with an existing directory, or run from inside the project")
 	}
 	level, err := zerolog.ParseLevel(strings.ToLower(c.String(flagLogLevel)))
 	if err != nil {
-		return usageError("invalid --log-level %q", c.String(flagLogLevel))
+		return cliio.UsageError("invalid --log-level %q", c.String(flagLogLevel))
 	}
 	var logw io.Writer = s.Err
 	if lf := c.String(flagLogFile); lf != "" {
 		f, err := os.OpenFile(lf, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return fail("log_file", "open log file %s: %v", lf, err)
+			return cliio.Fail("log_file", "open log file %s: %v", lf, err)
 		}
 		logw = f
 	}
@@ -123,42 +122,16 @@ func prepareEnv(c *cli.Context, s *Streams) error {
 }
 
 // Run executes the CLI with args (without the program name) and returns the exit code.
-func Run(args []string, s *Streams) int {
+func Run(args []string, s *cliio.Streams) int {
 	if isStopHookCall(args) {
 		return runStopHook(args, s)
 	}
-	s = humanStreams(s, args)
+	s = cliio.HumanStreams(s, args)
 	app := newApp(s)
 	full := append([]string{"story-automator"}, reorderArgs(app, helpAsFlag(app, args))...)
 	err := app.Run(full)
 	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
-		err = usageError("unknown command %q (see story-automator --help)", name)
+		err = cliio.UsageError("unknown command %q (see story-automator --help)", name)
 	}
-	return exitCode(s, err)
-}
-
-func exitCode(s *Streams, err error) int {
-	if err == nil {
-		return 0
-	}
-	var st exitStatus
-	if errors.As(err, &st) {
-		return int(st)
-	}
-	var f *Failure
-	if !errors.As(err, &f) {
-		f = fail("internal_error", "%v", err)
-	}
-	if _, human := s.Out.(*terminalOut); human {
-		printFailure(s.Err, f)
-	} else {
-		if f.Exit == 2 {
-			fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
-		}
-		failureJSON(s.Out, f)
-	}
-	if f.Exit == 0 {
-		return 1
-	}
-	return f.Exit
+	return cliio.ExitCode(s, err)
 }

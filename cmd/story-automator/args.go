@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
 )
 
@@ -107,6 +109,20 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
 		if c.HasName(name) {
 			return c
+		}
+	}
+	return nil
+}
+
+// refuseBlank refuses a flag given with a blank value: a blank model, agent
+// or command would reach the agent's argv as it is.
+func refuseBlank(c interface {
+	IsSet(string) bool
+	String(string) string
+}, names ...string) error {
+	for _, n := range names {
+		if c.IsSet(n) && strings.TrimSpace(c.String(n)) == "" {
+			return &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
 		}
 	}
 	return nil

@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"sort"
-	"strings"
 
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/completion"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,126 +20,22 @@ func completionCommand() *cli.Command {
 			"fish:  story-automator completion fish > ~/.config/fish/completions/story-automator.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageError("completion needs one shell: bash, zsh or fish")
+				return cliio.UsageError("completion needs one shell: bash, zsh or fish")
 			}
-			tree := completionTree(c.App)
-			out := rawOut(c.App.Writer)
+			tree := completion.Tree(c.App)
+			out := cliio.RawOut(c.App.Writer)
 			switch c.Args().First() {
 			case "bash":
-				writeBashCompletion(out, tree)
+				completion.WriteBash(out, tree)
 			case "zsh":
 				fmt.Fprintln(out, "#compdef story-automator\nautoload -U +X bashcompinit && bashcompinit")
-				writeBashCompletion(out, tree)
+				completion.WriteBash(out, tree)
 			case "fish":
-				writeFishCompletion(out, tree)
+				completion.WriteFish(out, tree)
 			default:
-				return usageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
+				return cliio.UsageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
 			}
 			return nil
 		},
-	}
-}
-
-// completionNode is one command path with what may follow it.
-type completionNode struct {
-	path  string // "" for the top level, else "loop start"
-	cmds  []*cli.Command
-	flags []cli.Flag
-}
-
-func completionTree(app *cli.App) []completionNode {
-	nodes := []completionNode{{path: "", cmds: visible(app.Commands), flags: app.VisibleFlags()}}
-	var walk func(prefix string, cmds []*cli.Command)
-	walk = func(prefix string, cmds []*cli.Command) {
-		for _, c := range visible(cmds) {
-			p := strings.TrimSpace(prefix + " " + c.Name)
-			nodes = append(nodes, completionNode{path: p, cmds: visible(c.Subcommands), flags: c.VisibleFlags()})
-			walk(p, c.Subcommands)
-		}
-	}
-	walk("", app.Commands)
-	// Deepest paths first, so a shell's first match is the most specific.
-	sort.SliceStable(nodes, func(i, j int) bool {
-		return strings.Count(nodes[i].path, " ") > strings.Count(nodes[j].path, " ")
-	})
-	return nodes
-}
-
-func visible(cmds []*cli.Command) []*cli.Command {
-	var out []*cli.Command
-	for _, c := range cmds {
-		if !c.Hidden && c.Name != "help" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func flagWords(flags []cli.Flag) []string {
-	var w []string
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if len(n) == 1 {
-				w = append(w, "-"+n)
-			} else {
-				w = append(w, "--"+n)
-			}
-		}
-	}
-	return w
-}
-
-func writeBashCompletion(w io.Writer, nodes []completionNode) {
-	fmt.Fprint(w, `_story_automator() {
-  local cur=${COMP_WORDS[COMP_CWORD]} path="" i words
-  for ((i=1; i<COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in -*) ;; *) path="$path ${COMP_WORDS[i]}" ;; esac
-  done
-  path=${path# }
-  case "$path" in
-`)
-	for _, n := range nodes {
-		var words []string
-		for _, c := range n.cmds {
-			words = append(words, c.Name)
-		}
-		words = append(words, flagWords(n.flags)...)
-		pat := `""`
-		if n.path != "" {
-			pat = fmt.Sprintf("%q|%q*", n.path, n.path+" ")
-		}
-		fmt.Fprintf(w, "    %s) words=%q ;;\n", pat, strings.Join(words, " "))
-	}
-	fmt.Fprint(w, `    *) words="" ;;
-  esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-}
-complete -o default -F _story_automator story-automator
-`)
-}
-
-func writeFishCompletion(w io.Writer, nodes []completionNode) {
-	fmt.Fprintln(w, "complete -c story-automator -f")
-	for _, n := range nodes {
-		cond := "__fish_use_subcommand"
-		if n.path != "" {
-			parts := strings.Fields(n.path)
-			cond = "__fish_seen_subcommand_from " + parts[len(parts)-1]
-		}
-		for _, c := range n.cmds {
-			fmt.Fprintf(w, "complete -c story-automator -n %q -a %s -d %q\n", cond, c.Name, c.Usage)
-		}
-		for _, f := range n.flags {
-			long := f.Names()[0]
-			usage := ""
-			if d, ok := f.(cli.DocGenerationFlag); ok {
-				usage = d.GetUsage()
-			}
-			if n.path == "" {
-				fmt.Fprintf(w, "complete -c story-automator -l %s -d %q\n", long, usage)
-				continue
-			}
-			fmt.Fprintf(w, "complete -c story-automator -n %q -l %s -d %q\n", cond, long, usage)
-		}
 	}
 }

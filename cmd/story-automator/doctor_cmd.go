@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/doctor"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -45,7 +46,7 @@ func doctorAction(c *cli.Context) error {
 	}
 	exe, err := e.Exe()
 	if err != nil {
-		return fail("binary_path", "cannot determine the path of this binary: %v", err)
+		return cliio.Fail("binary_path", "cannot determine the path of this binary: %v", err)
 	}
 	o := doctor.Options{Root: e.ProjectRoot, Agents: agents, Offline: c.Bool("offline"), Getenv: e.Getenv,
 		Environ: e.Environ(), Hook: h, Euid: os.Geteuid()}
@@ -60,12 +61,12 @@ func doctorAction(c *cli.Context) error {
 			failed++
 		}
 	}
-	if c.Bool("json") || !isTerminal(e.Out) {
+	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
 		out := map[string]any{"ok": rep.OK, "checks": rep.Checks}
 		if !rep.OK {
 			out["error"], out["message"] = "doctor_failed", fmt.Sprintf("%d check(s) failed", failed)
 		}
-		if err := writeJSON(e.Out, out); err != nil {
+		if err := cliio.WriteJSON(e.Out, out); err != nil {
 			return err
 		}
 	} else {
@@ -81,7 +82,7 @@ func doctorAction(c *cli.Context) error {
 		}
 	}
 	if !rep.OK {
-		return exitStatus(1)
+		return cliio.ExitStatus(1)
 	}
 	return nil
 }
@@ -107,7 +108,7 @@ func doctorAgents(asked, environ []string) ([]string, error) {
 		for _, one := range strings.Split(a, ",") {
 			one = strings.TrimSpace(one)
 			if _, ok := child.LookupProfile(one); !ok || one == child.AgentCustom {
-				return nil, usageError("--agent %q: use claude, codex, gemini or sim", one)
+				return nil, cliio.UsageError("--agent %q: use claude, codex, gemini or sim", one)
 			}
 			out = append(out, one)
 		}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -91,7 +92,7 @@ func TestE2EAProcessGroupKillMidCommitLeavesGitToFinishAndResumeEndsDone(t *test
 
 func TestTheMarkersTempFilesAreNeverWhereGitWouldCommitThem(t *testing.T) {
 	root := t.TempDir()
-	e := &runtimeEnv{Streams: &Streams{Getenv: func(string) string { return "" }}, ProjectRoot: root}
+	e := &runtimeEnv{Streams: &cliio.Streams{Getenv: func(string) string { return "" }}, ProjectRoot: root}
 	paths := statePaths(e)
 	want := ".claude/..story-automator-active.tmp-*"
 	for _, p := range paths {

@@ -2,14 +2,16 @@ package main
 
 import (
 	"fmt"
-	"github.com/story-automator/story-automator/internal/lazyre"
 	"runtime/debug"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/lazyre"
 
 	"github.com/urfave/cli/v2"
 )
 
-// jsonFlag is the --json every command accepts; humanStreams reads it from the
+// jsonFlag is the --json every command accepts; cliio.HumanStreams reads it from the
 // command line before parsing, so a command need not look at it.
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON on stdout even on a terminal (the default when stdout is not a terminal)"}
 
@@ -23,8 +25,8 @@ func prepareCommand(c *cli.Command) {
 		name := c.Name
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.NArg() > 0 {
-				return usageError("unknown %s command %q", name, ctx.Args().First()).
-					withAction("see story-automator %s --help", name)
+				return cliio.UsageError("unknown %s command %q", name, ctx.Args().First()).
+					WithAction("see story-automator %s --help", name)
 			}
 			return cli.ShowSubcommandHelp(ctx)
 		}
@@ -52,10 +54,10 @@ var badValue = lazyre.New(`invalid value "([^"]*)" for flag -+([A-Za-z0-9-]+)`)
 
 // flagUsageError turns a flag parse error into a usage error; a bad duration
 // names the flag and shows what a duration looks like.
-func flagUsageError(flags []cli.Flag, err error) *Failure {
+func flagUsageError(flags []cli.Flag, err error) *cliio.Failure {
 	m := badValue().FindStringSubmatch(err.Error())
 	if m == nil {
-		return usageError("%v", err)
+		return cliio.UsageError("%v", err)
 	}
 	for _, f := range flags {
 		if !hasFlag([]cli.Flag{f}, m[2]) {
@@ -63,14 +65,14 @@ func flagUsageError(flags []cli.Flag, err error) *Failure {
 		}
 		switch f.(type) {
 		case *cli.DurationFlag:
-			return usageError("--%s %q is not a duration: write it like 90s, 5m or 1h30m", m[2], m[1])
+			return cliio.UsageError("--%s %q is not a duration: write it like 90s, 5m or 1h30m", m[2], m[1])
 		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag:
-			return usageError("--%s %q is not a whole number", m[2], m[1])
+			return cliio.UsageError("--%s %q is not a whole number", m[2], m[1])
 		case *cli.Float64Flag:
-			return usageError("--%s %q is not a number (for example 0.6)", m[2], m[1])
+			return cliio.UsageError("--%s %q is not a number (for example 0.6)", m[2], m[1])
 		}
 	}
-	return usageError("--%s %q: %s", m[2], m[1], strings.TrimSpace(err.Error()[len(m[0]):]))
+	return cliio.UsageError("--%s %q: %s", m[2], m[1], strings.TrimSpace(err.Error()[len(m[0]):]))
 }
 
 // version is set by the Makefile's -ldflags for builds outside a module

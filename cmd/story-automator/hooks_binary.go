@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/cliio"
 )
 
 // transientBinary reports why exe is a binary that will vanish (a `go run`
@@ -60,6 +62,6 @@ func hookBinary(e *runtimeEnv, exe string, force bool) (path, warning string, er
 	if force {
 		return exe, "WARNING: the hook runs " + exe + ", which will vanish: " + why, nil
 	}
-	return "", "", fail("binary_transient", "refusing to install a hook that runs %s: %s", exe, why).
-		withAction("install the tool first (go install github.com/story-automator/story-automator/cmd/story-automator@latest, or make install) and run hooks install from it, or pass --force")
+	return "", "", cliio.Fail("binary_transient", "refusing to install a hook that runs %s: %s", exe, why).
+		WithAction("install the tool first (go install github.com/story-automator/story-automator/cmd/story-automator@latest, or make install) and run hooks install from it, or pass --force")
 }

@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/stophook/settings"
 )
 
@@ -56,16 +55,16 @@ func hooksCommand() *cli.Command {
 func hooksLocation(c *cli.Context) (settings.Location, error) {
 	p := settings.Provider(c.String("provider"))
 	if len(settings.Scopes(p)) == 0 {
-		return settings.Location{}, usageError("--provider must be claude, codex or gemini, got %q", p)
+		return settings.Location{}, cliio.UsageError("--provider must be claude, codex or gemini, got %q", p)
 	}
 	s := settings.Scope(c.String("scope"))
 	if s != settings.ScopeProject && s != settings.ScopeLocal && s != settings.ScopeUser {
-		return settings.Location{}, usageError("--scope must be project, local or user, got %q", s)
+		return settings.Location{}, cliio.UsageError("--scope must be project, local or user, got %q", s)
 	}
 	e := envOf(c)
 	loc, err := settings.Locate(p, s, e.ProjectRoot, e.Getenv)
 	if errors.Is(err, settings.ErrUnsupportedScope) {
-		return loc, usageError("%v", err)
+		return loc, cliio.UsageError("%v", err)
 	}
 	if err != nil {
 		return loc, hooksFailure(err, loc)
@@ -77,17 +76,17 @@ func hooksLocation(c *cli.Context) (settings.Location, error) {
 func currentHook(e *runtimeEnv) (settings.Hook, error) {
 	exe, err := e.Exe()
 	if err != nil {
-		return settings.Hook{}, fail("binary_path", "cannot determine the path of this binary: %v", err)
+		return settings.Hook{}, cliio.Fail("binary_path", "cannot determine the path of this binary: %v", err)
 	}
 	h, err := settings.NewHook(exe)
 	if err != nil {
-		return settings.Hook{}, fail("binary_path", "%v", err)
+		return settings.Hook{}, cliio.Fail("binary_path", "%v", err)
 	}
 	return h, nil
 }
 
-func hooksFailure(err error, loc settings.Location) *Failure {
-	f := fail(settings.Code(err), "%v", err)
+func hooksFailure(err error, loc settings.Location) *cliio.Failure {
+	f := cliio.Fail(settings.Code(err), "%v", err)
 	f.Fields = map[string]any{"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path}
 	return f
 }
@@ -156,7 +155,7 @@ func hooksChange(c *cli.Context, install bool) error {
 			out["notice"] = "Codex will not run the hook yet: " + action
 		}
 	}
-	return okJSON(e.Out, out)
+	return cliio.OKJSON(e.Out, out)
 }
 
 // codexConfigChange does the config.toml half of a Codex install (hooks on,
@@ -190,7 +189,7 @@ func installableHook(e *runtimeEnv, h settings.Hook, force bool) (settings.Hook,
 	}
 	nh, err := settings.NewHook(path)
 	if err != nil {
-		return h, "", fail("binary_path", "%v", err)
+		return h, "", cliio.Fail("binary_path", "%v", err)
 	}
 	return nh, warning, nil
 }
@@ -255,63 +254,5 @@ func hooksStatus(c *cli.Context) error {
 		}
 	}
 	out := map[string]any{"ok": true, "command": h.Command, "installed": installed, "hooks": reports}
-	return emit(e.Out, out, func(w io.Writer) { writeHooksTable(w, h.Command, reports) })
-}
-
-// writeHooksTable prints hooks status for people: one row per settings file.
-func writeHooksTable(w io.Writer, command string, reports []settings.Status) {
-	fmt.Fprintf(w, "The hook this binary installs: %s\n\n", command)
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tSCOPE\tINSTALLED\tFILE\tNOTE")
-	for _, st := range reports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Provider, st.Scope, yesNo(st.Installed), st.Path, hookNote(st))
-	}
-	tw.Flush()
-	for _, l := range strings.SplitAfter(b.String(), "\n") {
-		fmt.Fprint(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n")))
-	}
-}
-
-// hookNote is what a person should know about one settings file's hook.
-func hookNote(st settings.Status) string {
-	var notes []string
-	switch {
-	case st.Error != "":
-		notes = append(notes, st.Error+": "+st.Message)
-	case !st.Installed:
-		return ""
-	}
-	if st.Installed && !st.BinaryExists {
-		notes = append(notes, "its binary is missing")
-	}
-	if st.Stale {
-		notes = append(notes, "differs from what install writes now")
-	}
-	if st.Duplicated {
-		notes = append(notes, "installed more than once")
-	}
-	if st.Off != "" {
-		notes = append(notes, st.Off)
-	}
-	if cs := st.Codex; cs != nil {
-		switch {
-		case !cs.HooksEnabled:
-			notes = append(notes, "hooks are off in "+cs.ConfigFile)
-		case cs.Trusted == nil:
-			notes = append(notes, "trust unknown ("+cs.Error+")")
-		case *cs.Trusted:
-			notes = append(notes, "trusted by Codex")
-		default:
-			notes = append(notes, "not trusted by Codex: "+cs.Action)
-		}
-	}
-	return strings.Join(notes, "; ")
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
+	return cliio.Emit(e.Out, out, func(w io.Writer) { settings.WriteTable(w, h.Command, reports) })
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/stophook/settings"
@@ -77,15 +78,15 @@ func loopShape(c *cli.Context) (*marker.LoopState, []string, error) {
 	e := envOf(c)
 	n := c.Int("max-iterations")
 	if n < 1 || n > marker.MaxIterationsCeiling {
-		return nil, nil, usageError("--max-iterations must be 1..%d (a loop is never unlimited), got %d", marker.MaxIterationsCeiling, n)
+		return nil, nil, cliio.UsageError("--max-iterations must be 1..%d (a loop is never unlimited), got %d", marker.MaxIterationsCeiling, n)
 	}
 	th := c.Float64("threshold")
 	if !(th > 0 && th <= 1) {
-		return nil, nil, usageError("--threshold must be in (0, 1], got %v", th)
+		return nil, nil, cliio.UsageError("--threshold must be in (0, 1], got %v", th)
 	}
 	to := c.Duration("advisor-timeout")
 	if to <= 0 || to > stophook.MaxAdvisorTimeout {
-		return nil, nil, usageError("--advisor-timeout must be in (0, %s] so the advisor ends before the agent kills the Stop hook (%ds), got %s",
+		return nil, nil, cliio.UsageError("--advisor-timeout must be in (0, %s] so the advisor ends before the agent kills the Stop hook (%ds), got %s",
 			stophook.MaxAdvisorTimeout, settings.DefaultTimeout, to)
 	}
 	l := &marker.LoopState{MaxIterations: n, CompletionPromise: strings.TrimSpace(c.String("completion-promise")),
@@ -98,12 +99,12 @@ func loopShape(c *cli.Context) (*marker.LoopState, []string, error) {
 	}
 	members, err := stophook.ParseExitStrategy(l.ExitStrategy, l.FixPlan != "")
 	if err != nil {
-		return nil, nil, usageError("--exit-strategy: %v", err)
+		return nil, nil, cliio.UsageError("--exit-strategy: %v", err)
 	}
 	var warnings []string
 	for _, m := range members {
 		if m == stophook.StrategyFixPlan && l.FixPlan == "" {
-			return nil, nil, usageError("--exit-strategy %s needs --fix-plan FILE", l.ExitStrategy)
+			return nil, nil, cliio.UsageError("--exit-strategy %s needs --fix-plan FILE", l.ExitStrategy)
 		}
 	}
 	if l.FixPlan != "" {
@@ -147,20 +148,20 @@ func loopPrompt(c *cli.Context) (string, error) {
 	file := c.String("prompt-file")
 	switch {
 	case file != "" && words != "":
-		return "", usageError("give the prompt as PROMPT or --prompt-file, not both")
+		return "", cliio.UsageError("give the prompt as PROMPT or --prompt-file, not both")
 	case file == "" && words == "":
-		return "", usageError("loop start needs a PROMPT")
+		return "", cliio.UsageError("loop start needs a PROMPT")
 	case file == "":
 		return words, nil
 	}
 	data, err := readLimited(envOf(c), file)
 	if err != nil {
-		return "", fail("prompt_file", "%v", err)
+		return "", cliio.Fail("prompt_file", "%v", err)
 	}
 	if p := strings.TrimSpace(string(data)); p != "" {
 		return p, nil
 	}
-	return "", usageError("--prompt-file %s is empty", file)
+	return "", cliio.UsageError("--prompt-file %s is empty", file)
 }
 
 func readLimited(e *runtimeEnv, path string) ([]byte, error) {
@@ -204,12 +205,12 @@ func createLoop(c *cli.Context, m *marker.Marker, warnings []string, extra map[s
 	e := envOf(c)
 	st := markerStore(c)
 	if err := atomicfile.EnsureDir(st.Dir(), 0o700); err != nil {
-		return fail("marker_io", "%v", err)
+		return cliio.Fail("marker_io", "%v", err)
 	}
 	var replaced *marker.Marker
 	_, err := st.Update(context.Background(), func(cur *marker.Marker, readErr error) (*marker.Marker, error) {
 		if errors.Is(readErr, marker.ErrCorrupt) && !c.Bool("replace") {
-			return nil, fail("marker_corrupt", "%v (use --replace to overwrite it)", readErr)
+			return nil, cliio.Fail("marker_corrupt", "%v (use --replace to overwrite it)", readErr)
 		}
 		if err := refuseOver(cur, c.Bool("replace")); err != nil {
 			return nil, err
@@ -236,7 +237,7 @@ func createLoop(c *cli.Context, m *marker.Marker, warnings []string, extra map[s
 	for k, v := range extra {
 		out[k] = v
 	}
-	return okJSON(e.Out, out)
+	return cliio.OKJSON(e.Out, out)
 }
 
 // refuseOver says why a new loop may not replace cur.
@@ -247,9 +248,9 @@ func refuseOver(cur *marker.Marker, replace bool) error {
 	live := cur.Status == marker.StatusActive || cur.Status == marker.StatusPaused
 	switch {
 	case cur.Mode == marker.ModeLoop && live:
-		return fail("loop_active", "a loop is already running here (%s, iteration %d); cancel it with `story-automator loop cancel` or pass --replace", cur.Status, loopIteration(cur))
+		return cliio.Fail("loop_active", "a loop is already running here (%s, iteration %d); cancel it with `story-automator loop cancel` or pass --replace", cur.Status, loopIteration(cur))
 	case cur.Mode != marker.ModeLoop && live && cur.StoriesRemaining > 0:
-		return fail("story_run_active", "a story run owns this project (%s, %d stories remaining); pass --replace to replace it", cur.Status, cur.StoriesRemaining)
+		return cliio.Fail("story_run_active", "a story run owns this project (%s, %d stories remaining); pass --replace to replace it", cur.Status, cur.StoriesRemaining)
 	}
 	return nil
 }
@@ -269,7 +270,7 @@ func loopStatus(c *cli.Context) error {
 	st := markerStore(c)
 	m, err := st.Read()
 	if errors.Is(err, marker.ErrNotFound) {
-		return okJSON(e.Out, map[string]any{"exists": false, "active": false, "path": st.Path})
+		return cliio.OKJSON(e.Out, map[string]any{"exists": false, "active": false, "path": st.Path})
 	}
 	if err != nil {
 		return markerFailure(err)
@@ -283,7 +284,7 @@ func loopStatus(c *cli.Context) error {
 	if m.PauseReason != "" {
 		out["pauseReason"] = m.PauseReason
 	}
-	return okJSON(e.Out, out)
+	return cliio.OKJSON(e.Out, out)
 }
 
 // modifyLoop changes the loop under the lock; a missing or story-mode marker is refused.
@@ -302,14 +303,14 @@ func modifyLoop(c *cli.Context, fn func(m *marker.Marker) error) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
 }
 
 // requireMarkerDir refuses early when the marker's directory does not exist
 // (no loop was ever started), rather than creating a lock file there.
 func requireMarkerDir(st *marker.Store) error {
 	if _, err := os.Lstat(st.Dir()); errors.Is(err, os.ErrNotExist) {
-		return fail("loop_not_found", "no loop is running in this project")
+		return cliio.Fail("loop_not_found", "no loop is running in this project")
 	}
 	return nil
 }
@@ -317,11 +318,11 @@ func requireMarkerDir(st *marker.Store) error {
 func requireLoop(m *marker.Marker, readErr error) error {
 	switch {
 	case errors.Is(readErr, marker.ErrNotFound):
-		return fail("loop_not_found", "no loop is running in this project")
+		return cliio.Fail("loop_not_found", "no loop is running in this project")
 	case readErr != nil:
 		return readErr
 	case !m.IsLoop():
-		return fail("not_a_loop", "the marker belongs to a %s run, not a loop; use `story-automator marker …` for it", m.Mode)
+		return cliio.Fail("not_a_loop", "the marker belongs to a %s run, not a loop; use `story-automator marker …` for it", m.Mode)
 	}
 	return nil
 }
@@ -346,7 +347,7 @@ func loopResume(c *cli.Context) error {
 	}
 	n := c.Int("max-iterations")
 	if c.IsSet("max-iterations") && (n < 1 || n > marker.MaxIterationsCeiling) {
-		return usageError("--max-iterations must be 1..%d, got %d", marker.MaxIterationsCeiling, n)
+		return cliio.UsageError("--max-iterations must be 1..%d, got %d", marker.MaxIterationsCeiling, n)
 	}
 	now := envOf(c).Now()
 	return modifyLoop(c, func(m *marker.Marker) error {
@@ -371,7 +372,7 @@ func loopCancel(c *cli.Context) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "removed": true, "iteration": m.Loop.Iteration, "maxIterations": m.Loop.MaxIterations})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "removed": true, "iteration": m.Loop.Iteration, "maxIterations": m.Loop.MaxIterations})
 }
 
 // removeLoop deletes the marker under the lock if, and only if, it is a loop.

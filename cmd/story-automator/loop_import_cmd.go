@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 )
@@ -27,7 +28,7 @@ func loopImportCommand() *cli.Command {
 
 func loopImport(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageError("loop import needs exactly one FILE")
+		return cliio.UsageError("loop import needs exactly one FILE")
 	}
 	e := envOf(c)
 	path := c.Args().First()
@@ -36,11 +37,11 @@ func loopImport(c *cli.Context) error {
 	}
 	data, err := readLimited(e, path)
 	if err != nil {
-		return fail("import_unreadable", "%v", err)
+		return cliio.Fail("import_unreadable", "%v", err)
 	}
 	src, err := stophook.ParseLoopFile(path, data)
 	if err != nil {
-		return fail("import_invalid", "%v", err)
+		return cliio.Fail("import_invalid", "%v", err)
 	}
 	l, warnings, err := loopShape(c)
 	if err != nil {
@@ -84,7 +85,7 @@ func importAndRetire(c *cli.Context, m *marker.Marker, warnings []string, extra 
 		}
 		retired := path + ".imported"
 		if err := os.Rename(path, retired); err != nil {
-			return fail("import_retire", "cannot rename %s out of the old hook's way: %v (pass --keep-source to leave it)", path, err)
+			return cliio.Fail("import_retire", "cannot rename %s out of the old hook's way: %v (pass --keep-source to leave it)", path, err)
 		}
 		extra["sourceRenamedTo"] = retired
 		err := createLoop(c, m, warnings, extra)
@@ -100,7 +101,7 @@ func importAndRetire(c *cli.Context, m *marker.Marker, warnings []string, extra 
 func refuseImportOver(c *cli.Context) error {
 	m, err := markerStore(c).Read()
 	if errors.Is(err, marker.ErrCorrupt) && !c.Bool("replace") {
-		return fail("marker_corrupt", "%v (use --replace to overwrite it)", err)
+		return cliio.Fail("marker_corrupt", "%v (use --replace to overwrite it)", err)
 	}
 	return refuseOver(m, c.Bool("replace"))
 }

@@ -7,8 +7,12 @@
 // Command story-automator runs autonomous story-automation runs and prompt loops for AI coding agents.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/story-automator/story-automator/internal/cliio"
+)
 
 func main() {
-	os.Exit(Run(os.Args[1:], SystemStreams()))
+	os.Exit(Run(os.Args[1:], cliio.SystemStreams()))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -64,11 +65,11 @@ func markerCommand() *cli.Command {
 
 // markerFailure turns a marker error into the JSON failure users see.
 func markerFailure(err error) error {
-	var f *Failure
+	var f *cliio.Failure
 	if errors.As(err, &f) {
 		return f
 	}
-	return fail(marker.Code(err), "%v", err)
+	return cliio.Fail(marker.Code(err), "%v", err)
 }
 
 func markerStore(c *cli.Context) *marker.Store {
@@ -78,7 +79,7 @@ func markerStore(c *cli.Context) *marker.Store {
 
 func noArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return usageError("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
+		return cliio.UsageError("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
 	}
 	return nil
 }
@@ -90,18 +91,18 @@ func markerCreate(c *cli.Context) error {
 	e := envOf(c)
 	mode := c.String("mode")
 	if mode != marker.ModeStory && mode != marker.ModeLoop {
-		return usageError("--mode must be story or loop, got %q", mode)
+		return cliio.UsageError("--mode must be story or loop, got %q", mode)
 	}
 	if mode == marker.ModeStory && !c.IsSet("remaining") {
 		// Without it the marker would guard nothing (0 = nothing to guard):
 		// a forgotten flag must not silently drop the guard of a live run.
-		return usageError("marker create needs --remaining N for a story run")
+		return cliio.UsageError("marker create needs --remaining N for a story run")
 	}
 	if c.Int("remaining") < 0 {
-		return usageError("--remaining must not be negative")
+		return cliio.UsageError("--remaining must not be negative")
 	}
 	if c.Int("pid") < 0 {
-		return usageError("--pid must not be negative")
+		return cliio.UsageError("--pid must not be negative")
 	}
 	owner := c.String("owner-session")
 	if !c.IsSet("owner-session") {
@@ -123,7 +124,7 @@ func markerCreate(c *cli.Context) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": out})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": out})
 }
 
 func markerHeartbeat(c *cli.Context) error {
@@ -131,7 +132,7 @@ func markerHeartbeat(c *cli.Context) error {
 		return err
 	}
 	if c.IsSet("remaining") && c.Int("remaining") < 0 {
-		return usageError("--remaining must not be negative")
+		return cliio.UsageError("--remaining must not be negative")
 	}
 	e := envOf(c)
 	st := markerStore(c)
@@ -151,7 +152,7 @@ func markerHeartbeat(c *cli.Context) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
 }
 
 func markerShow(c *cli.Context) error {
@@ -162,14 +163,14 @@ func markerShow(c *cli.Context) error {
 	st := markerStore(c)
 	m, err := st.Read()
 	if errors.Is(err, marker.ErrNotFound) {
-		return okJSON(e.Out, map[string]any{"exists": false, "path": st.Path})
+		return cliio.OKJSON(e.Out, map[string]any{"exists": false, "path": st.Path})
 	}
 	if err != nil {
-		f := fail(marker.Code(err), "%v", err)
+		f := cliio.Fail(marker.Code(err), "%v", err)
 		f.Fields = map[string]any{"exists": true, "path": st.Path}
 		return f
 	}
-	return okJSON(e.Out, map[string]any{"exists": true, "path": st.Path, "marker": m})
+	return cliio.OKJSON(e.Out, map[string]any{"exists": true, "path": st.Path, "marker": m})
 }
 
 func markerPause(c *cli.Context) error {
@@ -202,7 +203,7 @@ func markerClaim(c *cli.Context) error {
 		owner = marker.OwnerFromEnv(e.Getenv)
 	}
 	if owner == "" {
-		return usageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
+		return cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
 	}
 	return markerSet(c, func(m *marker.Marker) error {
 		m.OwnerSession = owner
@@ -218,7 +219,7 @@ func markerSet(c *cli.Context, fn func(*marker.Marker) error) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
 }
 
 func markerRemove(c *cli.Context) error {
@@ -231,5 +232,5 @@ func markerRemove(c *cli.Context) error {
 	if err != nil {
 		return markerFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"path": st.Path, "removed": existed})
+	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "removed": existed})
 }

@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/modelsim/offline"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/modelsim/offline"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,23 +47,23 @@ func modelSimCommand() *cli.Command {
 func modelSimAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.NArg() > 0 {
-		return usageError("model-sim takes no arguments, got %q", c.Args().First())
+		return cliio.UsageError("model-sim takes no arguments, got %q", c.Args().First())
 	}
 	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record")}
 	if f := c.String("script"); f != "" {
 		s, err := modelsim.LoadScript(f)
 		if err != nil {
-			return fail("model_sim_script", "%v", err)
+			return cliio.Fail("model_sim_script", "%v", err)
 		}
 		opts.Script = s
 	}
 	opts.Exe, _ = e.Exe()
 	srv, err := modelsim.Start(opts)
 	if errors.Is(err, modelsim.ErrNotLoopback) {
-		return usageError("%v", err)
+		return cliio.UsageError("%v", err)
 	}
 	if err != nil {
-		return fail("model_sim_listen", "%v", err)
+		return cliio.Fail("model_sim_listen", "%v", err)
 	}
 	defer srv.Close()
 	// Before the URLs are printed: whoever reads them may stop us at once.
@@ -72,14 +74,14 @@ func modelSimAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if !c.Bool("json") && isTerminal(e.Out) {
+	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
 		fmt.Fprintln(e.Out, urls.Base)
 		fmt.Fprintf(e.Out, "model-sim is serving on loopback. Claude Code: ANTHROPIC_BASE_URL=%s; Codex: base_url = %q; Gemini: GOOGLE_GEMINI_BASE_URL=%s. Ctrl-C stops it.\n",
 			urls.Anthropic, urls.OpenAI, urls.Gemini)
 		for _, kv := range envLines {
 			fmt.Fprintf(e.Out, "export %s\n", kv)
 		}
-	} else if err := okJSON(e.Out, map[string]any{"url": urls.Base, "anthropicBaseUrl": urls.Anthropic,
+	} else if err := cliio.OKJSON(e.Out, map[string]any{"url": urls.Base, "anthropicBaseUrl": urls.Anthropic,
 		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid(), "env": envLines}); err != nil {
 		return err
 	}
@@ -99,11 +101,11 @@ func offlineHome(c *cli.Context, url string) ([]string, error) {
 	}
 	write, ok := offline.For(c.String("home-agent"))
 	if !ok {
-		return nil, usageError("--home-agent must be claude, codex or gemini, got %q", c.String("home-agent"))
+		return nil, cliio.UsageError("--home-agent must be claude, codex or gemini, got %q", c.String("home-agent"))
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, usageError("--home %q: %v", dir, err)
+		return nil, cliio.UsageError("--home %q: %v", dir, err)
 	}
 	var trusted []string
 	for _, t := range c.StringSlice("trust") {
@@ -113,7 +115,7 @@ func offlineHome(c *cli.Context, url string) ([]string, error) {
 	}
 	env, err := write(offline.Config{Home: abs, BaseURL: url, Trusted: trusted})
 	if err != nil {
-		return nil, fail("model_sim_home", "%v", err)
+		return nil, cliio.Fail("model_sim_home", "%v", err)
 	}
 	return env.Pairs(), nil
 }

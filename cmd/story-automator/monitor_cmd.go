@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
@@ -59,7 +60,7 @@ func monitorSession(c *cli.Context) error {
 	dir := sessionStateDir(e)
 	v, err := monitorVerifier(c, e, dir, name)
 	if err != nil {
-		var f *Failure
+		var f *cliio.Failure
 		if errors.As(err, &f) {
 			return f
 		}
@@ -85,11 +86,11 @@ func monitorSession(c *cli.Context) error {
 }
 
 func printMonitorResult(e *runtimeEnv, res monitor.Result) error {
-	if err := writeJSON(e.Out, res); err != nil {
+	if err := cliio.WriteJSON(e.Out, res); err != nil {
 		return err
 	}
 	if code := res.FinalState.ExitCode(); code != 0 {
-		return exitStatus(code)
+		return cliio.ExitStatus(code)
 	}
 	return nil
 }
@@ -101,30 +102,30 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 	opt.Rechecks, opt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
 	opt.IdleDebounce, opt.StartTimeout, opt.StuckAfter = c.Duration("idle-debounce"), c.Duration("start-timeout"), c.Duration("stuck-after")
 	if opt.Timeout <= 0 {
-		return opt, usageError("--timeout must be positive")
+		return opt, cliio.UsageError("--timeout must be positive")
 	}
 	if opt.Rechecks < 1 {
-		return opt, usageError("--completion-rechecks must be at least 1")
+		return opt, cliio.UsageError("--completion-rechecks must be at least 1")
 	}
 	for _, f := range []string{"recheck-grace", "return-after", "idle-debounce", "start-timeout", "stuck-after", "verify-timeout"} {
 		if c.Duration(f) < 0 {
-			return opt, usageError("--%s must not be negative", f)
+			return opt, cliio.UsageError("--%s must not be negative", f)
 		}
 	}
 	return opt, nil
 }
 
 // monitorVerifier builds the verifier; a contract problem comes back as a
-// plain error (reported as incomplete), a usage problem as a *Failure.
+// plain error (reported as incomplete), a usage problem as a *cliio.Failure.
 // --workflow without --story-key checks the story the session was spawned
 // for (its state file records it).
 func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.Verifier, error) {
 	step, spec := c.String("workflow"), c.String("verify")
 	if step != "" && c.IsSet("verify") {
-		return nil, usageError("give --workflow or --verify, not both")
+		return nil, cliio.UsageError("give --workflow or --verify, not both")
 	}
 	if c.IsSet("story-key") && step == "" {
-		return nil, usageError("--story-key needs --workflow")
+		return nil, cliio.UsageError("--story-key needs --workflow")
 	}
 	if step == "" {
 		return monitor.ParseVerifySpec(spec, e.ProjectRoot, c.Duration("verify-timeout"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -66,15 +67,15 @@ func runAction(c *cli.Context) error {
 	}
 	proj, err := workflows.Open(e.ProjectRoot)
 	if err != nil {
-		return fail(workflows.Code(err), "%v", err)
+		return cliio.Fail(workflows.Code(err), "%v", err)
 	}
 	wpol, err := workflows.LoadPolicy(e.ProjectRoot)
 	if err != nil {
-		return fail(workflows.Code(err), "%v", err)
+		return cliio.Fail(workflows.Code(err), "%v", err)
 	}
 	exe, err := e.Exe()
 	if err != nil {
-		return fail("run_failed", "cannot find this binary: %v", err)
+		return cliio.Fail("run_failed", "cannot find this binary: %v", err)
 	}
 	opts := runOptions(c, e, wpol)
 	if !opts.DryRun {
@@ -103,25 +104,25 @@ func runAction(c *cli.Context) error {
 // checkRunFlags refuses flag combinations that cannot work.
 func checkRunFlags(c *cli.Context) error {
 	if c.Int("parallel") < 1 {
-		return usageError("--parallel must be at least 1")
+		return cliio.UsageError("--parallel must be at least 1")
 	}
 	for _, f := range []string{"agent", "fallback-agent"} {
 		if v := c.String(f); v != "" && !contains(runAgents, v) {
-			return usageError("--%s must be one of %s, got %q", f, strings.Join(runAgents, ", "), v)
+			return cliio.UsageError("--%s must be one of %s, got %q", f, strings.Join(runAgents, ", "), v)
 		}
 	}
 	if c.Bool("resume") && (c.IsSet("epic") || c.IsSet("stories")) {
-		return usageError("--resume continues the run's own selection; drop --epic and --stories")
+		return cliio.UsageError("--resume continues the run's own selection; drop --epic and --stories")
 	}
 	if c.IsSet("max-cycles") && c.Int("max-cycles") < 1 {
-		return usageError("--max-cycles must be at least 1")
+		return cliio.UsageError("--max-cycles must be at least 1")
 	}
 	if c.Duration("backoff") < 0 || c.Duration("recheck-grace") < 0 || c.Int("completion-rechecks") < 1 {
-		return usageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
+		return cliio.UsageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
 	}
 	if (c.IsSet("max-cost") && c.Float64("max-cost") <= 0) || (c.IsSet("max-tokens") && c.Int64("max-tokens") <= 0) ||
 		(c.IsSet("max-duration") && c.Duration("max-duration") <= 0) {
-		return usageError("--max-cost, --max-tokens and --max-duration must be positive")
+		return cliio.UsageError("--max-cost, --max-tokens and --max-duration must be positive")
 	}
 	_, _, err := parseModels(c.StringSlice("model"))
 	return err
@@ -139,16 +140,16 @@ func parseModels(values []string) (model string, steps map[string]string, err er
 		step, m = strings.TrimSpace(step), strings.TrimSpace(m)
 		switch {
 		case m == "":
-			return "", nil, &Failure{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: 2}
+			return "", nil, &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: 2}
 		case isStep && !contains(workflows.AllSteps(), step):
-			return "", nil, usageError("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
+			return "", nil, cliio.UsageError("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
 		case isStep:
 			if steps == nil {
 				steps = map[string]string{}
 			}
 			steps[step] = m
 		case model != "" && model != m:
-			return "", nil, usageError("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
+			return "", nil, cliio.UsageError("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
 		default:
 			model = m
 		}
@@ -242,18 +243,18 @@ func statePaths(e *runtimeEnv) []string {
 }
 
 // runFailure turns a run error into the failure users see.
-func runFailure(err error) *Failure {
-	var f *Failure
+func runFailure(err error) *cliio.Failure {
+	var f *cliio.Failure
 	if errors.As(err, &f) {
 		return f
 	}
 	if b, ok := orchestrator.AsBlocker(err); ok {
-		f := fail(b.Code, "%v", err)
+		f := cliio.Fail(b.Code, "%v", err)
 		f.Fields = map[string]any{"action": b.Action}
 		return f
 	}
 	if code := workflows.Code(err); code != "workflow_io" {
-		return fail(code, "%v", err)
+		return cliio.Fail(code, "%v", err)
 	}
-	return fail(orchestrator.Code(err), "%v", err)
+	return cliio.Fail(orchestrator.Code(err), "%v", err)
 }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/runview"
 )
 
 // runOutput is how `run` talks: a live block on a terminal, one line per
@@ -22,8 +22,8 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	switch {
 	case asJSON:
 		o.reporter = &orchestrator.JSONReporter{W: e.Out}
-	case isTerminal(e.Out):
-		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: terminalWidth(e.Out)}
+	case cliio.IsTerminal(e.Out):
+		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
 		o.reporter = o.live
 	default:
 		o.reporter = &orchestrator.LineReporter{W: e.Out}
@@ -55,7 +55,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	done, total := st.StoryCounts()
 	usage := st.Spend()
 	fields := map[string]any{"runId": st.RunID, "outcome": string(res.Outcome), "stateFile": res.StatePath,
-		"storiesDone": done, "storiesTotal": total, "commits": commits(st), "usage": usage}
+		"storiesDone": done, "storiesTotal": total, "commits": runview.Commits(st), "usage": usage}
 	if st.Config.Budget != nil {
 		fields["budget"] = st.Config.Budget
 	}
@@ -65,7 +65,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	spent := orchestrator.SpendText(&usage, st.Config.Budget)
 	if err == nil {
 		if o.json {
-			return okJSON(o.e.Out, fields)
+			return cliio.OKJSON(o.e.Out, fields)
 		}
 		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
 		return nil
@@ -85,79 +85,16 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	}
 	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\n%s\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
 		st.RunID, f.Code, done, total, spent, reason, action, res.StatePath)
-	return exitStatus(1)
-}
-
-// commits lists each done story's commit.
-func commits(st *orchestrator.State) []map[string]string {
-	out := []map[string]string{}
-	for _, u := range st.Units {
-		if u.Commit != "" {
-			out = append(out, map[string]string{"story": u.Dotted, "commit": u.Commit})
-		}
-	}
-	return out
+	return cliio.ExitStatus(1)
 }
 
 // plan prints what a run would do.
 func (o *runOutput) plan(res *orchestrator.Result) error {
 	st := res.State
 	if o.json {
-		return okJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
-			"config": st.Config, "units": st.Units, "waves": waveKeys(st)})
+		return cliio.OKJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
+			"config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st)})
 	}
-	w := o.e.Out
-	c := st.Config
-	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d\n",
-		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles)
-	for _, u := range st.Units {
-		if u.Status == orchestrator.StatusDone {
-			continue
-		}
-		fmt.Fprintf(w, "  %-8s %-28s %s", u.Dotted, textline.Cut(u.Title, 28), planSteps(u))
-		if len(u.DependsOn) > 0 {
-			fmt.Fprintf(w, "  (after %s)", strings.Join(u.DependsOn, ", "))
-		}
-		fmt.Fprintln(w)
-	}
-	for i, wave := range waveKeys(st) {
-		fmt.Fprintf(w, "  wave %d: %s\n", i+1, strings.Join(wave, ", "))
-	}
-	for _, l := range st.Log {
-		fmt.Fprintf(w, "  note: %s %s\n", l.Unit, l.Message)
-	}
+	runview.WritePlan(o.e.Out, st)
 	return nil
-}
-
-func fallbackText(f string) string {
-	if f == "" {
-		return ""
-	}
-	return " (fallback " + f + ")"
-}
-
-// planSteps lists a unit's steps; finished or skipped ones are marked.
-func planSteps(u *orchestrator.Unit) string {
-	var parts []string
-	for _, s := range u.Steps {
-		switch s.Status {
-		case orchestrator.StatusPending, orchestrator.StatusRunning, orchestrator.StatusEscalated:
-			parts = append(parts, s.Name)
-		default:
-			parts = append(parts, fmt.Sprintf("[%s: %s]", s.Name, s.Status))
-		}
-	}
-	return strings.Join(parts, " → ")
-}
-
-func waveKeys(st *orchestrator.State) [][]string {
-	out := [][]string{}
-	for _, wave := range orchestrator.Waves(st) {
-		var keys []string
-		for _, u := range wave {
-			keys = append(keys, u.Dotted)
-		}
-		out = append(out, keys)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -21,14 +22,14 @@ func sampleCommand() *cli.Command {
 
 func sampleAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return usageError("sample needs exactly one DIR")
+		return cliio.UsageError("sample needs exactly one DIR")
 	}
 	dir, err := filepath.Abs(c.Args().First())
 	if err != nil {
-		return usageError("DIR %q: %v", c.Args().First(), err)
+		return cliio.UsageError("DIR %q: %v", c.Args().First(), err)
 	}
 	if err := sample.WriteSample(dir); err != nil {
-		return fail("sample_failed", "%v", err)
+		return cliio.Fail("sample_failed", "%v", err)
 	}
-	return okJSON(envOf(c).Out, map[string]any{"dir": dir, "stories": sample.Stories})
+	return cliio.OKJSON(envOf(c).Out, map[string]any{"dir": dir, "stories": sample.Stories})
 }

@@ -7,11 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/tmux"
@@ -58,18 +57,18 @@ func sessionStateDir(e *runtimeEnv) string {
 // sessionName reads and checks the NAME argument.
 func sessionName(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", usageError("%s needs exactly one session NAME", c.Command.FullName())
+		return "", cliio.UsageError("%s needs exactly one session NAME", c.Command.FullName())
 	}
 	name := c.Args().First()
 	if !marker.ValidSessionName(name) {
-		return "", usageError("invalid session name %q: only letters, digits, '_' and '-'", name)
+		return "", cliio.UsageError("invalid session name %q: only letters, digits, '_' and '-'", name)
 	}
 	return name, nil
 }
 
 // tmuxFailure turns a tmux error into the JSON failure users see.
 func tmuxFailure(err error) error {
-	return fail(tmux.Code(err), "%v", err)
+	return cliio.Fail(tmux.Code(err), "%v", err)
 }
 
 func sessionList(c *cli.Context) error {
@@ -98,58 +97,18 @@ func sessionList(c *cli.Context) error {
 	if len(warnings) > 0 {
 		fields["warnings"] = warnings
 	}
-	return okJSON(e.Out, fields)
-}
-
-// childSession is one child session on the tmux server (its first pane) and,
-// when it belongs to this project (Mine: its name and its state file's
-// project root say so), its state, settled when its runner is gone.
-type childSession struct {
-	Pane  tmux.Pane
-	State *marker.SessionState
-	Mine  bool
+	return cliio.OKJSON(e.Out, fields)
 }
 
 // childSessions lists the tmux server's child sessions once each, sorted by
-// name: the one listing session list, session kill-all and status share.
-func childSessions(ctx context.Context, e *runtimeEnv) ([]childSession, []string, error) {
-	panes, err := sessionTmux(e).ListPanes(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir := sessionStateDir(e)
-	seen := map[string]bool{}
-	var out []childSession
+// name, warning about corrupt state files it moved aside.
+func childSessions(ctx context.Context, e *runtimeEnv) ([]child.Listed, []string, error) {
+	out, moved, err := child.ListSessions(ctx, sessionTmux(e), e.ProjectRoot, sessionStateDir(e))
 	var warnings []string
-	for _, p := range panes {
-		if seen[p.Session] || !strings.HasPrefix(p.Session, child.NamePrefix) || !tmux.ValidName(p.Session) {
-			continue
-		}
-		seen[p.Session] = true
-		st, mine, warn := projectSession(e.ProjectRoot, dir, p.Session)
-		warnings = append(warnings, movedAsideWarnings(e, warn)...)
-		out = append(out, childSession{Pane: p, State: st, Mine: mine})
+	for _, m := range moved {
+		warnings = append(warnings, movedAsideWarnings(e, m)...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Pane.Session < out[j].Pane.Session })
-	return out, warnings, nil
-}
-
-// projectSession reports whether a tmux session is this project's and
-// returns its state. The name prefix alone cannot tell: a project whose
-// directory is named "<slug>-<hash4>" of another shares that project's
-// prefix. So the session's state file in this project's sessions directory
-// must exist and name this project root; a session without one is never
-// counted as this project's (only --all-projects reaches it).
-// A corrupt state file is moved aside on the way; err then says so.
-func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, error) {
-	if !strings.HasPrefix(name, child.ProjectPrefix(projectRoot)) {
-		return nil, false, nil
-	}
-	st, err := reconciledSession(dir, name)
-	if err != nil || filepath.Clean(st.ProjectRoot) != filepath.Clean(projectRoot) {
-		return nil, false, err
-	}
-	return st, true, nil
+	return out, warnings, err
 }
 
 // movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
@@ -174,13 +133,13 @@ func sessionStatus(c *cli.Context) error {
 	if err != nil {
 		return tmuxFailure(err)
 	}
-	st, stErr := reconciledSession(sessionStateDir(e), name)
+	st, stErr := child.ReconciledSession(sessionStateDir(e), name)
 	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
-		return fail("session_state_unreadable", "%v", stErr)
+		return cliio.Fail("session_state_unreadable", "%v", stErr)
 	}
 	warnings := movedAsideWarnings(e, stErr)
 	if !exists && st == nil {
-		f := fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
+		f := cliio.Fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
 		if len(warnings) > 0 {
 			f.Fields = map[string]any{"warnings": warnings}
 		}
@@ -195,7 +154,7 @@ func sessionStatus(c *cli.Context) error {
 		fields["lifecycle"] = st.Lifecycle
 		fields["outputFile"] = st.OutputFile
 	}
-	return okJSON(e.Out, fields)
+	return cliio.OKJSON(e.Out, fields)
 }
 
 func sessionCapture(c *cli.Context) error {
@@ -205,12 +164,12 @@ func sessionCapture(c *cli.Context) error {
 	}
 	lines := c.Int("lines")
 	if lines < 0 {
-		return usageError("--lines must not be negative")
+		return cliio.UsageError("--lines must not be negative")
 	}
 	e := envOf(c)
 	text, err := sessionTmux(e).CapturePane(context.Background(), name, lines)
 	if err == nil {
-		return okJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
+		return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
 	}
 	if !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
 		return tmuxFailure(err)
@@ -218,13 +177,13 @@ func sessionCapture(c *cli.Context) error {
 	// The session is gone; its output file still has everything it printed.
 	st, stErr := marker.ReadSession(sessionStateDir(e), name)
 	if stErr != nil || st.OutputFile == "" {
-		return fail("session_not_found", "no session %s and no recorded output", name)
+		return cliio.Fail("session_not_found", "no session %s and no recorded output", name)
 	}
 	tail, err := monitor.OutputTail(st.OutputFile, lines)
 	if err != nil {
-		return fail("output_unreadable", "%v", err)
+		return cliio.Fail("output_unreadable", "%v", err)
 	}
-	return okJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
+	return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
 }
 
 func sessionKill(c *cli.Context) error {
@@ -235,11 +194,11 @@ func sessionKill(c *cli.Context) error {
 	e := envOf(c)
 	if err := sessionTmux(e).KillSession(context.Background(), name); err != nil {
 		if errors.Is(err, tmux.ErrNoServer) {
-			return fail("session_not_found", "no session %s: no tmux server", name)
+			return cliio.Fail("session_not_found", "no session %s: no tmux server", name)
 		}
 		return tmuxFailure(err)
 	}
-	return okJSON(e.Out, map[string]any{"session": name, "killed": true})
+	return cliio.OKJSON(e.Out, map[string]any{"session": name, "killed": true})
 }
 
 func sessionKillAll(c *cli.Context) error {
@@ -248,7 +207,7 @@ func sessionKillAll(c *cli.Context) error {
 	}
 	project, all := c.Bool("project-only"), c.Bool("all-projects")
 	if project == all {
-		return usageError("session kill-all needs exactly one of --project-only or --all-projects")
+		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")
 	}
 	e := envOf(c)
 	tc := sessionTmux(e)
@@ -272,7 +231,7 @@ func sessionKillAll(c *cli.Context) error {
 		killed = append(killed, s.Pane.Session)
 	}
 	sort.Strings(killed)
-	return okJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
+	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
 }
 
 func sessionAttach(c *cli.Context) error {
@@ -285,14 +244,8 @@ func sessionAttach(c *cli.Context) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: rawOut(e.Out), Err: e.Err}); err != nil {
+	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err}); err != nil {
 		return tmuxFailure(err)
 	}
 	return nil
-}
-
-// reconciledSession reads a session's state, settling it as "lost" first when
-// it says running but its runner process is gone (a killed runner).
-func reconciledSession(dir, name string) (*marker.SessionState, error) {
-	return marker.ReconcileSession(dir, name, time.Now(), func(pid int) bool { return !marker.ProcessAlive(pid) })
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -22,10 +23,10 @@ func sessionRunnerCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
 			if c.NArg() != 1 || !marker.ValidSessionName(name) {
-				return usageError("session-runner needs one valid session NAME")
+				return cliio.UsageError("session-runner needs one valid session NAME")
 			}
 			if code := child.RunPane(c.String("state-dir"), name); code != 0 {
-				return exitStatus(code)
+				return cliio.ExitStatus(code)
 			}
 			return nil
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux"
@@ -48,7 +49,7 @@ func sessionSpawn(c *cli.Context) error {
 	}
 	exe, err := e.Exe()
 	if err != nil {
-		return fail("spawn_failed", "cannot find this binary: %v", err)
+		return cliio.Fail("spawn_failed", "cannot find this binary: %v", err)
 	}
 	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
 	sess, err := sp.Spawn(context.Background(), req)
@@ -57,11 +58,11 @@ func sessionSpawn(c *cli.Context) error {
 		if errors.As(err, &te) || errors.Is(err, tmux.ErrUnsafeArgument) {
 			return tmuxFailure(err)
 		}
-		return fail("spawn_failed", "%v", err)
+		return cliio.Fail("spawn_failed", "%v", err)
 	}
 	e.Log.Info().Str("session", sess.Name).Str("agent", req.Agent).Msg("spawned")
 	sweepOldSessions(e)
-	return okJSON(e.Out, map[string]any{"session": sess.Name, "paneId": sess.PaneID,
+	return cliio.OKJSON(e.Out, map[string]any{"session": sess.Name, "paneId": sess.PaneID,
 		"stateFile": sess.StateFile, "outputFile": sess.OutputFile})
 }
 
@@ -73,20 +74,20 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 		TrustProject: c.Bool("trust-project")}
 	switch {
 	case r.Step == "" || r.Story == "":
-		return r, usageError("session spawn needs --step and --story")
+		return r, cliio.UsageError("session spawn needs --step and --story")
 	case r.Agent == "":
-		return r, usageError("session spawn needs --agent (one of %v)", child.AgentNames())
+		return r, cliio.UsageError("session spawn needs --agent (one of %v)", child.AgentNames())
 	case r.Cycle < 0:
-		return r, usageError("--cycle must not be negative")
+		return r, cliio.UsageError("--cycle must not be negative")
 	case c.IsSet("prompt") && c.IsSet("prompt-file"):
-		return r, usageError("give --prompt or --prompt-file, not both")
+		return r, cliio.UsageError("give --prompt or --prompt-file, not both")
 	case r.Agent == child.AgentCustom && r.Command == "":
-		return r, usageError("--agent custom needs --command")
+		return r, cliio.UsageError("--agent custom needs --command")
 	case r.Agent != child.AgentCustom && r.Command != "":
-		return r, usageError("--command is only for --agent custom")
+		return r, cliio.UsageError("--command is only for --agent custom")
 	}
 	if _, ok := child.LookupProfile(r.Agent); !ok {
-		return r, usageError("unknown --agent %q (one of %v)", r.Agent, child.AgentNames())
+		return r, cliio.UsageError("unknown --agent %q (one of %v)", r.Agent, child.AgentNames())
 	}
 	r.Prompt = c.String("prompt")
 	if f := c.String("prompt-file"); f != "" {
@@ -98,7 +99,7 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 			data, err = os.ReadFile(f)
 		}
 		if err != nil {
-			return r, usageError("cannot read --prompt-file: %v", err)
+			return r, cliio.UsageError("cannot read --prompt-file: %v", err)
 		}
 		r.Prompt = string(data)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/skill"
 )
 
@@ -36,7 +37,7 @@ func skillPath(c *cli.Context) (string, string, error) {
 	e := envOf(c)
 	p, err := skill.Path(c.String("provider"), c.String("scope"), e.ProjectRoot, e.Getenv)
 	if err != nil {
-		return "", "", usageError("%v", err)
+		return "", "", cliio.UsageError("%v", err)
 	}
 	stop := e.ProjectRoot
 	if c.String("scope") == skill.User {
@@ -55,12 +56,12 @@ func skillInstall(c *cli.Context) error {
 	}
 	r, err := skill.Install(p, c.Bool("force"))
 	if errors.Is(err, skill.ErrNotOurs) {
-		return fail("skill_conflict", "%v", err)
+		return cliio.Fail("skill_conflict", "%v", err)
 	}
 	if err != nil {
-		return fail("skill_io", "%v", err)
+		return cliio.Fail("skill_io", "%v", err)
 	}
-	return okJSON(envOf(c).Out, map[string]any{"path": r.Path, "installed": true, "changed": r.Changed})
+	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "installed": true, "changed": r.Changed})
 }
 
 func skillUninstall(c *cli.Context) error {
@@ -73,10 +74,10 @@ func skillUninstall(c *cli.Context) error {
 	}
 	r, err := skill.Uninstall(p, stop)
 	if errors.Is(err, skill.ErrNotOurs) {
-		return fail("skill_conflict", "%v", err)
+		return cliio.Fail("skill_conflict", "%v", err)
 	}
 	if err != nil {
-		return fail("skill_io", "%v", err)
+		return cliio.Fail("skill_io", "%v", err)
 	}
-	return okJSON(envOf(c).Out, map[string]any{"path": r.Path, "removed": r.Changed})
+	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "removed": r.Changed})
 }

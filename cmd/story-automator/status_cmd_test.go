@@ -11,6 +11,7 @@ import (
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/status"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
@@ -71,8 +72,8 @@ func TestStatusShowsTheRunMarkerStoriesAndLastDecision(t *testing.T) {
 			Exists bool `json:"exists"`
 		} `json:"marker"`
 		Run struct {
-			Status string       `json:"status"`
-			Units  []statusUnit `json:"units"`
+			Status string        `json:"status"`
+			Units  []status.Unit `json:"units"`
 		} `json:"run"`
 		LastDecision *marker.LastDecision `json:"lastDecision"`
 	}

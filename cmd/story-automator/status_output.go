@@ -2,21 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/story-automator/story-automator/internal/textline"
-	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/spend"
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/status"
 )
 
 // printStatus prints one status frame: JSON for machines (--json, or stdout
 // not a terminal), text for a person, redrawn in place under --watch.
-func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
-	if asJSON || !isTerminal(e.Out) {
+func printStatus(e *runtimeEnv, v status.View, asJSON, watching bool) error {
+	if asJSON || !cliio.IsTerminal(e.Out) {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return err
@@ -25,141 +21,14 @@ func printStatus(e *runtimeEnv, v statusView, asJSON, watching bool) error {
 		if err := json.Unmarshal(data, &fields); err != nil {
 			return err
 		}
-		return okJSON(e.Out, fields)
+		return cliio.OKJSON(e.Out, fields)
 	}
 	if !watching {
-		writeStatusText(e.Out, v, e.Now())
+		status.WriteText(e.Out, v, e.Now())
 		return nil
 	}
 	var frame strings.Builder
-	writeStatusText(&frame, v, e.Now())
-	_, err := io.WriteString(e.Out, redrawFrame(frame.String()))
+	status.WriteText(&frame, v, e.Now())
+	_, err := io.WriteString(e.Out, status.RedrawFrame(frame.String()))
 	return err
-}
-
-// redrawFrame turns a text frame into one that overwrites the previous frame
-// in place: cursor home, each line cleared to its end as it is written, and
-// whatever the last frame left below erased. Nothing blanks the whole screen,
-// so there is no flicker between frames.
-func redrawFrame(text string) string {
-	var b strings.Builder
-	b.WriteString("\x1b[H")
-	for _, line := range strings.SplitAfter(text, "\n") {
-		if line == "" {
-			continue
-		}
-		b.WriteString(strings.TrimSuffix(line, "\n") + "\x1b[K")
-		if strings.HasSuffix(line, "\n") {
-			b.WriteString("\n")
-		}
-	}
-	b.WriteString("\x1b[J")
-	return b.String()
-}
-
-func writeStatusText(w io.Writer, v statusView, now time.Time) {
-	if r := v.Run; r != nil {
-		fmt.Fprintf(w, "Run %s · %s · %d/%d stories done · updated %s\n", r.RunID, r.Status, r.StoriesDone, r.StoriesTotal, ago(r.UpdatedAt, now))
-		fmt.Fprintf(w, "Spend: %s\n", orchestrator.SpendText(r.Usage, r.Budget))
-		fmt.Fprintf(w, "State document: %s\n", r.StateFile)
-	} else {
-		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")
-	}
-	writeOrchestrator(w, v)
-	writeMarker(w, v.Marker, now)
-	if r := v.Run; r != nil {
-		fmt.Fprintln(w, "Stories:")
-		for _, u := range r.Units {
-			fmt.Fprintf(w, "  %-8s %-9s %s%s%s\n", u.Story, u.Status, stepMarks(u), commitText(u.Commit), unitSpend(u.Usage))
-		}
-		if r.Escalation != nil {
-			fmt.Fprintf(w, "Escalated: %s\n  what to do: %s\n", r.Escalation.Reason, r.Escalation.Action)
-		} else if r.PauseReason != "" && r.Status != orchestrator.RunDone {
-			fmt.Fprintf(w, "Paused: %s\n", r.PauseReason)
-		}
-	}
-	fmt.Fprintf(w, "Live sessions: %d\n", len(v.Sessions))
-	for _, s := range v.Sessions {
-		fmt.Fprintf(w, "  %s  %s %s  %s  %s\n", s.Session, s.Story, s.Step, textline.OrDash(s.Agent), textline.OrDash(s.Lifecycle))
-	}
-	if d := v.LastDecision; d != nil {
-		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))
-	} else {
-		fmt.Fprintln(w, "Last hook decision: none")
-	}
-}
-
-func writeOrchestrator(w io.Writer, v statusView) {
-	o := v.Orchestrator
-	switch {
-	case o.Pid > 0 && o.Alive:
-		fmt.Fprintf(w, "Orchestrator: running (pid %d)\n", o.Pid)
-	case o.Pid > 0 && v.Marker.Marker != nil && v.Marker.Marker.Status == marker.StatusActive:
-		fmt.Fprintf(w, "Orchestrator: pid %d is gone — resume with `story-automator run --resume`\n", o.Pid)
-	case o.RunLock:
-		fmt.Fprintln(w, "Orchestrator: a run holds the run lock")
-	default:
-		fmt.Fprintln(w, "Orchestrator: not running")
-	}
-}
-
-func writeMarker(w io.Writer, sm statusMarker, now time.Time) {
-	m := sm.Marker
-	switch {
-	case sm.Error != "":
-		fmt.Fprintf(w, "Marker: unreadable (%s)\n", sm.Error)
-	case m == nil:
-		fmt.Fprintf(w, "Marker: none (%s)\n", sm.Path)
-	default:
-		fmt.Fprintf(w, "Marker: %s %s · story %s · step %s · %d remaining · heartbeat %s · owner session %s",
-			m.Status, m.Mode, textline.OrDash(m.CurrentStory), textline.OrDash(m.CurrentStep), m.StoriesRemaining,
-			ago(m.Heartbeat, now), textline.OrDash(m.OwnerSession))
-		if m.PauseReason != "" {
-			fmt.Fprintf(w, " · paused: %s", textline.Cut(textline.OneLine(m.PauseReason), 80))
-		}
-		fmt.Fprintln(w)
-	}
-}
-
-// stepMarks shows each step: ✓ verified, – skipped, ✗ failed (optional),
-// ! escalated, ▶ running, · pending.
-func stepMarks(u statusUnit) string {
-	var parts []string
-	for _, s := range u.Steps {
-		mark := map[string]string{orchestrator.StatusVerified: "✓", orchestrator.StatusSkipped: "–",
-			orchestrator.StatusFailed: "✗", orchestrator.StatusEscalated: "!", orchestrator.StatusRunning: "▶"}[s.Status]
-		if mark == "" {
-			mark = "·"
-		}
-		parts = append(parts, s.Name+" "+mark)
-	}
-	return strings.Join(parts, "  ")
-}
-
-// unitSpend is a story's cost and tokens, or nothing before its first attempt ends.
-func unitSpend(t *spend.Total) string {
-	if t == nil {
-		return ""
-	}
-	return fmt.Sprintf("  %s · %s tokens", spend.FormatCost(t.CostUSD), spend.FormatTokens(t.Tokens()))
-}
-
-func commitText(sha string) string {
-	if len(sha) > 7 {
-		return "  " + sha[:7]
-	}
-	return ""
-}
-
-// ago says how long ago a marker timestamp was.
-func ago(ts string, now time.Time) string {
-	t, ok := marker.ParseTime(ts)
-	if !ok {
-		return "—"
-	}
-	d := now.Sub(t)
-	if d < 0 {
-		d = 0
-	}
-	return d.Round(time.Second).String() + " ago"
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
 )
 
@@ -28,16 +29,16 @@ var waitExit = map[string]int{
 // bound passes) and prints what happened with the one next command.
 func statusWait(c *cli.Context, e *runtimeEnv) error {
 	if c.Duration("return-after") < 0 {
-		return usageError("--return-after must not be negative (0 = no bound), e.g. --return-after 9m")
+		return cliio.UsageError("--return-after must not be negative (0 = no bound), e.g. --return-after 9m")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := orchestrator.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
 	if err != nil && ctx.Err() == nil {
-		return fail("status_wait", "%v", err)
+		return cliio.Fail("status_wait", "%v", err)
 	}
-	if c.Bool("json") || !isTerminal(e.Out) {
-		if err := okJSON(e.Out, map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
+	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
+		if err := cliio.OKJSON(e.Out, map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
 			"storiesDone": res.Done, "storiesTotal": res.Total, "current": res.Current, "message": res.Message,
 			"next": res.Next, "waitedSeconds": res.WaitedSecs}); err != nil {
 			return err
@@ -46,7 +47,7 @@ func statusWait(c *cli.Context, e *runtimeEnv) error {
 		fmt.Fprintf(e.Out, "%s.\nNext: %s\n", res.Message, res.Next)
 	}
 	if code := waitExit[res.Outcome]; code != 0 {
-		return exitStatus(code)
+		return cliio.ExitStatus(code)
 	}
 	return nil
 }

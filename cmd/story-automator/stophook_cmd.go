@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 )
@@ -52,7 +53,7 @@ func isStopHookCall(args []string) bool {
 // a bad flag, a missing working directory, an unwritable log file, a panic —
 // can make it exit non-zero (exit 2 would block the stop) or print anything
 // but its decision. It always returns 0.
-func runStopHook(args []string, s *Streams) (code int) {
+func runStopHook(args []string, s *cliio.Streams) (code int) {
 	defer func() {
 		if recover() != nil {
 			code = 0
@@ -112,7 +113,7 @@ func hookLogger(opts map[string]string, stderr io.Writer) zerolog.Logger {
 // $PROJECT_ROOT, else $CLAUDE_PROJECT_DIR, else the nearest directory at or
 // above the working directory that holds a marker (an agent may have cd'd
 // into a subdirectory), stopping at the repository root.
-func hookProjectRoot(flag string, s *Streams) (string, bool) {
+func hookProjectRoot(flag string, s *cliio.Streams) (string, bool) {
 	for _, dir := range []string{flag, s.Getenv("PROJECT_ROOT"), s.Getenv("CLAUDE_PROJECT_DIR")} {
 		if dir != "" {
 			abs, err := filepath.Abs(dir)

@@ -5,12 +5,14 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/cliio"
 )
 
-// testStreams is a Streams for in-process command tests: no environment, a
+// testStreams is a cliio.Streams for in-process command tests: no environment, a
 // fixed clock, the given project root as working directory.
-func testStreams(root string, out *bytes.Buffer) *Streams {
-	return &Streams{
+func testStreams(root string, out *bytes.Buffer) *cliio.Streams {
+	return &cliio.Streams{
 		In: strings.NewReader(""), Out: out, Err: io.Discard,
 		Getenv:  func(string) string { return "" },
 		Environ: func() []string { return nil },

@@ -134,13 +134,6 @@ func TestEveryFlagIsDescribed(t *testing.T) {
 	walk("story-automator", app.Commands)
 }
 
-func TestStatusWatchRedrawsInPlace(t *testing.T) {
-	got := redrawFrame("a\nb\n")
-	if got != "\x1b[Ha\x1b[K\nb\x1b[K\n\x1b[J" || strings.Contains(got, "\x1b[2J") {
-		t.Fatalf("%q", got)
-	}
-}
-
 // The real binary on a real pty prints text; the same binary piped prints JSON
 // and no escape code.
 func TestTheBinaryOnAPtyPrintsTextAndPipedPrintsJSON(t *testing.T) {

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/internal/verify"
 	"io"
+
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/verify"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,25 +36,25 @@ func verifyCommand() *cli.Command {
 // when it is not, so scripts can test the exit status alone.
 func verifyAction(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return usageError("verify needs STEP and STORY, got %d argument(s)", c.NArg())
+		return cliio.UsageError("verify needs STEP and STORY, got %d argument(s)", c.NArg())
 	}
 	e := envOf(c)
 	step, story := c.Args().Get(0), c.Args().Get(1)
 	key, err := verifyTarget(step, story)
 	if err != nil {
-		return usageError("%v", err)
+		return cliio.UsageError("%v", err)
 	}
 	proj, err := workflows.Open(e.ProjectRoot)
 	if err != nil {
-		return fail(workflows.Code(err), "%v", err)
+		return cliio.Fail(workflows.Code(err), "%v", err)
 	}
 	check, err := proj.Verifier(step, key, nil)
 	if err != nil {
-		return fail(workflows.Code(err), "%v", err)
+		return cliio.Fail(workflows.Code(err), "%v", err)
 	}
 	r := check.Verify(c.Context)
 	if r.ContractErr != nil {
-		return fail(workflows.Code(r.ContractErr), "%s: %v", check.Name(), r.ContractErr)
+		return cliio.Fail(workflows.Code(r.ContractErr), "%s: %v", check.Name(), r.ContractErr)
 	}
 	e.Log.Debug().Str("step", step).Str("story", key.String()).Bool("verified", r.Verified).Msg(r.Detail)
 	fields := map[string]any{"step": step, "story": key.String(), "verifier": check.Name(), "verified": r.Verified, "detail": r.Detail}
@@ -60,9 +62,9 @@ func verifyAction(c *cli.Context) error {
 		return verifyPrintText(e.Out, step, key, check.Name(), r)
 	}
 	if r.Verified {
-		return okJSON(e.Out, fields)
+		return cliio.OKJSON(e.Out, fields)
 	}
-	f := fail("not_verified", "%s %s: %s", step, key.Dotted(), r.Detail)
+	f := cliio.Fail("not_verified", "%s %s: %s", step, key.Dotted(), r.Detail)
 	f.Fields = fields
 	return f
 }
@@ -93,14 +95,14 @@ func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name stri
 	}
 	fmt.Fprintf(w, "%s: %s %s (%s): %s\n", word, step, key.Dotted(), name, r.Detail)
 	if !r.Verified {
-		return exitStatus(1)
+		return cliio.ExitStatus(1)
 	}
 	return nil
 }
 
 // verifyToTerminal reports whether w is a terminal, where verify prints text.
 func verifyToTerminal(w io.Writer) bool {
-	return isTerminal(w)
+	return cliio.IsTerminal(w)
 }
 
 // buildWorkflowVerifier is monitor-session's --workflow/--story-key verifier.

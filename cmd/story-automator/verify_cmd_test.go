@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/workflows"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
@@ -119,7 +120,7 @@ func TestVerifyFailures(t *testing.T) {
 func TestVerifyTextOutput(t *testing.T) {
 	var out bytes.Buffer
 	err := verifyPrintText(&out, "review", workflows.StoryKey{Epic: "1", Num: 2}, "review_completion", workflows.Result{Detail: "story 1.2 is not done"})
-	if out.String() != "NOT verified: review 1.2 (review_completion): story 1.2 is not done\n" || !errors.Is(err, exitStatus(1)) {
+	if out.String() != "NOT verified: review 1.2 (review_completion): story 1.2 is not done\n" || !errors.Is(err, cliio.ExitStatus(1)) {
 		t.Errorf("not verified: %q %v", out.String(), err)
 	}
 	out.Reset()

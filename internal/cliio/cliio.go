@@ -1,12 +1,17 @@
-package main
+// Package cliio is the command line's input and output: the injected streams,
+// the user-facing Failure, and results printed as JSON or, on a person's
+// terminal, as text.
+package cliio
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 
 	"golang.org/x/term"
@@ -14,17 +19,131 @@ import (
 	"github.com/story-automator/story-automator/internal/textline"
 )
 
-// terminalOut is stdout when a person reads it: a terminal, and no --json.
-// writeJSON renders results on it as text instead of JSON.
-type terminalOut struct {
+// Streams is everything a command touches outside itself, injected so tests run
+// commands in-process with captured output, a fixed environment and a fake clock.
+type Streams struct {
+	In      io.Reader
+	Out     io.Writer
+	Err     io.Writer
+	Getenv  func(string) string
+	Environ func() []string
+	Now     func() time.Time
+	// Getwd returns the working directory (the default project root).
+	Getwd func() (string, error)
+	// Exe is the path of this binary, for hooks and child commands.
+	Exe func() (string, error)
+	// OutTerminal reports whether Out is a terminal (and its fd); nil = never.
+	// A terminal gets text, anything else JSON (see HumanStreams).
+	OutTerminal func() (int, bool)
+}
+
+// SystemStreams binds Streams to the real process.
+func SystemStreams() *Streams {
+	return &Streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Getenv: os.Getenv, Environ: os.Environ, Now: time.Now,
+		Getwd: os.Getwd, Exe: os.Executable, OutTerminal: StdoutTerminal,
+	}
+}
+
+// Failure is a command error the user sees: a stable snake_case code, a human
+// message, what the user can do about it, the exit status, and optional extra
+// JSON fields.
+type Failure struct {
+	Code    string
+	Message string
+	// Action is the one thing the user can do next; "" when there is none.
+	Action string
+	Exit   int
+	Fields map[string]any
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Fail builds an operation failure (exit 1).
+func Fail(code, format string, args ...any) *Failure {
+	return &Failure{Code: code, Message: fmt.Sprintf(format, args...), Exit: 1}
+}
+
+// UsageError builds a usage failure (exit 2).
+func UsageError(format string, args ...any) *Failure {
+	return &Failure{Code: "usage_error", Message: fmt.Sprintf(format, args...), Exit: 2}
+}
+
+// withAction sets the failure's next step and returns it.
+func (f *Failure) WithAction(format string, args ...any) *Failure {
+	f.Action = fmt.Sprintf(format, args...)
+	return f
+}
+
+// ExitStatus is returned by commands that printed their own output and only
+// need the process to end with a particular code.
+type ExitStatus int
+
+func (e ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// WriteJSON prints one JSON object on its own line — or, when w is a person's
+// terminal (see TerminalOut), the same value as text. Every command's result
+// goes through here, so every command gets both forms.
+func WriteJSON(w io.Writer, v any) error {
+	if t, ok := w.(*TerminalOut); ok {
+		return t.render(v)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// OKJSON prints {"ok":true, ...fields}.
+func OKJSON(w io.Writer, fields map[string]any) error {
+	out := map[string]any{"ok": true}
+	for k, v := range fields {
+		out[k] = v
+	}
+	return WriteJSON(w, out)
+}
+
+// Emit prints a result: JSON for machines, or human's own rendering of it on a
+// terminal. Commands with a better text form than the generic one use this.
+func Emit(w io.Writer, v any, human func(io.Writer)) error {
+	if t, ok := w.(*TerminalOut); ok && human != nil {
+		human(t.Writer)
+		return nil
+	}
+	return WriteJSON(w, v)
+}
+
+// FailureFields renders a Failure as {"ok":false,"error":code,"message":...}.
+func FailureFields(f *Failure) map[string]any {
+	out := map[string]any{"ok": false, "error": f.Code, "message": f.Message}
+	if f.Action != "" {
+		out["action"] = f.Action
+	}
+	for k, v := range f.Fields {
+		out[k] = v
+	}
+	return out
+}
+
+// FailureJSON prints a Failure's JSON on w (always JSON: scripts read it).
+func FailureJSON(w io.Writer, f *Failure) {
+	if t, ok := w.(*TerminalOut); ok {
+		w = t.Writer
+	}
+	_ = WriteJSON(w, FailureFields(f))
+}
+
+// TerminalOut is stdout when a person reads it: a terminal, and no --json.
+// WriteJSON renders results on it as text instead of JSON.
+type TerminalOut struct {
 	io.Writer
 	fd int
 }
 
-// humanStreams returns s with Out marked as a person's terminal when stdout is
+// HumanStreams returns s with Out marked as a person's terminal when stdout is
 // one and args do not ask for JSON; otherwise s itself (JSON, as scripts expect).
-func humanStreams(s *Streams, args []string) *Streams {
-	if s.OutTerminal == nil || wantsJSON(args) {
+func HumanStreams(s *Streams, args []string) *Streams {
+	if s.OutTerminal == nil || WantsJSON(args) {
 		return s
 	}
 	fd, ok := s.OutTerminal()
@@ -32,19 +151,19 @@ func humanStreams(s *Streams, args []string) *Streams {
 		return s
 	}
 	h := *s
-	h.Out = &terminalOut{Writer: s.Out, fd: fd}
+	h.Out = &TerminalOut{Writer: s.Out, fd: fd}
 	return &h
 }
 
-// stdoutTerminal reports whether the process's stdout is a terminal, and its fd.
-func stdoutTerminal() (int, bool) {
+// StdoutTerminal reports whether the process's stdout is a terminal, and its fd.
+func StdoutTerminal() (int, bool) {
 	fd := int(os.Stdout.Fd())
 	return fd, term.IsTerminal(fd)
 }
 
-// wantsJSON reports whether the command line asks for JSON (--json anywhere
+// WantsJSON reports whether the command line asks for JSON (--json anywhere
 // before a "--"); every command accepts the flag.
-func wantsJSON(args []string) bool {
+func WantsJSON(args []string) bool {
 	for _, a := range args {
 		switch a {
 		case "--":
@@ -56,10 +175,10 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// isTerminal reports whether w is a person's terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal reports whether w is a person's terminal.
+func IsTerminal(w io.Writer) bool {
 	switch t := w.(type) {
-	case *terminalOut:
+	case *TerminalOut:
 		return true
 	case *os.File:
 		return term.IsTerminal(int(t.Fd()))
@@ -67,11 +186,11 @@ func isTerminal(w io.Writer) bool {
 	return false
 }
 
-// terminalWidth is the usable width of w's terminal, 0 when unknown.
-func terminalWidth(w io.Writer) int {
+// TerminalWidth is the usable width of w's terminal, 0 when unknown.
+func TerminalWidth(w io.Writer) int {
 	fd := -1
 	switch t := w.(type) {
-	case *terminalOut:
+	case *TerminalOut:
 		fd = t.fd
 	case *os.File:
 		fd = int(t.Fd())
@@ -85,9 +204,9 @@ func terminalWidth(w io.Writer) int {
 	return 0
 }
 
-// printFailure tells a person what went wrong on stderr: one line with the
+// PrintFailure tells a person what went wrong on stderr: one line with the
 // code, then the action when there is one.
-func printFailure(w io.Writer, f *Failure) {
+func PrintFailure(w io.Writer, f *Failure) {
 	fmt.Fprintf(w, "story-automator: %s (%s)\n", f.Message, f.Code)
 	switch {
 	case f.Action != "":
@@ -99,7 +218,7 @@ func printFailure(w io.Writer, f *Failure) {
 
 // render prints any JSON-shaped value as text: "Key: value" lines, nested
 // objects indented, lists of objects as tables. Key order follows the JSON.
-func (t *terminalOut) render(v any) error {
+func (t *TerminalOut) render(v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -321,12 +440,41 @@ func label(key string) string {
 	return b.String()
 }
 
-// rawOut is the writer under w: the real stdout, for handing to a child
+// RawOut is the writer under w: the real stdout, for handing to a child
 // process (a wrapped writer would make exec give the child a pipe instead of
 // the terminal).
-func rawOut(w io.Writer) io.Writer {
-	if t, ok := w.(*terminalOut); ok {
+func RawOut(w io.Writer) io.Writer {
+	if t, ok := w.(*TerminalOut); ok {
 		return t.Writer
 	}
 	return w
+}
+
+// ExitCode prints err for the user (text on a terminal, JSON otherwise) and
+// returns the process exit status.
+
+func ExitCode(s *Streams, err error) int {
+	if err == nil {
+		return 0
+	}
+	var st ExitStatus
+	if errors.As(err, &st) {
+		return int(st)
+	}
+	var f *Failure
+	if !errors.As(err, &f) {
+		f = Fail("internal_error", "%v", err)
+	}
+	if _, human := s.Out.(*TerminalOut); human {
+		PrintFailure(s.Err, f)
+	} else {
+		if f.Exit == 2 {
+			fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
+		}
+		FailureJSON(s.Out, f)
+	}
+	if f.Exit == 0 {
+		return 1
+	}
+	return f.Exit
 }

@@ -1,16 +1,14 @@
-package main
+package child
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 	prompt := "╭──────╮\n│ >    │\n╰──────╯\n"
-	claude := child.PasteOf(child.AgentClaude).Placeholders
+	claude := PasteOf(AgentClaude).Placeholders
 	for _, tc := range []struct {
 		what, before, after, text string
 		want                      bool
@@ -37,7 +35,7 @@ func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 // long paste shows only as that CLI's placeholder: it counts as arrived with
 // the session's agent profile, and would not with Claude's placeholder alone.
 func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
-	dir := filepath.Join("..", "..", "tmux", "child", "testdata", "paste")
+	dir := filepath.Join("testdata", "paste")
 	read := func(name string) string {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -46,19 +44,19 @@ func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
 		return string(b)
 	}
 	text := read("pasted.txt")
-	for agent, capture := range map[string]string{child.AgentClaude: "claude-2.1.328",
-		child.AgentCodex: "codex-0.169.0", child.AgentGemini: "gemini-0.61.0"} {
+	for agent, capture := range map[string]string{AgentClaude: "claude-2.1.328",
+		AgentCodex: "codex-0.169.0", AgentGemini: "gemini-0.61.0"} {
 		before, after := read(capture+"-before.txt"), read(capture+"-after.txt")
-		if !pasteArrived(before, after, text, child.PasteOf(agent).Placeholders) {
+		if !pasteArrived(before, after, text, PasteOf(agent).Placeholders) {
 			t.Errorf("%s: the paste was not seen with its own profile", agent)
 		}
-		if !pasteArrived(before, after, text, child.PasteOf(child.AgentCustom).Placeholders) {
+		if !pasteArrived(before, after, text, PasteOf(AgentCustom).Placeholders) {
 			t.Errorf("%s: the paste was not seen by a custom session", agent)
 		}
-		if agent != child.AgentClaude && pasteArrived(before, after, text, child.PasteOf(child.AgentClaude).Placeholders) {
+		if agent != AgentClaude && pasteArrived(before, after, text, PasteOf(AgentClaude).Placeholders) {
 			t.Errorf("%s: the paste was seen through Claude's placeholder", agent)
 		}
-		if pasteArrived(before, before, text, child.PasteOf(agent).Placeholders) {
+		if pasteArrived(before, before, text, PasteOf(agent).Placeholders) {
 			t.Errorf("%s: an unchanged screen counted as the paste", agent)
 		}
 	}

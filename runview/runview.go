@@ -1,0 +1,145 @@
+// Package runview renders a run's state document for people: the dry-run
+// plan, the run history table and one run's stories.
+package runview
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/spend"
+)
+
+// Commits lists each done story's commit.
+func Commits(st *orchestrator.State) []map[string]string {
+	out := []map[string]string{}
+	for _, u := range st.Units {
+		if u.Commit != "" {
+			out = append(out, map[string]string{"story": u.Dotted, "commit": u.Commit})
+		}
+	}
+	return out
+}
+
+// WritePlan prints, for a person, what a run would do.
+func WritePlan(w io.Writer, st *orchestrator.State) {
+	c := st.Config
+	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d\n",
+		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles)
+	for _, u := range st.Units {
+		if u.Status == orchestrator.StatusDone {
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %-28s %s", u.Dotted, textline.Cut(u.Title, 28), planSteps(u))
+		if len(u.DependsOn) > 0 {
+			fmt.Fprintf(w, "  (after %s)", strings.Join(u.DependsOn, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	for i, wave := range WaveKeys(st) {
+		fmt.Fprintf(w, "  wave %d: %s\n", i+1, strings.Join(wave, ", "))
+	}
+	for _, l := range st.Log {
+		fmt.Fprintf(w, "  note: %s %s\n", l.Unit, l.Message)
+	}
+}
+
+func fallbackText(f string) string {
+	if f == "" {
+		return ""
+	}
+	return " (fallback " + f + ")"
+}
+
+// planSteps lists a unit's steps; finished or skipped ones are marked.
+func planSteps(u *orchestrator.Unit) string {
+	var parts []string
+	for _, s := range u.Steps {
+		switch s.Status {
+		case orchestrator.StatusPending, orchestrator.StatusRunning, orchestrator.StatusEscalated:
+			parts = append(parts, s.Name)
+		default:
+			parts = append(parts, fmt.Sprintf("[%s: %s]", s.Name, s.Status))
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+// WaveKeys lists the story keys of each wave the run would work in.
+func WaveKeys(st *orchestrator.State) [][]string {
+	out := [][]string{}
+	for _, wave := range orchestrator.Waves(st) {
+		var keys []string
+		for _, u := range wave {
+			keys = append(keys, u.Dotted)
+		}
+		out = append(out, keys)
+	}
+	return out
+}
+
+// WriteRunsTable prints the history as a table for people.
+func WriteRunsTable(w io.Writer, runs []orchestrator.RunSummary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOUTCOME\tSTORIES\tATTEMPTS\tRETRIES\tESCALATIONS\tTOKENS\tCOST\tDURATION")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.RunID, shortTime(r.StartedAt), r.Outcome,
+			r.StoriesDone, r.StoriesTotal, r.Attempts, r.Retries, r.Escalations, spend.FormatTokens(r.Usage.Tokens()),
+			costCell(r.Usage), durationText(r.DurationMs))
+	}
+	tw.Flush()
+}
+
+func costCell(t spend.Total) string {
+	s := spend.FormatCost(t.CostUSD)
+	if t.Unpriced > 0 || t.Unread > 0 {
+		s += "+?" // some attempts have tokens without a price, or no figures at all
+	}
+	return s
+}
+
+func shortTime(ts string) string {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return "—"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func durationText(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).Round(time.Second).String()
+}
+
+// WriteRun prints one run for a person: its summary, spend, escalation and stories.
+func WriteRun(w io.Writer, st *orchestrator.State, sum orchestrator.RunSummary, path string) {
+	WriteRunsTable(w, []orchestrator.RunSummary{sum})
+	fmt.Fprintf(w, "\n%s\n", orchestrator.SpendText(&sum.Usage, st.Config.Budget))
+	if st.Escalation != nil && st.Status == orchestrator.RunPaused {
+		fmt.Fprintf(w, "paused: %s\nwhat to do: %s\n", st.Escalation.Reason, st.Escalation.Action)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nSTORY\tSTATUS\tATTEMPTS\tTOKENS\tCOST\tCOMMIT")
+	for _, u := range st.Units {
+		var t spend.Total
+		if u.Usage != nil {
+			t = *u.Usage
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", u.Dotted, u.Status, t.Attempts, spend.FormatTokens(t.Tokens()), costCell(t), shortSHA(u.Commit))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "state document: %s\n", path)
+}
+
+func shortSHA(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	if s == "" {
+		return "—"
+	}
+	return s
+}

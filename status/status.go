@@ -1,0 +1,174 @@
+// Package status gathers a project's status (its marker, latest run, live
+// child sessions and the Stop hook's last decision) and renders it as text.
+package status
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/spend"
+	"github.com/story-automator/story-automator/stophook"
+)
+
+// View is everything `status` shows.
+type View struct {
+	Marker       MarkerInfo           `json:"marker"`
+	Orchestrator Orchestrator         `json:"orchestrator"`
+	Run          *Run                 `json:"run"`
+	Sessions     []Session            `json:"sessions"`
+	LastDecision *marker.LastDecision `json:"lastDecision"`
+	// Warnings say what was found corrupt and moved aside.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+type MarkerInfo struct {
+	Exists bool           `json:"exists"`
+	Path   string         `json:"path"`
+	Error  string         `json:"error,omitempty"`
+	Marker *marker.Marker `json:"marker,omitempty"`
+}
+
+type Orchestrator struct {
+	Pid     int  `json:"pid,omitempty"`
+	Alive   bool `json:"alive"`
+	RunLock bool `json:"runLockHeld"`
+}
+
+type Run struct {
+	RunID        string                   `json:"runId"`
+	Status       string                   `json:"status"`
+	StateFile    string                   `json:"stateFile"`
+	StoriesDone  int                      `json:"storiesDone"`
+	StoriesTotal int                      `json:"storiesTotal"`
+	StartedAt    string                   `json:"startedAt"`
+	UpdatedAt    string                   `json:"updatedAt"`
+	PauseReason  string                   `json:"pauseReason,omitempty"`
+	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
+	Usage        *spend.Total             `json:"usage"`
+	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
+	Units        []Unit                   `json:"units"`
+}
+
+type Unit struct {
+	Story   string       `json:"story"`
+	Title   string       `json:"title,omitempty"`
+	Status  string       `json:"status"`
+	Current string       `json:"currentStep,omitempty"`
+	Steps   []Step       `json:"steps"`
+	Commit  string       `json:"commit,omitempty"`
+	Usage   *spend.Total `json:"usage"`
+}
+
+type Step struct {
+	Name     string         `json:"name"`
+	Status   string         `json:"status"`
+	Usage    *spend.Total   `json:"usage"`
+	Attempts []AttemptUsage `json:"attempts,omitempty"`
+}
+
+// AttemptUsage is one attempt's spend.
+type AttemptUsage struct {
+	N         int          `json:"n"`
+	Agent     string       `json:"agent"`
+	Model     string       `json:"model,omitempty"`
+	Usage     *spend.Usage `json:"usage"`
+	UsageNote string       `json:"usageNote,omitempty"`
+}
+
+type Session struct {
+	Session   string `json:"session"`
+	Story     string `json:"story,omitempty"`
+	Step      string `json:"step,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Lifecycle string `json:"lifecycle,omitempty"`
+	Attached  bool   `json:"attached"`
+}
+
+// Collect gathers the view; every part that cannot be read is left empty.
+func Collect(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) View {
+	store := marker.NewStore(root, getenv)
+	v := View{Marker: MarkerInfo{Path: store.Path}, Sessions: []Session{}}
+	m, err := store.Read()
+	switch {
+	case err == nil:
+		v.Marker.Exists, v.Marker.Marker = true, m
+		v.LastDecision = m.LastDecision
+		v.Orchestrator.Pid = m.OwnerPid
+		v.Orchestrator.Alive = marker.OwnerAlive(m)
+	case !errors.Is(err, marker.ErrNotFound):
+		v.Marker.Exists, v.Marker.Error = true, err.Error()
+	}
+	v.Orchestrator.RunLock = orchestrator.RunLockHeld(root)
+	if v.LastDecision == nil {
+		v.LastDecision = LastHistoryDecision(filepath.Join(store.Dir(), stophook.HistoryFile))
+	}
+	st, path, warnings := orchestrator.ReadLatestState(store, root, now)
+	for _, w := range warnings {
+		fmt.Fprintf(warn, "story-automator: warning: %s\n", w)
+	}
+	if st != nil {
+		v.Run = RunOf(st, path)
+	}
+	v.Sessions, v.Warnings = live()
+	v.Warnings = append(warnings, v.Warnings...)
+	return v
+}
+
+func RunOf(st *orchestrator.State, path string) *Run {
+	done, total := st.StoryCounts()
+	usage := st.Spend()
+	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
+		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
+		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
+	for _, u := range st.Units {
+		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Usage: u.Usage}
+		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
+			su.Current = cur.Name
+		}
+		for _, s := range u.Steps {
+			ss := Step{Name: s.Name, Status: s.Status, Usage: s.Usage}
+			for _, a := range s.Attempts {
+				ss.Attempts = append(ss.Attempts, AttemptUsage{N: a.N, Agent: a.Agent, Model: a.Model, Usage: a.Usage, UsageNote: a.UsageNote})
+			}
+			su.Steps = append(su.Steps, ss)
+		}
+		r.Units = append(r.Units, su)
+	}
+	return r
+}
+
+// LastHistoryDecision reads the Stop hook's last decision from its history
+// file, for when the marker (which keeps it too) is gone.
+func LastHistoryDecision(path string) *marker.LastDecision {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var last string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "" {
+			last = sc.Text()
+		}
+	}
+	var h struct {
+		TS       string `json:"ts"`
+		Decision string `json:"decision"`
+		Reason   string `json:"reason"`
+	}
+	if last == "" || json.Unmarshal([]byte(last), &h) != nil || h.Decision == "" {
+		return nil
+	}
+	return &marker.LastDecision{At: h.TS, Decision: h.Decision, Reason: h.Reason}
+}

@@ -1,0 +1,171 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// CodeMergeConflict is the escalation code of a story whose commit does not
+// apply on the user's branch.
+const CodeMergeConflict = "merge_conflict"
+
+// Worktrees gives each story of a run its own git worktree on a branch of
+// the run, and lands a story's commit on the user's branch. The worktrees
+// live in the repository's common git directory, under
+// story-automator/worktrees/<run>/<story>: git never commits there, and the
+// user finds them there (and in `git worktree list`).
+type Worktrees struct {
+	// Project is the user's checkout, prepared (see Git.Prepare).
+	Project *Git
+	Run     string
+}
+
+// Branch is the run branch a story's worktree is on.
+func (w *Worktrees) Branch(story string) string {
+	return "story-automator/" + w.Run + "/" + story
+}
+
+// Dir is where a story's worktree lives.
+func (w *Worktrees) Dir(ctx context.Context, story string) (string, error) {
+	out, err := w.Project.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(strings.TrimSpace(out), "story-automator", "worktrees", w.Run, story), nil
+}
+
+// in runs git commands in a story's worktree, with the project's identity.
+func (w *Worktrees) in(dir string) *Git {
+	return &Git{Root: dir, env: w.Project.env}
+}
+
+// Add makes the story's worktree on its branch, the branch starting at base
+// when it does not exist yet, and returns the worktree's path. It reuses a
+// worktree that is whole, and recreates one a killed run left half made;
+// a branch that exists keeps its commits.
+func (w *Worktrees) Add(ctx context.Context, story, base string) (string, error) {
+	dir, err := w.Dir(ctx, story)
+	if err != nil {
+		return "", err
+	}
+	branch := w.Branch(story)
+	if out, err := w.in(dir).git(ctx, nil, "symbolic-ref", "-q", "HEAD"); err == nil && strings.TrimSpace(out) == "refs/heads/"+branch {
+		if top, err := w.in(dir).git(ctx, nil, "rev-parse", "--show-toplevel"); err == nil && sameDir(strings.TrimSpace(top), dir) {
+			return dir, nil
+		}
+	}
+	// Half made (killed during `git worktree add`, which locks it meanwhile) or gone.
+	w.dropWorktree(ctx, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if _, err := w.Project.git(ctx, nil, "worktree", "prune"); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	args := []string{"worktree", "add", "-q", dir, branch}
+	if w.Project.revision(ctx, "refs/heads/"+branch) == "" {
+		args = []string{"worktree", "add", "-q", "-b", branch, dir, base}
+	}
+	if _, err := w.Project.git(ctx, nil, args...); err != nil {
+		return "", fmt.Errorf("make the worktree of story %s: %w", story, err)
+	}
+	return dir, nil
+}
+
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// Land brings the story branch's commits onto the user's branch and returns
+// the branch's new tip. The story's commit is rebased in its own worktree
+// onto the user's branch, and the user's branch then fast-forwards to it
+// (`git merge --ff-only`, which changes neither ref nor files when it cannot
+// finish): the user's branch never holds a half-merged state. A conflict is
+// a Blocker with CodeMergeConflict naming the files; the story's worktree is
+// left as it was before the rebase.
+func (w *Worktrees) Land(ctx context.Context, story string) (string, error) {
+	dir, err := w.Dir(ctx, story)
+	if err != nil {
+		return "", err
+	}
+	wt := w.in(dir)
+	branch := w.Branch(story)
+	// A rebase a killed run left in the story's worktree is undone first.
+	if p, err := wt.git(ctx, nil, "rev-parse", "--git-path", "rebase-merge"); err == nil {
+		if _, statErr := os.Stat(absIn(dir, strings.TrimSpace(p))); statErr == nil {
+			_, _ = wt.git(ctx, nil, "rebase", "--abort")
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		tip := w.Project.revision(ctx, "HEAD")
+		if tip == "" {
+			return "", errors.New("the user's branch has no commit to land on")
+		}
+		if _, err := wt.git(ctx, nil, "merge-base", "--is-ancestor", tip, "HEAD"); err != nil {
+			if _, err := wt.git(ctx, nil, "rebase", "-q", tip); err != nil {
+				files, _ := wt.git(ctx, nil, "diff", "--name-only", "--diff-filter=U")
+				_, _ = wt.git(ctx, nil, "rebase", "--abort")
+				names := strings.Fields(files)
+				return "", &Blocker{
+					Code:   CodeMergeConflict,
+					Action: fmt.Sprintf("resolve it in %s (rebase branch %s onto your branch and commit), then run --resume", dir, branch),
+					Err:    fmt.Errorf("story %s does not apply on your branch: conflict in %s", story, strings.Join(names, ", ")),
+				}
+			}
+		}
+		if _, err := w.Project.git(ctx, nil, "merge", "--ff-only", "-q", "refs/heads/"+branch); err != nil {
+			// The user's branch moved between the rebase and the merge: once more.
+			if attempt < 2 && w.Project.revision(ctx, "HEAD") != tip {
+				continue
+			}
+			return "", fmt.Errorf("land story %s on your branch: %w", story, err)
+		}
+		return w.Project.revision(ctx, "HEAD"), nil
+	}
+}
+
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// Remove deletes a story's worktree and its branch, and the run's directory
+// once it holds no worktree.
+func (w *Worktrees) Remove(ctx context.Context, story string) error {
+	dir, err := w.Dir(ctx, story)
+	if err != nil {
+		return err
+	}
+	w.dropWorktree(ctx, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	if _, err := w.Project.git(ctx, nil, "worktree", "prune"); err != nil {
+		return err
+	}
+	if w.Project.revision(ctx, "refs/heads/"+w.Branch(story)) != "" {
+		if _, err := w.Project.git(ctx, nil, "branch", "-q", "-D", w.Branch(story)); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(filepath.Dir(dir)) // only when empty
+	return nil
+}
+
+// dropWorktree removes git's record of a worktree, even a locked one whose
+// checkout is gone (a `git worktree add` killed midway leaves it locked).
+func (w *Worktrees) dropWorktree(ctx context.Context, dir string) {
+	_, _ = w.Project.git(ctx, nil, "worktree", "unlock", dir)
+	_, _ = w.Project.git(ctx, nil, "worktree", "remove", "--force", "--force", dir)
+}

@@ -22,6 +22,13 @@ type Worktrees struct {
 	// Project is the user's checkout, prepared (see Git.Prepare).
 	Project *Git
 	Run     string
+	// StatusFile is sprint-status.yaml's path from the repository's top
+	// ("" = none). Its entries are never merged as text: Land takes the
+	// user's branch's version and lets MarkDone set the story's entries.
+	StatusFile string
+	// MarkDone sets the story's entries in StatusFile, in the story's
+	// worktree dir, on the user's branch's version of the file.
+	MarkDone func(dir, story string) error
 }
 
 // Branch is the run branch a story's worktree is on.
@@ -110,6 +117,9 @@ func (w *Worktrees) Land(ctx context.Context, story string) (string, error) {
 		if tip == "" {
 			return "", errors.New("the user's branch has no commit to land on")
 		}
+		if err := w.takeStatus(ctx, wt, tip); err != nil {
+			return "", err
+		}
 		if _, err := wt.git(ctx, nil, "merge-base", "--is-ancestor", tip, "HEAD"); err != nil {
 			if _, err := wt.git(ctx, nil, "rebase", "-q", tip); err != nil {
 				files, _ := wt.git(ctx, nil, "diff", "--name-only", "--diff-filter=U")
@@ -121,6 +131,9 @@ func (w *Worktrees) Land(ctx context.Context, story string) (string, error) {
 					Err:    fmt.Errorf("story %s does not apply on your branch: conflict in %s", story, strings.Join(names, ", ")),
 				}
 			}
+		}
+		if err := w.markDone(ctx, wt, story); err != nil {
+			return "", err
 		}
 		if _, err := w.Project.git(ctx, nil, "merge", "--ff-only", "-q", "refs/heads/"+branch); err != nil {
 			// The user's branch moved between the rebase and the merge: once more.
@@ -168,4 +181,50 @@ func (w *Worktrees) Remove(ctx context.Context, story string) error {
 func (w *Worktrees) dropWorktree(ctx context.Context, dir string) {
 	_, _ = w.Project.git(ctx, nil, "worktree", "unlock", dir)
 	_, _ = w.Project.git(ctx, nil, "worktree", "remove", "--force", "--force", dir)
+}
+
+// takeStatus makes the story's last commit (HEAD of its worktree) hold
+// StatusFile as the story's base (its merge base with tip) has it, so no
+// rebase ever merges its text.
+func (w *Worktrees) takeStatus(ctx context.Context, wt *Git, tip string) error {
+	if w.StatusFile == "" {
+		return nil
+	}
+	out, err := wt.git(ctx, nil, "merge-base", tip, "HEAD")
+	if err != nil {
+		return err
+	}
+	rev := strings.TrimSpace(out)
+	if _, err := wt.git(ctx, nil, "diff", "--quiet", rev, "HEAD", "--", ":(top,literal)"+w.StatusFile); err == nil {
+		return nil
+	}
+	if _, err := wt.git(ctx, nil, "cat-file", "-e", rev+":"+w.StatusFile); err != nil {
+		_, err = wt.git(ctx, nil, "rm", "-q", "--cached", "--", ":(top,literal)"+w.StatusFile)
+		if err != nil {
+			return err
+		}
+	} else if _, err := wt.git(ctx, nil, "checkout", rev, "--", ":(top,literal)"+w.StatusFile); err != nil {
+		return err
+	}
+	_, err = wt.git(ctx, nil, "commit", "-q", "--amend", "--no-edit", "--allow-empty")
+	return err
+}
+
+// markDone sets the story's entries in the user's branch's StatusFile, which
+// the rebased story commit holds, and amends the commit with it.
+func (w *Worktrees) markDone(ctx context.Context, wt *Git, story string) error {
+	if w.StatusFile == "" || w.MarkDone == nil {
+		return nil
+	}
+	if err := w.MarkDone(wt.Root, story); err != nil {
+		return fmt.Errorf("mark story %s done: %w", story, err)
+	}
+	if _, err := wt.git(ctx, nil, "add", "--", ":(top,literal)"+w.StatusFile); err != nil {
+		return err
+	}
+	if _, err := wt.git(ctx, nil, "diff", "--cached", "--quiet"); err == nil {
+		return nil
+	}
+	_, err := wt.git(ctx, nil, "commit", "-q", "--amend", "--no-edit")
+	return err
 }

@@ -199,3 +199,44 @@ func runGit(dir string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
+
+func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
+	w, root := worktreeProject(t)
+	ctx := context.Background()
+	status := "development_status:\n  1-1-a: ready-for-dev\n  1-2-b: ready-for-dev\n"
+	write(t, filepath.Join(root, "sprint-status.yaml"), status)
+	mustGit(t, root, "add", "sprint-status.yaml")
+	mustGit(t, root, "commit", "-q", "-m", "status")
+	w.StatusFile = "sprint-status.yaml"
+	w.MarkDone = func(dir, story string) error {
+		p := filepath.Join(dir, "sprint-status.yaml")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		key := map[string]string{"1-1": "1-1-a", "1-2": "1-2-b"}[story]
+		return os.WriteFile(p, []byte(strings.Replace(string(data), key+": ready-for-dev", key+": done", 1)), 0o644)
+	}
+	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
+	// Each story's agent moves its own entry on: adjacent lines, which a text merge would refuse.
+	for dir, line := range map[string]string{a: "  1-1-a: review\n  1-2-b: ready-for-dev\n", b: "  1-1-a: ready-for-dev\n  1-2-b: review\n"} {
+		write(t, filepath.Join(dir, "sprint-status.yaml"), "development_status:\n"+line)
+	}
+	storyCommit(t, a, 2, "two")
+	storyCommit(t, b, 9, "nine")
+	for _, s := range []string{"1-1", "1-2"} {
+		if _, err := w.Land(ctx, s); err != nil {
+			t.Fatalf("land %s: %v", s, err)
+		}
+	}
+	if got := readTestFile(t, filepath.Join(root, "sprint-status.yaml")); got != "development_status:\n  1-1-a: done\n  1-2-b: done\n" {
+		t.Fatalf("sprint-status.yaml:\n%s", got)
+	}
+	if n := strings.TrimSpace(mustGit(t, root, "rev-list", "--count", base+"..HEAD")); n != "2" {
+		t.Fatalf("%s commits landed, want one a story", n)
+	}
+	if st := mustGit(t, root, "status", "--porcelain"); st != "" {
+		t.Fatalf("user's tree: %s", st)
+	}
+}

@@ -53,6 +53,9 @@ type Engine struct {
 	// Save, when set instead, persists the whole state after every change.
 	Save func(*State) error
 	Log  zerolog.Logger
+	// Worktrees, when set, gives each story its own git worktree
+	// (--isolate worktree); nil runs every story in the project's tree.
+	Worktrees *Worktrees
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

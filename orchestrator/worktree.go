@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // CodeMergeConflict is the escalation code of a story whose commit does not
@@ -45,7 +47,7 @@ func (w *Worktrees) Dir(ctx context.Context, story string) (string, error) {
 	return filepath.Join(strings.TrimSpace(out), "story-automator", "worktrees", w.Run, story), nil
 }
 
-// in runs git commands in a story's worktree, with the project's identity.
+// in runs git commands in a story's worktree (or a folder of it), with the project's identity.
 func (w *Worktrees) in(dir string) *Git {
 	return &Git{Root: dir, env: w.Project.env}
 }
@@ -172,7 +174,13 @@ func (w *Worktrees) Remove(ctx context.Context, story string) error {
 			return err
 		}
 	}
-	_ = os.Remove(filepath.Dir(dir)) // only when empty
+	// The run's folder, then worktrees/ and story-automator/, once empty.
+	run := filepath.Dir(dir)
+	for _, d := range []string{run, filepath.Dir(run), filepath.Dir(filepath.Dir(run))} {
+		if os.Remove(d) != nil {
+			break
+		}
+	}
 	return nil
 }
 
@@ -219,7 +227,7 @@ func (w *Worktrees) markDone(ctx context.Context, wt *Git, story string) error {
 	if err := w.MarkDone(wt.Root, story); err != nil {
 		return fmt.Errorf("mark story %s done: %w", story, err)
 	}
-	if _, err := wt.git(ctx, nil, "add", "--", ":(top,literal)"+w.StatusFile); err != nil {
+	if _, err := wt.git(ctx, nil, "add", "-A", "--", ":(top)"); err != nil {
 		return err
 	}
 	if _, err := wt.git(ctx, nil, "diff", "--cached", "--quiet"); err == nil {
@@ -227,4 +235,124 @@ func (w *Worktrees) markDone(ctx context.Context, wt *Git, story string) error {
 	}
 	_, err := wt.git(ctx, nil, "commit", "-q", "--amend", "--no-edit")
 	return err
+}
+
+// Isolation modes of a parallel run (--isolate).
+const (
+	// IsolateWorktree gives each story its own git worktree (the default
+	// when more than one story runs at a time).
+	IsolateWorktree = "worktree"
+	// IsolateNone runs every story in the project's one working tree.
+	IsolateNone = "none"
+)
+
+// enterWorktree gives a story its worktree before its first step: made from
+// the user's branch as it is now, which holds the commits of the stories it
+// depends on (they landed before it became ready). A resumed story keeps the
+// worktree it had, or gets it recreated with the commits of its branch.
+func (e *Engine) enterWorktree(ctx context.Context, u *Unit) error {
+	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
+	w := e.Worktrees
+	dir, err := w.Add(ctx, u.Key, w.Project.revision(ctx, "HEAD"))
+	if err != nil {
+		return err
+	}
+	dir = filepath.Join(dir, filepath.FromSlash(w.Project.prefix))
+	now := e.Clock.Now()
+	e.updateUnit(u, func(s *State) {
+		if u.Worktree != dir {
+			s.addLog(now, u.Dotted, "", "worktree "+dir+" on branch "+w.Branch(u.Key))
+		}
+		u.Worktree = dir
+	})
+	return nil
+}
+
+// landStep commits a story in its worktree and lands the commit on the
+// user's branch (see Worktrees.Land), then removes the worktree and its
+// branch. A merge conflict escalates with CodeMergeConflict and keeps both.
+func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req CommitRequest) stepEnd {
+	ctx = context.WithoutCancel(ctx)
+	e.commitMu.Lock()
+	sha, err := e.land(ctx, u, req)
+	e.commitMu.Unlock()
+	if err != nil {
+		if b, ok := AsBlocker(err); ok {
+			e.escalateBlocker(u, st, b)
+		} else {
+			e.escalate(u, st, err.Error())
+		}
+		return stepEscalated
+	}
+	e.committed(ctx, u, st, sha, "")
+	if err := e.Worktrees.Remove(ctx, u.Key); err != nil {
+		now := e.Clock.Now()
+		e.updateUnit(u, func(s *State) { s.addLog(now, u.Dotted, StepCommit, "worktree left: "+err.Error()) })
+		return stepOK
+	}
+	e.updateUnit(u, func(*State) { u.Worktree = "" })
+	return stepOK
+}
+
+func (e *Engine) land(ctx context.Context, u *Unit, req CommitRequest) (string, error) {
+	// Landed before the run was killed: the commit is on the user's branch.
+	if sha, found, err := e.Git.Find(ctx, req); err != nil || found {
+		return sha, err
+	}
+	wt := e.Worktrees.in(u.Worktree)
+	out, err := wt.git(ctx, nil, "status", "--porcelain", "--", ".")
+	if err != nil {
+		return "", err
+	}
+	committed := false
+	if mine, err := wt.git(ctx, nil, "log", "-1", "--format=%B"); err == nil {
+		committed = strings.Contains(mine, trailerRun+": "+req.RunID) && strings.Contains(mine, trailerStory+": "+req.Story.Key)
+	}
+	if !committed || strings.TrimSpace(out) != "" {
+		if _, err := wt.git(ctx, nil, "add", "-A", "--", "."); err != nil {
+			return "", err
+		}
+		args := []string{"commit", "-q", "--allow-empty", "-F", "-"}
+		if committed {
+			args = append(args, "--amend")
+		}
+		if _, err := wt.git(ctx, strings.NewReader(commitMessage(req)), args...); err != nil {
+			return "", err
+		}
+	}
+	return e.Worktrees.Land(ctx, u.Key)
+}
+
+// isolation is the isolation a run uses: the one asked for, else a worktree
+// per story when stories run side by side.
+func isolation(asked string, parallel int) string {
+	if asked != "" {
+		return asked
+	}
+	if parallel > 1 {
+		return IsolateWorktree
+	}
+	return IsolateNone
+}
+
+// worktreesOf is the run's Worktrees under IsolateWorktree (nil otherwise,
+// and for a repository that is not the git CLI's, as in tests with fakes).
+func worktreesOf(st *State, d Deps) *Worktrees {
+	g, ok := d.Repo.(*Git)
+	if !ok || st.Config.Isolate != IsolateWorktree {
+		return nil
+	}
+	w := &Worktrees{Project: g, Run: st.RunID}
+	if b, ok := d.Project.(BMADProject); ok {
+		w.StatusFile = g.prefix + b.StatusFile()
+		w.MarkDone = func(dir, story string) error {
+			p, err := workflows.Open(filepath.Join(dir, filepath.FromSlash(g.prefix)))
+			if err != nil {
+				return err
+			}
+			return BMADProject{P: p}.MarkStoryDone(story)
+		}
+	}
+	return w
 }

@@ -188,8 +188,8 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 	if list := mustGit(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Fatalf("worktrees left:\n%s", list)
 	}
-	if _, err := os.Stat(filepath.Join(root, ".git", "story-automator", "worktrees", "r1")); !os.IsNotExist(err) {
-		t.Fatalf("the run's worktree directory is left: %v", err)
+	if _, err := os.Stat(filepath.Join(root, ".git", "story-automator")); !os.IsNotExist(err) {
+		t.Fatalf("the worktrees' directory is left: %v", err)
 	}
 }
 

@@ -27,7 +27,7 @@ type Options struct {
 	// when Parallel > 1; a resumed run keeps its own unless given).
 	Isolate string
 	Resume  bool
-	DryRun        bool
+	DryRun  bool
 	// Settings given on the command line (see Settings).
 	Settings Settings
 	// Pid is this long-lived process, recorded as the marker's ownerPid.

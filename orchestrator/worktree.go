@@ -275,8 +275,8 @@ func (e *Engine) enterWorktree(ctx context.Context, u *Unit) error {
 func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req CommitRequest) stepEnd {
 	ctx = context.WithoutCancel(ctx)
 	e.commitMu.Lock()
+	defer e.commitMu.Unlock()
 	sha, err := e.land(ctx, u, req)
-	e.commitMu.Unlock()
 	if err != nil {
 		if b, ok := AsBlocker(err); ok {
 			e.escalateBlocker(u, st, b)

@@ -84,7 +84,9 @@ type statusUnit struct {
 	Current string       `json:"currentStep,omitempty"`
 	Steps   []statusStep `json:"steps"`
 	Commit  string       `json:"commit,omitempty"`
-	Usage   *spend.Total `json:"usage"`
+	// Worktree is the story's own git worktree while it has one (--isolate worktree).
+	Worktree string       `json:"worktree,omitempty"`
+	Usage    *spend.Total `json:"usage"`
 }
 
 type statusStep struct {
@@ -183,7 +185,7 @@ func statusRunOf(st *orchestrator.State, path string) *statusRun {
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
 		Usage: &usage, Budget: st.Config.Budget, Units: []statusUnit{}}
 	for _, u := range st.Units {
-		su := statusUnit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Usage: u.Usage}
+		su := statusUnit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
 			su.Current = cur.Name
 		}

@@ -104,6 +104,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		defer e.checkpoints()()
 	}
 	e.closeAbandoned(ctx, abandoned)
+	e.dropLandedWorktrees(ctx)
 	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()

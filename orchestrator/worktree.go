@@ -356,3 +356,20 @@ func worktreesOf(st *State, d Deps) *Worktrees {
 	}
 	return w
 }
+
+// dropLandedWorktrees removes the worktrees of stories whose commit landed
+// before a killed run could remove them.
+func (e *Engine) dropLandedWorktrees(ctx context.Context) {
+	if e.Worktrees == nil {
+		return
+	}
+	for _, u := range e.state.Units {
+		if c := u.Step(StepCommit); u.Worktree == "" || c == nil || c.Status != StatusVerified {
+			continue
+		}
+		if err := e.Worktrees.Remove(ctx, u.Key); err != nil {
+			continue
+		}
+		e.updateUnit(u, func(*State) { u.Worktree = "" })
+	}
+}

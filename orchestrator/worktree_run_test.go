@@ -149,3 +149,44 @@ func TestWorktreeRunConflictEscalatesThenResumes(t *testing.T) {
 		t.Fatalf("worktrees left:\n%s", list)
 	}
 }
+
+func TestWorktreeRunResumeRemovesTheWorktreeOfALandedStory(t *testing.T) {
+	h, d := worktreeRun(t)
+	res, err := Run(context.Background(), worktreeOptions(h), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As a run killed between landing 1.2 and removing its worktree leaves it.
+	st := h.saved(res)
+	u := st.Unit("1-2")
+	if u == nil {
+		for _, x := range st.Units {
+			if strings.HasPrefix(x.Key, "1-2") {
+				u = x
+			}
+		}
+	}
+	w := &Worktrees{Project: d.Repo.(*Git), Run: res.State.RunID}
+	dir, err := w.Add(context.Background(), u.Key, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Worktree, st.Status = dir, RunRunning
+	if err := SaveState(res.StatePath, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.store().Path); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	o := h.options()
+	o.Resume, o.Stories = true, ""
+	if _, err := Run(context.Background(), o, d); err != nil {
+		t.Fatal(err)
+	}
+	if list := mustGit(t, h.root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Fatalf("worktrees left:\n%s", list)
+	}
+	if br := mustGit(t, h.root, "branch", "--list", "story-automator/*"); br != "" {
+		t.Fatalf("branches left: %s", br)
+	}
+}

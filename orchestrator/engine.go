@@ -110,6 +110,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	done, total := st.StoryCounts()
 	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
 	e.schedule(ctx)
+	e.dropLandedWorktrees(context.WithoutCancel(ctx))
 	return e.finish(ctx)
 }
 

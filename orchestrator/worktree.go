@@ -40,11 +40,17 @@ func (w *Worktrees) Branch(story string) string {
 
 // Dir is where a story's worktree lives.
 func (w *Worktrees) Dir(ctx context.Context, story string) (string, error) {
-	out, err := w.Project.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	common, err := w.commonDir(ctx)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(strings.TrimSpace(out), "story-automator", "worktrees", w.Run, story), nil
+	return filepath.Join(common, "story-automator", "worktrees", w.Run, story), nil
+}
+
+// commonDir is the repository's git directory shared by its worktrees.
+func (w *Worktrees) commonDir(ctx context.Context) (string, error) {
+	out, err := w.Project.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	return strings.TrimSpace(out), err
 }
 
 // in runs git commands in a story's worktree (or a folder of it), with the project's identity.
@@ -161,6 +167,14 @@ func (w *Worktrees) Remove(ctx context.Context, story string) error {
 	dir, err := w.Dir(ctx, story)
 	if err != nil {
 		return err
+	}
+	// Locks a killed git left (in the branch's ref, the worktree's index)
+	// are stale: the run holds the run lock.
+	if common, err := w.commonDir(ctx); err == nil {
+		_ = os.Remove(filepath.Join(common, "refs", "heads", filepath.FromSlash(w.Branch(story))+".lock"))
+	}
+	if p, err := w.in(dir).git(ctx, nil, "rev-parse", "--git-path", "index.lock"); err == nil {
+		_ = os.Remove(absIn(dir, strings.TrimSpace(p)))
 	}
 	w.dropWorktree(ctx, dir)
 	if err := os.RemoveAll(dir); err != nil {

@@ -65,7 +65,12 @@ func actBMAD(ctx context.Context, s *Sim) int {
 }
 
 func newBMADJob(s *Sim) (*bmadJob, error) {
-	root := s.Getenv("PROJECT_ROOT")
+	// A story in its own git worktree works there; the project root is
+	// only where the run's state lives.
+	root := s.Getenv(child.EnvWorkDir)
+	if root == "" {
+		root = s.Getenv("PROJECT_ROOT")
+	}
 	if root == "" {
 		wd, err := os.Getwd()
 		if err != nil {

@@ -230,3 +230,18 @@ func TestBMADCrashKillsTheAgentItRunsUnder(t *testing.T) {
 		t.Fatalf("the agent ended with %v, want SIGKILL", err)
 	}
 }
+
+func TestBMADStepsWorkInTheStorysWorktree(t *testing.T) {
+	p, wt := bmadProject(t), bmadProject(t)
+	key := workflows.StoryKey{Epic: "1", Num: 1}
+	code, out := actStep(t, p, map[string]string{child.EnvStep: "create", child.EnvStory: "1-1", child.EnvWorkDir: wt.Root})
+	if code != 0 {
+		t.Fatalf("create exited %d: %s", code, out)
+	}
+	if r := verified(t, wt, "create", key); !r.Verified {
+		t.Fatalf("the worktree lacks the story: %s", r.Detail)
+	}
+	if r := verified(t, p, "create", key); r.Verified {
+		t.Fatal("the sim wrote the story in the project root, not its worktree")
+	}
+}

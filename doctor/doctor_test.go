@@ -185,3 +185,24 @@ func TestEveryCLIAgentHasAnOfflineHome(t *testing.T) {
 		t.Error("the sim needs no offline home")
 	}
 }
+
+// A story's worktree lives under the project's .git (orchestrator.Worktrees):
+// the trust the user gave the project covers it, and nothing else.
+func TestAStorysWorktreeHasTheProjectsTrust(t *testing.T) {
+	home, root := t.TempDir(), "/work/project"
+	wt := filepath.Join(root, ".git", "story-automator", "worktrees", "run-1", "1-2")
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	for _, agent := range []string{"claude", "gemini"} {
+		if c := checkTrust(agent, wt, getenv); c.Status != Warn {
+			t.Fatalf("%s trusts the worktree of an untrusted project: %+v", agent, c)
+		}
+	}
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"projects":{"/work/project":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	os.WriteFile(filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"/work/project":"TRUST_FOLDER"}`), 0o600)
+	for _, agent := range []string{"claude", "gemini"} {
+		if c := checkTrust(agent, wt, getenv); c.Status != OK {
+			t.Fatalf("%s: the worktree of a trusted project: %+v", agent, c)
+		}
+	}
+}

@@ -32,6 +32,9 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.verified(ctx, u, st, "no commit: disabled by the workflow policy")
 		return stepOK
 	}
+	if u.Worktree != "" && e.Worktrees != nil {
+		return e.landStep(ctx, u, st, req)
+	}
 	return e.gitCommit(ctx, u, st, sp, req)
 }
 

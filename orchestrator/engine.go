@@ -53,6 +53,9 @@ type Engine struct {
 	// Save, when set instead, persists the whole state after every change.
 	Save func(*State) error
 	Log  zerolog.Logger
+	// Worktrees, when set, gives each story its own git worktree
+	// (--isolate worktree); nil runs every story in the project's tree.
+	Worktrees *Worktrees
 
 	mu       sync.Mutex
 	commitMu sync.Mutex
@@ -101,11 +104,13 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		defer e.checkpoints()()
 	}
 	e.closeAbandoned(ctx, abandoned)
+	e.dropLandedWorktrees(ctx)
 	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
 	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
 	e.schedule(ctx)
+	e.dropLandedWorktrees(context.WithoutCancel(ctx))
 	return e.finish(ctx)
 }
 

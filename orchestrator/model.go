@@ -117,6 +117,9 @@ type StepRequest struct {
 	// Started is called with the child session's name as soon as it exists,
 	// so the state document can name it while the step runs.
 	Started func(session, outputFile string)
+	// WorkDir is the project in the story's git worktree ("" = the project
+	// root): the child works there and the step's verifiers look there.
+	WorkDir string
 }
 
 // StepResult is how an attempt ended, as the monitor saw it.

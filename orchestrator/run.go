@@ -23,8 +23,11 @@ type Options struct {
 	Agent         string
 	FallbackAgent string
 	Parallel      int
-	Resume        bool
-	DryRun        bool
+	// Isolate is IsolateWorktree or IsolateNone ("" = a worktree per story
+	// when Parallel > 1; a resumed run keeps its own unless given).
+	Isolate string
+	Resume  bool
+	DryRun  bool
 	// Settings given on the command line (see Settings).
 	Settings Settings
 	// Pid is this long-lived process, recorded as the marker's ownerPid.
@@ -98,7 +101,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	}
 	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
-		Report: d.Report, Log: d.Log, Journal: NewJournal(path)}
+		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d)}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings}
@@ -244,7 +247,8 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	id := newRunID(d.Clock)
 	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Agent: o.Agent, FallbackAgent: o.FallbackAgent,
-		Parallel: max(o.Parallel, 1), StateFile: path, MarkerFile: store.Path, OwnerSession: marker.OwnerFromEnv(o.Getenv)}
+		Parallel: max(o.Parallel, 1), StateFile: path, MarkerFile: store.Path, OwnerSession: marker.OwnerFromEnv(o.Getenv),
+		Isolate: isolation(o.Isolate, max(o.Parallel, 1))}
 	o.Settings.record(&cfg, o.Policy, false)
 	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err
@@ -268,6 +272,9 @@ func applyOverrides(st *State, o Options) {
 	}
 	if o.Parallel > 0 {
 		st.Config.Parallel = o.Parallel
+	}
+	if o.Isolate != "" || st.Config.Isolate == "" {
+		st.Config.Isolate = isolation(o.Isolate, st.Config.Parallel)
 	}
 	o.Settings.record(&st.Config, o.Policy, true)
 }

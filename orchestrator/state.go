@@ -69,7 +69,9 @@ type RunConfig struct {
 	Agent         string `json:"agent"`
 	FallbackAgent string `json:"fallbackAgent,omitempty"`
 	Parallel      int    `json:"parallel"`
-	MaxCycles     int    `json:"maxCycles"`
+	// Isolate is how parallel stories are kept apart: IsolateWorktree or IsolateNone.
+	Isolate   string `json:"isolate,omitempty"`
+	MaxCycles int    `json:"maxCycles"`
 	// Model, Backoff (a Go duration; "" = each step's policy), and the
 	// monitor's CompletionRechecks and RecheckGrace, as the run was started
 	// (or last resumed) with: --resume keeps them unless given again.
@@ -104,6 +106,9 @@ type Unit struct {
 	DependsOn []string `json:"dependsOn,omitempty"`
 	Status    string   `json:"status"`
 	Commit    string   `json:"commit,omitempty"`
+	// Worktree is the project in the story's own git worktree while it has
+	// one (--isolate worktree; see worktree.go): kept when the story escalates.
+	Worktree string `json:"worktree,omitempty"`
 	// Paths are the project-relative paths that changed while the unit's
 	// sessions ran: what its commit takes (see ownership.go).
 	Paths []string     `json:"paths,omitempty"`

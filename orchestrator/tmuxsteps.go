@@ -48,14 +48,18 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	if err != nil {
 		return StepResult{}, err
 	}
-	check, err := t.Project.Verifier(req.Step, key, t.Policy)
+	proj, err := t.projectOf(req)
+	if err != nil {
+		return StepResult{}, err
+	}
+	check, err := proj.Verifier(req.Step, key, t.Policy)
 	if errors.Is(err, workflows.ErrContract) {
 		return StepResult{FinalState: FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
 	}
 	if err != nil {
 		return StepResult{}, err
 	}
-	prompt, err := t.prompt(req, key)
+	prompt, err := t.prompt(proj, req, key)
 	if err != nil {
 		return StepResult{}, err
 	}
@@ -63,7 +67,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Project.Root, StateDir: t.StateDir, Epic: req.Epic,
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
-		TrustProject: t.TrustProject})
+		TrustProject: t.TrustProject, WorkDir: req.WorkDir})
 	if err != nil {
 		return StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}
@@ -179,7 +183,11 @@ func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, stri
 	if err != nil {
 		return false, "", err
 	}
-	check, err := t.Project.Verifier(req.Step, key, t.Policy)
+	proj, err := t.projectOf(req)
+	if err != nil {
+		return false, "", err
+	}
+	check, err := proj.Verifier(req.Step, key, t.Policy)
 	if err != nil {
 		return false, "", err
 	}
@@ -300,12 +308,22 @@ func stepKey(req StepRequest) (workflows.StoryKey, error) {
 }
 
 // prompt renders the step's prompt; a review after the first gets the open notes.
-func (t *TmuxSteps) prompt(req StepRequest, key workflows.StoryKey) (string, error) {
+func (t *TmuxSteps) prompt(proj *workflows.Project, req StepRequest, key workflows.StoryKey) (string, error) {
 	vars := workflows.PromptVars{Cycle: req.Cycle}
 	if req.Step == StepReview && req.Cycle > 1 {
-		vars.ReviewNotes, _ = t.Project.ReviewNotes(key)
+		vars.ReviewNotes, _ = proj.ReviewNotes(key)
 	}
-	return t.Project.Prompt(req.Step, key, t.Policy, vars)
+	return proj.Prompt(req.Step, key, t.Policy, vars)
+}
+
+// projectOf is the project a step works on: the one in the story's git
+// worktree when it has one (its prompt names those paths and its verifiers
+// look there), else the run's.
+func (t *TmuxSteps) projectOf(req StepRequest) (*workflows.Project, error) {
+	if req.WorkDir == "" {
+		return t.Project, nil
+	}
+	return workflows.Open(req.WorkDir)
 }
 
 // childEnviron is the orchestrator's environment plus what the child should

@@ -20,6 +20,16 @@ const (
 
 // driveUnit runs a unit's unfinished steps in order and reports how it ended.
 func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
+	if e.Worktrees != nil && u.Kind == KindStory {
+		if err := e.enterWorktree(ctx, u); err != nil {
+			for _, st := range u.Steps {
+				if !st.finished() {
+					e.escalate(u, st, "make the story's worktree: "+err.Error())
+					return unitEscalated
+				}
+			}
+		}
+	}
 	for _, st := range u.Steps {
 		if st.finished() {
 			continue
@@ -127,7 +137,7 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	if !ok {
 		return false
 	}
-	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name}
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, WorkDir: u.Worktree}
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
@@ -167,7 +177,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
 	model := e.modelFor(st.Name)
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
-		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout,
+		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree,
 		Started: func(session, output string) {
 			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
 		}}

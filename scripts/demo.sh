@@ -45,7 +45,7 @@ sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-
 say "the plan (run --dry-run)"
 sa run --agent sim --dry-run
 
-say "the run: every step in its own tmux session, confirmed by its verifier"
+say "the run: every step in its own tmux session, confirmed by its verifier; two stories side by side, each in its own git worktree"
 if [ "$faults" = "crash:dev:1@1-2, review-cycles:2@1-3" ]; then
   echo "Injected faults: 1.2's first dev attempt crashes (retried with the fallback agent);"
   echo "1.3's review passes only in its second cycle."
@@ -57,8 +57,14 @@ export STORY_AUTOMATOR_SIM_DELAY
 start=$(date +%s)
 run_status=0
 STORY_AUTOMATOR_SIM_FAULTS="$faults" \
-  sa run --agent sim --fallback-agent sim --backoff "$backoff" --recheck-grace 300ms || run_status=$?
+  sa run --agent sim --fallback-agent sim --parallel 2 --backoff "$backoff" --recheck-grace 300ms || run_status=$?
 echo "($(( $(date +%s) - start ))s)"
+
+say "the stories' worktrees (.git/story-automator/worktrees), each landed on your branch and removed"
+state=$(ls -t .story-automator/runs/*.md 2>/dev/null | head -1 || true)
+[ -n "$state" ] && grep -o '\*\*[0-9.]*\*\* worktree .*' "$state" | sort -u | sed "s#$proj/##" || true
+echo "git worktree list now:"
+git worktree list
 
 say "status, as another terminal sees it"
 sa status || true

@@ -46,6 +46,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintln(w, "Stories:")
 		for _, u := range r.Units {
 			fmt.Fprintf(w, "  %-8s %-9s %s%s%s\n", u.Story, u.Status, stepMarks(u), commitText(u.Commit), unitSpend(u.Usage))
+			if u.Worktree != "" {
+				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
+			}
 		}
 		if r.Escalation != nil {
 			fmt.Fprintf(w, "Escalated: %s\n  what to do: %s\n", r.Escalation.Reason, r.Escalation.Action)

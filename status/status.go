@@ -59,13 +59,15 @@ type Run struct {
 }
 
 type Unit struct {
-	Story   string       `json:"story"`
-	Title   string       `json:"title,omitempty"`
-	Status  string       `json:"status"`
-	Current string       `json:"currentStep,omitempty"`
-	Steps   []Step       `json:"steps"`
-	Commit  string       `json:"commit,omitempty"`
-	Usage   *spend.Total `json:"usage"`
+	Story   string `json:"story"`
+	Title   string `json:"title,omitempty"`
+	Status  string `json:"status"`
+	Current string `json:"currentStep,omitempty"`
+	Steps   []Step `json:"steps"`
+	Commit  string `json:"commit,omitempty"`
+	// Worktree is the story's own git worktree while it has one (--isolate worktree).
+	Worktree string       `json:"worktree,omitempty"`
+	Usage    *spend.Total `json:"usage"`
 }
 
 type Step struct {
@@ -130,7 +132,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
 		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
 	for _, u := range st.Units {
-		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Usage: u.Usage}
+		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
 			su.Current = cur.Name
 		}

@@ -41,6 +41,7 @@ func runCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-tokens", Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
 			&cli.DurationFlag{Name: "max-duration", Usage: "pause the run once it has been running this long (pauses not counted)"},
 			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
+			&cli.StringFlag{Name: "isolate", Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue the paused or interrupted run from its state document"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event, then the result"},
@@ -106,6 +107,9 @@ func checkRunFlags(c *cli.Context) error {
 	if c.Int("parallel") < 1 {
 		return cliio.UsageError("--parallel must be at least 1")
 	}
+	if v := c.String("isolate"); c.IsSet("isolate") && v != orchestrator.IsolateWorktree && v != orchestrator.IsolateNone {
+		return cliio.UsageError("--isolate must be worktree or none, got %q", v)
+	}
 	for _, f := range []string{"agent", "fallback-agent"} {
 		if v := c.String(f); v != "" && !contains(runAgents, v) {
 			return cliio.UsageError("--%s must be one of %s, got %q", f, strings.Join(runAgents, ", "), v)
@@ -170,7 +174,7 @@ func contains(list []string, s string) bool {
 // explicitly override the run's own configuration.
 func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestrator.Options {
 	o := orchestrator.Options{ProjectRoot: e.ProjectRoot, Epic: c.String("epic"), Stories: c.String("stories"),
-		Agent: c.String("agent"), FallbackAgent: c.String("fallback-agent"), Parallel: c.Int("parallel"),
+		Agent: c.String("agent"), FallbackAgent: c.String("fallback-agent"), Parallel: c.Int("parallel"), Isolate: c.String("isolate"),
 		Resume: c.Bool("resume"), DryRun: c.Bool("dry-run"), Pid: os.Getpid(), Getenv: e.Getenv,
 		Policy: orchestrator.PolicyFrom(wpol), Settings: runSettings(c)}
 	if o.Resume {

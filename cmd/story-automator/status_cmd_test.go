@@ -27,7 +27,7 @@ func pausedRun(t *testing.T, root string) string {
 			{Key: "1-1", Kind: orchestrator.KindStory, Epic: "1", Dotted: "1.1", Status: orchestrator.StatusDone, Commit: "0123456789abcdef",
 				Steps: []*orchestrator.StepState{{Name: "create", Status: "verified"}, {Name: "dev", Status: "verified"}}},
 			{Key: "1-2", Kind: orchestrator.KindStory, Epic: "1", Dotted: "1.2", Status: orchestrator.StatusEscalated,
-				Steps: []*orchestrator.StepState{{Name: "create", Status: "skipped"}, {Name: "dev", Status: "escalated"}}},
+				Worktree: "/p/.git/story-automator/worktrees/run-x/1-2", Steps: []*orchestrator.StepState{{Name: "create", Status: "skipped"}, {Name: "dev", Status: "escalated"}}},
 		},
 		Escalation: &orchestrator.Escalation{Unit: "1.2", Step: "dev", Reason: "dev story of 1.2: 3 attempts failed", Action: "fix it and resume"}}
 	if err := orchestrator.SaveState(path, st); err != nil {
@@ -59,7 +59,7 @@ func TestStatusShowsTheRunMarkerStoriesAndLastDecision(t *testing.T) {
 	}
 	for _, want := range []string{"Run run-20261122-120000-abcd · paused · 1/2 stories done", path,
 		"Marker: paused story · story 1.2 · step dev · 1 remaining", "1.1      done      create ✓  dev ✓  0123456",
-		"1.2      escalated create –  dev !", "Escalated: dev story of 1.2", "what to do: fix it and resume",
+		"1.2      escalated create –  dev !", "worktree /p/.git/story-automator/worktrees/run-x/1-2", "Escalated: dev story of 1.2", "what to do: fix it and resume",
 		"Last hook decision: block", "Live sessions: 0"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("status lacks %q:\n%s", want, out)
@@ -78,7 +78,7 @@ func TestStatusShowsTheRunMarkerStoriesAndLastDecision(t *testing.T) {
 		LastDecision *marker.LastDecision `json:"lastDecision"`
 	}
 	if err := json.Unmarshal([]byte(out), &v); err != nil || !v.OK || !v.Marker.Exists || v.Run.Status != "paused" ||
-		v.Run.Units[1].Current != "dev" || v.LastDecision == nil || v.LastDecision.Decision != "block" {
+		v.Run.Units[1].Current != "dev" || v.Run.Units[1].Worktree == "" || v.LastDecision == nil || v.LastDecision.Decision != "block" {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
 }

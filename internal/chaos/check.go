@@ -56,6 +56,12 @@ func Check(p *Project) Findings {
 	if out, err := p.Git("diff", "--cached", "--name-status", "HEAD"); err != nil || strings.TrimSpace(out) != "" {
 		f.left("index differs from HEAD: %s%v", strings.TrimSpace(out), errOrNil(err))
 	}
+	if out, err := p.Git("worktree", "list", "--porcelain"); err != nil || strings.Count(out, "worktree ") != 1 {
+		f.left("git worktrees: %s%v", strings.TrimSpace(out), errOrNil(err))
+	}
+	if out, err := p.Git("branch", "--list", "story-automator/*"); err != nil || strings.TrimSpace(out) != "" {
+		f.left("run branches: %s%v", strings.TrimSpace(out), errOrNil(err))
+	}
 	for _, t := range stray(p.Root) {
 		f.left("left behind: %s", t)
 	}

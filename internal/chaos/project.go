@@ -29,6 +29,9 @@ type Project struct {
 	Socket string
 	// Env is added to every command (faults for the simulated agent).
 	Env []string
+	// RunFlags are the round's flags of a fresh `run` on top of runFlags
+	// (--parallel 2 in the parallel rounds).
+	RunFlags []string
 }
 
 // NewProject writes the sample into dir/project and commits it.

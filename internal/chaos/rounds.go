@@ -71,7 +71,12 @@ func Run(cfg Config) Summary {
 			mode = []string{ModeRandom, ModeGroupCommit}[i%2]
 		}
 		name := fmt.Sprintf("%s-%d", mode, i)
-		res := killRound(cfg, roundDir(cfg, name), rng, mode)
+		// Every third round runs two stories side by side, each in its git worktree.
+		var extra []string
+		if i%3 == 2 {
+			name, extra = name+"-parallel", []string{"--parallel", "2"}
+		}
+		res := killRound(cfg, roundDir(cfg, name), rng, mode, extra)
 		sum.Kills += res.kills
 		sum.add(cfg, name, res)
 	}
@@ -221,18 +226,19 @@ func (k killPlan) execute(p *Project, args ...string) (bool, *Command, error) {
 
 // killRound starts a run, kills it one to three times (resuming after
 // each), lets a last resume finish and checks the project.
-func killRound(cfg Config, dir string, rng *rand.Rand, mode string) (o outcome) {
+func killRound(cfg Config, dir string, rng *rand.Rand, mode string, extra []string) (o outcome) {
 	p, err := NewProject(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
 	if err != nil {
 		return outcome{err: err}
 	}
+	p.RunFlags = extra
 	defer p.Shutdown()
 	if rng.Intn(2) == 0 {
 		f := faults[rng.Intn(len(faults))]
 		p.Env = append(p.Env, "STORY_AUTOMATOR_SIM_FAULTS="+f)
 		o.story = append(o.story, "fault "+f)
 	}
-	args := append([]string{"run"}, runFlags...)
+	args := append(append([]string{"run"}, runFlags...), p.RunFlags...)
 	for n := 1 + rng.Intn(3); n > 0; n-- {
 		plan := planKill(rng, mode)
 		killed, c, err := plan.execute(p, args...)
@@ -259,7 +265,7 @@ func killRound(cfg Config, dir string, rng *rand.Rand, mode string) (o outcome) 
 func nextArgs(p *Project) []string {
 	store := marker.NewStore(p.Root, func(string) string { return "" })
 	if orchestrator.LatestState(store, p.Root) == "" {
-		return append([]string{"run"}, runFlags...)
+		return append(append([]string{"run"}, runFlags...), p.RunFlags...)
 	}
 	return []string{"run", "--resume", "--json"}
 }

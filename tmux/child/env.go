@@ -16,6 +16,9 @@ const (
 	EnvStep     = "STORY_AUTOMATOR_STEP"
 	EnvStory    = "STORY_AUTOMATOR_STORY"
 	EnvEpic     = "STORY_AUTOMATOR_EPIC"
+	// EnvWorkDir is the folder a child works in when it is not the project
+	// root: the story's git worktree.
+	EnvWorkDir = "STORY_AUTOMATOR_WORKDIR"
 )
 
 // Variables a run's orchestrator adds for every child on top of the

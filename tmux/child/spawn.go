@@ -47,6 +47,19 @@ type Request struct {
 	// TrustProject: the user asked the tool to trust ProjectRoot, the child's
 	// folder, for the agent (its TrustEnv, and its trust dialog answered).
 	TrustProject bool
+	// WorkDir, when set, is the folder the agent works in (the story's git
+	// worktree, absolute); ProjectRoot stays the project whose marker and
+	// session state the child's hooks find (PROJECT_ROOT). The child gets it
+	// as EnvWorkDir.
+	WorkDir string
+}
+
+// dir is the folder the child runs in.
+func (r Request) dir() string {
+	if r.WorkDir != "" {
+		return r.WorkDir
+	}
+	return r.ProjectRoot
 }
 
 // Session is a spawned child session.
@@ -64,8 +77,8 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 	if !ok {
 		return Session{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownAgent, r.Agent, AgentNames())
 	}
-	if !filepath.IsAbs(r.StateDir) || !filepath.IsAbs(r.ProjectRoot) {
-		return Session{}, fmt.Errorf("project root and state dir must be absolute")
+	if !filepath.IsAbs(r.StateDir) || !filepath.IsAbs(r.ProjectRoot) || !filepath.IsAbs(r.dir()) {
+		return Session{}, fmt.Errorf("project root, work dir and state dir must be absolute")
 	}
 	if err := s.Tmux.CheckVersion(ctx); err != nil {
 		return Session{}, err
@@ -164,6 +177,9 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 		EnvChild: "true", EnvSession: sess.Name, EnvStateDir: r.StateDir, "PROJECT_ROOT": r.ProjectRoot,
 		EnvAgent: r.Agent, EnvStep: r.Step, EnvStory: r.Story, EnvEpic: epic,
 	}
+	if r.WorkDir != "" {
+		vars[EnvWorkDir] = r.WorkDir
+	}
 	for k, v := range prof.Env {
 		vars[k] = v
 	}
@@ -190,7 +206,7 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 	if err := atomicfile.Replace(sess.OutputFile, nil, 0o600); err != nil {
 		return Spec{}, err
 	}
-	return Spec{Name: sess.Name, Dir: r.ProjectRoot, Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),
+	return Spec{Name: sess.Name, Dir: r.dir(), Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),
 		Stdin: launch.Stdin, UseStdin: launch.UseStdin, OutputFile: sess.OutputFile}, nil
 }
 

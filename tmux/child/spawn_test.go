@@ -238,3 +238,31 @@ func TestSpawnTrustProjectIsRecordedPerSession(t *testing.T) {
 		}
 	}
 }
+
+func TestSpawnRunsTheChildInItsWorkDirWithTheProjectsState(t *testing.T) {
+	root, wt := t.TempDir(), t.TempDir()
+	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })
+	sp := &Spawner{Tmux: tc, Exe: "/opt/sa/story-automator", Environ: []string{"PATH=/bin"}}
+	req := spawnRequest(root)
+	req.WorkDir = wt
+	sess, err := sp.Spawn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := TakeSpec(req.StateDir, sess.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.Join(spec.Env, "\n")
+	if spec.Dir != wt || !strings.Contains(env, "PROJECT_ROOT="+root+"\n") || !strings.Contains(env, EnvWorkDir+"="+wt) {
+		t.Fatalf("dir %s, env %q: want the child in %s with PROJECT_ROOT=%s", spec.Dir, spec.Env, wt, root)
+	}
+	st, err := marker.ReadSession(req.StateDir, sess.Name)
+	if err != nil || st.ProjectRoot != root {
+		t.Fatalf("session state project %q (%v), want %s", st.ProjectRoot, err, root)
+	}
+	req.WorkDir = "relative/dir"
+	if _, err := sp.Spawn(context.Background(), req); err == nil {
+		t.Fatal("a relative work dir was accepted")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -68,12 +69,18 @@ func worktreeOptions(h *harness) Options {
 func TestWorktreeRunLandsTwoStoriesEditingOneFile(t *testing.T) {
 	h, d := worktreeRun(t)
 	lines := map[string]int{"1-2": 2, "1-4": 9}
+	// git keeps one stash per repository (refs/stash is not one of the
+	// per-worktree refs): two worktrees stashing at the same moment can pop
+	// each other's changes. An agent's stash-and-pop is one step here.
+	var stash sync.Mutex
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		if req.Step == StepDev {
 			// The other story's worktree is another folder.
 			editLine(t, req, lines[strings.ReplaceAll(req.Story, ".", "-")], "story "+req.Story[:3])
+			stash.Lock()
 			mustGit(t, req.WorkDir, "stash")
 			mustGit(t, req.WorkDir, "stash", "pop")
+			stash.Unlock()
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}

@@ -495,3 +495,14 @@ func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
 	}
 	return 0, fmt.Errorf("unterminated \" in command template")
 }
+
+// OrList joins names for a sentence: "a, b or c".
+func OrList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

@@ -26,7 +26,7 @@ type Profile struct {
 	// PromptFlag precedes the prompt argument: "--" (end of options) or a flag such as "-p".
 	PromptFlag string
 	// Screen names the screen completion heuristic monitor-session applies
-	// to this agent's pane ("claude"), or "" when its exit is the signal.
+	// to this agent's pane (ScreenTurnSummary), or "" when its exit is the signal.
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
@@ -239,15 +239,16 @@ const (
 	AgentCustom = "custom"
 )
 
-// Screen heuristic names.
-const ScreenClaude = "claude"
+// Screen heuristic names: ScreenTurnSummary is a turn-summary line
+// ("✻ Worked for 3s") above an empty input prompt (Claude Code's).
+const ScreenTurnSummary = "turn-summary"
 
 // EnvSimBehaviour picks what the simulated agent acts out (agentsim reads it).
 const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook, HookProvider: "claude",
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: claudeChildHook, HookProvider: "claude",
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
@@ -273,7 +274,7 @@ var profiles = map[string]Profile{
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
 	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
-		Screen: ScreenClaude, Usage: spend.SourceAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
+		Screen: ScreenTurnSummary, Usage: spend.SourceAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
 	AgentCustom: {Name: AgentCustom},
 }
 

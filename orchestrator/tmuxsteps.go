@@ -114,8 +114,9 @@ func (t *TmuxSteps) SessionUsage(agent, name string) StepResult {
 	}
 	since, _ := marker.ParseTime(st.CreatedAt)
 	env := envMap(t.Environ)
-	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, Home: env["HOME"],
-		CodexHome: env["CODEX_HOME"], Dir: t.Project.Root, Since: since})
+	getenv := func(k string) string { return env[k] }
+	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, StateDir: prof.StateHome(getenv),
+		Dir: t.Project.Root, Since: since})
 	if err != nil {
 		return StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
 	}

@@ -2,22 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/tmux/child"
-	"github.com/story-automator/story-automator/workflows"
 )
 
 func init() { register(runCommand) }
@@ -60,30 +53,14 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	proj, err := workflows.Open(e.ProjectRoot)
+	opts.ProjectRoot = e.ProjectRoot
+	opts, deps, err := orchestrator.Wire(context.Background(), opts, orchestrator.Process{Getenv: e.Getenv, Environ: e.Environ(),
+		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
 	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
-	}
-	wpol, err := workflows.LoadPolicy(e.ProjectRoot)
-	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
-	}
-	exe, err := e.Exe()
-	if err != nil {
-		return cliio.Fail("run_failed", "cannot find this binary: %v", err)
-	}
-	opts.ProjectRoot, opts.Pid, opts.Getenv, opts.Policy = e.ProjectRoot, os.Getpid(), e.Getenv, orchestrator.PolicyFrom(wpol)
-	if !opts.DryRun {
-		if err := sessionTmux(e).CheckVersion(context.Background()); err != nil {
-			return tmuxFailure(err)
-		}
+		return err
 	}
 	out := newRunOutput(e, c.Bool("json"))
-	steps := runSteps(e, proj, wpol, exe)
-	steps.TrustProject = opts.TrustProject
-	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: steps,
-		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},
-		Report: out.reporter, Log: e.Log}
+	deps.Report = out.reporter
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { // a second Ctrl-C ends the process at once
@@ -94,52 +71,4 @@ func runAction(c *cli.Context) error {
 	res, err := orchestrator.Run(ctx, opts, deps)
 	out.stop()
 	return out.finish(res, err)
-}
-
-// runSteps is the real step runner: child sessions in tmux, watched by the monitor.
-func runSteps(e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, exe string) *orchestrator.TmuxSteps {
-	// Model and the monitor's rechecks come from the run's configuration (Configure).
-	return &orchestrator.TmuxSteps{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Project: proj, Policy: wpol,
-		StateDir: sessionStateDir(e), Monitor: monitor.DefaultOptions(), Now: e.Now}
-}
-
-// statePaths are the files story-automator writes inside the project,
-// relative to its root: never committed, listed in .git/info/exclude. The
-// rest of .story-automator/ (workflow.yaml, prompts/) is the user's and stays
-// visible to git.
-func statePaths(e *runtimeEnv) []string {
-	dir := orchestrator.StateDirName + "/"
-	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
-	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
-	store := marker.NewStore(e.ProjectRoot, e.Getenv)
-	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
-	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")
-	for _, p := range []string{store.Path, store.LockPath(), markerTemps, filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
-		rel, err := filepath.Rel(e.ProjectRoot, strings.TrimSuffix(p, "/"))
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		if strings.HasSuffix(p, "/") {
-			rel += "/"
-		}
-		paths = append(paths, filepath.ToSlash(rel))
-	}
-	return paths
-}
-
-// runFailure turns a run error into the failure users see.
-func runFailure(err error) *cliio.Failure {
-	var f *cliio.Failure
-	if errors.As(err, &f) {
-		return f
-	}
-	if b, ok := orchestrator.AsBlocker(err); ok {
-		f := cliio.Fail(b.Code, "%v", err)
-		f.Fields = map[string]any{"action": b.Action}
-		return f
-	}
-	if code := workflows.Code(err); code != "workflow_io" {
-		return cliio.Fail(code, "%v", err)
-	}
-	return cliio.Fail(orchestrator.Code(err), "%v", err)
 }

@@ -3,7 +3,9 @@ package orchestrator
 import (
 	"errors"
 
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // Errors with stable codes (see Code).
@@ -77,4 +79,22 @@ func Code(err error) string {
 		return c
 	}
 	return "run_failed"
+}
+
+// Failure turns a run's error into the failure its user sees: a
+// *cliio.Failure as it is, else the blocker's, the workflow's or the run's code.
+func Failure(err error) *cliio.Failure {
+	var f *cliio.Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	if b, ok := AsBlocker(err); ok {
+		f := cliio.Fail(b.Code, "%v", err)
+		f.Fields = map[string]any{"action": b.Action}
+		return f
+	}
+	if code := workflows.Code(err); code != "workflow_io" {
+		return cliio.Fail(code, "%v", err)
+	}
+	return cliio.Fail(Code(err), "%v", err)
 }

@@ -378,7 +378,7 @@ func (h *harness) getenv(k string) string { return h.env[k] }
 func (h *harness) store() *marker.Store { return marker.NewStore(h.root, h.getenv) }
 
 func (h *harness) options() Options {
-	return Options{ProjectRoot: h.root, Stories: "all", Agent: "sim", FallbackAgent: "alt", Parallel: 1,
+	return Options{ProjectRoot: h.root, RunConfig: RunConfig{Stories: "all", Agent: "sim", FallbackAgent: "alt", Parallel: 1},
 		Pid: os.Getpid(), Getenv: h.getenv, Policy: h.policy}
 }
 

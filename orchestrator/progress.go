@@ -159,8 +159,8 @@ func SpendText(t *spend.Total, b *Budget) string {
 		if b.MaxTokens > 0 {
 			lim = append(lim, spend.FormatTokens(b.MaxTokens)+" tokens")
 		}
-		if b.MaxDuration != "" {
-			lim = append(lim, b.MaxDuration)
+		if b.MaxDuration.Given() {
+			lim = append(lim, b.MaxDuration.String())
 		}
 		if len(lim) > 0 {
 			s += " of limit " + strings.Join(lim, ", ")

@@ -325,7 +325,7 @@ func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
 	}
 	backoff, grace := 7*time.Second, time.Second
 	o := h.options()
-	o.Settings = Settings{Model: "m1", MaxCycles: 2, Backoff: &backoff, CompletionRechecks: 2, RecheckGrace: &grace}
+	o.Model, o.MaxCycles, o.Backoff, o.CompletionRechecks, o.RecheckGrace = "m1", 2, DurationOf(backoff), 2, DurationOf(grace)
 	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrEscalated) {
 		t.Fatal(err)
 	}
@@ -338,21 +338,21 @@ func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
 	if !errors.Is(err, ErrEscalated) || reviews != 4 {
 		t.Fatalf("resume without settings: %v after %d reviews (want the run's 2 cycles more)", err, reviews)
 	}
-	want := RunConfig{Model: "m1", MaxCycles: 2, Backoff: "7s", CompletionRechecks: 2, RecheckGrace: "1s"}
+	want := RunConfig{Model: "m1", MaxCycles: 2, Backoff: DurationOf(backoff), CompletionRechecks: 2, RecheckGrace: DurationOf(grace)}
 	for i, c := range h.steps.configured {
 		if c.Model != want.Model || c.MaxCycles != want.MaxCycles || c.Backoff != want.Backoff ||
 			c.CompletionRechecks != want.CompletionRechecks || c.RecheckGrace != want.RecheckGrace {
 			t.Fatalf("configure %d: %+v", i, c)
 		}
 	}
-	if cfg := h.saved(res).Config; cfg.Model != "m1" || cfg.Backoff != "7s" || cfg.RecheckGrace != "1s" {
+	if cfg := h.saved(res).Config; cfg.Model != "m1" || cfg.Backoff.String() != "7s" || cfg.RecheckGrace.String() != "1s" {
 		t.Fatalf("saved configuration %+v", cfg)
 	}
-	o.Settings = Settings{MaxCycles: 3, Model: "m2"}
+	o.MaxCycles, o.Model = 3, "m2"
 	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrEscalated) || reviews != 7 {
 		t.Fatalf("resume with --max-cycles 3: %v after %d reviews", err, reviews)
 	}
-	if last := h.steps.configured[len(h.steps.configured)-1]; last.Model != "m2" || last.Backoff != "7s" {
+	if last := h.steps.configured[len(h.steps.configured)-1]; last.Model != "m2" || last.Backoff.String() != "7s" {
 		t.Fatalf("given again: %+v", last)
 	}
 }

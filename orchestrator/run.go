@@ -14,22 +14,19 @@ import (
 	"github.com/story-automator/story-automator/marker"
 )
 
-// Options configure one `run` invocation.
+// Options configure one `run` invocation (see FromFlags).
 type Options struct {
 	ProjectRoot string
-	Epic        string
-	Stories     string
-	// Agent, FallbackAgent and Parallel override a resumed run's own when set.
-	Agent         string
-	FallbackAgent string
-	Parallel      int
-	// Isolate is IsolateWorktree or IsolateNone ("" = a worktree per story
-	// when Parallel > 1; a resumed run keeps its own unless given).
-	Isolate string
-	Resume  bool
-	DryRun  bool
-	// Settings given on the command line (see Settings).
-	Settings Settings
+	// RunConfig is the configuration given: on a new run every flag,
+	// defaults included; on --resume only those given again, merged over
+	// the run's own (RunConfig.Merge). Epic and Stories select a new run's
+	// stories; Isolate "" = a worktree per story when Parallel > 1.
+	RunConfig
+	Resume bool
+	DryRun bool
+	// TrustProject lets the agent CLIs' "trust this folder?" be answered for
+	// the project folder (TmuxSteps.TrustProject).
+	TrustProject bool
 	// Pid is this long-lived process, recorded as the marker's ownerPid.
 	Pid    int
 	Getenv func(string) string
@@ -155,6 +152,9 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	if err != nil {
 		return nil, "", Policy{}, err
 	}
+	if err := st.Config.check(); err != nil {
+		return nil, "", Policy{}, err
+	}
 	pol, err := effectivePolicy(o.Policy, st.Config)
 	if err != nil {
 		return nil, "", Policy{}, err
@@ -241,15 +241,14 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 		}
 		// The project may have moved since: the run lives where it was found.
 		st.ProjectRoot, st.Config.StateFile, st.Config.MarkerFile = o.ProjectRoot, path, store.Path
-		applyOverrides(st, o)
+		st.Config.Merge(o.RunConfig, o.Policy)
 		return st, path, nil
 	}
 	id := newRunID(d.Clock)
 	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
-	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Agent: o.Agent, FallbackAgent: o.FallbackAgent,
-		Parallel: max(o.Parallel, 1), StateFile: path, MarkerFile: store.Path, OwnerSession: marker.OwnerFromEnv(o.Getenv),
-		Isolate: isolation(o.Isolate, max(o.Parallel, 1))}
-	o.Settings.record(&cfg, o.Policy, false)
+	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Parallel: 1, StateFile: path, MarkerFile: store.Path,
+		OwnerSession: marker.OwnerFromEnv(o.Getenv)}
+	cfg.Merge(o.RunConfig, o.Policy)
 	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err
 }
@@ -259,24 +258,6 @@ func orAll(s string) string {
 		return "all"
 	}
 	return s
-}
-
-// applyOverrides lets a resumed run change its agents, parallelism and the
-// settings given again.
-func applyOverrides(st *State, o Options) {
-	if o.Agent != "" {
-		st.Config.Agent = o.Agent
-	}
-	if o.FallbackAgent != "" {
-		st.Config.FallbackAgent = o.FallbackAgent
-	}
-	if o.Parallel > 0 {
-		st.Config.Parallel = o.Parallel
-	}
-	if o.Isolate != "" || st.Config.Isolate == "" {
-		st.Config.Isolate = isolation(o.Isolate, st.Config.Parallel)
-	}
-	o.Settings.record(&st.Config, o.Policy, true)
 }
 
 func newRunID(c Clock) string {

@@ -70,7 +70,7 @@ func (b *Budget) Limits() spend.Limits {
 	if b == nil {
 		return spend.Limits{}
 	}
-	d, _ := time.ParseDuration(b.MaxDuration)
+	d, _ := b.MaxDuration.Get()
 	return spend.Limits{MaxCostUSD: b.MaxCostUSD, MaxTokens: b.MaxTokens, MaxDuration: d}
 }
 
@@ -161,7 +161,7 @@ func (e *Engine) budgetShown() *Budget {
 	}
 	b := &Budget{MaxCostUSD: l.MaxCostUSD, MaxTokens: l.MaxTokens}
 	if l.MaxDuration > 0 {
-		b.MaxDuration = l.MaxDuration.String()
+		b.MaxDuration = DurationOf(l.MaxDuration)
 	}
 	return b
 }

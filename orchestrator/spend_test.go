@@ -74,7 +74,7 @@ func TestEveryTotalIsTheSumOfItsAttemptsRetriesIncluded(t *testing.T) {
 func TestAModelWithoutAPriceHasTokensAndNoCost(t *testing.T) {
 	h := spendingHarness(t, "1-1")
 	o := h.options()
-	o.Settings.Model = "unknown-model"
+	o.Model = "unknown-model"
 	res, err := h.run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestStepModelsReachTheirStepsAndTheRestGetTheRunsModel(t *testing.T) {
 	h.policy.Steps[StepCreate] = StepPolicy{Enabled: true, Retries: 2, Timeout: time.Hour, Model: "from-yaml"}
 	h.policy.Steps[StepAutomate] = StepPolicy{Enabled: true, Retries: 2, Timeout: time.Hour, Model: "from-yaml", Optional: true}
 	o := h.options()
-	o.Settings.Model, o.Settings.StepModels = "M1", map[string]string{StepReview: "M2"}
+	o.Model, o.StepModels = "M1", map[string]string{StepReview: "M2"}
 	if _, err := h.run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +132,9 @@ func mapsEqual(a, b map[string]string) bool {
 func TestMaxCostPausesBeforeTheNextAttemptAndResumeWithMoreGoesOn(t *testing.T) {
 	h := spendingHarness(t, "1-1", "1-2")
 	o := h.options()
-	o.Settings.Model = "m1"
+	o.Model = "m1"
 	// Story 1.1's four attempts cost 4 × turnCost: reached after its review.
-	o.Settings.Budget = Budget{MaxCostUSD: 4 * turnCost}
+	o.Budget = &Budget{MaxCostUSD: 4 * turnCost}
 	res, err := h.run(context.Background(), o)
 	if !errors.Is(err, ErrBudgetExceeded) || Code(err) != CodeBudgetExceeded || res.Outcome != OutcomeBudgetExceeded {
 		t.Fatalf("run: %v (%s) outcome %s", err, Code(err), res.Outcome)
@@ -163,7 +163,7 @@ func TestMaxCostPausesBeforeTheNextAttemptAndResumeWithMoreGoesOn(t *testing.T) 
 	if _, err := h.run(context.Background(), ro); !errors.Is(err, ErrBudgetExceeded) || len(h.steps.requests()) != 4 {
 		t.Fatalf("resume at the same limit: %v, %d attempts", err, len(h.steps.requests()))
 	}
-	ro.Settings.Budget = Budget{MaxCostUSD: 1}
+	ro.Budget = &Budget{MaxCostUSD: 1}
 	res, err = h.run(context.Background(), ro)
 	if err != nil {
 		t.Fatalf("resume with a higher limit: %v", err)
@@ -196,7 +196,7 @@ func TestAFailedAttemptOverTheLimitIsNotRetried(t *testing.T) {
 		return StepResult{FinalState: FinalCrashed, Reason: "exit_code_1", Usage: &u}
 	}
 	o := h.options()
-	o.Settings.Budget = Budget{MaxTokens: 1}
+	o.Budget = &Budget{MaxTokens: 1}
 	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrBudgetExceeded) {
 		t.Fatalf("run: %v", err)
 	}
@@ -212,7 +212,7 @@ func TestMaxDurationCountsTheRunsActiveTime(t *testing.T) {
 		return StepResult{FinalState: FinalCompleted}
 	}
 	o := h.options()
-	o.Settings.Budget = Budget{MaxDuration: "25m"}
+	o.Budget = &Budget{MaxDuration: DurationOf(25 * time.Minute)}
 	res, err := h.run(context.Background(), o)
 	if !errors.Is(err, ErrBudgetExceeded) || len(h.steps.requests()) != 3 {
 		t.Fatalf("run: %v after %d attempts", err, len(h.steps.requests()))

@@ -62,40 +62,6 @@ type State struct {
 	Usage *spend.Total `json:"usage,omitempty"`
 }
 
-// RunConfig is the configuration a run started with.
-type RunConfig struct {
-	Epic          string `json:"epic,omitempty"`
-	Stories       string `json:"stories"`
-	Agent         string `json:"agent"`
-	FallbackAgent string `json:"fallbackAgent,omitempty"`
-	Parallel      int    `json:"parallel"`
-	// Isolate is how parallel stories are kept apart: IsolateWorktree or IsolateNone.
-	Isolate   string `json:"isolate,omitempty"`
-	MaxCycles int    `json:"maxCycles"`
-	// Model, Backoff (a Go duration; "" = each step's policy), and the
-	// monitor's CompletionRechecks and RecheckGrace, as the run was started
-	// (or last resumed) with: --resume keeps them unless given again.
-	Model string `json:"model,omitempty"`
-	// StepModels are --model STEP=M, one step's model.
-	StepModels         map[string]string `json:"stepModels,omitempty"`
-	Backoff            string            `json:"backoff,omitempty"`
-	CompletionRechecks int               `json:"completionRechecks,omitempty"`
-	RecheckGrace       string            `json:"recheckGrace,omitempty"`
-	StateFile          string            `json:"stateFile"`
-	MarkerFile         string            `json:"markerFile"`
-	OwnerSession       string            `json:"ownerSession,omitempty"`
-	// Budget is the run's limits given as --max-cost, --max-tokens and
-	// --max-duration (kept on --resume unless given again).
-	Budget *Budget `json:"budget,omitempty"`
-}
-
-// Budget is a run's limits as given on the command line; 0 = not given.
-type Budget struct {
-	MaxCostUSD  float64 `json:"maxCostUsd,omitempty"`
-	MaxTokens   int64   `json:"maxTokens,omitempty"`
-	MaxDuration string  `json:"maxDuration,omitempty"`
-}
-
 // Unit is one story of the run, or one epic's retrospective.
 type Unit struct {
 	Key       string   `json:"key"`

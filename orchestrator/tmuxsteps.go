@@ -166,11 +166,7 @@ func (t *TmuxSteps) Configure(cfg RunConfig) error {
 	if cfg.CompletionRechecks > 0 {
 		t.Monitor.Rechecks = cfg.CompletionRechecks
 	}
-	if cfg.RecheckGrace != "" {
-		d, err := time.ParseDuration(cfg.RecheckGrace)
-		if err != nil || d < 0 {
-			return fmt.Errorf("recheck grace %q in the run's configuration", cfg.RecheckGrace)
-		}
+	if d, ok := cfg.RecheckGrace.Get(); ok {
 		t.Monitor.RecheckGrace = d
 	}
 	return nil

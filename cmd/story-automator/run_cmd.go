@@ -2,29 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/tmux/child"
-	"github.com/story-automator/story-automator/workflows"
 )
 
 func init() { register(runCommand) }
-
-// runAgents are the agents a run can drive (custom needs a command per step).
-var runAgents = child.RunAgents()
 
 func runCommand() *cli.Command {
 	def := monitor.DefaultOptions()
@@ -59,37 +48,19 @@ func runAction(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	if err := refuseBlank(c, "agent", "fallback-agent", "epic", "stories"); err != nil {
+	opts, err := orchestrator.FromFlags(c)
+	if err != nil {
 		return err
 	}
 	e := envOf(c)
-	if err := checkRunFlags(c); err != nil {
+	opts.ProjectRoot = e.ProjectRoot
+	opts, deps, err := orchestrator.Wire(context.Background(), opts, orchestrator.Process{Getenv: e.Getenv, Environ: e.Environ(),
+		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
+	if err != nil {
 		return err
 	}
-	proj, err := workflows.Open(e.ProjectRoot)
-	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
-	}
-	wpol, err := workflows.LoadPolicy(e.ProjectRoot)
-	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
-	}
-	exe, err := e.Exe()
-	if err != nil {
-		return cliio.Fail("run_failed", "cannot find this binary: %v", err)
-	}
-	opts := runOptions(c, e, wpol)
-	if !opts.DryRun {
-		if err := sessionTmux(e).CheckVersion(context.Background()); err != nil {
-			return tmuxFailure(err)
-		}
-	}
 	out := newRunOutput(e, c.Bool("json"))
-	steps := runSteps(e, proj, wpol, exe)
-	steps.TrustProject = c.Bool("trust-project")
-	deps := orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: steps,
-		Repo: &orchestrator.Git{Root: e.ProjectRoot, StatePaths: statePaths(e)}, Clock: orchestrator.SystemClock{},
-		Report: out.reporter, Log: e.Log}
+	deps.Report = out.reporter
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { // a second Ctrl-C ends the process at once
@@ -100,165 +71,4 @@ func runAction(c *cli.Context) error {
 	res, err := orchestrator.Run(ctx, opts, deps)
 	out.stop()
 	return out.finish(res, err)
-}
-
-// checkRunFlags refuses flag combinations that cannot work.
-func checkRunFlags(c *cli.Context) error {
-	if c.Int("parallel") < 1 {
-		return cliio.UsageError("--parallel must be at least 1")
-	}
-	if v := c.String("isolate"); c.IsSet("isolate") && v != orchestrator.IsolateWorktree && v != orchestrator.IsolateNone {
-		return cliio.UsageError("--isolate must be worktree or none, got %q", v)
-	}
-	for _, f := range []string{"agent", "fallback-agent"} {
-		if v := c.String(f); v != "" && !contains(runAgents, v) {
-			return cliio.UsageError("--%s must be one of %s, got %q", f, strings.Join(runAgents, ", "), v)
-		}
-	}
-	if c.Bool("resume") && (c.IsSet("epic") || c.IsSet("stories")) {
-		return cliio.UsageError("--resume continues the run's own selection; drop --epic and --stories")
-	}
-	if c.IsSet("max-cycles") && c.Int("max-cycles") < 1 {
-		return cliio.UsageError("--max-cycles must be at least 1")
-	}
-	if c.Duration("backoff") < 0 || c.Duration("recheck-grace") < 0 || c.Int("completion-rechecks") < 1 {
-		return cliio.UsageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
-	}
-	if (c.IsSet("max-cost") && c.Float64("max-cost") <= 0) || (c.IsSet("max-tokens") && c.Int64("max-tokens") <= 0) ||
-		(c.IsSet("max-duration") && c.Duration("max-duration") <= 0) {
-		return cliio.UsageError("--max-cost, --max-tokens and --max-duration must be positive")
-	}
-	_, _, err := parseModels(c.StringSlice("model"))
-	return err
-}
-
-// parseModels splits --model values into the run's model and step models
-// (STEP=MODEL). A blank value, an unknown step or a second run-wide model
-// is refused.
-func parseModels(values []string) (model string, steps map[string]string, err error) {
-	for _, v := range values {
-		step, m, isStep := strings.Cut(v, "=")
-		if !isStep {
-			step, m = "", v
-		}
-		step, m = strings.TrimSpace(step), strings.TrimSpace(m)
-		switch {
-		case m == "":
-			return "", nil, &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: 2}
-		case isStep && !contains(workflows.AllSteps(), step):
-			return "", nil, cliio.UsageError("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
-		case isStep:
-			if steps == nil {
-				steps = map[string]string{}
-			}
-			steps[step] = m
-		case model != "" && model != m:
-			return "", nil, cliio.UsageError("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
-		default:
-			model = m
-		}
-	}
-	return model, steps, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// runOptions builds the run's options; on --resume only the flags given
-// explicitly override the run's own configuration.
-func runOptions(c *cli.Context, e *runtimeEnv, wpol *workflows.Policy) orchestrator.Options {
-	o := orchestrator.Options{ProjectRoot: e.ProjectRoot, Epic: c.String("epic"), Stories: c.String("stories"),
-		Agent: c.String("agent"), FallbackAgent: c.String("fallback-agent"), Parallel: c.Int("parallel"), Isolate: c.String("isolate"),
-		Resume: c.Bool("resume"), DryRun: c.Bool("dry-run"), Pid: os.Getpid(), Getenv: e.Getenv,
-		Policy: orchestrator.PolicyFrom(wpol), Settings: runSettings(c)}
-	if o.Resume {
-		if !c.IsSet("agent") {
-			o.Agent = ""
-		}
-		if !c.IsSet("parallel") {
-			o.Parallel = 0
-		}
-	}
-	return o
-}
-
-// runSettings are the tunables given on the command line; a new run also
-// records the monitor's defaults, a resumed run keeps its own.
-func runSettings(c *cli.Context) orchestrator.Settings {
-	given := func(name string) bool { return c.IsSet(name) || !c.Bool("resume") }
-	var s orchestrator.Settings
-	s.Model, s.StepModels, _ = parseModels(c.StringSlice("model"))
-	s.Budget = orchestrator.Budget{MaxCostUSD: c.Float64("max-cost"), MaxTokens: c.Int64("max-tokens")}
-	if d := c.Duration("max-duration"); d > 0 {
-		s.Budget.MaxDuration = d.String()
-	}
-	if c.IsSet("max-cycles") {
-		s.MaxCycles = c.Int("max-cycles")
-	}
-	if c.IsSet("backoff") {
-		d := c.Duration("backoff")
-		s.Backoff = &d
-	}
-	if given("completion-rechecks") {
-		s.CompletionRechecks = c.Int("completion-rechecks")
-	}
-	if given("recheck-grace") {
-		d := c.Duration("recheck-grace")
-		s.RecheckGrace = &d
-	}
-	return s
-}
-
-// runSteps is the real step runner: child sessions in tmux, watched by the monitor.
-func runSteps(e *runtimeEnv, proj *workflows.Project, wpol *workflows.Policy, exe string) *orchestrator.TmuxSteps {
-	// Model and the monitor's rechecks come from the run's configuration (Configure).
-	return &orchestrator.TmuxSteps{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Project: proj, Policy: wpol,
-		StateDir: sessionStateDir(e), Monitor: monitor.DefaultOptions(), Now: e.Now}
-}
-
-// statePaths are the files story-automator writes inside the project,
-// relative to its root: never committed, listed in .git/info/exclude. The
-// rest of .story-automator/ (workflow.yaml, prompts/) is the user's and stays
-// visible to git.
-func statePaths(e *runtimeEnv) []string {
-	dir := orchestrator.StateDirName + "/"
-	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
-	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
-	store := marker.NewStore(e.ProjectRoot, e.Getenv)
-	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
-	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")
-	for _, p := range []string{store.Path, store.LockPath(), markerTemps, filepath.Join(store.Dir(), stophook.HistoryFile), sessionStateDir(e) + "/"} {
-		rel, err := filepath.Rel(e.ProjectRoot, strings.TrimSuffix(p, "/"))
-		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		if strings.HasSuffix(p, "/") {
-			rel += "/"
-		}
-		paths = append(paths, filepath.ToSlash(rel))
-	}
-	return paths
-}
-
-// runFailure turns a run error into the failure users see.
-func runFailure(err error) *cliio.Failure {
-	var f *cliio.Failure
-	if errors.As(err, &f) {
-		return f
-	}
-	if b, ok := orchestrator.AsBlocker(err); ok {
-		f := cliio.Fail(b.Code, "%v", err)
-		f.Fields = map[string]any{"action": b.Action}
-		return f
-	}
-	if code := workflows.Code(err); code != "workflow_io" {
-		return cliio.Fail(code, "%v", err)
-	}
-	return cliio.Fail(orchestrator.Code(err), "%v", err)
 }

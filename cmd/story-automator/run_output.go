@@ -19,15 +19,7 @@ type runOutput struct {
 
 func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	o := &runOutput{e: e, json: asJSON}
-	switch {
-	case asJSON:
-		o.reporter = &orchestrator.JSONReporter{W: e.Out}
-	case cliio.IsTerminal(e.Out):
-		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
-		o.reporter = o.live
-	default:
-		o.reporter = &orchestrator.LineReporter{W: e.Out}
-	}
+	o.reporter, o.live = orchestrator.NewReporter(e.Out, asJSON, e.Now)
 	return o
 }
 
@@ -46,7 +38,7 @@ func (o *runOutput) stop() {
 // finish prints the result of the run and returns the command's error.
 func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if err != nil && (res == nil || res.State == nil) {
-		return runFailure(err)
+		return orchestrator.Failure(err)
 	}
 	if res.DryRun {
 		return o.plan(res)
@@ -70,7 +62,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
 		return nil
 	}
-	f := runFailure(err)
+	f := orchestrator.Failure(err)
 	f.Fields = fields
 	reason, action := st.PauseReason, "fix the cause, then run `story-automator run --resume`"
 	if st.Escalation != nil {

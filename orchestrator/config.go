@@ -1,0 +1,194 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// RunConfig is a run's configuration. The same type carries it from the
+// command line (FromFlags: the values given), into the run (Merge) and into
+// the state document (State.Config: the values the run was started, or last
+// resumed, with). A new flag is one field here, one line in FromFlags and,
+// when a resumed run may change it, one in Merge.
+type RunConfig struct {
+	Epic          string `json:"epic,omitempty"`
+	Stories       string `json:"stories"`
+	Agent         string `json:"agent"`
+	FallbackAgent string `json:"fallbackAgent,omitempty"`
+	Parallel      int    `json:"parallel"`
+	// Isolate is how parallel stories are kept apart: IsolateWorktree or IsolateNone.
+	Isolate   string `json:"isolate,omitempty"`
+	MaxCycles int    `json:"maxCycles"`
+	// Model, Backoff (not given: each step's policy), and the monitor's
+	// CompletionRechecks and RecheckGrace: --resume keeps them unless given again.
+	Model string `json:"model,omitempty"`
+	// StepModels are --model STEP=M, one step's model.
+	StepModels         map[string]string `json:"stepModels,omitempty"`
+	Backoff            Duration          `json:"backoff,omitzero"`
+	CompletionRechecks int               `json:"completionRechecks,omitempty"`
+	RecheckGrace       Duration          `json:"recheckGrace,omitzero"`
+	StateFile          string            `json:"stateFile"`
+	MarkerFile         string            `json:"markerFile"`
+	OwnerSession       string            `json:"ownerSession,omitempty"`
+	// Budget is the run's limits given as --max-cost, --max-tokens and
+	// --max-duration (kept on --resume unless given again).
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a run's limits as given on the command line; 0 = not given.
+type Budget struct {
+	MaxCostUSD  float64  `json:"maxCostUsd,omitempty"`
+	MaxTokens   int64    `json:"maxTokens,omitempty"`
+	MaxDuration Duration `json:"maxDuration,omitzero"`
+}
+
+// Merge writes the values given (zero: not given) over the configuration c
+// holds: a resumed run keeps its recorded settings unless a flag overrides
+// them, and a new run starts from an empty one. The run's selection (epic,
+// stories) and its files are never merged. The policy's review cycles fill
+// in a configuration without any.
+func (c *RunConfig) Merge(given RunConfig, pol Policy) {
+	if given.Agent != "" {
+		c.Agent = given.Agent
+	}
+	if given.FallbackAgent != "" {
+		c.FallbackAgent = given.FallbackAgent
+	}
+	if given.Parallel > 0 {
+		c.Parallel = given.Parallel
+	}
+	if given.Isolate != "" || c.Isolate == "" {
+		c.Isolate = isolation(given.Isolate, c.Parallel)
+	}
+	if given.Model != "" {
+		c.Model = given.Model
+	}
+	for step, m := range given.StepModels {
+		if c.StepModels == nil {
+			c.StepModels = map[string]string{}
+		}
+		c.StepModels[step] = m
+	}
+	if b := given.Budget; b != nil && *b != (Budget{}) {
+		if c.Budget == nil {
+			c.Budget = &Budget{}
+		}
+		if b.MaxCostUSD > 0 {
+			c.Budget.MaxCostUSD = b.MaxCostUSD
+		}
+		if b.MaxTokens > 0 {
+			c.Budget.MaxTokens = b.MaxTokens
+		}
+		if b.MaxDuration.Given() {
+			c.Budget.MaxDuration = b.MaxDuration
+		}
+	}
+	switch {
+	case given.MaxCycles > 0:
+		c.MaxCycles = given.MaxCycles
+	case c.MaxCycles < 1:
+		c.MaxCycles = pol.MaxCycles
+	}
+	if given.Backoff.Given() {
+		c.Backoff = given.Backoff
+	}
+	if given.CompletionRechecks > 0 {
+		c.CompletionRechecks = given.CompletionRechecks
+	}
+	if given.RecheckGrace.Given() {
+		c.RecheckGrace = given.RecheckGrace
+	}
+}
+
+// check refuses a recorded configuration a run cannot use (a state
+// document edited by hand).
+func (c RunConfig) check() error {
+	if err := c.Backoff.check(); err != nil {
+		return fmt.Errorf("%w: backoff %q in the run's configuration", ErrConfig, c.Backoff)
+	}
+	if err := c.RecheckGrace.check(); err != nil {
+		return fmt.Errorf("%w: recheck grace %q in the run's configuration", ErrConfig, c.RecheckGrace)
+	}
+	return nil
+}
+
+// effectivePolicy is the policy with the run's recorded settings applied.
+func effectivePolicy(pol Policy, cfg RunConfig) (Policy, error) {
+	out := pol
+	out.Steps = make(map[string]StepPolicy, len(pol.Steps))
+	for name, sp := range pol.Steps {
+		out.Steps[name] = sp
+	}
+	if cfg.MaxCycles > 0 {
+		out.MaxCycles = cfg.MaxCycles
+	}
+	if d, ok := cfg.Backoff.Get(); ok {
+		for name, sp := range out.Steps {
+			sp.Backoff = d
+			out.Steps[name] = sp
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return out, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	return out, nil
+}
+
+// SettingsConfigurer is implemented by step runners that take the run's
+// recorded settings (model, monitor rechecks) before the first step.
+type SettingsConfigurer interface {
+	Configure(cfg RunConfig) error
+}
+
+// Duration is an optional duration: given (zero included) or not. It is
+// recorded as Go's duration text ("7s"), kept as written, and left out of
+// the JSON when not given.
+type Duration struct {
+	d    time.Duration
+	text string // "" = not given
+}
+
+// DurationOf is d, given.
+func DurationOf(d time.Duration) Duration { return Duration{d: d, text: d.String()} }
+
+// Given reports whether the duration was given.
+func (x Duration) Given() bool { return x.text != "" }
+
+// IsZero reports whether the duration was not given (json omitzero).
+func (x Duration) IsZero() bool { return !x.Given() }
+
+// Get returns the duration and whether it was given as a valid one.
+func (x Duration) Get() (time.Duration, bool) {
+	return x.d, x.Given() && x.check() == nil
+}
+
+// String is the duration as recorded; "" when not given.
+func (x Duration) String() string { return x.text }
+
+func (x Duration) check() error {
+	if !x.Given() {
+		return nil
+	}
+	d, err := time.ParseDuration(x.text)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative duration %s", x.text)
+	}
+	return err
+}
+
+// MarshalJSON writes the duration's text.
+func (x Duration) MarshalJSON() ([]byte, error) { return json.Marshal(x.text) }
+
+// UnmarshalJSON reads a duration's text. A text that is not a duration
+// loads as it is and is refused when the run starts (RunConfig.check), so
+// a hand-edited document is not taken for a corrupt one.
+func (x *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	d, _ := time.ParseDuration(s)
+	*x = Duration{d: d, text: s}
+	return nil
+}

@@ -1,0 +1,102 @@
+package orchestrator
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// Process is what a run takes from the process that starts it.
+type Process struct {
+	Getenv  func(string) string
+	Environ []string
+	// Exe finds this binary: the child sessions' runner and hooks run it.
+	Exe  func() (string, error)
+	Tmux *tmux.Client
+	// SessionDir is the absolute directory of the project's session files.
+	SessionDir string
+	Now        func() time.Time
+	Log        zerolog.Logger
+}
+
+// Wire opens the project (its BMAD layout and workflow policy), checks tmux
+// unless the run is a dry run, and builds the run's real adapters: a child
+// session in tmux per step (TmuxSteps), git, the system clock. The caller
+// adds its Reporter and calls Run. Failures are *cliio.Failure with the
+// project's or tmux's code.
+func Wire(ctx context.Context, o Options, p Process) (Options, Deps, error) {
+	proj, err := workflows.Open(o.ProjectRoot)
+	if err != nil {
+		return o, Deps{}, cliio.Fail(workflows.Code(err), "%v", err)
+	}
+	wpol, err := workflows.LoadPolicy(o.ProjectRoot)
+	if err != nil {
+		return o, Deps{}, cliio.Fail(workflows.Code(err), "%v", err)
+	}
+	exe, err := p.Exe()
+	if err != nil {
+		return o, Deps{}, cliio.Fail("run_failed", "cannot find this binary: %v", err)
+	}
+	o.Pid, o.Getenv, o.Policy = os.Getpid(), p.Getenv, PolicyFrom(wpol)
+	if !o.DryRun {
+		if err := p.Tmux.CheckVersion(ctx); err != nil {
+			return o, Deps{}, cliio.Fail(tmux.Code(err), "%v", err)
+		}
+	}
+	// Model and the monitor's rechecks come from the run's configuration (Configure).
+	steps := &TmuxSteps{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Project: proj, Policy: wpol,
+		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
+	repo := &Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
+	return o, Deps{Project: BMADProject{P: proj}, Steps: steps, Repo: repo, Clock: SystemClock{}, Log: p.Log}, nil
+}
+
+// StatePaths are the files story-automator writes inside the project,
+// relative to its root: never committed, listed in .git/info/exclude. The
+// rest of .story-automator/ (workflow.yaml, prompts/) is the user's and stays
+// visible to git.
+func StatePaths(root string, getenv func(string) string, sessionDir string) []string {
+	dir := StateDirName + "/"
+	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
+	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
+	store := marker.NewStore(root, getenv)
+	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
+	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")
+	for _, p := range []string{store.Path, store.LockPath(), markerTemps, filepath.Join(store.Dir(), stophook.HistoryFile), sessionDir + "/"} {
+		rel, err := filepath.Rel(root, strings.TrimSuffix(p, "/"))
+		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+			continue
+		}
+		if strings.HasSuffix(p, "/") {
+			rel += "/"
+		}
+		paths = append(paths, filepath.ToSlash(rel))
+	}
+	return paths
+}
+
+// NewReporter is how a run talks on w: JSON lines with asJSON, a live block
+// on a terminal, else one line per event. live is that block (nil when the
+// reporter is another), which the caller starts and stops around Run.
+func NewReporter(w io.Writer, asJSON bool, now func() time.Time) (r Reporter, live *LiveReporter) {
+	switch {
+	case asJSON:
+		return &JSONReporter{W: w}, nil
+	case cliio.IsTerminal(w):
+		live = &LiveReporter{W: w, Now: now, Width: cliio.TerminalWidth(w)}
+		return live, live
+	default:
+		return &LineReporter{W: w}, nil
+	}
+}

@@ -1,0 +1,17 @@
+package orchestrator
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/story-automator/story-automator/marker"
+)
+
+func TestTheMarkersTempFilesAreNeverWhereGitWouldCommitThem(t *testing.T) {
+	root := t.TempDir()
+	getenv := func(string) string { return "" }
+	paths := StatePaths(root, getenv, marker.SessionsDir(root, getenv))
+	if want := ".claude/..story-automator-active.tmp-*"; !slices.Contains(paths, want) {
+		t.Fatalf("state paths %v lack %s", paths, want)
+	}
+}

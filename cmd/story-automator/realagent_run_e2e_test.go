@@ -33,13 +33,18 @@ func TestRealClaudeRunWithTrustProjectInAnUntrustedFolder(t *testing.T) {
 // A worktree run (--parallel 2): each child works in its story's worktree,
 // a folder inside the project the user trusted, so neither Claude Code nor
 // Gemini CLI asks a trust question there and the run finishes without
-// --trust-project.
+// --trust-project; and the usage of every attempt is read from the agent's
+// own record (Gemini CLI files its records by the worktree's folder).
 func TestRealClaudeWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
 	expectWorktrees(t, testRealRun(t, "claude", offline.Claude, false, "--parallel", "2"))
 }
 
 func TestRealGeminiWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
 	expectWorktrees(t, testRealRun(t, "gemini", offline.Gemini, false, "--parallel", "2"))
+}
+
+func TestRealCodexWorktreeRunReadsEveryAttemptsUsage(t *testing.T) {
+	expectWorktrees(t, testRealRun(t, "codex", offline.Codex, false, "--parallel", "2"))
 }
 
 // expectWorktrees checks that both stories of testRealRun ran in worktrees.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/tomledit"
@@ -68,7 +69,7 @@ func Run(ctx context.Context, o Options) Report {
 		if found.Status == Fail {
 			continue
 		}
-		if _, ok := child.LookupProfile(a); ok && a != child.AgentSim && a != child.AgentCustom {
+		if p, ok := child.LookupProfile(a); ok && p.Program != "" {
 			if !o.Offline {
 				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok {
 					checks = append(checks, c)
@@ -165,28 +166,15 @@ func checkRoot(agent string, euid int, getenv func(string) string) (Check, bool)
 }
 
 // checkAuth says whether the CLI has credentials, naming where they are
-// found and never printing them.
+// found and never printing them: the variables and files its profile names.
 func checkAuth(agent string, getenv func(string) string) Check {
 	c := Check{Name: "auth", Agent: agent}
-	home := getenv("HOME")
-	var envVars, files []string
-	var fix string
-	switch agent {
-	case child.AgentClaude:
-		envVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"}
-		files = []string{filepath.Join(home, ".claude", ".credentials.json")}
-		fix = "run `claude` once and log in, or set ANTHROPIC_API_KEY"
-	case child.AgentCodex:
-		envVars = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
-		if k := codexProviderKey(getenv); k != "" {
+	p, _ := child.LookupProfile(agent)
+	envVars := p.AuthEnv
+	if p.AuthConfig == child.AuthProviderTOML {
+		if k := providerKey(p, getenv); k != "" {
 			envVars = append([]string{k}, envVars...)
 		}
-		files = []string{filepath.Join(codexHome(getenv), "auth.json")}
-		fix = "run `codex login`, or set OPENAI_API_KEY"
-	case child.AgentGemini:
-		envVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
-		files = []string{filepath.Join(home, ".gemini", "oauth_creds.json")}
-		fix = "run `gemini` once and choose a sign-in, or set GEMINI_API_KEY"
 	}
 	for _, v := range envVars {
 		if strings.TrimSpace(getenv(v)) != "" {
@@ -194,55 +182,36 @@ func checkAuth(agent string, getenv func(string) string) Check {
 			return c
 		}
 	}
-	for _, f := range files {
+	for _, rel := range p.AuthFiles {
+		f := p.StatePath(rel, getenv)
 		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
 			c.Status, c.Detail = OK, "credentials in "+f
 			return c
 		}
 	}
-	c.Status, c.Detail, c.Fix = Warn, "no credentials found in the environment or the CLI's usual files", fix
+	c.Status, c.Detail, c.Fix = Warn, "no credentials found in the environment or the CLI's usual files", p.AuthFix
 	return c
 }
 
 // checkTrust says whether the CLI already trusts the project folder, so a
-// child will not stop at the trust dialog.
+// child will not stop at the trust dialog: the record its profile names,
+// read by its format, or the environment that trusts a child (TrustEnv).
 func checkTrust(agent, root string, getenv func(string) string) Check {
 	c := Check{Name: "trust", Agent: agent}
-	home := getenv("HOME")
-	trusted, where := false, ""
-	switch agent {
-	case child.AgentClaude:
-		where = filepath.Join(home, ".claude.json")
-		var state struct {
-			Projects map[string]struct {
-				HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
-			} `json:"projects"`
-		}
-		if b, err := os.ReadFile(where); err == nil && json.Unmarshal(b, &state) == nil {
-			for dir, p := range state.Projects {
-				if p.HasTrustDialogAccepted && within(root, dir) {
-					trusted = true
-				}
-			}
-		}
-		c.Fix = trustAction(agent)
-	case child.AgentCodex:
-		// codex exec runs in an untrusted folder without asking.
-		c.Status, c.Detail = OK, "codex exec does not ask to trust a folder"
+	p, _ := child.LookupProfile(agent)
+	if p.TrustFormat == "" && p.TrustNote != "" {
+		c.Status, c.Detail = OK, p.TrustNote
 		return c
-	case child.AgentGemini:
-		where = filepath.Join(home, ".gemini", "trustedFolders.json")
-		var folders map[string]string
-		if b, err := os.ReadFile(where); err == nil && json.Unmarshal(b, &folders) == nil {
-			for dir, level := range folders {
-				if (level == "TRUST_FOLDER" && within(root, dir)) || (level == "TRUST_PARENT" && within(root, filepath.Dir(dir))) {
-					trusted = true
-				}
-			}
-		}
-		if strings.EqualFold(getenv("GEMINI_CLI_TRUST_WORKSPACE"), "true") {
-			trusted, where = true, "GEMINI_CLI_TRUST_WORKSPACE"
-		}
+	}
+	where := ""
+	if p.TrustFile != "" {
+		where = p.StatePath(p.TrustFile, getenv)
+	}
+	trusted := trustRecorded(p.TrustFormat, where, root)
+	if name, ok := trustedByEnv(p, getenv); ok {
+		trusted, where = true, name
+	}
+	if p.TrustFormat != "" {
 		c.Fix = trustAction(agent)
 	}
 	if trusted {
@@ -251,6 +220,61 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 		c.Status, c.Detail = Warn, "the project folder is not trusted yet: a child would stop at the trust dialog ("+where+")"
 	}
 	return c
+}
+
+// trustRecorded reads a trust record of the given format at path and says
+// whether it trusts root.
+func trustRecorded(format, path, root string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	switch format {
+	case child.TrustProjectsJSON:
+		// {"projects": {dir: {"hasTrustDialogAccepted": true}}}; a trusted parent covers root.
+		var state struct {
+			Projects map[string]struct {
+				HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
+			} `json:"projects"`
+		}
+		if json.Unmarshal(b, &state) != nil {
+			return false
+		}
+		for dir, p := range state.Projects {
+			if p.HasTrustDialogAccepted && within(root, dir) {
+				return true
+			}
+		}
+	case child.TrustFoldersJSON:
+		// {dir: "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}.
+		var folders map[string]string
+		if json.Unmarshal(b, &folders) != nil {
+			return false
+		}
+		for dir, level := range folders {
+			if (level == "TRUST_FOLDER" && within(root, dir)) || (level == "TRUST_PARENT" && within(root, filepath.Dir(dir))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// trustedByEnv says whether the environment already holds every variable
+// the profile's TrustEnv sets (compared without case), naming the first.
+func trustedByEnv(p child.Profile, getenv func(string) string) (string, bool) {
+	if len(p.TrustEnv) == 0 {
+		return "", false
+	}
+	names := make([]string, 0, len(p.TrustEnv))
+	for k, v := range p.TrustEnv {
+		if !strings.EqualFold(getenv(k), v) {
+			return "", false
+		}
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names[0], true
 }
 
 // checkHooks reports whether this tool's Stop hook is installed where the
@@ -322,10 +346,10 @@ func codexHookRuns(ctx context.Context, c *Check, loc settings.Location, o Optio
 	}
 }
 
-// codexProviderKey is the variable that holds the key of the model provider
-// config.toml selects (model_provider with its env_key), if any.
-func codexProviderKey(getenv func(string) string) string {
-	doc, err := os.ReadFile(filepath.Join(codexHome(getenv), "config.toml"))
+// providerKey is the variable that holds the key of the model provider the
+// CLI's config.toml selects (model_provider with its env_key), if any.
+func providerKey(p child.Profile, getenv func(string) string) string {
+	doc, err := os.ReadFile(p.StatePath("config.toml", getenv))
 	if err != nil {
 		return ""
 	}
@@ -337,13 +361,6 @@ func codexProviderKey(getenv func(string) string) string {
 	v, _, _ := tomledit.Get(doc, tomledit.Path{"model_providers", name, "env_key"})
 	key, _ := v.(string)
 	return key
-}
-
-func codexHome(getenv func(string) string) string {
-	if h := getenv("CODEX_HOME"); h != "" {
-		return h
-	}
-	return filepath.Join(getenv("HOME"), ".codex")
 }
 
 // within reports whether dir is root or one of its parents.

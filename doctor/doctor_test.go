@@ -206,3 +206,45 @@ func TestAStorysWorktreeHasTheProjectsTrust(t *testing.T) {
 		}
 	}
 }
+
+// Auth and trust come from the profile table: the state directory's
+// variable, the config-named key, the trust environment.
+func TestAuthAndTrustFollowTheProfilesFacts(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	env := map[string]string{"HOME": home, "CODEX_HOME": state}
+	getenv := func(k string) string { return env[k] }
+	if c := checkAuth("codex", getenv); c.Status != Warn || !strings.Contains(c.Fix, "codex login") {
+		t.Fatalf("codex without credentials: %+v", c)
+	}
+	os.WriteFile(filepath.Join(state, "config.toml"), []byte("model_provider = \"p\"\n[model_providers.p]\nenv_key = \"MY_KEY\"\n"), 0o600)
+	env["MY_KEY"] = "secret"
+	if c := checkAuth("codex", getenv); c.Status != OK || c.Detail != "MY_KEY is set" {
+		t.Fatalf("the provider's key: %+v", c)
+	}
+	delete(env, "MY_KEY")
+	os.WriteFile(filepath.Join(state, "auth.json"), []byte("{}"), 0o600)
+	if c := checkAuth("codex", getenv); c.Status != OK || c.Detail != "credentials in "+filepath.Join(state, "auth.json") {
+		t.Fatalf("auth.json under CODEX_HOME: %+v", c)
+	}
+	if c := checkTrust("codex", "/p", getenv); c.Status != OK || c.Detail != "codex exec does not ask to trust a folder" {
+		t.Fatalf("codex trust: %+v", c)
+	}
+	env["GEMINI_CLI_TRUST_WORKSPACE"] = "TRUE"
+	if c := checkTrust("gemini", "/p", getenv); c.Status != OK || !strings.Contains(c.Detail, "GEMINI_CLI_TRUST_WORKSPACE") {
+		t.Fatalf("gemini trusted by the environment: %+v", c)
+	}
+}
+
+func TestAgentsTakesTheTablesNamesAndDefault(t *testing.T) {
+	got, err := Agents(context.Background(), []string{"codex, sim", "gemini"}, nil)
+	if err != nil || strings.Join(got, " ") != "codex sim gemini" {
+		t.Fatalf("%v %v", got, err)
+	}
+	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, gemini or sim") {
+		t.Fatalf("custom: %v", err)
+	}
+	// No agent CLI on an empty PATH: the table's default is checked.
+	if got, _ := Agents(context.Background(), nil, []string{"PATH=" + t.TempDir()}); strings.Join(got, " ") != "claude" {
+		t.Fatalf("default %v", got)
+	}
+}

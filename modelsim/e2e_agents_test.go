@@ -154,23 +154,52 @@ func stepEnv(dir string) []string {
 		"STORY_AUTOMATOR_EPIC=1", "PROJECT_ROOT=" + dir}
 }
 
-func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
+// agentSimStep runs the sample's create step through an agent CLI (start)
+// against model-sim, with the step's environment plus extra.
+func agentSimStep(t *testing.T, start func(srv *modelsim.Server, dir, prompt string, env ...string) agentRun, extra ...string) (*modelsim.Server, string, agentRun) {
+	t.Helper()
 	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	dir, prompt := stepProject(t)
-	run := runClaude(t, srv, dir, prompt, stepEnv(dir)...)
+	return srv, dir, start(srv, dir, prompt, append(stepEnv(dir), extra...)...)
+}
+
+// wantStoryFile checks the step ran and wrote story 1-1's file, and returns its path.
+func wantStoryFile(t *testing.T, agent, dir string, run agentRun) string {
+	t.Helper()
 	if run.err != nil {
-		t.Fatalf("claude: %v\n%s%s", run.err, run.out, run.log)
+		t.Fatalf("%s: %v\n%s\n%s", agent, run.err, run.out, run.log)
 	}
 	p, _ := workflows.Open(dir)
 	key, _ := workflows.ParseStoryKey("1-1")
 	f, err := p.StoryFile(key)
 	if err != nil {
-		t.Fatalf("no story file after the create step: %v\nclaude said: %s", err, run.out)
+		t.Fatalf("no story file after the create step: %v\n%s said: %s\n%s", err, agent, run.out, run.log)
 	}
+	return f
+}
+
+// crashFault makes agent-sim kill the agent that runs it in the create step.
+const crashFault = "STORY_AUTOMATOR_SIM_FAULTS=crash:create"
+
+func runClaudeStep(t *testing.T) func(srv *modelsim.Server, dir, prompt string, env ...string) agentRun {
+	return func(srv *modelsim.Server, dir, prompt string, env ...string) agentRun {
+		return runClaude(t, srv, dir, prompt, env...)
+	}
+}
+
+func runCLIStep(t *testing.T, cli agentCLI) func(srv *modelsim.Server, dir, prompt string, env ...string) agentRun {
+	return func(srv *modelsim.Server, dir, prompt string, env ...string) agentRun {
+		return runAgent(t, cli, offline.Config{}, srv, dir, prompt, env...)
+	}
+}
+
+func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
+	srv, dir, run := agentSimStep(t, runClaudeStep(t))
+	f := wantStoryFile(t, "claude", dir, run)
 	if data, _ := os.ReadFile(f); !strings.Contains(string(data), "Status: ready-for-dev") {
 		t.Errorf("story file %s:\n%s", f, data)
 	}
@@ -184,13 +213,7 @@ func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
 }
 
 func TestE2EClaudeCrashFaultKillsTheAgent(t *testing.T) {
-	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir, prompt := stepProject(t)
-	run := runClaude(t, srv, dir, prompt, append(stepEnv(dir), "STORY_AUTOMATOR_SIM_FAULTS=crash:create")...)
+	_, _, run := agentSimStep(t, runClaudeStep(t), crashFault)
 	wantKilled(t, run)
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/story-automator/story-automator/internal/testbin"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
-	"github.com/story-automator/story-automator/workflows"
 )
 
 const proofScript = `
@@ -90,30 +89,11 @@ func TestE2ECodexWithFunctionToolsRunsTheCall(t *testing.T) {
 }
 
 func TestE2ECodexDoesARunStepThroughAgentSim(t *testing.T) {
-	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir, prompt := stepProject(t)
-	run := runAgent(t, codexCLI, offline.Config{}, srv, dir, prompt, stepEnv(dir)...)
-	if run.err != nil {
-		t.Fatalf("codex: %v\n%s\n%s", run.err, run.out, run.log)
-	}
-	p, _ := workflows.Open(dir)
-	key, _ := workflows.ParseStoryKey("1-1")
-	if _, err := p.StoryFile(key); err != nil {
-		t.Fatalf("no story file after the create step: %v\n%s\n%s", err, run.out, run.log)
-	}
+	_, dir, run := agentSimStep(t, runCLIStep(t, codexCLI))
+	wantStoryFile(t, "codex", dir, run)
 }
 
 func TestE2ECodexCrashFaultKillsTheAgent(t *testing.T) {
-	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir, prompt := stepProject(t)
-	run := runAgent(t, codexCLI, offline.Config{}, srv, dir, prompt, append(stepEnv(dir), "STORY_AUTOMATOR_SIM_FAULTS=crash:create")...)
+	_, _, run := agentSimStep(t, runCLIStep(t, codexCLI), crashFault)
 	wantKilled(t, run)
 }

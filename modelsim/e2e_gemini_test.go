@@ -4,10 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/testbin"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
-	"github.com/story-automator/story-automator/workflows"
 )
 
 func TestE2EGeminiRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
@@ -27,31 +25,12 @@ func TestE2EGeminiRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
 }
 
 func TestE2EGeminiDoesARunStepThroughAgentSim(t *testing.T) {
-	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir, prompt := stepProject(t)
-	run := runAgent(t, geminiCLI, offline.Config{}, srv, dir, prompt, stepEnv(dir)...)
-	if run.err != nil {
-		t.Fatalf("gemini: %v\n%s\n%s", run.err, run.out, run.log)
-	}
-	p, _ := workflows.Open(dir)
-	key, _ := workflows.ParseStoryKey("1-1")
-	if _, err := p.StoryFile(key); err != nil {
-		t.Fatalf("no story file after the create step: %v\n%s\n%s", err, run.out, run.log)
-	}
+	_, dir, run := agentSimStep(t, runCLIStep(t, geminiCLI))
+	wantStoryFile(t, "gemini", dir, run)
 }
 
 func TestE2EGeminiCrashFaultKillsTheAgent(t *testing.T) {
-	srv, err := modelsim.Start(modelsim.Options{Exe: testbin.Path(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dir, prompt := stepProject(t)
-	run := runAgent(t, geminiCLI, offline.Config{}, srv, dir, prompt, append(stepEnv(dir), "STORY_AUTOMATOR_SIM_FAULTS=crash:create")...)
+	_, _, run := agentSimStep(t, runCLIStep(t, geminiCLI), crashFault)
 	// Gemini CLI relaunches itself in a child node process, the shell's
 	// parent: killing that child makes the command we started exit 1.
 	if code := exitCode(run.err); code != 1 {

@@ -33,6 +33,35 @@ func TestE2EFinishedAgentIsCompleted(t *testing.T) {
 	}
 }
 
+// The cases that need only a child (or none), one monitor call and its result.
+func TestE2EOneMonitorCallEndsInItsState(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, behaviour string
+		env             []string // the sim agent's, after its behaviour
+		args            []string // monitor-session's, after the session name
+		state           monitor.FinalState
+		reason          string
+	}{
+		{"death by a signal is crashed", "signal", []string{"STORY_AUTOMATOR_SIM_SIGNAL=KILL"}, nil, monitor.Crashed, "signal_SIGKILL"},
+		{"--return-after says running", "hang", nil, []string{"--return-after", "500ms"}, monitor.Running, monitor.ReasonReturnAfter},
+		// A debounce of an hour rules the screen heuristic out.
+		{"an explicit done line completes", "done-line", nil, []string{"--idle-debounce", "1h"}, monitor.Completed, monitor.SignalDoneLine},
+		{"an unknown session is not found", "", nil, nil, monitor.NotFound, monitor.ReasonNoSuchSession},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newProject(t)
+			name := "sa-nothing-here"
+			if tc.behaviour != "" {
+				name = p.spawnSim(sim(tc.behaviour, tc.env...))
+			}
+			r, code := p.monitor(name, append([]string{"--timeout", "30s"}, tc.args...)...)
+			wantResult(t, r, code, tc.state, tc.reason)
+		})
+	}
+}
+
 func TestE2EExitCodeThreeIsCrashed(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
@@ -42,14 +71,6 @@ func TestE2EExitCodeThreeIsCrashed(t *testing.T) {
 	if r.ExitCode == nil || *r.ExitCode != 3 {
 		t.Fatalf("exitCode %v", r.ExitCode)
 	}
-}
-
-func TestE2EDeathBySignalIsCrashed(t *testing.T) {
-	t.Parallel()
-	p := newProject(t)
-	name := p.spawnSim(sim("signal", "STORY_AUTOMATOR_SIM_SIGNAL=KILL"))
-	r, code := p.monitor(name, "--timeout", "30s")
-	wantResult(t, r, code, monitor.Crashed, "signal_SIGKILL")
 }
 
 func TestE2ENeverStartedIsStuck(t *testing.T) {
@@ -163,14 +184,6 @@ func TestE2ETmuxServerKilledMidWaitEndsWithAFinalState(t *testing.T) {
 	}
 }
 
-func TestE2EReturnAfterSaysRunning(t *testing.T) {
-	t.Parallel()
-	p := newProject(t)
-	name := p.spawnSim(sim("hang"))
-	r, code := p.monitor(name, "--timeout", "30s", "--return-after", "500ms")
-	wantResult(t, r, code, monitor.Running, monitor.ReasonReturnAfter)
-}
-
 func TestE2EClaudeScreenCompletesViaHeuristics(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
@@ -193,21 +206,6 @@ func TestE2EChildStopHookStampCompletesWithoutScreenHeuristics(t *testing.T) {
 	if err != nil || st.Completion == nil || st.Completion.Turns != 1 || st.Completion.Excerpt == "" {
 		t.Fatalf("stamp %+v %v", st, err)
 	}
-}
-
-func TestE2EExplicitDoneLineCompletes(t *testing.T) {
-	t.Parallel()
-	p := newProject(t)
-	name := p.spawnSim(sim("done-line"))
-	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
-	wantResult(t, r, code, monitor.Completed, monitor.SignalDoneLine)
-}
-
-func TestE2EUnknownSessionIsNotFound(t *testing.T) {
-	t.Parallel()
-	p := newProject(t)
-	r, code := p.monitor("sa-nothing-here", "--timeout", "30s")
-	wantResult(t, r, code, monitor.NotFound, monitor.ReasonNoSuchSession)
 }
 
 func TestE2EMonitorAfterASendWaitsForTheNewTurn(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 type ScreenDetector func(screen string) bool
 
 var screenDetectors = map[string]ScreenDetector{
-	child.ScreenClaude: ClaudeTurnDone,
+	child.ScreenTurnSummary: ClaudeTurnDone,
 }
 
 // DetectorFor returns the screen heuristic an agent profile names, or nil.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Golden screens: done-*.txt are finished Claude Code turns, the others are not.
@@ -55,7 +57,7 @@ func TestClaudeTurnSummaryForms(t *testing.T) {
 }
 
 func TestDetectorRegistry(t *testing.T) {
-	if DetectorFor("claude") == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
+	if DetectorFor(child.ScreenTurnSummary) == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
 		t.Fatal("registry")
 	}
 }

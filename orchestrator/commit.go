@@ -43,6 +43,7 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 // up to the step's retries, then escalating.
 func (e *Engine) gitCommit(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, req CommitRequest) stepEnd {
 	var lastErr error
+	e.treeWritten() // whatever it finds, the commit step changes the index or the tree
 	for failures := 0; ; failures++ {
 		if failures > sp.Retries {
 			e.escalate(u, st, fmt.Sprintf("commit failed %d times: %v", failures, lastErr))
@@ -109,6 +110,8 @@ func (e *Engine) commitRequest(u *Unit) (req CommitRequest, skip string) {
 func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (string, error) {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
+	e.treeWritten()
+	defer e.treeWritten()
 	if !req.Retro {
 		if err := e.Project.MarkStoryDone(u.Key); err != nil {
 			return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
@@ -140,6 +143,9 @@ func (e *Engine) keepFileList(u *Unit, req *CommitRequest) {
 	}
 	if !slices.Contains(req.Paths, file) {
 		req.Paths = append(req.Paths, file)
+	}
+	if req.Changed != nil {
+		req.Changed[file] = "rewritten for its File List" // changed now, whatever it was before
 	}
 	now := e.Clock.Now()
 	e.updateUnit(u, func(s *State) {
@@ -174,6 +180,7 @@ func (e *Engine) markDone(u *Unit) error {
 	if u.Kind == KindRetro {
 		return nil
 	}
+	e.treeWritten()
 	return e.Project.MarkStoryDone(u.Key)
 }
 

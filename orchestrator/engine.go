@@ -71,6 +71,11 @@ type Engine struct {
 	// inflight holds, per running attempt, the tree's snapshot from its start.
 	inflight    map[int]Snapshot
 	nextAttempt int
+	// idle is the tree's snapshot from the end of the last attempt, taken
+	// while no other attempt ran: the next attempt starts from it rather than
+	// asking git again, unless treeEvents moved since (see beginAttempt).
+	idle       Snapshot
+	treeEvents uint64
 	// sessionStart is when this call of Run began, activeBase the run's
 	// active time before it (State.ActiveMs).
 	sessionStart time.Time

@@ -219,6 +219,8 @@ type fakeRepo struct {
 	// commitErr, when set, fails every commit; commitCalls counts them.
 	commitErr   error
 	commitCalls int
+	// snapshots counts the times the tree was listed.
+	snapshots int
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
@@ -238,6 +240,7 @@ func (r *fakeRepo) touch(paths ...string) {
 func (r *fakeRepo) Snapshot(context.Context) (Snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.snapshots++
 	snap := Snapshot{}
 	for p, v := range r.tree {
 		snap[p] = fmt.Sprint(v)

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,6 +77,8 @@ type Git struct {
 
 	mu  sync.Mutex
 	env []string
+	// indexPath caches privateIndexPath's answer.
+	indexPath atomic.Pointer[string]
 	// prefix is the project root's path inside the repository ("" at its top, else "sub/dir/").
 	prefix string
 	// gitDir is the repository's git directory, absolute (set by Prepare).
@@ -255,14 +259,14 @@ const (
 // history, then the trailers must equal the run id and the story key exactly
 // (a grep alone would let story 1-1 find 1-10's commit).
 func (g *Git) Find(ctx context.Context, req CommitRequest) (string, bool, error) {
-	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
-		return "", false, nil // no commits yet
-	}
 	format := "--format=%H%x00%(trailers:key=" + trailerRun + ",valueonly,separator=%x01)%x00%(trailers:key=" +
 		trailerStory + ",valueonly,separator=%x01)"
 	out, err := g.git(ctx, nil, "log", format, "--all-match", "--fixed-strings",
 		"--grep="+trailerRun+": "+req.RunID, "--grep="+trailerStory+": "+req.Story.Key)
 	if err != nil {
+		if g.revision(ctx, "HEAD") == "" {
+			return "", false, nil // no commits yet: git log has no history to read
+		}
 		return "", false, err
 	}
 	for _, line := range strings.Split(out, "\n") {
@@ -302,9 +306,12 @@ func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	defer cancel()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	snap, err := g.Snapshot(ctx)
-	if err != nil {
-		return "", err
+	snap := req.Changed
+	if snap == nil {
+		var err error
+		if snap, err = g.Snapshot(ctx); err != nil {
+			return "", err
+		}
 	}
 	var spec []string
 	for _, p := range req.Paths {
@@ -328,8 +335,8 @@ func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	if g.afterGitCommit != nil {
 		g.afterGitCommit()
 	}
-	sha := g.revision(ctx, "HEAD")
-	if parent := g.revision(ctx, "HEAD^"); parent != base {
+	sha, parent := g.headAndParent(ctx)
+	if parent != base {
 		if sha, err = g.rebuildOn(ctx, sha, parent, spec, req.Contents); err != nil {
 			return "", err
 		}
@@ -371,6 +378,16 @@ func (g *Git) rebuildOn(ctx context.Context, sha, parent string, spec []string, 
 	return fixed, nil
 }
 
+// headAndParent resolves HEAD and its first parent in one git call, or in
+// two when HEAD is a root commit (which has no parent: "").
+func (g *Git) headAndParent(ctx context.Context) (head, parent string) {
+	out, err := g.git(ctx, nil, "rev-parse", "HEAD^{commit}", "HEAD^^{commit}")
+	if f := strings.Fields(out); err == nil && len(f) == 2 {
+		return f[0], f[1]
+	}
+	return g.revision(ctx, "HEAD"), g.revision(ctx, "HEAD^")
+}
+
 // revision resolves a revision to its sha, "" when it does not exist.
 func (g *Git) revision(ctx context.Context, rev string) string {
 	out, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", rev+"^{commit}")
@@ -407,13 +424,9 @@ func (g *Git) buildIndex(ctx context.Context, base string, spec []string, conten
 // tempIndex makes an index holding base's tree (empty for "") and returns
 // its path.
 func (g *Git) tempIndex(ctx context.Context, base string) (string, error) {
-	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", privateIndex)
+	index, err := g.privateIndexPath(ctx)
 	if err != nil {
 		return "", err
-	}
-	index := strings.TrimSpace(rel)
-	if !filepath.IsAbs(index) {
-		index = filepath.Join(g.Root, index)
 	}
 	// Commits take turns under the run lock: a lock of the private index
 	// left by a killed git is stale.
@@ -426,6 +439,24 @@ func (g *Git) tempIndex(ctx context.Context, base string) (string, error) {
 	if _, err := g.gitEnv(ctx, []string{"GIT_INDEX_FILE=" + index}, nil, tree...); err != nil {
 		return "", err
 	}
+	return index, nil
+}
+
+// privateIndexPath is where a commit's temporary index lives; git is asked
+// once per Git (the answer depends only on the repository's layout).
+func (g *Git) privateIndexPath(ctx context.Context) (string, error) {
+	if p := g.indexPath.Load(); p != nil {
+		return *p, nil
+	}
+	rel, err := g.git(ctx, nil, "rev-parse", "--git-path", privateIndex)
+	if err != nil {
+		return "", err
+	}
+	index := strings.TrimSpace(rel)
+	if !filepath.IsAbs(index) {
+		index = filepath.Join(g.Root, index)
+	}
+	g.indexPath.Store(&index)
 	return index, nil
 }
 
@@ -443,18 +474,34 @@ func (g *Git) stageContent(ctx context.Context, env []string, path string, data 
 
 // CommittedFile returns a project file as HEAD has it; ok is false when HEAD
 // has no such file (or there is no commit yet).
+//
+// One `cat-file --batch` answers all three questions (is there a commit, has
+// it the file, what does it hold): it prints "<name> missing" for the first
+// two and "<oid> <type> <size>" and the content otherwise.
 func (g *Git) CommittedFile(ctx context.Context, path string) ([]byte, bool, error) {
-	if _, err := g.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
-		return nil, false, nil
+	name := "HEAD:" + g.prefix + path
+	if strings.ContainsAny(name, "\n\r") {
+		return nil, false, fmt.Errorf("cannot read %q from git: a line break in its name", path)
 	}
-	if _, err := g.git(ctx, nil, "cat-file", "-e", "HEAD:"+g.prefix+path); err != nil {
-		return nil, false, nil
-	}
-	out, err := g.git(ctx, nil, "cat-file", "blob", "HEAD:"+g.prefix+path)
+	out, err := g.git(ctx, strings.NewReader(name+"\n"), "cat-file", "--batch")
 	if err != nil {
 		return nil, false, err
 	}
-	return []byte(out), true, nil
+	header, body, _ := strings.Cut(out, "\n")
+	f := strings.Fields(header)
+	switch {
+	case len(f) == 2 && f[1] == "missing":
+		return nil, false, nil
+	case len(f) != 3:
+		return nil, false, fmt.Errorf("git cat-file: unexpected answer %q for %s", header, name)
+	case f[1] != "blob":
+		return nil, false, nil // a directory (tree) of that name is no file
+	}
+	size, err := strconv.Atoi(f[2])
+	if err != nil || size > len(body) {
+		return nil, false, fmt.Errorf("git cat-file: short answer for %s", name)
+	}
+	return []byte(body[:size]), true, nil
 }
 
 func sortedKeys(m map[string][]byte) []string {

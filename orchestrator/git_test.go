@@ -349,3 +349,98 @@ func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 		t.Fatalf("status after the commit %q: the index must follow HEAD", got)
 	}
 }
+
+// CommittedFile and Find read HEAD in one git call each; an unborn branch,
+// a directory and a file without a final newline each get the right answer.
+func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
+	root := gitRepo(t)
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := g.CommittedFile(ctx, "status.yaml"); ok || err != nil {
+		t.Fatalf("no commit yet: %v %v", ok, err)
+	}
+	if _, found, err := g.Find(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"}}); found || err != nil {
+		t.Fatalf("find with no commit yet: %v %v", found, err)
+	}
+	raw := "a: done\x00\nno final newline"
+	write(t, filepath.Join(root, "status.yaml"), raw)
+	write(t, filepath.Join(root, "docs", "x.md"), "x\n")
+	mustGit(t, root, "add", "-A")
+	mustGit(t, root, "commit", "-q", "-m", "init")
+	if data, ok, err := g.CommittedFile(ctx, "status.yaml"); !ok || err != nil || string(data) != raw {
+		t.Fatalf("committed file %q %v %v", data, ok, err)
+	}
+	if _, ok, err := g.CommittedFile(ctx, "docs"); ok || err != nil {
+		t.Fatalf("a directory read as a file: %v %v", ok, err)
+	}
+	if _, ok, err := g.CommittedFile(ctx, "bad\nname"); ok || err == nil {
+		t.Fatalf("a name with a line break: %v %v", ok, err)
+	}
+}
+
+// gitLog puts a git on PATH that notes each call's subcommand in a file
+// before it runs the real one, and returns a function reading the notes.
+func gitLog(t *testing.T) func() []string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "calls")
+	script := "#!/bin/sh\n" +
+		`for a in "$@"; do case "$a" in -C) skip=1;; *) if [ -n "$skip" ]; then skip=; else echo "$a" >> '` + log + `'; break; fi;; esac; done` + "\n" +
+		`exec '` + real + `' "$@"` + "\n"
+	write(t, filepath.Join(dir, "git"), script)
+	if err := os.Chmod(filepath.Join(dir, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return func() []string {
+		data, _ := os.ReadFile(log)
+		_ = os.Remove(log)
+		return strings.Fields(string(data))
+	}
+}
+
+// A story's commit, given the changes its caller listed, asks git only what
+// it must: no second status, the private index's path once per run, HEAD and
+// its parent in one call.
+func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
+	root := gitRepo(t)
+	write(t, filepath.Join(root, "README.md"), "hi\n")
+	mustGit(t, root, "add", "-A")
+	mustGit(t, root, "commit", "-q", "-m", "init")
+	calls := gitLog(t)
+	g := &Git{Root: root}
+	ctx := context.Background()
+	if err := g.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls()
+	for i, story := range []string{"1-1", "1-2"} {
+		path := "src/" + story + ".go"
+		write(t, filepath.Join(root, path), "package src\n")
+		snap, err := g.Snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls()
+		if _, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: story}, Paths: []string{path}, Changed: snap}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"rev-parse", "rev-parse", "read-tree", "add", "commit", "rev-parse", "reset"}
+		if i > 0 {
+			want = slices.Delete(want, 1, 2) // the private index's path is known by now
+		}
+		if got := calls(); !slices.Equal(got, want) {
+			t.Fatalf("commit %d ran git %v, want %v", i+1, got, want)
+		}
+	}
+	if got := strings.Fields(mustGit(t, root, "show", "--name-only", "--format=", "HEAD")); !slices.Equal(got, []string{"src/1-2.go"}) {
+		t.Fatalf("last commit holds %v", got)
+	}
+}

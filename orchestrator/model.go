@@ -167,6 +167,9 @@ type CommitRequest struct {
 	// Contents are project-relative paths committed with this content
 	// instead of the work tree's (sprint-status.yaml with only the unit's entries changed).
 	Contents map[string][]byte
+	// Changed, when set, is the work tree's changes as listed for this
+	// commit (Paths are among them): Commit need not list them again.
+	Changed Snapshot
 }
 
 // Committer records a story's work in version control.

@@ -82,6 +82,7 @@ func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest)
 		return err
 	}
 	req.Paths = e.commitPaths(u, snap)
+	req.Changed = snap
 	status := e.Project.StatusFile()
 	if _, changed := snap[status]; status == "" || !changed {
 		return nil
@@ -148,7 +149,22 @@ func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
 // beginAttempt fingerprints the tree before an attempt and registers the
 // attempt as running; ok is false when the tree could not be read (the
 // attempt's changes then stay unclaimed).
+//
+// When the previous attempt ended with no other attempt running, and the run
+// has neither started an attempt nor written to the tree since, its closing
+// snapshot is this one's opening snapshot: a story's steps follow each other
+// with one `git status` between them, not two. (An edit a human makes in that
+// instant counts as made during the new attempt, as one a moment later would.)
 func (e *Engine) beginAttempt(ctx context.Context) (id int, before Snapshot, ok bool) {
+	e.mu.Lock()
+	if before = e.idle; before != nil && len(e.inflight) == 0 {
+		e.idle = nil
+		id = e.registerAttempt(before)
+		e.mu.Unlock()
+		return id, before, true
+	}
+	e.treeEvents++ // an attempt starts: a snapshot being taken now is stale
+	e.mu.Unlock()
 	before, err := e.Git.Snapshot(ctx)
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("cannot list the project's changes before an attempt")
@@ -156,18 +172,30 @@ func (e *Engine) beginAttempt(ctx context.Context) (id int, before Snapshot, ok 
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	return e.registerAttempt(before), before, true
+}
+
+// registerAttempt records a running attempt's opening snapshot (e.mu held).
+func (e *Engine) registerAttempt(before Snapshot) int {
 	e.nextAttempt++
+	e.treeEvents++
+	e.idle = nil
 	if e.inflight == nil {
 		e.inflight = map[int]Snapshot{}
 	}
 	e.inflight[e.nextAttempt] = before
-	return e.nextAttempt, before, true
+	return e.nextAttempt
 }
 
 // endAttempt claims for u the paths that changed while its attempt ran and
 // unregisters the attempt, in one step, so a path is always either claimed
-// or still covered by the running attempt.
+// or still covered by the running attempt. Its snapshot is kept for the next
+// attempt when it was taken with no other attempt running and no write to
+// the tree by the run (see beginAttempt).
 func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapshot) {
+	e.mu.Lock()
+	alone, events := len(e.inflight) == 1, e.treeEvents
+	e.mu.Unlock()
 	after, err := e.Git.Snapshot(context.WithoutCancel(ctx))
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
@@ -176,8 +204,20 @@ func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapsho
 		delete(e.inflight, id)
 		if err == nil {
 			u.Paths = mergePaths(u.Paths, Changed(before, after))
+			if alone && events == e.treeEvents {
+				e.idle = after
+			}
 		}
 	})
+}
+
+// treeWritten forgets the idle snapshot: the run is about to change the
+// project's files itself (a story's done status, its commit, a landing).
+func (e *Engine) treeWritten() {
+	e.mu.Lock()
+	e.idle = nil
+	e.treeEvents++
+	e.mu.Unlock()
 }
 
 // mergePaths is the sorted union of two path lists.

@@ -175,3 +175,64 @@ func TestAStoryLeavesAFileARunningAttemptOfAnotherWroteDuringItsOwn(t *testing.T
 		t.Errorf("1-2's commit took %v, want its src/1-2.go", got)
 	}
 }
+
+// A story's steps run one after another: the tree listed when one attempt
+// ends is the tree the next one starts from, so git is asked once between
+// them, not twice. A new run lists it once to refuse uncommitted changes;
+// then four agent steps and the commit list it six times (before the first
+// step, after each, and for the commit), not nine.
+func TestConsecutiveAttemptsShareTheSnapshotBetweenThem(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.steps.verify = func(StepRequest) bool { return true }
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		h.repo.touch("src/" + req.Step + ".go")
+		return StepResult{FinalState: FinalCompleted}
+	}
+	res, err := h.run(context.Background(), h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome != OutcomeDone {
+		t.Fatalf("outcome %v", res.Outcome)
+	}
+	attempts := len(h.steps.requests())
+	if want := 1 + 1 + attempts + 1; h.repo.snapshots != want {
+		t.Fatalf("%d attempts listed the tree %d times, want %d", attempts, h.repo.snapshots, want)
+	}
+	want := []string{"src/automate.go", "src/create.go", "src/dev.go", "src/review.go"}
+	if got := h.repo.commitFiles()["1-1"]; !slices.Equal(got, want) {
+		t.Fatalf("the commit took %v, want %v", got, want)
+	}
+}
+
+// The run's own writes (a story's done status, its commit) make the snapshot
+// of the last attempt stale: the next story's first attempt lists the tree
+// again, so the files the commit took are never counted as changed by the
+// next story's session.
+func TestACommitMakesTheNextAttemptListTheTreeAgain(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	h.project.retro["1"] = true
+	h.steps.verify = func(StepRequest) bool { return true }
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		if req.Step == StepDev {
+			h.repo.touch("src/" + req.Story + ".go")
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	res, err := h.run(context.Background(), h.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := h.saved(res)
+	for _, u := range st.Units {
+		for _, p := range u.Paths {
+			if u.Key == "1-2" && p == "src/1-1.go" {
+				t.Fatalf("story 1-2's sessions are said to have changed %s, which 1-1's commit took: %v", p, u.Paths)
+			}
+		}
+	}
+	if got := h.repo.commitFiles(); !slices.Equal(got["1-1"], []string{"src/1-1.go"}) || !slices.Equal(got["1-2"], []string{"src/1-2.go"}) {
+		t.Fatalf("commits took %v", got)
+	}
+}

@@ -119,8 +119,9 @@ func (t *TmuxSteps) SessionUsage(agent, name, dir string) StepResult {
 	if dir == "" {
 		dir = t.Project.Root
 	}
-	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, Home: env["HOME"],
-		CodexHome: env["CODEX_HOME"], Dir: dir, Since: since})
+	getenv := func(k string) string { return env[k] }
+	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, StateDir: prof.StateHome(getenv),
+		Dir: dir, Since: since})
 	if err != nil {
 		return StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
 	}

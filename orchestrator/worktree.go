@@ -267,6 +267,8 @@ const (
 func (e *Engine) enterWorktree(ctx context.Context, u *Unit) error {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
+	e.treeWritten()
+	defer e.treeWritten()
 	w := e.Worktrees
 	dir, err := w.Add(ctx, u.Key, w.Project.revision(ctx, "HEAD"))
 	if err != nil {
@@ -291,6 +293,8 @@ func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req Commi
 	ctx = context.WithoutCancel(ctx)
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
+	e.treeWritten()
+	defer e.treeWritten()
 	sha, err := e.land(ctx, u, req)
 	if err != nil {
 		b, ok := AsBlocker(err)

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Name is the skill's folder and frontmatter name.
@@ -22,34 +24,39 @@ var text []byte
 // Text is the SKILL.md this binary installs.
 func Text() []byte { return append([]byte(nil), text...) }
 
-// Providers and scopes.
+// Providers (agents whose profile names skill folders) and scopes.
+// Claude and Codex stay for callers that still name a provider; the table
+// (child.SkillAgents) is the list.
 const (
-	Claude  = "claude"
-	Codex   = "codex"
+	Claude  = child.AgentClaude
+	Codex   = child.AgentCodex
 	Project = "project"
 	User    = "user"
 )
 
-// Path is where provider reads a skill of this name at scope: Claude Code
-// reads .claude/skills (project) and ~/.claude/skills; Codex 0.169 reads
-// .agents/skills (project) and $CODEX_HOME/skills (checked against the pinned CLIs).
+// DefaultProvider is the provider an install targets when none is named.
+func DefaultProvider() string { return child.DoctorDefaultAgent() }
+
+// Providers lists the agents that read the skills this tool installs.
+func Providers() []string { return child.SkillAgents() }
+
+// Path is where provider reads a skill of this name at scope: its profile's
+// skill folder for the scope, under the project root (project) or its state
+// directory (user). Claude Code reads .claude/skills (project) and
+// ~/.claude/skills; Codex 0.169 reads .agents/skills (project) and
+// $CODEX_HOME/skills (checked against the pinned CLIs).
 func Path(provider, scope, root string, getenv func(string) string) (string, error) {
+	p, _ := child.LookupProfile(provider)
+	dir, ok := p.SkillDirs[scope]
+	if !ok || (scope != Project && scope != User) {
+		return "", fmt.Errorf("unknown provider %q or scope %q (providers: %s; scopes: %s, %s)",
+			provider, scope, strings.Join(Providers(), ", "), Project, User)
+	}
 	var base string
-	switch {
-	case provider == Claude && scope == Project:
-		base = filepath.Join(root, ".claude", "skills")
-	case provider == Claude && scope == User:
-		base = filepath.Join(getenv("HOME"), ".claude", "skills")
-	case provider == Codex && scope == Project:
-		base = filepath.Join(root, ".agents", "skills")
-	case provider == Codex && scope == User:
-		home := getenv("CODEX_HOME")
-		if home == "" {
-			home = filepath.Join(getenv("HOME"), ".codex")
-		}
-		base = filepath.Join(home, "skills")
-	default:
-		return "", fmt.Errorf("unknown provider %q or scope %q (providers: claude, codex; scopes: project, user)", provider, scope)
+	if scope == Project {
+		base = filepath.Join(root, dir)
+	} else {
+		base = p.StatePath(dir, getenv)
 	}
 	return filepath.Join(base, Name, "SKILL.md"), nil
 }

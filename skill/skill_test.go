@@ -84,3 +84,13 @@ func TestPathsWhereEachCLIReadsSkills(t *testing.T) {
 		}
 	}
 }
+
+func TestProvidersComeFromTheProfileTable(t *testing.T) {
+	if got := strings.Join(Providers(), " "); got != "claude codex" || DefaultProvider() != "claude" {
+		t.Fatalf("providers %q, default %q", got, DefaultProvider())
+	}
+	_, err := Path("gemini", Project, "/r", os.Getenv)
+	if err == nil || !strings.Contains(err.Error(), "providers: claude, codex; scopes: project, user") {
+		t.Fatalf("an agent with no skill folder: %v", err)
+	}
+}

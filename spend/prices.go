@@ -21,7 +21,7 @@ const PricesDate = "2026-11-25"
 
 // SimModel is the model the simulated agent reports when no --model is
 // given; it has a price so demo runs show what a cost looks like.
-const SimModel = "sim"
+const SimModel = "sim" // a model name, not an agent name
 
 // DefaultPrices are the shipped prices (see PricesDate): every Claude model
 // Claude Code 2.1.328 knows, at its 5-minute cache-write rate (a one-hour

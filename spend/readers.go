@@ -136,7 +136,7 @@ func (c codexUsage) usage() Usage {
 }
 
 // ReadCodexRollout reads Codex's session log
-// ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): its last token_count
+// (<state dir>/sessions/YYYY/MM/DD/rollout-*.jsonl): its last token_count
 // event holds the session's running total, its turn_context the model.
 func ReadCodexRollout(path string) (Reading, error) {
 	var line struct {
@@ -172,6 +172,9 @@ func ReadCodexRollout(path string) (Reading, error) {
 	return r, nil
 }
 
+// chatModelTurn is the type of a model's message in a chat session record.
+const chatModelTurn = "gemini" // a record's value, not an agent name
+
 // ReadGeminiSession reads Gemini CLI's session record
 // (~/.gemini/tmp/<project>/chats/session-*.jsonl): one line per message,
 // rewritten under the same id as the message grows, so each message counts
@@ -192,7 +195,7 @@ func ReadGeminiSession(path string) (Reading, error) {
 	var model string
 	err := eachLine(path, func(b []byte) {
 		line.ID, line.Type, line.Model, line.Tokens = "", "", "", nil
-		if json.Unmarshal(b, &line) != nil || line.Type != "gemini" || line.Tokens == nil {
+		if json.Unmarshal(b, &line) != nil || line.Type != chatModelTurn || line.Tokens == nil {
 			return
 		}
 		if _, seen := byID[line.ID]; !seen {

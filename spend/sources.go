@@ -11,19 +11,24 @@ import (
 	"time"
 )
 
-// Source names how an agent CLI reports its usage; an agent profile names
-// its source, so adding an agent is adding a reader here and an entry there.
+// Source names the format in which an agent CLI records its usage; an
+// agent profile names its source, so adding an agent is adding an entry
+// there (and a reader here only for a new format).
 type Source string
 
-// Sources of usage.
+// Sources of usage, by format.
 const (
-	// SourceClaudeTranscript: Claude Code's transcript, whose path the
-	// child's Stop hook records (agent-sim writes one too).
-	SourceClaudeTranscript Source = "claude-transcript"
-	// SourceCodexRollout: Codex's session log under $CODEX_HOME/sessions.
-	SourceCodexRollout Source = "codex-rollout"
-	// SourceGeminiSession: Gemini CLI's session record under ~/.gemini/tmp.
-	SourceGeminiSession Source = "gemini-session"
+	// SourceAnthropicJSONL: a transcript of Anthropic messages, one per
+	// line, whose path the child's Stop hook records (Claude Code's; the
+	// simulated agent writes one too).
+	SourceAnthropicJSONL Source = "anthropic-jsonl"
+	// SourceRolloutJSONL: a rollout session log under the agent's state
+	// directory, sessions/YYYY/MM/DD/rollout-*.jsonl (Codex's).
+	SourceRolloutJSONL Source = "rollout-jsonl"
+	// SourceChatSessionJSONL: a chat session record under the agent's state
+	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
+	// listed in projects.json (Gemini CLI's).
+	SourceChatSessionJSONL Source = "chat-session-jsonl"
 )
 
 // Session is what a reader knows of one child session to find its record.
@@ -31,8 +36,9 @@ type Session struct {
 	// Transcript is the record's path when the child said it (its Stop or
 	// AfterAgent hook's transcript_path); "" = look for it.
 	Transcript string
-	// Home is the child's HOME; CodexHome its CODEX_HOME ("" = Home/.codex).
-	Home, CodexHome string
+	// StateDir is the agent's state directory in the child's environment
+	// (its profile's StateHome), where a reader looks for the record.
+	StateDir string
 	// Dir is the child's working directory (the project root).
 	Dir string
 	// Since is when the session started: older records are another session's.
@@ -47,12 +53,12 @@ func Read(src Source, s Session) (Reading, error) {
 	path := s.Transcript
 	var err error
 	switch src {
-	case SourceClaudeTranscript:
+	case SourceAnthropicJSONL:
 		if path == "" {
 			return Reading{}, fmt.Errorf("%w: the child's Stop hook named no transcript", ErrNoRecord)
 		}
 		return ReadClaudeTranscript(path)
-	case SourceCodexRollout:
+	case SourceRolloutJSONL:
 		if path == "" {
 			path, err = findCodexRollout(s)
 		}
@@ -60,7 +66,7 @@ func Read(src Source, s Session) (Reading, error) {
 			return Reading{}, err
 		}
 		return ReadCodexRollout(path)
-	case SourceGeminiSession:
+	case SourceChatSessionJSONL:
 		if path == "" {
 			path, err = findGeminiSession(s)
 		}
@@ -120,13 +126,10 @@ func eachLineUntil(path string, fn func([]byte) error) error {
 	return ferr
 }
 
-// findCodexRollout finds the session log Codex started in the child's
+// findCodexRollout finds the session log a rollout-writing CLI (Codex) started in the child's
 // directory after the session began (its session_meta names the cwd).
 func findCodexRollout(s Session) (string, error) {
-	home := s.CodexHome
-	if home == "" {
-		home = filepath.Join(s.Home, ".codex")
-	}
+	home := s.StateDir
 	// Logs are filed by the local date the session began; a session that
 	// crosses midnight is still under its start date.
 	for _, p := range candidates(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*.jsonl"), s.Since) {
@@ -148,11 +151,11 @@ func findCodexRollout(s Session) (string, error) {
 	return "", fmt.Errorf("%w: no Codex session log for %s under %s/sessions", ErrNoRecord, s.Dir, home)
 }
 
-// findGeminiSession finds the session record Gemini CLI began in the
-// child's directory after the session started: ~/.gemini/projects.json
-// names the directory's folder under ~/.gemini/tmp.
+// findGeminiSession finds the chat session record (Gemini CLI's) begun in
+// the child's directory after the session started: projects.json in the
+// state directory names the directory's folder under tmp.
 func findGeminiSession(s Session) (string, error) {
-	root := filepath.Join(s.Home, ".gemini")
+	root := s.StateDir
 	var reg struct {
 		Projects map[string]string `json:"projects"`
 	}

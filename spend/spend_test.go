@@ -164,20 +164,21 @@ func TestReadFindsTheCodexAndGeminiRecordsOfTheChildsDirectory(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "projects.json"), reg, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := Session{Home: home, Dir: dir, Since: since}
-	if r, err := Read(SourceCodexRollout, s); err != nil || r.Usage.OutputTokens != 120 {
+	codex := Session{StateDir: filepath.Join(home, ".codex"), Dir: dir, Since: since}
+	gemini := Session{StateDir: filepath.Join(home, ".gemini"), Dir: dir, Since: since}
+	if r, err := Read(SourceRolloutJSONL, codex); err != nil || r.Usage.OutputTokens != 120 {
 		t.Errorf("codex: %+v %v", r, err)
 	}
-	if r, err := Read(SourceGeminiSession, s); err != nil || r.Usage.OutputTokens != 120 {
+	if r, err := Read(SourceChatSessionJSONL, gemini); err != nil || r.Usage.OutputTokens != 120 {
 		t.Errorf("gemini: %+v %v", r, err)
 	}
-	later := Session{Home: home, Dir: dir, Since: since.Add(time.Hour)}
-	for _, src := range []Source{SourceCodexRollout, SourceGeminiSession} {
-		if _, err := Read(src, later); !errors.Is(err, ErrNoRecord) {
+	for src, s := range map[Source]Session{SourceRolloutJSONL: codex, SourceChatSessionJSONL: gemini} {
+		s.Since = since.Add(time.Hour)
+		if _, err := Read(src, s); !errors.Is(err, ErrNoRecord) {
 			t.Errorf("%s: a record older than the session was taken: %v", src, err)
 		}
 	}
-	if _, err := Read(SourceClaudeTranscript, s); !errors.Is(err, ErrNoRecord) {
+	if _, err := Read(SourceAnthropicJSONL, codex); !errors.Is(err, ErrNoRecord) {
 		t.Errorf("claude without a transcript path: %v", err)
 	}
 }

@@ -180,3 +180,57 @@ rules:
 		t.Fatalf("dev attempts %v, want codex first", got)
 	}
 }
+
+// `run --parallel 2 --isolate worktree` with the real CLI in a project the
+// agent trusts: every child works in a git worktree under the project's .git
+// folder, a folder the agent was never told about, and none of them stops at
+// a trust dialog, because each CLI's trust of the project covers the folders
+// inside it (the run is given no --trust-project).
+func TestRealClaudeRunInWorktreesOfATrustedProject(t *testing.T) {
+	testRealWorktreeRun(t, "claude", offline.Claude)
+}
+func TestRealCodexRunInWorktreesOfATrustedProject(t *testing.T) {
+	testRealWorktreeRun(t, "codex", offline.Codex)
+}
+func TestRealGeminiRunInWorktreesOfATrustedProject(t *testing.T) {
+	testRealWorktreeRun(t, "gemini", offline.Gemini)
+}
+
+func testRealWorktreeRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error)) {
+	cli := realagent.Require(t, agent)
+	srv, err := modelsim.Start(modelsim.Options{Exe: builtBinary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	p := newRunProject(t)
+	root, err := filepath.EvalSymlinks(p.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root, p.root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
+	res, code := p.run(env, "run", "--agent", agent, "--epic", "1", "--stories", "1-2", "--parallel", "2", "--isolate", "worktree",
+		"--json", "--completion-rechecks", "1", "--backoff", "10ms")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("run: exit %d %v", code, res)
+	}
+	if commits := p.storyCommits(); commits["1-1"] != 1 || commits["1-2"] != 1 {
+		t.Fatalf("story commits %v, want one each for 1.1 and 1.2", commits)
+	}
+	inWorktree := 0
+	for _, e := range srv.Exchanges() {
+		if strings.Contains(string(e.Request), filepath.Join(".git", "story-automator", "worktrees")) {
+			inWorktree++
+		}
+	}
+	if inWorktree == 0 {
+		t.Fatalf("no request to model-sim names a worktree: the children did not run in one (%d requests)", len(srv.Exchanges()))
+	}
+	if lines := strings.Count(strings.TrimSpace(p.git("worktree", "list")), "\n") + 1; lines != 1 {
+		t.Fatalf("worktrees left after the run:\n%s", p.git("worktree", "list"))
+	}
+}

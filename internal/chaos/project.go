@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -54,8 +55,8 @@ func NewProject(bin, dir, socket string) (*Project, error) {
 // environ is the binary's environment: nothing of the caller's tmux, agent
 // session or project, a private HOME (no git identity: the tool brings its own).
 func (p *Project) environ() []string {
-	drop := []string{"TMUX", "TMUX_PANE", "PROJECT_ROOT", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID",
-		"CODEX_THREAD_ID", "HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"}
+	drop := []string{"TMUX", "TMUX_PANE", "PROJECT_ROOT", "HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"}
+	drop = append(append(drop, child.SessionVars()...), child.ProjectDirVars()...)
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

@@ -31,12 +31,12 @@ const (
 	EnvRunID   = "STORY_AUTOMATOR_RUN_ID"
 )
 
-// clearedVars must not leak from the spawner into a child: Claude Code's
-// nesting guard, a shell startup file, the tmux client of the spawner, and
-// the spawner's own agent-session ids (a child is never the run's owner).
-var clearedVars = []string{
-	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID",
-	"BASH_ENV", "ENV", "TMUX", "TMUX_PANE",
+// clearedVars must not leak from the spawner into a child: every agent's
+// session variables (its nesting guard and session id, Profile.SessionEnv:
+// a child is never the run's owner), a shell startup file, and the tmux
+// client of the spawner.
+func clearedVars() []string {
+	return append(SessionVars(), "BASH_ENV", "ENV", "TMUX", "TMUX_PANE")
 }
 
 // ChildEnv is base without the cleared variables, with set applied on top
@@ -50,7 +50,7 @@ func ChildEnv(base []string, set map[string]string) []string {
 		}
 		vals[k] = v
 	}
-	for _, k := range clearedVars {
+	for _, k := range clearedVars() {
 		delete(vals, k)
 	}
 	for k, v := range set {

@@ -3,6 +3,7 @@ package child
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type Profile struct {
 	// PromptFlag precedes the prompt argument: "--" (end of options) or a flag such as "-p".
 	PromptFlag string
 	// Screen names the screen completion heuristic monitor-session applies
-	// to this agent's pane ("claude"), or "" when its exit is the signal.
+	// to this agent's pane (ScreenTurnSummary), or "" when its exit is the signal.
 	Screen string
 	// Env is added to the child's environment.
 	Env map[string]string
@@ -66,6 +67,142 @@ type Profile struct {
 	// PasteSettle is how long after a paste the CLI still takes a key as
 	// part of it, so a send waits that long before pressing Enter.
 	PasteSettle time.Duration
+
+	// Agent facts other packages read instead of naming the agent (issue 15).
+	Facts
+}
+
+// Facts are what doctor, spend, skill and the environment handling know of
+// an agent CLI, as data: code elsewhere switches on a format name here,
+// never on the agent's name.
+type Facts struct {
+	// StateDir is where the CLI keeps its state, relative to HOME (".codex");
+	// StateDirEnv, when set in the environment, replaces it ("CODEX_HOME").
+	StateDir, StateDirEnv string
+	// AuthEnv are the variables any of which gives the CLI credentials, in
+	// the order doctor names them; AuthFiles hold them (relative to the
+	// state directory). AuthConfig names a config format whose selected
+	// provider may name one more variable ("model-provider-toml"). AuthFix is
+	// what to do without credentials.
+	AuthEnv, AuthFiles  []string
+	AuthConfig, AuthFix string
+	// TrustFormat names how the CLI records the folders it trusts
+	// ("projects-json", "trusted-folders-json"), kept in TrustFile
+	// ("~/" = HOME, else relative to the state directory); "" = it never
+	// asks, as TrustNote says.
+	TrustFormat, TrustFile, TrustNote string
+	// SessionEnv are the variables the CLI sets in its own session (its
+	// nesting guard, its session id): never passed on to a child.
+	SessionEnv []string
+	// ProjectDirEnv is the variable the CLI gives its hooks with the
+	// project's directory ("" = none).
+	ProjectDirEnv string
+	// SkillDirs are where the CLI reads skills, by scope ("project":
+	// relative to the project root, "user": to the state directory, or
+	// "~/" = HOME); nil = it reads none this tool installs.
+	SkillDirs map[string]string
+	// DoctorDefault marks the agent doctor checks when none is asked for
+	// and no CLI is found.
+	DoctorDefault bool
+}
+
+// StateHome is the agent's state directory under the environment getenv reads.
+func (p Profile) StateHome(getenv func(string) string) string {
+	if p.StateDirEnv != "" {
+		if h := getenv(p.StateDirEnv); h != "" {
+			return h
+		}
+	}
+	return filepath.Join(getenv("HOME"), p.StateDir)
+}
+
+// StatePath resolves a path of the agent's: "~/x" is under HOME, anything
+// else under its state directory.
+func (p Profile) StatePath(rel string, getenv func(string) string) string {
+	if r, ok := strings.CutPrefix(rel, "~/"); ok {
+		return filepath.Join(getenv("HOME"), r)
+	}
+	return filepath.Join(p.StateHome(getenv), rel)
+}
+
+// SessionVars are every agent's session variables, sorted.
+func SessionVars() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		out = append(out, profiles[n].SessionEnv...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ProjectDirVars are the variables agents give their hooks with the project directory, sorted.
+func ProjectDirVars() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		if v := profiles[n].ProjectDirEnv; v != "" {
+			out = append(out, v)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DoctorDefaultAgent is the agent doctor checks when it finds none.
+func DoctorDefaultAgent() string {
+	for _, n := range AgentNames() {
+		if profiles[n].DoctorDefault {
+			return n
+		}
+	}
+	return ""
+}
+
+// SkillAgents lists the agents that read skills this tool installs, sorted.
+func SkillAgents() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		if len(profiles[n].SkillDirs) > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// agentFacts are the Facts of each agent, kept apart from the launch table.
+var agentFacts = map[string]Facts{
+	AgentClaude: {StateDir: ".claude",
+		AuthEnv:   []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
+		AuthFiles: []string{".credentials.json"}, AuthFix: "run `claude` once and log in, or set ANTHROPIC_API_KEY",
+		TrustFormat: TrustProjectsJSON, TrustFile: "~/.claude.json",
+		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
+		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
+		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
+		DoctorDefault: true},
+	AgentCodex: {StateDir: ".codex", StateDirEnv: "CODEX_HOME",
+		AuthEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, AuthConfig: AuthProviderTOML,
+		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",
+		TrustNote:  "codex exec does not ask to trust a folder",
+		SessionEnv: []string{"CODEX_THREAD_ID"},
+		SkillDirs:  map[string]string{"project": ".agents/skills", "user": "skills"}},
+	AgentGemini: {StateDir: ".gemini",
+		AuthEnv:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+		AuthFiles: []string{"oauth_creds.json"}, AuthFix: "run `gemini` once and choose a sign-in, or set GEMINI_API_KEY",
+		TrustFormat: TrustFoldersJSON, TrustFile: "trustedFolders.json"},
+}
+
+// Trust record formats and auth config formats of Facts.
+const (
+	TrustProjectsJSON = "projects-json"
+	TrustFoldersJSON  = "trusted-folders-json"
+	AuthProviderTOML  = "model-provider-toml"
+)
+
+func init() {
+	for n, f := range agentFacts {
+		p := profiles[n]
+		p.Facts = f
+		profiles[n] = p
+	}
 }
 
 // childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
@@ -102,27 +239,28 @@ const (
 	AgentCustom = "custom"
 )
 
-// Screen heuristic names.
-const ScreenClaude = "claude"
+// Screen heuristic names: ScreenTurnSummary is a turn-summary line
+// ("✻ Worked for 3s") above an empty input prompt (Claude Code's).
+const ScreenTurnSummary = "turn-summary"
 
 // EnvSimBehaviour picks what the simulated agent acts out (agentsim reads it).
 const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenClaude, ChildHook: claudeChildHook, HookProvider: "claude",
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceClaudeTranscript,
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: claudeChildHook, HookProvider: "claude",
+		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceCodexRollout, HookProvider: "codex",
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceRolloutJSONL, HookProvider: "codex",
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceGeminiSession, HookProvider: "gemini",
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceChatSessionJSONL, HookProvider: "gemini",
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -136,7 +274,7 @@ var profiles = map[string]Profile{
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
 	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
-		Screen: ScreenClaude, Usage: spend.SourceClaudeTranscript, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
+		Screen: ScreenTurnSummary, Usage: spend.SourceAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
 	AgentCustom: {Name: AgentCustom},
 }
 
@@ -357,4 +495,15 @@ func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("unterminated \" in command template")
+}
+
+// OrList joins names for a sentence: "a, b or c".
+func OrList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

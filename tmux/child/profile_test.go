@@ -38,7 +38,7 @@ func TestEmptyPromptAddsNothing(t *testing.T) {
 }
 
 func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
-	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenClaude {
+	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenTurnSummary {
 		t.Fatalf("claude: %+v", p)
 	}
 	if p, _ := LookupProfile(AgentCodex); p.Screen != "" {

@@ -1,0 +1,138 @@
+package child
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// agentNameHomes may name an agent: the profile table itself, and the
+// simulators of the agents and of their vendors' APIs.
+var agentNameHomes = []string{
+	"tmux/child/profile.go",
+	"tmux/child/dialogs.go", // the table's dialogs: what each CLI shows
+	"agentsim/",
+	"modelsim/",
+	"internal/chaos/", // kills runs of the simulated agent, and only of it
+}
+
+// agentNamesPending still name an agent while their owners move those facts
+// into the table (issue 15); remove each entry as its file is cleaned.
+var agentNamesPending = []string{
+	"cmd/story-automator/hooks_cmd.go",
+	"cmd/story-automator/loop_cmd.go",
+	"cmd/story-automator/modelsim_cmd.go",
+	"cmd/story-automator/run_cmd.go", // --agent's default and list
+	"cmd/story-automator/stophook_cmd.go",
+	"marker/marker.go", // OwnerFromEnv's session variables
+	"stophook/settings/",
+	// skill.Claude and skill.Codex stay until skill_cmd.go takes
+	// skill.DefaultProvider and skill.Providers.
+	"skill/skill.go",
+}
+
+// notAgentName marks a literal that only looks like an agent's name (a
+// record's field value, a model), on the literal's line.
+const notAgentName = "not an agent name"
+
+// Issue 15: adding an agent is adding a profile table entry, so no package
+// outside the table names one.
+func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, n := range AgentNames() {
+		if n != AgentCustom { // "custom" is an ordinary word too
+			names[n] = true
+		}
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || allowedToNameAgents(rel) {
+			return nil
+		}
+		for _, hit := range agentLiterals(t, path, names) {
+			t.Errorf("%s:%s names an agent outside the profile table (tmux/child/profile.go)", rel, hit)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func allowedToNameAgents(rel string) bool {
+	for _, p := range slices.Concat(agentNameHomes, agentNamesPending) {
+		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentLiterals are the positions ("line: literal") of string literals in
+// the Go file at path that are an agent's name.
+func agentLiterals(t *testing.T, path string, names map[string]bool) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	excused := map[int]bool{}
+	for _, cg := range f.Comments {
+		if strings.Contains(cg.Text(), notAgentName) {
+			excused[fset.Position(cg.Pos()).Line] = true
+		}
+	}
+	var hits []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			s, err := strconv.Unquote(n.Value)
+			line := fset.Position(n.Pos()).Line
+			if n.Kind == token.STRING && err == nil && namesAgent(s, names) && !excused[line] {
+				hits = append(hits, strconv.Itoa(line)+": "+n.Value)
+			}
+		case *ast.SelectorExpr:
+			// child.AgentClaude and the like name one agent as surely as "claude".
+			if a, ok := strings.CutPrefix(n.Sel.Name, "Agent"); ok && names[strings.ToLower(a)] {
+				hits = append(hits, strconv.Itoa(fset.Position(n.Pos()).Line)+": "+n.Sel.Name)
+			}
+		}
+		return true
+	})
+	return hits
+}
+
+// namesAgent says whether a literal is an agent's name or one of its
+// variables ("CODEX_HOME": the agent's name in capitals, then "_").
+func namesAgent(s string, names map[string]bool) bool {
+	if names[strings.ToLower(s)] {
+		return true
+	}
+	for n := range names {
+		if strings.HasPrefix(s, strings.ToUpper(n)+"_") {
+			return true
+		}
+	}
+	return false
+}

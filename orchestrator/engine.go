@@ -90,6 +90,8 @@ const (
 	unitEscalated
 	unitInterrupted
 	unitHalted
+	// unitBlocked: the unit escalated alone (see Engine.block); the others go on.
+	unitBlocked
 )
 
 // Run drives st until every unit is done, a step escalates, or ctx ends.
@@ -150,7 +152,8 @@ func (e *Engine) schedule(ctx context.Context) {
 }
 
 // nextReady marks the first pending unit whose dependencies are done as
-// running and returns it, or returns nil.
+// running and returns it, or returns nil. A unit that depends, directly or
+// not, on a blocked (escalated) unit stays pending: its dependency is not done.
 func (e *Engine) nextReady() *Unit {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -186,6 +189,7 @@ func (e *Engine) finish(ctx context.Context) (Outcome, error) {
 		out = OutcomeBudgetExceeded
 	case s.Escalation != nil:
 		out = OutcomeEscalated
+		e.logWaitingLocked(now)
 	case e.saveErr != nil:
 		return "", e.saveErr
 	case ctx.Err() != nil:

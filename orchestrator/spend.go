@@ -214,9 +214,10 @@ func (e *Engine) prices() spend.PriceTable {
 
 // UsageReader is implemented by step runners that can read a session's
 // usage after the fact: a resumed run reads what the attempts a killed
-// orchestrator abandoned spent.
+// orchestrator abandoned spent. dir is the folder the agent worked in (the
+// story's worktree; "" = the project's root).
 type UsageReader interface {
-	SessionUsage(agent, session string) StepResult
+	SessionUsage(agent, session, dir string) StepResult
 }
 
 // readAbandoned records the usage of attempts a killed orchestrator left.
@@ -236,7 +237,7 @@ func (e *Engine) readAbandoned(sessions []string) {
 				if !want[a.Session] || a.Usage != nil {
 					continue
 				}
-				res := r.SessionUsage(a.Agent, a.Session)
+				res := r.SessionUsage(a.Agent, a.Session, u.Worktree)
 				e.updateUnit(u, func(*State) { e.recordUsage(a, res, a.Model) })
 			}
 		}

@@ -82,7 +82,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	t.settleRecord(ctx, sess.Name)
 	_ = t.CloseSession(context.WithoutCancel(ctx), sess.Name)
 	// The agent is gone: its record of the session is whole.
-	out := t.SessionUsage(req.Agent, sess.Name)
+	out := t.SessionUsage(req.Agent, sess.Name, req.WorkDir)
 	out.Session, out.OutputFile = sess.Name, sess.OutputFile
 	if ctx.Err() != nil {
 		return out, ctx.Err()
@@ -102,8 +102,10 @@ func (t *TmuxSteps) modelOf(req StepRequest) string {
 
 // SessionUsage reads what a child session spent from its agent's own
 // record, through the reader its profile names. A usage that cannot be read
-// is nil with the reason; it never fails the step.
-func (t *TmuxSteps) SessionUsage(agent, name string) StepResult {
+// is nil with the reason; it never fails the step. dir is the folder the
+// agent worked in ("" = the project's root): Codex and Gemini CLI file their
+// records by it, and a story's worktree is a folder of its own.
+func (t *TmuxSteps) SessionUsage(agent, name, dir string) StepResult {
 	prof, ok := child.LookupProfile(agent)
 	if !ok || prof.Usage == "" {
 		return StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
@@ -114,9 +116,12 @@ func (t *TmuxSteps) SessionUsage(agent, name string) StepResult {
 	}
 	since, _ := marker.ParseTime(st.CreatedAt)
 	env := envMap(t.Environ)
+	if dir == "" {
+		dir = t.Project.Root
+	}
 	getenv := func(k string) string { return env[k] }
 	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, StateDir: prof.StateHome(getenv),
-		Dir: t.Project.Root, Since: since})
+		Dir: dir, Since: since})
 	if err != nil {
 		return StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/story-automator/story-automator/marker"
 )
@@ -16,6 +17,8 @@ const (
 	stepEscalated
 	stepInterrupted
 	stepHalted
+	// stepBlocked: the step escalated its unit alone (see Engine.block).
+	stepBlocked
 )
 
 // driveUnit runs a unit's unfinished steps in order and reports how it ended.
@@ -56,6 +59,8 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 			return unitInterrupted
 		case stepHalted:
 			return unitHalted
+		case stepBlocked:
+			return unitBlocked
 		}
 	}
 	e.unitFinished(ctx, u)
@@ -283,6 +288,35 @@ func (e *Engine) escalateBlocker(u *Unit, st *StepState, b *Blocker) {
 // escalateWith escalates with a code and action of the cause's own ("" =
 // the step's generic action and run_escalated).
 func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action string) {
+	esc, stop := e.recordEscalation(u, st, reason, code, action)
+	e.escalated.Store(true)
+	e.halting.Store(true)
+	e.pauseMarker(string(OutcomeEscalated) + ": " + esc.Reason)
+	if stop != nil {
+		stop()
+	}
+	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+}
+
+// block escalates one unit and lets the run go on without it: the units
+// running and the ones that do not depend on it run and land; the ones that
+// do (directly or not) stay pending, as its status is not done. The run
+// ends escalated, as any escalated run, once nothing else can run, and
+// `run --resume` takes the unit up again. A merge conflict blocks this way:
+// it concerns that story's commit alone.
+func (e *Engine) block(u *Unit, st *StepState, b *Blocker) {
+	esc, _ := e.recordEscalation(u, st, b.Error(), b.Code, b.Action)
+	now := e.Clock.Now()
+	e.updateUnit(u, func(s *State) {
+		s.addLog(now, u.Dotted, st.Name, "the other stories go on; the ones that depend on "+u.Dotted+" wait")
+	})
+	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+}
+
+// recordEscalation marks the step and its unit escalated and makes it the
+// run's escalation unless an earlier one is. It returns the escalation and
+// the function that stops the running units.
+func (e *Engine) recordEscalation(u *Unit, st *StepState, reason, code, action string) (Escalation, context.CancelFunc) {
 	now := e.Clock.Now()
 	var esc Escalation
 	var stop context.CancelFunc
@@ -300,13 +334,39 @@ func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action strin
 		s.addLog(now, u.Dotted, st.Name, "escalated: "+reason)
 		stop = e.stopUnits
 	})
-	e.escalated.Store(true)
-	e.halting.Store(true)
-	e.pauseMarker(string(OutcomeEscalated) + ": " + esc.Reason)
-	if stop != nil {
-		stop()
+	return esc, stop
+}
+
+// logWaitingLocked logs, as an escalated run ends, each pending unit that
+// waits on an escalated one (directly or through other pending units).
+func (e *Engine) logWaitingLocked(now time.Time) {
+	s := e.state
+	for _, u := range s.Units {
+		if u.Status != StatusPending {
+			continue
+		}
+		if on := escalatedUnder(s, u, map[string]bool{}); on != nil {
+			s.addLog(now, u.Dotted, "", "waits on "+on.Dotted+", escalated")
+		}
 	}
-	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+}
+
+// escalatedUnder is an escalated unit u depends on, directly or not, or nil.
+func escalatedUnder(s *State, u *Unit, seen map[string]bool) *Unit {
+	for _, k := range u.DependsOn {
+		d := s.Unit(k)
+		if d == nil || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if d.Status == StatusEscalated {
+			return d
+		}
+		if on := escalatedUnder(s, d, seen); on != nil {
+			return on
+		}
+	}
+	return nil
 }
 
 // errNotRunsMarker makes a marker update write nothing: the marker is not this run's.

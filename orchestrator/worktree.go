@@ -287,7 +287,8 @@ func (e *Engine) enterWorktree(ctx context.Context, u *Unit) error {
 
 // landStep commits a story in its worktree and lands the commit on the
 // user's branch (see Worktrees.Land), then removes the worktree and its
-// branch. A merge conflict escalates with CodeMergeConflict and keeps both.
+// branch. A merge conflict escalates the story alone with CodeMergeConflict
+// (see Engine.block) and keeps both.
 func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req CommitRequest) stepEnd {
 	ctx = context.WithoutCancel(ctx)
 	e.commitMu.Lock()
@@ -296,9 +297,15 @@ func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req Commi
 	defer e.treeWritten()
 	sha, err := e.land(ctx, u, req)
 	if err != nil {
-		if b, ok := AsBlocker(err); ok {
+		b, ok := AsBlocker(err)
+		switch {
+		case ok && b.Code == CodeMergeConflict:
+			// The other stories go on: the conflict is this story's alone.
+			e.block(u, st, b)
+			return stepBlocked
+		case ok:
 			e.escalateBlocker(u, st, b)
-		} else {
+		default:
 			e.escalate(u, st, err.Error())
 		}
 		return stepEscalated

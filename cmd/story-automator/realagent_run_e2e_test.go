@@ -30,9 +30,41 @@ func TestRealClaudeRunWithTrustProjectInAnUntrustedFolder(t *testing.T) {
 	testRealRun(t, "claude", offline.Claude, true)
 }
 
+// A worktree run (--parallel 2): each child works in its story's worktree,
+// a folder inside the project the user trusted, so neither Claude Code nor
+// Gemini CLI asks a trust question there and the run finishes without
+// --trust-project; and the usage of every attempt is read from the agent's
+// own record (Gemini CLI files its records by the worktree's folder).
+func TestRealClaudeWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
+	expectWorktrees(t, testRealRun(t, "claude", offline.Claude, false, "--parallel", "2"))
+}
+
+func TestRealGeminiWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
+	expectWorktrees(t, testRealRun(t, "gemini", offline.Gemini, false, "--parallel", "2"))
+}
+
+func TestRealCodexWorktreeRunReadsEveryAttemptsUsage(t *testing.T) {
+	expectWorktrees(t, testRealRun(t, "codex", offline.Codex, false, "--parallel", "2"))
+}
+
+// expectWorktrees checks that both stories of testRealRun ran in worktrees.
+func expectWorktrees(t *testing.T, st *orchestrator.State) {
+	t.Helper()
+	var worktrees []string
+	for _, l := range st.Log {
+		if strings.HasPrefix(l.Message, "worktree ") {
+			worktrees = append(worktrees, l.Unit)
+		}
+	}
+	if len(worktrees) != 2 {
+		t.Fatalf("stories run in worktrees: %v, want 1.1 and 1.2", worktrees)
+	}
+}
+
 // testRealRun runs two stories with the real agent; untrusted leaves the
 // project folder untrusted in the agent's home and passes --trust-project.
-func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error), untrusted bool) {
+// It returns the run's state.
+func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.Env, error), untrusted bool, extra ...string) *orchestrator.State {
 	cli := realagent.Require(t, agent)
 	srv, err := modelsim.Start(modelsim.Options{Exe: builtBinary(t)})
 	if err != nil {
@@ -54,6 +86,7 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	if untrusted {
 		args = append(args, "--trust-project")
 	}
+	args = append(args, extra...)
 	res, code := p.run(env, args...)
 	if code != 0 || res["outcome"] != "done" {
 		doc := "(no state document)"
@@ -92,6 +125,7 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 		got.CacheReadTokens != int64(want.CacheReadTokens) || got.CacheWriteTokens != int64(want.CacheWriteTokens) {
 		t.Fatalf("%s: recorded usage %+v, model-sim answered %+v", agent, got, want)
 	}
+	return st
 }
 
 // A mixed run: `run --agent codex --fallback-agent claude` where Codex's

@@ -1,4 +1,6 @@
-// Package marker owns the run's on-disk state: the flock-guarded marker file and the per-session state files.
+// Package marker owns the run marker: the flock-guarded file that tells the
+// Stop hook whether a run is in progress (per-session state lives in
+// package sessionstate, process checks in internal/proc).
 package marker
 
 import (

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -118,7 +119,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		m.Mode, m.Status, m.PauseReason = marker.ModeStory, marker.StatusActive, ""
 		// Config.StateFile is where the document is now (Run sets it on resume).
 		m.Epic, m.StateFile, m.OwnerPid = st.Config.Epic, st.Config.StateFile, o.Pid
-		m.OwnerPidStart, _ = marker.ProcessStart(o.Pid)
+		m.OwnerPidStart, _ = proc.Start(o.Pid)
 		m.OwnerLock = ""
 		if o.Pid > 0 {
 			m.OwnerLock = RunLockPath(o.ProjectRoot)

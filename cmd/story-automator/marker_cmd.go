@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -118,7 +119,7 @@ func markerCreate(c *cli.Context) error {
 		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && marker.InAgentSession(e.Getenv),
 	}
 	// With its start time the pid names one process: a pid reused later does not pass for it.
-	m.OwnerPidStart, _ = marker.ProcessStart(m.OwnerPid)
+	m.OwnerPidStart, _ = proc.Start(m.OwnerPid)
 	st := markerStore(c)
 	out, err := st.Create(context.Background(), m, c.Bool("force"))
 	if err != nil {

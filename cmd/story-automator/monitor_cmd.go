@@ -13,8 +13,8 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/memtrim"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func init() { register(monitorSessionCommand) }
@@ -135,7 +135,7 @@ func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.V
 	}
 	story := c.String("story-key")
 	if story == "" {
-		if st, err := marker.ReadSession(dir, name); err == nil {
+		if st, err := sessionstate.Read(dir, name); err == nil {
 			story = st.Story
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -47,7 +48,7 @@ func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
 
 // sessionStateDir is the absolute directory of this project's session files.
 func sessionStateDir(e *runtimeEnv) string {
-	d := marker.SessionsDir(e.ProjectRoot, e.Getenv)
+	d := sessionstate.Dir(e.ProjectRoot, e.Getenv)
 	if abs, err := filepath.Abs(d); err == nil {
 		return abs
 	}
@@ -60,7 +61,7 @@ func sessionName(c *cli.Context) (string, error) {
 		return "", cliio.UsageError("%s needs exactly one session NAME", c.Command.FullName())
 	}
 	name := c.Args().First()
-	if !marker.ValidSessionName(name) {
+	if !sessionstate.ValidName(name) {
 		return "", cliio.UsageError("invalid session name %q: only letters, digits, '_' and '-'", name)
 	}
 	return name, nil
@@ -114,7 +115,7 @@ func childSessions(ctx context.Context, e *runtimeEnv) ([]child.Listed, []string
 // movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
 // about a corrupt session state that err says was moved aside.
 func movedAsideWarnings(e *runtimeEnv, err error) []string {
-	var moved *marker.MovedAside
+	var moved *sessionstate.MovedAside
 	if !errors.As(err, &moved) {
 		return nil
 	}
@@ -175,7 +176,7 @@ func sessionCapture(c *cli.Context) error {
 		return tmuxFailure(err)
 	}
 	// The session is gone; its output file still has everything it printed.
-	st, stErr := marker.ReadSession(sessionStateDir(e), name)
+	st, stErr := sessionstate.Read(sessionStateDir(e), name)
 	if stErr != nil || st.OutputFile == "" {
 		return cliio.Fail("session_not_found", "no session %s and no recorded output", name)
 	}

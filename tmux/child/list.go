@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -16,7 +17,7 @@ import (
 // project root say so), its state, settled when its runner is gone.
 type Listed struct {
 	Pane  tmux.Pane
-	State *marker.SessionState
+	State *sessionstate.State
 	Mine  bool
 }
 
@@ -52,7 +53,7 @@ func ListSessions(ctx context.Context, tc *tmux.Client, projectRoot, dir string)
 // must exist and name this project root; a session without one is never
 // counted as this project's (only --all-projects reaches it).
 // A corrupt state file is moved aside on the way; err then says so.
-func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, error) {
+func projectSession(projectRoot, dir, name string) (*sessionstate.State, bool, error) {
 	if !strings.HasPrefix(name, ProjectPrefix(projectRoot)) {
 		return nil, false, nil
 	}
@@ -65,6 +66,6 @@ func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, 
 
 // ReconciledSession reads a session's state, settling it as "lost" first when
 // it says running but its runner process is gone (a killed runner).
-func ReconciledSession(dir, name string) (*marker.SessionState, error) {
-	return marker.ReconcileSession(dir, name, time.Now(), func(pid int) bool { return !marker.ProcessAlive(pid) })
+func ReconciledSession(dir, name string) (*sessionstate.State, error) {
+	return sessionstate.Reconcile(dir, name, time.Now(), func(pid int) bool { return !proc.Alive(pid) })
 }

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -25,7 +26,7 @@ const (
 // SessionAgent is the agent a session was spawned with, "" when it has no
 // state file (a session this tool did not spawn) or the file cannot be read.
 func SessionAgent(dir, name string) string {
-	st, err := marker.ReadSession(dir, name)
+	st, err := sessionstate.Read(dir, name)
 	if err != nil {
 		return ""
 	}
@@ -36,11 +37,11 @@ func SessionAgent(dir, name string) string {
 // in its state file, so the next monitor-session counts only what follows.
 // A session without a state file (not spawned by us) has nothing to record.
 func RecordSendBaseline(dir, name string, now time.Time) error {
-	if _, err := marker.ReadSession(dir, name); errors.Is(err, marker.ErrNotFound) {
+	if _, err := sessionstate.Read(dir, name); errors.Is(err, marker.ErrNotFound) {
 		return nil
 	}
-	_, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
-		b := &marker.SendBaseline{At: marker.Timestamp(now)}
+	_, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
+		b := &sessionstate.SendBaseline{At: marker.Timestamp(now)}
 		if st.Completion != nil {
 			b.Turns = st.Completion.Turns
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(markerCommand) }
@@ -107,7 +108,7 @@ func markerCreate(c *cli.Context) error {
 	}
 	owner := c.String("owner-session")
 	if !c.IsSet("owner-session") {
-		owner = marker.OwnerFromEnv(e.Getenv)
+		owner = child.AgentSessionID(e.Getenv)
 	}
 	now := marker.Timestamp(e.Now())
 	m := &marker.Marker{
@@ -116,7 +117,7 @@ func markerCreate(c *cli.Context) error {
 		StoriesRemaining: c.Int("remaining"), StateFile: c.String("state-file"),
 		ProjectSlug: c.String("project-slug"), OwnerSession: owner, OwnerPid: c.Int("pid"),
 		CreatedAt: now, Heartbeat: now,
-		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && marker.InAgentSession(e.Getenv),
+		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && child.InAgentSession(e.Getenv),
 	}
 	// With its start time the pid names one process: a pid reused later does not pass for it.
 	m.OwnerPidStart, _ = proc.Start(m.OwnerPid)
@@ -201,7 +202,7 @@ func markerClaim(c *cli.Context) error {
 	e := envOf(c)
 	owner := c.String("owner-session")
 	if owner == "" {
-		owner = marker.OwnerFromEnv(e.Getenv)
+		owner = child.AgentSessionID(e.Getenv)
 	}
 	if owner == "" {
 		return cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")

@@ -232,3 +232,24 @@ func removeSessionFiles(dir, name string) {
 		_ = os.Remove(p)
 	}
 }
+
+// Validate checks a request before anything is started; its messages name
+// the `session spawn` flags the fields come from.
+func (r Request) Validate() error {
+	switch {
+	case r.Step == "" || r.Story == "":
+		return errors.New("session spawn needs --step and --story")
+	case r.Agent == "":
+		return fmt.Errorf("session spawn needs --agent (one of %v)", AgentNames())
+	case r.Cycle < 0:
+		return errors.New("--cycle must not be negative")
+	case r.Agent == AgentCustom && r.Command == "":
+		return errors.New("--agent custom needs --command")
+	case r.Agent != AgentCustom && r.Command != "":
+		return errors.New("--command is only for --agent custom")
+	}
+	if _, ok := LookupProfile(r.Agent); !ok {
+		return fmt.Errorf("unknown --agent %q (one of %v)", r.Agent, AgentNames())
+	}
+	return nil
+}

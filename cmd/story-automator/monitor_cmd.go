@@ -101,16 +101,11 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 	opt.Timeout, opt.ReturnAfter = c.Duration("timeout"), c.Duration("return-after")
 	opt.Rechecks, opt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
 	opt.IdleDebounce, opt.StartTimeout, opt.StuckAfter = c.Duration("idle-debounce"), c.Duration("start-timeout"), c.Duration("stuck-after")
-	if opt.Timeout <= 0 {
-		return opt, cliio.UsageError("--timeout must be positive")
+	if err := opt.Validate(); err != nil {
+		return opt, cliio.UsageError("%v", err)
 	}
-	if opt.Rechecks < 1 {
-		return opt, cliio.UsageError("--completion-rechecks must be at least 1")
-	}
-	for _, f := range []string{"recheck-grace", "return-after", "idle-debounce", "start-timeout", "stuck-after", "verify-timeout"} {
-		if c.Duration(f) < 0 {
-			return opt, cliio.UsageError("--%s must not be negative", f)
-		}
+	if c.Duration("verify-timeout") < 0 {
+		return opt, cliio.UsageError("--verify-timeout must not be negative")
 	}
 	return opt, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
@@ -83,16 +82,9 @@ func sessionList(c *cli.Context) error {
 	}
 	out := []map[string]any{}
 	for _, s := range sessions {
-		if c.Bool("project-only") && !s.Mine {
-			continue
+		if !c.Bool("project-only") || s.Mine {
+			out = append(out, s.Row())
 		}
-		p := s.Pane
-		row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
-			"created": p.Created, "attached": p.Attached > 0, "thisProject": s.Mine}
-		if s.Mine {
-			row["lifecycle"], row["agent"], row["story"], row["step"] = s.State.Lifecycle, s.State.Agent, s.State.Story, s.State.Step
-		}
-		out = append(out, row)
 	}
 	fields := map[string]any{"sessions": out}
 	if len(warnings) > 0 {
@@ -221,17 +213,10 @@ func sessionKillAll(c *cli.Context) error {
 	if all {
 		scope = "all-projects"
 	}
-	killed := []string{}
-	for _, s := range sessions {
-		if !all && !s.Mine {
-			continue
-		}
-		if err := tc.KillSession(ctx, s.Pane.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
-			return tmuxFailure(err)
-		}
-		killed = append(killed, s.Pane.Session)
+	killed, err := child.KillAll(ctx, tc, sessions, all)
+	if err != nil {
+		return tmuxFailure(err)
 	}
-	sort.Strings(killed)
 	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
 }
 

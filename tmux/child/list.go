@@ -2,6 +2,7 @@ package child
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -68,4 +69,33 @@ func projectSession(projectRoot, dir, name string) (*sessionstate.State, bool, e
 // it says running but its runner process is gone (a killed runner).
 func ReconciledSession(dir, name string) (*sessionstate.State, error) {
 	return sessionstate.Reconcile(dir, name, time.Now(), func(pid int) bool { return !proc.Alive(pid) })
+}
+
+// Row is the session's line in `session list`'s JSON; the recorded
+// lifecycle, agent, story and step only for this project's sessions.
+func (l Listed) Row() map[string]any {
+	p := l.Pane
+	row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
+		"created": p.Created, "attached": p.Attached > 0, "thisProject": l.Mine}
+	if l.Mine {
+		row["lifecycle"], row["agent"], row["story"], row["step"] = l.State.Lifecycle, l.State.Agent, l.State.Story, l.State.Step
+	}
+	return row
+}
+
+// KillAll kills the listed sessions, only this project's unless all, and
+// returns their names sorted; a session already gone counts as killed.
+func KillAll(ctx context.Context, tc *tmux.Client, sessions []Listed, all bool) ([]string, error) {
+	killed := []string{}
+	for _, s := range sessions {
+		if !all && !s.Mine {
+			continue
+		}
+		if err := tc.KillSession(ctx, s.Pane.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
+			return nil, err
+		}
+		killed = append(killed, s.Pane.Session)
+	}
+	sort.Strings(killed)
+	return killed, nil
 }

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func init() {
@@ -156,7 +156,7 @@ func actDoneLine(ctx context.Context, s *Sim) int {
 	if err := writeArtifact(s.Options.Artifact); err != nil {
 		return 1
 	}
-	fmt.Fprintln(s.Out, marker.DoneLine)
+	fmt.Fprintln(s.Out, sessionstate.DoneLine)
 	return idle(ctx, s)
 }
 

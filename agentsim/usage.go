@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/spend"
 )
 
@@ -73,7 +73,7 @@ func recordTurn(s *Sim) error {
 		getenv = os.Getenv
 	}
 	path := o.Transcript
-	session, dir := getenv(marker.EnvSession), getenv(marker.EnvStateDir)
+	session, dir := getenv(sessionstate.EnvSession), getenv(sessionstate.EnvStateDir)
 	if path == "" && o.SessionAgent && session != "" && dir != "" {
 		path = TranscriptPath(dir, session)
 	}
@@ -104,7 +104,7 @@ func recordTurn(s *Sim) error {
 		return fmt.Errorf("record usage: %w", err)
 	}
 	if o.SessionAgent && session != "" && dir != "" {
-		return marker.RecordTranscript(dir, session, path)
+		return sessionstate.RecordTranscript(dir, session, path)
 	}
 	return nil
 }

@@ -6,17 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/spend"
 )
 
 func TestSessionAgentRecordsEachTurnsUsageWhereTheRunReadsIt(t *testing.T) {
 	dir := t.TempDir()
 	name := "sa-p-ab12-e1-s1-1-dev-x9z8"
-	if _, err := marker.UpdateSession(dir, name, func(*marker.SessionState) error { return nil }); err != nil {
+	if _, err := sessionstate.Update(dir, name, func(*sessionstate.State) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{marker.EnvSession: name, marker.EnvStateDir: dir, EnvUsage: "input=7,output=3,cacheRead=5,cacheWrite=1"}
+	env := map[string]string{sessionstate.EnvSession: name, sessionstate.EnvStateDir: dir, EnvUsage: "input=7,output=3,cacheRead=5,cacheWrite=1"}
 	o, err := OptionsFromEnv(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestSessionAgentRecordsEachTurnsUsageWhereTheRunReadsIt(t *testing.T) {
 			t.Fatalf("exit %d", code)
 		}
 	}
-	st, err := marker.ReadSession(dir, name)
+	st, err := sessionstate.Read(dir, name)
 	if err != nil || st.Transcript != TranscriptPath(dir, name) {
 		t.Fatalf("session names transcript %q (%v)", st.Transcript, err)
 	}
@@ -42,7 +42,7 @@ func TestSessionAgentRecordsEachTurnsUsageWhereTheRunReadsIt(t *testing.T) {
 
 func TestSimAsAShellToolRecordsNothing(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{marker.EnvSession: "sa-x", marker.EnvStateDir: dir}
+	env := map[string]string{sessionstate.EnvSession: "sa-x", sessionstate.EnvStateDir: dir}
 	s, _ := newSim(t, Options{Behaviour: "finish"}, "p")
 	s.Getenv = func(k string) string { return env[k] }
 	if code := Run(context.Background(), s); code != 0 {

@@ -1,4 +1,6 @@
-// Package marker owns the run's on-disk state: the flock-guarded marker file and the per-session state files.
+// Package marker owns the run marker: the flock-guarded file that tells the
+// Stop hook whether a run is in progress (per-session state lives in
+// package sessionstate, process checks in internal/proc).
 package marker
 
 import (
@@ -232,24 +234,6 @@ func (m *Marker) Touch(now time.Time) {
 		ts = Timestamp(now.Add(time.Nanosecond))
 	}
 	m.Heartbeat = ts
-}
-
-// OwnerFromEnv is the session id of the agent session running this process:
-// $CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID.
-func OwnerFromEnv(getenv func(string) string) string {
-	for _, k := range []string{"CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// InAgentSession reports whether this process runs inside an agent session's
-// shell tool, even one that does not say its id: Claude Code sets CLAUDECODE=1
-// there, Codex CODEX_THREAD_ID (read from the pinned CLIs).
-func InAgentSession(getenv func(string) string) bool {
-	return OwnerFromEnv(getenv) != "" || strings.TrimSpace(getenv("CLAUDECODE")) == "1"
 }
 
 // Pause stops the Stop hook from guarding the run and records why.

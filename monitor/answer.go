@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -35,7 +35,7 @@ func (o *observer) answerDialog(ctx context.Context, t Tmux, d child.Dialog, wai
 	if a == nil || !o.mayAnswer(d) {
 		return false
 	}
-	st, err := marker.UpdateSession(o.dir, o.name, func(st *marker.SessionState) error {
+	st, err := sessionstate.Update(o.dir, o.name, func(st *sessionstate.State) error {
 		if slices.Contains(st.AnsweredDialogs, d.Kind) {
 			return errAnswered
 		}

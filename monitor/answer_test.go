@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -28,15 +28,15 @@ func trustDialogSession(t *testing.T, accept []string) (*fakeTmux, Deps) {
 	tm := &fakeTmux{exists: true, screen: readFixture(t, "testdata/dialogs/claude-2.1.328-trust_folder.txt")}
 	d := fakeDeps(t, tm, false)
 	d.SelectionWait = 200 * time.Millisecond
-	writeSession(t, d, "sa-t", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = child.AgentClaude, marker.LifecycleStarted, os.Getpid(), os.Getpid()
+	writeSession(t, d, "sa-t", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = child.AgentClaude, sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 		st.AcceptDialogs = accept
 	}, "the dialog")
 	return tm, d
 }
 
 func appendOutput(t *testing.T, d Deps, name, s string) {
-	f, err := os.OpenFile(marker.SessionOutputPath(d.StateDir, name), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(sessionstate.OutputPath(d.StateDir, name), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestWatchAnswersTheTrustDialogTheUserAllowed(t *testing.T) {
 	if r.FinalState != Completed || r.Reason != SignalScreen || !slices.Equal(tm.keys, []string{"Down", "Enter"}) {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
-	st, err := marker.ReadSession(d.StateDir, "sa-t")
+	st, err := sessionstate.Read(d.StateDir, "sa-t")
 	if err != nil || !slices.Equal(st.AnsweredDialogs, []string{child.DialogTrustFolder}) {
 		t.Fatalf("answered = %+v %v", st, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -47,7 +47,7 @@ func TestClaudeDialogsOnRealScreens(t *testing.T) {
 func TestADialogOnScreenEndsTheWaitStuck(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	m := NewMachine(DefaultOptions(), now)
-	st := &marker.SessionState{Agent: child.AgentClaude, Lifecycle: marker.LifecycleStarted, PanePid: 1, AgentPid: 2}
+	st := &sessionstate.State{Agent: child.AgentClaude, Lifecycle: sessionstate.LifecycleStarted, PanePid: 1, AgentPid: 2}
 	f := Facts{Now: now, State: st, OutputSize: 100, ScreenHeuristic: true}
 	m.Next(f)
 	f.Now = now.Add(DefaultOptions().IdleDebounce)
@@ -66,13 +66,13 @@ func TestADialogOnScreenEndsTheWaitStuck(t *testing.T) {
 func TestAnExitTheProfileKnowsAsADialogIsStuckNotCrashed(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	code := 55
-	st := &marker.SessionState{Agent: child.AgentGemini, Lifecycle: marker.LifecycleExited, ExitCode: &code}
+	st := &sessionstate.State{Agent: child.AgentGemini, Lifecycle: sessionstate.LifecycleExited, ExitCode: &code}
 	a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st})
 	if a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != child.DialogTrustFolder {
 		t.Fatalf("gemini exit 55: %+v", a)
 	}
 	other := 55
-	st = &marker.SessionState{Agent: child.AgentCodex, Lifecycle: marker.LifecycleExited, ExitCode: &other}
+	st = &sessionstate.State{Agent: child.AgentCodex, Lifecycle: sessionstate.LifecycleExited, ExitCode: &other}
 	if a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st}); a.State != Crashed {
 		t.Fatalf("codex exit 55: %+v, want crashed", a)
 	}
@@ -90,9 +90,9 @@ func TestAClaudeThatRefusesRootIsStuckNotCrashed(t *testing.T) {
 	}{{out, Stuck}, {"Error: something else broke\r\n", Crashed}} {
 		tm := &fakeTmux{}
 		d := fakeDeps(t, tm, true)
-		writeSession(t, d, "sa-r", func(st *marker.SessionState) {
+		writeSession(t, d, "sa-r", func(st *sessionstate.State) {
 			code := 1
-			st.Agent, st.Lifecycle, st.ExitCode = child.AgentClaude, marker.LifecycleExited, &code
+			st.Agent, st.Lifecycle, st.ExitCode = child.AgentClaude, sessionstate.LifecycleExited, &code
 		}, tc.output)
 		r := Watch(context.Background(), "sa-r", noneVerifier{}, quickOptions(), d)
 		if r.FinalState != tc.want {
@@ -116,9 +116,9 @@ func TestAGeminiWithoutAuthIsStuckNotCrashed(t *testing.T) {
 		out := readFixture(t, "testdata/refusals/"+f)
 		tm := &fakeTmux{}
 		d := fakeDeps(t, tm, true)
-		writeSession(t, d, "sa-g", func(st *marker.SessionState) {
+		writeSession(t, d, "sa-g", func(st *sessionstate.State) {
 			code := 41
-			st.Agent, st.Lifecycle, st.ExitCode = child.AgentGemini, marker.LifecycleExited, &code
+			st.Agent, st.Lifecycle, st.ExitCode = child.AgentGemini, sessionstate.LifecycleExited, &code
 		}, out)
 		r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
 		if r.FinalState != Stuck || r.Reason != ReasonDialog || r.Dialog != child.DialogAuthMethod || !strings.Contains(r.Action, "GEMINI_API_KEY") {

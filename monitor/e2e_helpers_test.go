@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/internal/testbin"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
@@ -126,11 +127,11 @@ func (p *project) startMonitor(name string, args ...string) func() (monitor.Resu
 }
 
 // waitState polls the session's state file until cond holds (an external condition).
-func (p *project) waitState(name string, cond func(*marker.SessionState) bool) {
+func (p *project) waitState(name string, cond func(*sessionstate.State) bool) {
 	p.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := marker.ReadSession(p.stateDir(), name)
+		st, err := sessionstate.Read(p.stateDir(), name)
 		if err == nil && cond(st) {
 			return
 		}
@@ -141,8 +142,8 @@ func (p *project) waitState(name string, cond func(*marker.SessionState) bool) {
 	}
 }
 
-func agentRunning(st *marker.SessionState) bool {
-	return st.Lifecycle == marker.LifecycleStarted && st.AgentPid > 0
+func agentRunning(st *sessionstate.State) bool {
+	return st.Lifecycle == sessionstate.LifecycleStarted && st.AgentPid > 0
 }
 
 func wantResult(t *testing.T, r monitor.Result, code int, state monitor.FinalState, reason string) {
@@ -167,8 +168,8 @@ func newTmux(socket string) func() error {
 func (p *project) stalledSession() string {
 	p.t.Helper()
 	name := child.ProjectPrefix(p.root) + "e1-s1-2-dev-stal"
-	out := marker.SessionOutputPath(p.stateDir(), name)
-	_, err := marker.UpdateSession(p.stateDir(), name, func(st *marker.SessionState) error {
+	out := sessionstate.OutputPath(p.stateDir(), name)
+	_, err := sessionstate.Update(p.stateDir(), name, func(st *sessionstate.State) error {
 		st.ProjectRoot, st.Agent, st.Lifecycle = p.root, "sim", child.LifecycleStarting
 		st.CreatedAt, st.OutputFile = marker.Timestamp(time.Now()), out
 		return nil

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func sim(behaviour string, more ...string) []string {
@@ -202,7 +202,7 @@ func TestE2EChildStopHookStampCompletesWithoutScreenHeuristics(t *testing.T) {
 	// A debounce of an hour rules the screen heuristic out.
 	r, code := p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
 	wantResult(t, r, code, monitor.Completed, monitor.SignalStopHook)
-	st, err := marker.ReadSession(p.stateDir(), name)
+	st, err := sessionstate.Read(p.stateDir(), name)
 	if err != nil || st.Completion == nil || st.Completion.Turns != 1 || st.Completion.Excerpt == "" {
 		t.Fatalf("stamp %+v %v", st, err)
 	}
@@ -220,7 +220,7 @@ func TestE2EMonitorAfterASendWaitsForTheNewTurn(t *testing.T) {
 	// The first turn's stamp is still in the state file: only the second may complete this call.
 	r, code = p.monitor(name, "--timeout", "30s", "--idle-debounce", "1h")
 	wantResult(t, r, code, monitor.Completed, monitor.SignalStopHook)
-	st, err := marker.ReadSession(p.stateDir(), name)
+	st, err := sessionstate.Read(p.stateDir(), name)
 	if err != nil || st.Completion == nil || st.Completion.Turns != 2 || st.SendBaseline == nil || st.SendBaseline.Turns != 1 {
 		t.Fatalf("completed before the new turn ended: state %+v %v", st, err)
 	}

@@ -37,7 +37,7 @@ func (w *wakeups) wake() {
 
 // watchStateFile wakes the loop whenever the session's state changes.
 // Every writer (the runner, the Stop hook, the spawner, a sweep) changes it
-// under the session's lock (marker.UpdateSession), and the lock file is
+// under the session's lock (sessionstate.Update), and the lock file is
 // never replaced: its close after each update is the event. So a monitor
 // hears of its own session only. Watching the sessions directory woke every
 // monitor for every session's writes: n monitors whose children end at once

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // The kernel queues inotify events before the writing call returns, so each
@@ -122,15 +122,15 @@ func TestOnlyTheSessionsOwnUpdatesReachItsLockWatch(t *testing.T) {
 	dir := t.TempDir()
 	update := func(name string) {
 		t.Helper()
-		if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
-			st.Lifecycle = marker.LifecycleStarted
+		if _, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
+			st.Lifecycle = sessionstate.LifecycleStarted
 			return nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	update("sa-x") // the spawner's first write creates the lock file
-	fd, err := inotifyOnLock(marker.SessionStatePath(dir, "sa-x") + ".lock")
+	fd, err := inotifyOnLock(sessionstate.StatePath(dir, "sa-x") + ".lock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestOnlyTheSessionsOwnUpdatesReachItsLockWatch(t *testing.T) {
 	if !pending() {
 		t.Error("the session's own update did not reach the watch")
 	}
-	if err := os.Remove(marker.SessionStatePath(dir, "sa-x") + ".lock"); err != nil {
+	if err := os.Remove(sessionstate.StatePath(dir, "sa-x") + ".lock"); err != nil {
 		t.Fatal(err)
 	}
 	if !pending() {
@@ -169,8 +169,8 @@ func TestOnlyTheSessionsOwnUpdatesReachItsLockWatch(t *testing.T) {
 func TestWakeupsFireOnAnUpdateUnderTheLock(t *testing.T) {
 	dir := t.TempDir()
 	write := func() {
-		if _, err := marker.UpdateSession(dir, "sa-x", func(st *marker.SessionState) error {
-			st.Lifecycle = marker.LifecycleExited
+		if _, err := sessionstate.Update(dir, "sa-x", func(st *sessionstate.State) error {
+			st.Lifecycle = sessionstate.LifecycleExited
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -179,7 +179,7 @@ func TestWakeupsFireOnAnUpdateUnderTheLock(t *testing.T) {
 	write()
 	w := newWakeups()
 	defer w.Close()
-	if err := w.watchStateFile(dir, marker.SessionStatePath(dir, "sa-x")); err != nil {
+	if err := w.watchStateFile(dir, sessionstate.StatePath(dir, "sa-x")); err != nil {
 		t.Fatal(err)
 	}
 	write()

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -38,7 +38,7 @@ func DefaultOptions() Options {
 // Facts is one cheap look at a child session, gathered without tmux.
 type Facts struct {
 	Now   time.Time
-	State *marker.SessionState // nil: no state file
+	State *sessionstate.State // nil: no state file
 	// RunnerGone: the runner process recorded in State no longer exists.
 	RunnerGone    bool
 	OutputSize    int64
@@ -139,7 +139,7 @@ func (m *Machine) Next(f Facts) Action {
 	}
 	m.observeOutput(f)
 	st := f.State
-	exited := st != nil && st.Lifecycle == marker.LifecycleExited
+	exited := st != nil && st.Lifecycle == sessionstate.LifecycleExited
 	if exited {
 		if d, ok := m.exitDialog(st); ok {
 			return m.finishAtDialog(d)
@@ -274,7 +274,7 @@ func (m *Machine) idleStep(f Facts, exited bool) Action {
 // read at this output size yet.
 func (m *Machine) screenPending(f Facts) bool {
 	st := f.State
-	if !f.ScreenHeuristic || st == nil || st.Lifecycle != marker.LifecycleStarted || f.RunnerGone {
+	if !f.ScreenHeuristic || st == nil || st.Lifecycle != sessionstate.LifecycleStarted || f.RunnerGone {
 		return false
 	}
 	var floor int64
@@ -285,7 +285,7 @@ func (m *Machine) screenPending(f Facts) bool {
 }
 
 // agentStarted reports whether the runner has recorded a started agent process.
-func agentStarted(st *marker.SessionState) bool { return st != nil && st.AgentPid > 0 }
+func agentStarted(st *sessionstate.State) bool { return st != nil && st.AgentPid > 0 }
 
 // wait returns ActWait until the earliest future deadline that can change
 // the answer, each under the same condition as the step it leads to; a zero
@@ -302,7 +302,7 @@ func (m *Machine) wait(f Facts, extra time.Time) Action {
 		consider(m.start.Add(m.opt.Timeout))
 	}
 	if !m.inSequence {
-		exited := f.State != nil && f.State.Lifecycle == marker.LifecycleExited
+		exited := f.State != nil && f.State.Lifecycle == sessionstate.LifecycleExited
 		started := agentStarted(f.State)
 		if m.opt.ReturnAfter > 0 {
 			consider(m.start.Add(m.opt.ReturnAfter))
@@ -375,7 +375,7 @@ func (m *Machine) DialogAnswered(ok bool, now time.Time) {
 }
 
 // exitDialog maps an exit code the agent's profile knows as a dialog.
-func (m *Machine) exitDialog(st *marker.SessionState) (child.Dialog, bool) {
+func (m *Machine) exitDialog(st *sessionstate.State) (child.Dialog, bool) {
 	if st.ExitCode == nil {
 		return child.Dialog{}, false
 	}
@@ -423,7 +423,7 @@ func (m *Machine) observeOutput(f Facts) {
 }
 
 // startRef is when the session began: its recorded creation, or the monitor's start.
-func (m *Machine) startRef(st *marker.SessionState) time.Time {
+func (m *Machine) startRef(st *sessionstate.State) time.Time {
 	if st != nil {
 		if t, err := time.Parse(time.RFC3339Nano, st.CreatedAt); err == nil && t.Before(m.start) {
 			return t

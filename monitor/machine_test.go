@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -15,23 +16,23 @@ func testOptions() Options {
 		StartTimeout: time.Minute, StuckAfter: 10 * time.Minute, ActiveBytes: 100, ProbeEvery: time.Second}
 }
 
-func running(pid int) *marker.SessionState {
-	return &marker.SessionState{Name: "s", Agent: "sim", Lifecycle: marker.LifecycleStarted, PanePid: pid, AgentPid: pid + 1}
+func running(pid int) *sessionstate.State {
+	return &sessionstate.State{Name: "s", Agent: "sim", Lifecycle: sessionstate.LifecycleStarted, PanePid: pid, AgentPid: pid + 1}
 }
 
-func exited(code int) *marker.SessionState {
+func exited(code int) *sessionstate.State {
 	st := running(10)
-	st.Lifecycle, st.ExitCode = marker.LifecycleExited, &code
+	st.Lifecycle, st.ExitCode = sessionstate.LifecycleExited, &code
 	return st
 }
 
-func stamped(turns int) *marker.SessionState {
+func stamped(turns int) *sessionstate.State {
 	st := running(10)
-	st.Completion = &marker.CompletionStamp{At: "x", Turns: turns}
+	st.Completion = &sessionstate.CompletionStamp{At: "x", Turns: turns}
 	return st
 }
 
-func at(d time.Duration, st *marker.SessionState, size int64) Facts {
+func at(d time.Duration, st *sessionstate.State, size int64) Facts {
 	return Facts{Now: t0.Add(d), State: st, OutputSize: size}
 }
 
@@ -51,9 +52,9 @@ func wantKind(t *testing.T, a Action, k ActionKind) {
 
 func TestExitStatusDecides(t *testing.T) {
 	sig := running(10)
-	sig.Lifecycle, sig.Signal = marker.LifecycleExited, "SIGKILL"
+	sig.Lifecycle, sig.Signal = sessionstate.LifecycleExited, "SIGKILL"
 	cases := []struct {
-		st     *marker.SessionState
+		st     *sessionstate.State
 		state  FinalState
 		reason string
 	}{
@@ -229,7 +230,7 @@ func TestStampOfAGoneSessionIsStillVerified(t *testing.T) {
 // (that record wakes the monitor) before tmux is asked about it; then tmux
 // is asked at most every second.
 func TestSessionNotYetRunningIsProbedAtMostEverySecond(t *testing.T) {
-	starting := &marker.SessionState{Name: "s", Lifecycle: "starting"}
+	starting := &sessionstate.State{Name: "s", Lifecycle: "starting"}
 	m := NewMachine(testOptions(), t0)
 	a := m.Next(at(0, starting, 0))
 	if a.Kind != ActWait || !a.Until.Equal(t0.Add(time.Second)) {
@@ -244,13 +245,13 @@ func TestSessionNotYetRunningIsProbedAtMostEverySecond(t *testing.T) {
 	wantKind(t, m.Next(at(2*time.Second, starting, 0)), ActProbeSession)
 
 	// One spawned a while ago (a monitor started late) is asked about at once.
-	old := &marker.SessionState{Name: "s", Lifecycle: "starting", CreatedAt: marker.Timestamp(t0.Add(-time.Minute))}
+	old := &sessionstate.State{Name: "s", Lifecycle: "starting", CreatedAt: marker.Timestamp(t0.Add(-time.Minute))}
 	m = NewMachine(testOptions(), t0)
 	wantKind(t, m.Next(at(0, old, 0)), ActProbeSession)
 }
 
-func starting() *marker.SessionState {
-	return &marker.SessionState{Name: "s", Agent: "claude", Lifecycle: "starting", PanePid: 0}
+func starting() *sessionstate.State {
+	return &sessionstate.State{Name: "s", Agent: "claude", Lifecycle: "starting", PanePid: 0}
 }
 
 func TestNeverStartedIsAnAgentProcessNeverRecorded(t *testing.T) {
@@ -361,9 +362,9 @@ func TestBrokenVerifierIsConsultedOnceTheSessionIsKnown(t *testing.T) {
 }
 
 func TestTurnsBeforeTheLastSendAreNotCompletions(t *testing.T) {
-	sent := func(turns int) *marker.SessionState {
+	sent := func(turns int) *sessionstate.State {
 		st := stamped(turns)
-		st.SendBaseline = &marker.SendBaseline{Turns: 1, OutputOffset: 10}
+		st.SendBaseline = &sessionstate.SendBaseline{Turns: 1, OutputOffset: 10}
 		return st
 	}
 	m := NewMachine(testOptions(), t0)
@@ -376,7 +377,7 @@ func TestTurnsBeforeTheLastSendAreNotCompletions(t *testing.T) {
 
 func TestScreenIsNotReadBeforeOutputFollowsTheLastSend(t *testing.T) {
 	st := running(10)
-	st.SendBaseline = &marker.SendBaseline{OutputOffset: 100}
+	st.SendBaseline = &sessionstate.SendBaseline{OutputOffset: 100}
 	f := func(d time.Duration, size int64) Facts {
 		x := at(d, st, size)
 		x.ScreenHeuristic = true

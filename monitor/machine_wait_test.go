@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // sessionShapes are the states a monitored session goes through.
-func sessionShapes() []*marker.SessionState {
+func sessionShapes() []*sessionstate.State {
 	silent := running(10)
 	claude := running(10)
 	claude.Agent = "claude"
@@ -18,8 +18,8 @@ func sessionShapes() []*marker.SessionState {
 	killed := running(10)
 	killed.Lifecycle = "killed"
 	sent := stamped(1)
-	sent.SendBaseline = &marker.SendBaseline{Turns: 1, OutputOffset: 50}
-	return []*marker.SessionState{nil, starting(), noAgent, silent, claude, stamped(1), stamped(2), sent, exited(0), killed}
+	sent.SendBaseline = &sessionstate.SendBaseline{Turns: 1, OutputOffset: 50}
+	return []*sessionstate.State{nil, starting(), noAgent, silent, claude, stamped(1), stamped(2), sent, exited(0), killed}
 }
 
 // TestWaitDeadlinesAreAlwaysInTheFuture drives machines through random

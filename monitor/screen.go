@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -57,12 +57,12 @@ func isPromptLine(l string) bool {
 	return t == ">" || t == "❯" || strings.HasPrefix(t, "> ") || strings.HasPrefix(t, "❯ ")
 }
 
-// IsDoneLine reports whether one line of output is the explicit done line (marker.DoneLine),
+// IsDoneLine reports whether one line of output is the explicit done line (sessionstate.DoneLine),
 // allowing the bullet an agent's UI may put in front of it.
 func IsDoneLine(line string) bool {
 	t := strings.TrimSpace(line)
 	t = strings.TrimLeft(t, "⏺●•*·- ")
-	return strings.TrimSpace(t) == marker.DoneLine
+	return strings.TrimSpace(t) == sessionstate.DoneLine
 }
 
 // StripANSI removes terminal escape sequences (CSI, OSC and two-byte escapes).

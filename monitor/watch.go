@@ -3,11 +3,14 @@ package monitor
 import (
 	"context"
 	"errors"
-	"github.com/story-automator/story-automator/internal/verify"
 	"math"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/internal/verify"
+	"github.com/story-automator/story-automator/sessionstate"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -58,10 +61,10 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	w := newWakeups()
 	defer w.Close()
 	if !d.NoEvents {
-		_ = w.watchStateFile(d.StateDir, marker.SessionStatePath(d.StateDir, name))
+		_ = w.watchStateFile(d.StateDir, sessionstate.StatePath(d.StateDir, name))
 	}
 	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
-	o.scanner.path = marker.SessionOutputPath(d.StateDir, name)
+	o.scanner.path = sessionstate.OutputPath(d.StateDir, name)
 	slept, busy := false, true
 	for {
 		f := o.look(d.Now())
@@ -107,7 +110,7 @@ func (d Deps) withDefaults() Deps {
 		d.Tick = time.Second
 	}
 	if d.ProcessGone == nil {
-		d.ProcessGone = func(pid int) bool { return !marker.ProcessAlive(pid) }
+		d.ProcessGone = func(pid int) bool { return !proc.Alive(pid) }
 	}
 	if d.SelectionWait <= 0 {
 		d.SelectionWait = defaultSelectionWait
@@ -144,7 +147,7 @@ type observer struct {
 	dir, name string
 	gone      func(pid int) bool
 	scanner   doneLineScanner
-	last      *marker.SessionState
+	last      *sessionstate.State
 	// exitRead: the output of an exited child was read for a refusal.
 	exitRead   bool
 	exitDialog *child.Dialog
@@ -156,14 +159,14 @@ type observer struct {
 func (o *observer) look(now time.Time) Facts {
 	f := Facts{Now: now}
 	st := o.readState()
-	if st != nil && st.PanePid > 0 && st.Lifecycle != marker.LifecycleExited && o.gone(st.PanePid) {
+	if st != nil && st.PanePid > 0 && st.Lifecycle != sessionstate.LifecycleExited && o.gone(st.PanePid) {
 		// The runner records its result before it exits: read again so a
 		// result written just before the exit is not missed.
 		f.RunnerGone = true
 		st = o.readState()
-		if st != nil && st.Lifecycle != marker.LifecycleExited {
+		if st != nil && st.Lifecycle != sessionstate.LifecycleExited {
 			// Settle the state for every other reader, once, under its lock.
-			if settled, err := marker.ReconcileSession(o.dir, o.name, now, o.gone); err == nil && settled != nil {
+			if settled, err := sessionstate.Reconcile(o.dir, o.name, now, o.gone); err == nil && settled != nil {
 				o.last, st = settled, settled
 			}
 		}
@@ -194,8 +197,8 @@ const exitTailLines = 40
 
 // refusal reads, once, the last output of a child that exited non-zero for
 // the refusals its profile knows (a CLI that will not start as root).
-func (o *observer) refusal(st *marker.SessionState) *child.Dialog {
-	if o.exitRead || st == nil || st.Lifecycle != marker.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
+func (o *observer) refusal(st *sessionstate.State) *child.Dialog {
+	if o.exitRead || st == nil || st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
 		return o.exitDialog
 	}
 	o.exitRead = true
@@ -217,13 +220,13 @@ func (o *observer) refusal(st *marker.SessionState) *child.Dialog {
 // last good one). A file that is still the one read last time is not read
 // again: every writer replaces it (a new inode), so a look at every tick
 // costs a stat, not a read and a JSON decode.
-func (o *observer) readState() *marker.SessionState {
-	fi, statErr := os.Stat(marker.SessionStatePath(o.dir, o.name))
+func (o *observer) readState() *sessionstate.State {
+	fi, statErr := os.Stat(sessionstate.StatePath(o.dir, o.name))
 	if statErr == nil && o.last != nil && o.lastFile != nil && os.SameFile(fi, o.lastFile) &&
 		fi.Size() == o.lastFile.Size() && fi.ModTime().Equal(o.lastFile.ModTime()) {
 		return o.last
 	}
-	st, err := marker.ReadSession(o.dir, o.name)
+	st, err := sessionstate.Read(o.dir, o.name)
 	switch {
 	case err == nil:
 		o.last, o.lastFile = st, fi
@@ -262,7 +265,7 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 		OutputFile: o.scanner.path, OutputVerified: m.Verifications() > 0 && verdict.Verified,
 		Verifier:       VerifierReport{Name: v.Name(), Verified: verdict.Verified, Detail: verdict.Detail, Attempts: m.Verifications()},
 		ElapsedSeconds: math.Round(elapsed.Seconds()*1000) / 1000, Rechecks: m.Verifications()}
-	if o.last != nil && o.last.Lifecycle == marker.LifecycleExited {
+	if o.last != nil && o.last.Lifecycle == sessionstate.LifecycleExited {
 		r.ExitCode = o.last.ExitCode
 	}
 	if act.Dialog != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // fakeTmux answers the monitor's two tmux questions from fields.
@@ -40,12 +40,12 @@ func fakeDeps(t *testing.T, tm *fakeTmux, gone bool) Deps {
 		ProcessGone: func(int) bool { return gone }}
 }
 
-func writeSession(t *testing.T, d Deps, name string, fn func(*marker.SessionState), output string) {
+func writeSession(t *testing.T, d Deps, name string, fn func(*sessionstate.State), output string) {
 	t.Helper()
-	if _, err := marker.UpdateSession(d.StateDir, name, func(st *marker.SessionState) error { fn(st); return nil }); err != nil {
+	if _, err := sessionstate.Update(d.StateDir, name, func(st *sessionstate.State) error { fn(st); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(marker.SessionOutputPath(d.StateDir, name), []byte(output), 0o600); err != nil {
+	if err := os.WriteFile(sessionstate.OutputPath(d.StateDir, name), []byte(output), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,8 +63,8 @@ func TestWatchCompletesFromTheScreenOfARunningClaude(t *testing.T) {
 	}
 	tm := &fakeTmux{exists: true, screen: string(screen)}
 	d := fakeDeps(t, tm, false)
-	writeSession(t, d, "sa-c", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "claude", marker.LifecycleStarted, os.Getpid()
+	writeSession(t, d, "sa-c", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "claude", sessionstate.LifecycleStarted, os.Getpid()
 	}, "some output")
 	r := Watch(context.Background(), "sa-c", noneVerifier{}, quickOptions(), d)
 	if r.FinalState != Completed || r.Reason != SignalScreen || r.ExitCode != nil || tm.captures != 1 {
@@ -75,8 +75,8 @@ func TestWatchCompletesFromTheScreenOfARunningClaude(t *testing.T) {
 func TestWatchNeverReadsTheScreenOfAnAgentWithoutHeuristic(t *testing.T) {
 	tm := &fakeTmux{exists: true, screen: "✻ Worked for 1s\n> \n"}
 	d := fakeDeps(t, tm, false)
-	writeSession(t, d, "sa-x", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	writeSession(t, d, "sa-x", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", sessionstate.LifecycleStarted, os.Getpid()
 	}, "working")
 	o := quickOptions()
 	o.Timeout = 200 * time.Millisecond
@@ -88,8 +88,8 @@ func TestWatchNeverReadsTheScreenOfAnAgentWithoutHeuristic(t *testing.T) {
 
 func TestWatchRunnerGoneWithoutResultIsNotFound(t *testing.T) {
 	d := fakeDeps(t, &fakeTmux{}, true)
-	writeSession(t, d, "sa-g", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "sim", marker.LifecycleStarted, 999999
+	writeSession(t, d, "sa-g", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "sim", sessionstate.LifecycleStarted, 999999
 	}, "x")
 	r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
 	if r.FinalState != NotFound || r.Reason != ReasonSessionGone {
@@ -99,8 +99,8 @@ func TestWatchRunnerGoneWithoutResultIsNotFound(t *testing.T) {
 
 func TestWatchDoneLineInTheOutputFile(t *testing.T) {
 	d := fakeDeps(t, &fakeTmux{exists: true}, false)
-	writeSession(t, d, "sa-d", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	writeSession(t, d, "sa-d", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", sessionstate.LifecycleStarted, os.Getpid()
 	}, "working\r\n\x1b[1mSTORY_AUTOMATOR_DONE\x1b[0m\r\n")
 	r := Watch(context.Background(), "sa-d", noneVerifier{}, quickOptions(), d)
 	if r.FinalState != Completed || r.Reason != SignalDoneLine || r.Rechecks != 1 {
@@ -114,15 +114,15 @@ func TestWatchWakesOnTheStateFileWithoutWaitingForATick(t *testing.T) {
 	looked := make(chan struct{})
 	var once sync.Once
 	d.ProcessGone = func(int) bool { once.Do(func() { close(looked) }); return false }
-	writeSession(t, d, "sa-w", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "codex", marker.LifecycleStarted, os.Getpid()
+	writeSession(t, d, "sa-w", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "codex", sessionstate.LifecycleStarted, os.Getpid()
 	}, "working")
 	done := make(chan Result)
 	go func() { done <- Watch(context.Background(), "sa-w", noneVerifier{}, quickOptions(), d) }()
 	// After the first look the loop sleeps: only the inotify event, never
 	// the hour-long tick, can wake it before the 5 s timeout.
 	<-looked
-	if _, err := marker.StampCompletion(d.StateDir, "sa-w", time.Now(), "done"); err != nil {
+	if _, err := sessionstate.StampCompletion(d.StateDir, "sa-w", time.Now(), "done"); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done
@@ -137,12 +137,12 @@ func TestWatchWakesOnTheStateFileWithoutWaitingForATick(t *testing.T) {
 func TestWatchOfASilentAgentSleepsUntilItsDeadline(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		fill func(st *marker.SessionState)
+		fill func(st *sessionstate.State)
 	}{
-		{"started", func(st *marker.SessionState) {
-			st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "claude", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+		{"started", func(st *sessionstate.State) {
+			st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "claude", sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 		}},
-		{"starting", func(st *marker.SessionState) { st.Agent, st.Lifecycle = "claude", "starting" }},
+		{"starting", func(st *sessionstate.State) { st.Agent, st.Lifecycle = "claude", "starting" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tm := &fakeTmux{exists: true}
@@ -167,16 +167,16 @@ func TestWatchOfASilentAgentSleepsUntilItsDeadline(t *testing.T) {
 func TestWatchCountsOnlyDoneLinesAfterTheLastSend(t *testing.T) {
 	d := fakeDeps(t, &fakeTmux{exists: true}, false)
 	before := "working\r\nSTORY_AUTOMATOR_DONE\r\n"
-	writeSession(t, d, "sa-b", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
-		st.SendBaseline = &marker.SendBaseline{OutputOffset: int64(len(before))}
+	writeSession(t, d, "sa-b", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
+		st.SendBaseline = &sessionstate.SendBaseline{OutputOffset: int64(len(before))}
 	}, before)
 	o := quickOptions()
 	o.Timeout = 300 * time.Millisecond
 	if r := Watch(context.Background(), "sa-b", noneVerifier{}, o, d); r.FinalState != TimedOut {
 		t.Fatalf("the done line before the send counted: %+v", r)
 	}
-	f, err := os.OpenFile(marker.SessionOutputPath(d.StateDir, "sa-b"), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(sessionstate.OutputPath(d.StateDir, "sa-b"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,8 +192,8 @@ func TestWatchCountsOnlyDoneLinesAfterTheLastSend(t *testing.T) {
 
 func TestWatchConsultsABrokenVerifierOnceTheSessionExists(t *testing.T) {
 	d := fakeDeps(t, &fakeTmux{exists: false}, false)
-	writeSession(t, d, "sa-v", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+	writeSession(t, d, "sa-v", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 	}, "working")
 	v := ContractFailure("glob:[", errors.New("bad pattern"))
 	r := Watch(context.Background(), "sa-v", v, quickOptions(), d)
@@ -218,8 +218,8 @@ func (neverVerified) Verify(context.Context) Verdict { return Verdict{Detail: "n
 func TestWatchCallsWaitingAfterWorkNotAtEveryTick(t *testing.T) {
 	tm := &fakeTmux{exists: true}
 	d := fakeDeps(t, tm, false)
-	writeSession(t, d, "sa-w", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid = "sim", marker.LifecycleStarted, os.Getpid()
+	writeSession(t, d, "sa-w", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid = "sim", sessionstate.LifecycleStarted, os.Getpid()
 	}, "working")
 	var firsts, laters int
 	d.Waiting = func(first bool) {
@@ -245,8 +245,8 @@ func TestWatchCallsWaitingAfterWorkNotAtEveryTick(t *testing.T) {
 	// (the first sleep), verify, sleep (after work: trim), verify, give up.
 	firsts, laters = 0, 0
 	code := 0
-	writeSession(t, d, "sa-v", func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.ExitCode = "sim", marker.LifecycleExited, &code
+	writeSession(t, d, "sa-v", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.ExitCode = "sim", sessionstate.LifecycleExited, &code
 	}, "done")
 	o = quickOptions()
 	o.Rechecks = 3
@@ -263,7 +263,7 @@ func TestWatchCallsWaitingAfterWorkNotAtEveryTick(t *testing.T) {
 // always, even when the new one has the same size and time.
 func TestLookReadsTheStateAgainOnlyWhenItWasReplaced(t *testing.T) {
 	d := fakeDeps(t, &fakeTmux{exists: true}, false)
-	writeSession(t, d, "sa-r", func(st *marker.SessionState) { st.Agent, st.Lifecycle = "sim", "aaaaaaa" }, "")
+	writeSession(t, d, "sa-r", func(st *sessionstate.State) { st.Agent, st.Lifecycle = "sim", "aaaaaaa" }, "")
 	o := &observer{dir: d.StateDir, name: "sa-r", gone: func(int) bool { return false }}
 	first := o.readState()
 	if first == nil || first.Lifecycle != "aaaaaaa" {
@@ -272,9 +272,9 @@ func TestLookReadsTheStateAgainOnlyWhenItWasReplaced(t *testing.T) {
 	if again := o.readState(); again != first {
 		t.Fatal("an unchanged state file was read and decoded again")
 	}
-	path := marker.SessionStatePath(d.StateDir, "sa-r")
+	path := sessionstate.StatePath(d.StateDir, "sa-r")
 	old, _ := os.Stat(path)
-	writeSession(t, d, "sa-r", func(st *marker.SessionState) { st.Lifecycle = "bbbbbbb" }, "")
+	writeSession(t, d, "sa-r", func(st *sessionstate.State) { st.Lifecycle = "bbbbbbb" }, "")
 	// The same size, and the same modification time as far as a look can tell.
 	if err := os.Chtimes(path, old.ModTime(), old.ModTime()); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
 )
 
 // A git that writes (index, refs, objects) must never be cut in half: it
@@ -43,7 +43,7 @@ func (g *Git) startGit(cmd *exec.Cmd, sub string) error {
 	var record string
 	if writers[sub] && g.gitDir != "" {
 		record = filepath.Join(g.gitDir, trackDir, strconv.Itoa(cmd.Process.Pid))
-		if start, ok := marker.ProcessStart(cmd.Process.Pid); ok {
+		if start, ok := proc.Start(cmd.Process.Pid); ok {
 			// No fsync: the record only has to outlive this process, not the machine.
 			if os.MkdirAll(filepath.Dir(record), 0o700) != nil ||
 				os.WriteFile(record, []byte(strconv.FormatUint(start, 10)), 0o600) != nil {
@@ -73,7 +73,7 @@ func (g *Git) waitForGits(ctx context.Context) error {
 		pid, perr := strconv.Atoi(e.Name())
 		data, rerr := os.ReadFile(filepath.Join(dir, e.Name()))
 		start, serr := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
-		for perr == nil && rerr == nil && serr == nil && marker.ProcessIs(pid, start) {
+		for perr == nil && rerr == nil && serr == nil && proc.Is(pid, start) {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("git process %d is still running in %s after %s", pid, g.Root, commitTimeout)
 			}

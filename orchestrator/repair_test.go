@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
 )
 
 // preparedGit is a repository with one commit and a prepared Git on it.
@@ -63,15 +63,15 @@ func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc := exec.Command("sh", "-c", "read x")
-	proc.Stdin = r
-	if err := proc.Start(); err != nil {
+	sh := exec.Command("sh", "-c", "read x")
+	sh.Stdin = r
+	if err := sh.Start(); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
-	defer func() { _ = proc.Wait() }()
-	start, _ := marker.ProcessStart(proc.Process.Pid)
-	rec := filepath.Join(g.gitDir, trackDir, strconv.Itoa(proc.Process.Pid))
+	defer func() { _ = sh.Wait() }()
+	start, _ := proc.Start(sh.Process.Pid)
+	rec := filepath.Join(g.gitDir, trackDir, strconv.Itoa(sh.Process.Pid))
 	write(t, rec, strconv.FormatUint(start, 10))
 	repaired := make(chan error, 1)
 	go func() { repaired <- g.Repair(context.Background()) }()
@@ -84,7 +84,7 @@ func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
 	if err := <-repaired; err != nil {
 		t.Fatal(err)
 	}
-	if marker.ProcessAlive(proc.Process.Pid) {
+	if proc.Alive(sh.Process.Pid) {
 		t.Fatal("Repair returned before the git ended")
 	}
 	if _, err := os.Stat(rec); !os.IsNotExist(err) {

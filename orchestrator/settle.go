@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // recordQuiet is how long an agent's own record (its transcript) must stay
@@ -24,8 +24,8 @@ const (
 // milliseconds) lost that message, and with it the usage read from it.
 // An agent that exited, or named no transcript, is not waited for.
 func (t *TmuxSteps) settleRecord(ctx context.Context, name string) {
-	st, err := marker.ReadSession(t.StateDir, name)
-	if err != nil || st.Transcript == "" || st.Lifecycle == marker.LifecycleExited {
+	st, err := sessionstate.Read(t.StateDir, name)
+	if err != nil || st.Transcript == "" || st.Lifecycle == sessionstate.LifecycleExited {
 		return
 	}
 	size := func() (int64, bool) {

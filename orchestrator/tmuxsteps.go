@@ -12,8 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -110,7 +112,7 @@ func (t *TmuxSteps) SessionUsage(agent, name, dir string) StepResult {
 	if !ok || prof.Usage == "" {
 		return StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
 	}
-	st, err := marker.ReadSession(t.StateDir, name)
+	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil {
 		return StepResult{UsageNote: "no session state: " + err.Error()}
 	}
@@ -236,7 +238,7 @@ func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
 		err = nil
 	}
-	st, rerr := marker.ReadSession(t.StateDir, name)
+	st, rerr := sessionstate.Read(t.StateDir, name)
 	if rerr != nil {
 		return err // no state file: nothing was started
 	}
@@ -252,7 +254,7 @@ func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
 	}
 	if !waitGone(ctx, pids, wait) {
 		for _, pid := range pids {
-			if marker.ProcessAlive(pid) {
+			if proc.Alive(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
@@ -270,7 +272,7 @@ func inSession(pid int, name string) bool {
 	if err != nil {
 		return false
 	}
-	want := marker.EnvSession + "=" + name
+	want := sessionstate.EnvSession + "=" + name
 	for _, kv := range strings.Split(string(data), "\x00") {
 		if kv == want {
 			return true
@@ -285,7 +287,7 @@ func pollGone(ctx context.Context, pids []int, deadline time.Time) bool {
 	for {
 		alive := false
 		for _, pid := range pids {
-			alive = alive || marker.ProcessAlive(pid)
+			alive = alive || proc.Alive(pid)
 		}
 		if !alive {
 			return true
@@ -355,7 +357,7 @@ func hasVar(env []string, name string) bool {
 
 // agentTime is how long the agent process ran, from its session state.
 func (t *TmuxSteps) agentTime(name string) time.Duration {
-	st, err := marker.ReadSession(t.StateDir, name)
+	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil {
 		return 0
 	}

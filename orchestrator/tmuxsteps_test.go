@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agentsim"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
@@ -50,7 +51,7 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 	go func() { _ = agent.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = agent.Process.Kill() })
 	dir := t.TempDir()
-	if _, err := marker.UpdateSession(dir, "sa-1-1-dev-1", func(st *marker.SessionState) error {
+	if _, err := sessionstate.Update(dir, "sa-1-1-dev-1", func(st *sessionstate.State) error {
 		st.AgentPid = agent.Process.Pid
 		return nil
 	}); err != nil {
@@ -117,9 +118,9 @@ func startSleeper(t *testing.T, env []string) (int, <-chan struct{}) {
 func TestCloseSessionOfAGoneSessionKillsOnlyItsOwnProcesses(t *testing.T) {
 	const name = "sa-1-1-dev-1"
 	stranger, _ := startSleeper(t, []string{"PATH=" + os.Getenv("PATH")}) // took over an old pid after a reboot
-	ours, oursExited := startSleeper(t, []string{"PATH=" + os.Getenv("PATH"), marker.EnvSession + "=" + name})
+	ours, oursExited := startSleeper(t, []string{"PATH=" + os.Getenv("PATH"), sessionstate.EnvSession + "=" + name})
 	dir := t.TempDir()
-	if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
+	if _, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
 		st.PanePid, st.AgentPid = stranger, ours
 		return nil
 	}); err != nil {
@@ -129,7 +130,7 @@ func TestCloseSessionOfAGoneSessionKillsOnlyItsOwnProcesses(t *testing.T) {
 	if err := ts.CloseSession(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
-	if !marker.ProcessAlive(stranger) {
+	if !proc.Alive(stranger) {
 		t.Fatal("a process that is not the session's was killed")
 	}
 	select { // reaping our child takes a moment; an agent left running never ends

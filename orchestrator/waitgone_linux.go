@@ -5,9 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/proc"
 	"golang.org/x/sys/unix"
-
-	"github.com/story-automator/story-automator/marker"
 )
 
 // waitGone waits up to d for every pid to exit and reports whether they
@@ -18,7 +17,7 @@ func waitGone(ctx context.Context, pids []int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	var fds []unix.PollFd
 	for _, pid := range pids {
-		if !marker.ProcessAlive(pid) {
+		if !proc.Alive(pid) {
 			continue
 		}
 		fd, err := unix.PidfdOpen(pid, 0)

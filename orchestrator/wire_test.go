@@ -4,13 +4,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func TestTheMarkersTempFilesAreNeverWhereGitWouldCommitThem(t *testing.T) {
 	root := t.TempDir()
 	getenv := func(string) string { return "" }
-	paths := StatePaths(root, getenv, marker.SessionsDir(root, getenv))
+	paths := StatePaths(root, getenv, sessionstate.Dir(root, getenv))
 	if want := ".claude/..story-automator-active.tmp-*"; !slices.Contains(paths, want) {
 		t.Fatalf("state paths %v lack %s", paths, want)
 	}

@@ -143,3 +143,13 @@ func shortSHA(s string) string {
 	}
 	return s
 }
+
+// StoryRows is each story of a run with its spend, as `runs show --json` lists them.
+func StoryRows(st *orchestrator.State) []map[string]any {
+	rows := []map[string]any{}
+	for _, u := range st.Units {
+		rows = append(rows, map[string]any{"story": u.Dotted, "kind": u.Kind, "title": u.Title, "status": u.Status,
+			"commit": u.Commit, "usage": u.Usage})
+	}
+	return rows
+}

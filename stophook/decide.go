@@ -6,13 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Environment variables the hook reads.
 const (
-	EnvChild       = marker.EnvChild
-	EnvSession     = marker.EnvSession
+	EnvChild       = sessionstate.EnvChild
+	EnvSession     = sessionstate.EnvSession
 	EnvMaxBlocks   = "STORY_AUTOMATOR_MAX_STOP_BLOCKS"
 	EnvStaleAfter  = "STORY_AUTOMATOR_STALE_AFTER"
 	DefaultMax     = 5
@@ -45,10 +47,10 @@ type Env struct {
 	StaleAfter   time.Duration
 	// ProcessAlive reports whether a pid exists; injected for tests.
 	ProcessAlive func(pid int) bool
-	// ProcessStart returns when a pid started (see marker.ProcessStart);
+	// ProcessStart returns when a pid started (see proc.Start);
 	// nil or !ok: not compared.
 	ProcessStart func(pid int) (uint64, bool)
-	// LockHeld reports whether a lock file is held (see marker.LockHeld).
+	// LockHeld reports whether a lock file is held (see proc.LockHeld).
 	LockHeld func(path string) bool
 	// Loop holds the facts the shell gathered for a loop-mode marker.
 	Loop LoopFacts
@@ -61,9 +63,9 @@ func EnvFrom(getenv func(string) string) Env {
 		ChildSession: strings.TrimSpace(getenv(EnvSession)),
 		MaxBlocks:    DefaultMax,
 		StaleAfter:   DefaultStale,
-		ProcessAlive: marker.ProcessAlive,
-		ProcessStart: marker.ProcessStart,
-		LockHeld:     marker.LockHeld,
+		ProcessAlive: proc.Alive,
+		ProcessStart: proc.Start,
+		LockHeld:     proc.LockHeld,
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(getenv(EnvMaxBlocks))); err == nil && n >= 1 && n <= maxAllowedCap {
 		e.MaxBlocks = n

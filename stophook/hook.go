@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Shell is the I/O around Decide: where input comes from, where output goes,
@@ -116,12 +117,12 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env 
 }
 
 func (s *Shell) stampChild(in Input, env Env) {
-	if env.ChildSession == "" || !marker.ValidSessionName(env.ChildSession) {
+	if env.ChildSession == "" || !sessionstate.ValidName(env.ChildSession) {
 		return
 	}
 	root := s.ProjectRoot
-	dir := marker.SessionsDir(root, s.Getenv)
-	if _, err := marker.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
+	dir := sessionstate.Dir(root, s.Getenv)
+	if _, err := sessionstate.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
 		s.Log.Warn().Err(err).Str("session", env.ChildSession).Msg("cannot record the child's completion")
 	}
 }

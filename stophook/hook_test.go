@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 type shellFixture struct {
@@ -181,7 +182,7 @@ func TestShellChildStampsItsSessionState(t *testing.T) {
 	stateDir := filepath.Join(f.root, "state")
 	f.env[EnvChild] = "true"
 	f.env[EnvSession] = "sa-proj-ab12-e1-s1-2-dev-x9z8"
-	f.env[marker.EnvStateDir] = stateDir
+	f.env[sessionstate.EnvStateDir] = stateDir
 	before := f.markerBytes(t)
 	msg := strings.Repeat("é", 5000) + " all done"
 	in, _ := json.Marshal(map[string]any{"session_id": "owner", "last_assistant_message": msg,
@@ -189,7 +190,7 @@ func TestShellChildStampsItsSessionState(t *testing.T) {
 	if out := f.run(t, string(in)); out != "" {
 		t.Fatalf("child got output %q", out)
 	}
-	st, err := marker.ReadSession(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8")
+	st, err := sessionstate.Read(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8")
 	if err == nil && st.Transcript != "/home/u/.claude/projects/p/s.jsonl" {
 		t.Errorf("transcript %q not recorded: the run reads the child's usage from it", st.Transcript)
 	}
@@ -199,7 +200,7 @@ func TestShellChildStampsItsSessionState(t *testing.T) {
 	if st.Completion == nil || st.Completion.Turns != 1 || st.Completion.At != marker.Timestamp(t0) {
 		t.Fatalf("completion %+v", st.Completion)
 	}
-	if len(st.Completion.Excerpt) > marker.MaxExcerptBytes || !strings.HasSuffix(st.Completion.Excerpt, "all done") {
+	if len(st.Completion.Excerpt) > sessionstate.MaxExcerptBytes || !strings.HasSuffix(st.Completion.Excerpt, "all done") {
 		t.Fatalf("excerpt not a bounded tail: %d bytes", len(st.Completion.Excerpt))
 	}
 	if !bytes.Equal(before, f.markerBytes(t)) {
@@ -215,7 +216,7 @@ func TestShellChildWithHostileSessionNameWritesNothing(t *testing.T) {
 	f := newFixture(t, nil)
 	f.env[EnvChild] = "true"
 	f.env[EnvSession] = "../../etc/evil"
-	f.env[marker.EnvStateDir] = filepath.Join(f.root, "state")
+	f.env[sessionstate.EnvStateDir] = filepath.Join(f.root, "state")
 	f.run(t, `{}`)
 	if _, err := os.Stat(filepath.Join(f.root, "state")); !os.IsNotExist(err) {
 		t.Fatal("hostile session name created state")
@@ -236,9 +237,9 @@ func TestShellChildSubagentStopDoesNotStamp(t *testing.T) {
 	stateDir := filepath.Join(f.root, "state")
 	f.env[EnvChild] = "true"
 	f.env[EnvSession] = "sa-proj-ab12-e1-s1-2-dev-x9z8"
-	f.env[marker.EnvStateDir] = stateDir
+	f.env[sessionstate.EnvStateDir] = stateDir
 	f.run(t, `{"session_id":"c","hook_event_name":"SubagentStop","last_assistant_message":"sub done"}`)
-	if _, err := marker.ReadSession(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8"); err == nil {
+	if _, err := sessionstate.Read(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8"); err == nil {
 		t.Fatal("a subagent's stop was recorded as the child's turn completion")
 	}
 }

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 
@@ -43,7 +44,7 @@ func TestE2EASessionWhoseRunnerWasKilledIsSettledLost(t *testing.T) {
 	var pid int
 	deadline := time.Now().Add(10 * time.Second)
 	for pid == 0 && time.Now().Before(deadline) {
-		if st, err := marker.ReadSession(p.sessionsDir, name); err == nil && st.AgentPid > 0 {
+		if st, err := sessionstate.Read(p.sessionsDir, name); err == nil && st.AgentPid > 0 {
 			pid = st.PanePid
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -54,15 +55,15 @@ func TestE2EASessionWhoseRunnerWasKilledIsSettledLost(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for marker.ProcessAlive(pid) && time.Now().Before(deadline) {
+	for proc.Alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	res, code := p.run(nil, "session", "status", name)
-	if code != 0 || res["lifecycle"] != marker.LifecycleLost {
+	if code != 0 || res["lifecycle"] != sessionstate.LifecycleLost {
 		t.Fatalf("session status: %d %v", code, res)
 	}
-	st, err := marker.ReadSession(p.sessionsDir, name)
-	if err != nil || st.Lifecycle != marker.LifecycleLost || st.ExitedAt == "" {
+	st, err := sessionstate.Read(p.sessionsDir, name)
+	if err != nil || st.Lifecycle != sessionstate.LifecycleLost || st.ExitedAt == "" {
 		t.Fatalf("state file not settled: %+v %v", st, err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // runWithStderr runs a command in-process against a tmux server that never
@@ -29,8 +29,8 @@ func runWithStderr(t *testing.T, root string, args ...string) (map[string]any, s
 
 func TestSessionStatusMovesACorruptStateAsideAndSaysSo(t *testing.T) {
 	root := t.TempDir()
-	dir := marker.SessionsDir(root, func(string) string { return "" })
-	p := marker.SessionStatePath(dir, "sa-broken")
+	dir := sessionstate.Dir(root, func(string) string { return "" })
+	p := sessionstate.StatePath(dir, "sa-broken")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/stophook/settings"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(loopCommand) }
@@ -125,7 +126,7 @@ func loopOwner(c *cli.Context, fromFile string) string {
 	if fromFile != "" {
 		return fromFile
 	}
-	return marker.OwnerFromEnv(envOf(c).Getenv)
+	return child.AgentSessionID(envOf(c).Getenv)
 }
 
 func loopStart(c *cli.Context) error {

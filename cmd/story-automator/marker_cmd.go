@@ -8,6 +8,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(markerCommand) }
@@ -89,36 +90,19 @@ func markerCreate(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	mode := c.String("mode")
-	if mode != marker.ModeStory && mode != marker.ModeLoop {
-		return cliio.UsageError("--mode must be story or loop, got %q", mode)
-	}
-	if mode == marker.ModeStory && !c.IsSet("remaining") {
-		// Without it the marker would guard nothing (0 = nothing to guard):
-		// a forgotten flag must not silently drop the guard of a live run.
-		return cliio.UsageError("marker create needs --remaining N for a story run")
-	}
-	if c.Int("remaining") < 0 {
-		return cliio.UsageError("--remaining must not be negative")
-	}
-	if c.Int("pid") < 0 {
-		return cliio.UsageError("--pid must not be negative")
-	}
 	owner := c.String("owner-session")
 	if !c.IsSet("owner-session") {
-		owner = marker.OwnerFromEnv(e.Getenv)
+		owner = child.AgentSessionID(e.Getenv)
 	}
-	now := marker.Timestamp(e.Now())
-	m := &marker.Marker{
-		Version: marker.SchemaVersion, Mode: mode, Status: marker.StatusActive,
-		Epic: c.String("epic"), CurrentStory: c.String("story"), CurrentStep: c.String("step"),
-		StoriesRemaining: c.Int("remaining"), StateFile: c.String("state-file"),
-		ProjectSlug: c.String("project-slug"), OwnerSession: owner, OwnerPid: c.Int("pid"),
-		CreatedAt: now, Heartbeat: now,
-		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && marker.InAgentSession(e.Getenv),
+	m, err := marker.New(marker.Spec{Mode: c.String("mode"),
+		Epic: c.String("epic"), Story: c.String("story"), Step: c.String("step"),
+		Remaining: c.Int("remaining"), RemainingSet: c.IsSet("remaining"),
+		StateFile: c.String("state-file"), ProjectSlug: c.String("project-slug"), Owner: owner, Pid: c.Int("pid"),
+		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && child.InAgentSession(e.Getenv),
+	}, e.Now())
+	if err != nil {
+		return cliio.UsageError("%v", err)
 	}
-	// With its start time the pid names one process: a pid reused later does not pass for it.
-	m.OwnerPidStart, _ = marker.ProcessStart(m.OwnerPid)
 	st := markerStore(c)
 	out, err := st.Create(context.Background(), m, c.Bool("force"))
 	if err != nil {
@@ -136,17 +120,22 @@ func markerHeartbeat(c *cli.Context) error {
 	}
 	e := envOf(c)
 	st := markerStore(c)
+	var p marker.Progress
+	for _, f := range []struct {
+		name string
+		to   **string
+	}{{"story", &p.Story}, {"step", &p.Step}} {
+		if c.IsSet(f.name) {
+			v := c.String(f.name)
+			*f.to = &v
+		}
+	}
+	if c.IsSet("remaining") {
+		n := c.Int("remaining")
+		p.Remaining = &n
+	}
 	m, err := st.Modify(context.Background(), func(m *marker.Marker) error {
-		if c.IsSet("story") {
-			m.CurrentStory = c.String("story")
-		}
-		if c.IsSet("step") {
-			m.CurrentStep = c.String("step")
-		}
-		if c.IsSet("remaining") {
-			m.StoriesRemaining = c.Int("remaining")
-		}
-		m.Touch(e.Now())
+		m.Beat(p, e.Now())
 		return nil
 	})
 	if err != nil {
@@ -200,14 +189,13 @@ func markerClaim(c *cli.Context) error {
 	e := envOf(c)
 	owner := c.String("owner-session")
 	if owner == "" {
-		owner = marker.OwnerFromEnv(e.Getenv)
+		owner = child.AgentSessionID(e.Getenv)
 	}
 	if owner == "" {
 		return cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
 	}
 	return markerSet(c, func(m *marker.Marker) error {
-		m.OwnerSession = owner
-		m.StopHookBlocks = 0
+		m.Claim(owner)
 		return nil
 	})
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/memtrim"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 )
 
@@ -58,7 +56,7 @@ func monitorSession(c *cli.Context) error {
 	}
 	e := envOf(c)
 	dir := sessionStateDir(e)
-	v, err := monitorVerifier(c, e, dir, name)
+	ch, v, err := monitorVerifier(c, e, dir, name)
 	if err != nil {
 		var f *cliio.Failure
 		if errors.As(err, &f) {
@@ -66,7 +64,7 @@ func monitorSession(c *cli.Context) error {
 		}
 		// The monitor still looks at the session: a missing one is not_found,
 		// an existing one gets this one (failing) verification at once.
-		v = monitor.ContractFailure(monitorVerifierName(c), err)
+		v = monitor.ContractFailure(ch.VerifierName(), err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -101,57 +99,27 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 	opt.Timeout, opt.ReturnAfter = c.Duration("timeout"), c.Duration("return-after")
 	opt.Rechecks, opt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
 	opt.IdleDebounce, opt.StartTimeout, opt.StuckAfter = c.Duration("idle-debounce"), c.Duration("start-timeout"), c.Duration("stuck-after")
-	if opt.Timeout <= 0 {
-		return opt, cliio.UsageError("--timeout must be positive")
+	if err := opt.Validate(); err != nil {
+		return opt, cliio.UsageError("%v", err)
 	}
-	if opt.Rechecks < 1 {
-		return opt, cliio.UsageError("--completion-rechecks must be at least 1")
-	}
-	for _, f := range []string{"recheck-grace", "return-after", "idle-debounce", "start-timeout", "stuck-after", "verify-timeout"} {
-		if c.Duration(f) < 0 {
-			return opt, cliio.UsageError("--%s must not be negative", f)
-		}
+	if c.Duration("verify-timeout") < 0 {
+		return opt, cliio.UsageError("--verify-timeout must not be negative")
 	}
 	return opt, nil
 }
 
-// monitorVerifier builds the verifier; a contract problem comes back as a
-// plain error (reported as incomplete), a usage problem as a *cliio.Failure.
-// --workflow without --story-key checks the story the session was spawned
-// for (its state file records it).
-func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.Verifier, error) {
-	step, spec := c.String("workflow"), c.String("verify")
-	if step != "" && c.IsSet("verify") {
-		return nil, cliio.UsageError("give --workflow or --verify, not both")
+// monitorVerifier is the verifier the flags choose (see monitor.ChooseVerifier).
+func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.VerifierChoice, monitor.Verifier, error) {
+	ch := monitor.VerifierChoice{Workflow: c.String("workflow"), StoryKey: c.String("story-key"), Verify: c.String("verify"),
+		StoryKeySet: c.IsSet("story-key"), VerifySet: c.IsSet("verify"),
+		Root: e.ProjectRoot, StateDir: dir, Name: name, Bound: c.Duration("verify-timeout")}
+	if workflowVerifier != nil {
+		ch.ForWorkflow = func(step, story string) (monitor.Verifier, error) { return workflowVerifier(e, step, story) }
 	}
-	if c.IsSet("story-key") && step == "" {
-		return nil, cliio.UsageError("--story-key needs --workflow")
+	v, err := monitor.ChooseVerifier(ch)
+	var fe *monitor.FlagError
+	if errors.As(err, &fe) {
+		return ch, nil, cliio.UsageError("%s", fe.Msg)
 	}
-	if step == "" {
-		return monitor.ParseVerifySpec(spec, e.ProjectRoot, c.Duration("verify-timeout"))
-	}
-	if workflowVerifier == nil {
-		return nil, fmt.Errorf("%w: workflow verifiers are unavailable in this build", monitor.ErrContract)
-	}
-	story := c.String("story-key")
-	if story == "" {
-		if st, err := marker.ReadSession(dir, name); err == nil {
-			story = st.Story
-		}
-	}
-	v, err := workflowVerifier(e, step, story)
-	if err != nil {
-		return nil, fmt.Errorf("%w: workflow %s: %v", monitor.ErrContract, step, err)
-	}
-	if v == nil {
-		return nil, fmt.Errorf("%w: workflow %s has no verifier", monitor.ErrContract, step)
-	}
-	return v, nil
-}
-
-func monitorVerifierName(c *cli.Context) string {
-	if s := c.String("workflow"); s != "" {
-		return "workflow:" + s
-	}
-	return c.String("verify")
+	return ch, v, err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/realagent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim/offline"
@@ -151,7 +152,7 @@ func shutdownWaitingForPanes(socket string) {
 		if _, err := fmt.Sscan(f, &pid); err != nil || pid <= 0 {
 			continue
 		}
-		for deadline := time.Now().Add(10 * time.Second); marker.ProcessAlive(pid) && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(10 * time.Second); proc.Alive(pid) && time.Now().Before(deadline); {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}

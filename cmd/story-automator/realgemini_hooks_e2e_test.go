@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/realagent"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // `hooks install --provider gemini --scope user` in Gemini CLI's (private)
@@ -33,7 +33,7 @@ rules:
 		out, _ := os.ReadFile(stringOr(res["outputFile"]))
 		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
 	}
-	st, err := marker.ReadSession(p.sessionsDir, name)
+	st, err := sessionstate.Read(p.sessionsDir, name)
 	if err != nil || st.Completion == nil || st.Completion.Turns != 1 ||
 		!strings.Contains(st.Completion.Excerpt, "Wrote proof.txt for the AfterAgent hook.") {
 		t.Fatalf("the stop-hook did not record the turn from prompt_response: %+v %v", st, err)

@@ -56,13 +56,8 @@ func runsShowAction(c *cli.Context) error {
 		return cliio.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
 	}
 	sum := orchestrator.Summarize(st, path)
-	stories := []map[string]any{}
-	for _, u := range st.Units {
-		stories = append(stories, map[string]any{"story": u.Dotted, "kind": u.Kind, "title": u.Title, "status": u.Status,
-			"commit": u.Commit, "usage": u.Usage})
-	}
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
-		return cliio.OKJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": stories})
+		return cliio.OKJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": runview.StoryRows(st)})
 	}
 	runview.WriteRun(e.Out, st, sum, path)
 	return nil

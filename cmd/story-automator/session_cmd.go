@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -47,7 +47,7 @@ func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
 
 // sessionStateDir is the absolute directory of this project's session files.
 func sessionStateDir(e *runtimeEnv) string {
-	d := marker.SessionsDir(e.ProjectRoot, e.Getenv)
+	d := sessionstate.Dir(e.ProjectRoot, e.Getenv)
 	if abs, err := filepath.Abs(d); err == nil {
 		return abs
 	}
@@ -60,7 +60,7 @@ func sessionName(c *cli.Context) (string, error) {
 		return "", cliio.UsageError("%s needs exactly one session NAME", c.Command.FullName())
 	}
 	name := c.Args().First()
-	if !marker.ValidSessionName(name) {
+	if !sessionstate.ValidName(name) {
 		return "", cliio.UsageError("invalid session name %q: only letters, digits, '_' and '-'", name)
 	}
 	return name, nil
@@ -82,16 +82,9 @@ func sessionList(c *cli.Context) error {
 	}
 	out := []map[string]any{}
 	for _, s := range sessions {
-		if c.Bool("project-only") && !s.Mine {
-			continue
+		if !c.Bool("project-only") || s.Mine {
+			out = append(out, s.Row())
 		}
-		p := s.Pane
-		row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
-			"created": p.Created, "attached": p.Attached > 0, "thisProject": s.Mine}
-		if s.Mine {
-			row["lifecycle"], row["agent"], row["story"], row["step"] = s.State.Lifecycle, s.State.Agent, s.State.Story, s.State.Step
-		}
-		out = append(out, row)
 	}
 	fields := map[string]any{"sessions": out}
 	if len(warnings) > 0 {
@@ -114,7 +107,7 @@ func childSessions(ctx context.Context, e *runtimeEnv) ([]child.Listed, []string
 // movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
 // about a corrupt session state that err says was moved aside.
 func movedAsideWarnings(e *runtimeEnv, err error) []string {
-	var moved *marker.MovedAside
+	var moved *sessionstate.MovedAside
 	if !errors.As(err, &moved) {
 		return nil
 	}
@@ -175,7 +168,7 @@ func sessionCapture(c *cli.Context) error {
 		return tmuxFailure(err)
 	}
 	// The session is gone; its output file still has everything it printed.
-	st, stErr := marker.ReadSession(sessionStateDir(e), name)
+	st, stErr := sessionstate.Read(sessionStateDir(e), name)
 	if stErr != nil || st.OutputFile == "" {
 		return cliio.Fail("session_not_found", "no session %s and no recorded output", name)
 	}
@@ -220,17 +213,10 @@ func sessionKillAll(c *cli.Context) error {
 	if all {
 		scope = "all-projects"
 	}
-	killed := []string{}
-	for _, s := range sessions {
-		if !all && !s.Mine {
-			continue
-		}
-		if err := tc.KillSession(ctx, s.Pane.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
-			return tmuxFailure(err)
-		}
-		killed = append(killed, s.Pane.Session)
+	killed, err := child.KillAll(ctx, tc, sessions, all)
+	if err != nil {
+		return tmuxFailure(err)
 	}
-	sort.Strings(killed)
 	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
 }
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func TestSessionAndMonitorUsageErrors(t *testing.T) {
@@ -50,10 +50,10 @@ func TestSessionAndMonitorUsageErrors(t *testing.T) {
 }
 
 // writeState records a session's state as the runner would have left it.
-func writeState(t *testing.T, root, name string, fn func(st *marker.SessionState)) {
+func writeState(t *testing.T, root, name string, fn func(st *sessionstate.State)) {
 	t.Helper()
-	dir := marker.SessionsDir(root, func(string) string { return "" })
-	if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error { fn(st); return nil }); err != nil {
+	dir := sessionstate.Dir(root, func(string) string { return "" })
+	if _, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error { fn(st); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,13 +71,13 @@ func monitorInProcess(t *testing.T, root string, args ...string) (monitor.Result
 
 func TestMonitorReadsARecordedExitWithoutTmux(t *testing.T) {
 	root := t.TempDir()
-	writeState(t, root, "sa-done", func(st *marker.SessionState) {
+	writeState(t, root, "sa-done", func(st *sessionstate.State) {
 		zero := 0
-		st.Agent, st.Lifecycle, st.ExitCode = "sim", marker.LifecycleExited, &zero
+		st.Agent, st.Lifecycle, st.ExitCode = "sim", sessionstate.LifecycleExited, &zero
 	})
-	writeState(t, root, "sa-failed", func(st *marker.SessionState) {
+	writeState(t, root, "sa-failed", func(st *sessionstate.State) {
 		five := 5
-		st.Agent, st.Lifecycle, st.ExitCode = "sim", marker.LifecycleExited, &five
+		st.Agent, st.Lifecycle, st.ExitCode = "sim", sessionstate.LifecycleExited, &five
 	})
 	r, code := monitorInProcess(t, root, "sa-done", "--json")
 	if code != 0 || r.FinalState != monitor.Completed || r.Reason != monitor.SignalExit || r.ExitCode == nil || *r.ExitCode != 0 {
@@ -92,8 +92,8 @@ func TestMonitorReadsARecordedExitWithoutTmux(t *testing.T) {
 
 // runningSession records a session whose runner (this test process) is alive.
 func runningSession(t *testing.T, root, name string) {
-	writeState(t, root, name, func(st *marker.SessionState) {
-		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", marker.LifecycleStarted, os.Getpid(), os.Getpid()
+	writeState(t, root, name, func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = "codex", sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 	})
 }
 
@@ -135,9 +135,9 @@ func TestMonitorWorkflowTakesTheStoryFromTheSession(t *testing.T) {
 	}
 	defer func() { workflowVerifier = saved }()
 	root := t.TempDir()
-	writeState(t, root, "sa-s", func(st *marker.SessionState) {
+	writeState(t, root, "sa-s", func(st *sessionstate.State) {
 		zero := 0
-		st.Agent, st.Lifecycle, st.ExitCode, st.Story = "sim", marker.LifecycleExited, &zero, "1.3"
+		st.Agent, st.Lifecycle, st.ExitCode, st.Story = "sim", sessionstate.LifecycleExited, &zero, "1.3"
 	})
 	monitorInProcess(t, root, "sa-s", "--workflow", "dev")
 	if gotStory != "1.3" {

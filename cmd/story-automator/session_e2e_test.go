@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
@@ -85,11 +85,11 @@ func waitFile(t *testing.T, path string, ok func(string) bool) string {
 	}
 }
 
-func waitSessionState(t *testing.T, dir, name string, ok func(*marker.SessionState) bool) {
+func waitSessionState(t *testing.T, dir, name string, ok func(*sessionstate.State) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := marker.ReadSession(dir, name)
+		st, err := sessionstate.Read(dir, name)
 		if err == nil && ok(st) {
 			return
 		}
@@ -182,7 +182,7 @@ func TestE2ESessionStatusCaptureSendKill(t *testing.T) {
 	p := newSessionProject(t, tmuxtest.Socket(t))
 	typed := filepath.Join(p.root, "typed.txt")
 	name := p.spawn([]string{"STORY_AUTOMATOR_SIM_BEHAVIOUR=idle", "STORY_AUTOMATOR_SIM_INPUT_FILE=" + typed}, "--agent", "sim")
-	waitSessionState(t, p.sessionsDir, name, func(st *marker.SessionState) bool { return st.Lifecycle == marker.LifecycleStarted })
+	waitSessionState(t, p.sessionsDir, name, func(st *sessionstate.State) bool { return st.Lifecycle == sessionstate.LifecycleStarted })
 	res, code := p.run(nil, "session", "status", name)
 	if code != 0 || res["exists"] != true || res["lifecycle"] != "running" {
 		t.Fatalf("status %d %v", code, res)
@@ -208,7 +208,7 @@ func TestE2ESessionStatusCaptureSendKill(t *testing.T) {
 	if code != 0 || res["killed"] != true {
 		t.Fatalf("kill %d %v", code, res)
 	}
-	waitSessionState(t, p.sessionsDir, name, func(st *marker.SessionState) bool { return st.Lifecycle == "killed" })
+	waitSessionState(t, p.sessionsDir, name, func(st *sessionstate.State) bool { return st.Lifecycle == "killed" })
 	res, code = p.run(nil, "session", "status", name)
 	if code != 0 || res["exists"] != false || res["lifecycle"] != "killed" {
 		t.Fatalf("status after kill %d %v", code, res)
@@ -257,7 +257,7 @@ func TestE2ESendToAPaneThatIgnoresInputIsUnverified(t *testing.T) {
 	if code != 1 || res["error"] != "send_unverified" {
 		t.Fatalf("send %d %v", code, res)
 	}
-	if st, err := marker.ReadSession(p.sessionsDir, name); err != nil || st.SendBaseline != nil {
+	if st, err := sessionstate.Read(p.sessionsDir, name); err != nil || st.SendBaseline != nil {
 		t.Fatalf("an unverified send moved the baseline: %+v %v", st, err)
 	}
 }

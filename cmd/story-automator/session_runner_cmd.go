@@ -4,7 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -22,7 +22,7 @@ func sessionRunnerCommand() *cli.Command {
 		Flags:     []cli.Flag{&cli.StringFlag{Name: "state-dir", Required: true, Usage: "directory of the session's state and output files"}},
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
-			if c.NArg() != 1 || !marker.ValidSessionName(name) {
+			if c.NArg() != 1 || !sessionstate.ValidName(name) {
 				return cliio.UsageError("session-runner needs one valid session NAME")
 			}
 			if code := child.RunPane(c.String("state-dir"), name); code != 0 {

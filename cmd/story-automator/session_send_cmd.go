@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"time"
+	"errors"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,35 +33,17 @@ func sessionSend(c *cli.Context) error {
 		return cliio.UsageError("session send needs a non-empty --text")
 	}
 	e := envOf(c)
-	tc := sessionTmux(e)
-	ctx := context.Background()
-	if ok, err := tc.HasSession(ctx, name); err != nil {
-		return tmuxFailure(err)
-	} else if !ok {
-		return cliio.Fail("session_not_found", "no session %s", name)
-	}
-	before, err := tc.CapturePane(ctx, name, child.SendCaptureLines)
-	if err != nil {
-		return tmuxFailure(err)
-	}
-	if err := tc.Paste(ctx, name, child.SendBufferName(), text); err != nil {
-		return tmuxFailure(err)
-	}
-	paste := child.PasteOf(child.SessionAgent(sessionStateDir(e), name))
-	if !child.WaitForPaste(ctx, tc, name, before, text, paste.Placeholders, child.SendVerifyWait) {
-		return cliio.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
-	}
-	// Whatever the session finished before this text is not an answer to it.
-	if err := child.RecordSendBaseline(sessionStateDir(e), name, e.Now()); err != nil {
-		e.Log.Warn().Err(err).Str("session", name).Msg("cannot record the send baseline")
-	}
 	enter := !c.Bool("no-enter")
-	if enter {
-		// An Enter the CLI still counts as part of the paste would only add a line.
-		time.Sleep(paste.Settle)
-		if err := tc.SendKey(ctx, name, "Enter"); err != nil {
-			return tmuxFailure(err)
-		}
+	err = child.Send(context.Background(), sessionTmux(e), sessionStateDir(e), name, text, enter, e.Now, func(err error) {
+		e.Log.Warn().Err(err).Str("session", name).Msg("cannot record the send baseline")
+	})
+	switch {
+	case errors.Is(err, child.ErrSessionNotFound):
+		return cliio.Fail("session_not_found", "no session %s", name)
+	case errors.Is(err, child.ErrSendUnverified):
+		return cliio.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
+	case err != nil:
+		return tmuxFailure(err)
 	}
 	return cliio.OKJSON(e.Out, map[string]any{"session": name, "delivered": true, "enter": enter, "bytes": len(text)})
 }

@@ -72,22 +72,11 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 		Epic: c.String("epic"), Story: c.String("story"), Step: c.String("step"), Cycle: c.Int("cycle"),
 		Agent: c.String("agent"), Model: c.String("model"), Command: c.String("command"),
 		TrustProject: c.Bool("trust-project")}
-	switch {
-	case r.Step == "" || r.Story == "":
-		return r, cliio.UsageError("session spawn needs --step and --story")
-	case r.Agent == "":
-		return r, cliio.UsageError("session spawn needs --agent (one of %v)", child.AgentNames())
-	case r.Cycle < 0:
-		return r, cliio.UsageError("--cycle must not be negative")
-	case c.IsSet("prompt") && c.IsSet("prompt-file"):
+	if c.IsSet("prompt") && c.IsSet("prompt-file") {
 		return r, cliio.UsageError("give --prompt or --prompt-file, not both")
-	case r.Agent == child.AgentCustom && r.Command == "":
-		return r, cliio.UsageError("--agent custom needs --command")
-	case r.Agent != child.AgentCustom && r.Command != "":
-		return r, cliio.UsageError("--command is only for --agent custom")
 	}
-	if _, ok := child.LookupProfile(r.Agent); !ok {
-		return r, cliio.UsageError("unknown --agent %q (one of %v)", r.Agent, child.AgentNames())
+	if err := r.Validate(); err != nil {
+		return r, cliio.UsageError("%v", err)
 	}
 	r.Prompt = c.String("prompt")
 	if f := c.String("prompt-file"); f != "" {

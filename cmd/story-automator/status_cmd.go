@@ -67,21 +67,13 @@ func statusAction(c *cli.Context) error {
 
 // liveSessions lists this project's child sessions on the tmux server.
 func liveSessions(e *runtimeEnv) ([]status.Session, []string) {
-	out := []status.Session{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	sessions, warnings, err := childSessions(ctx, e)
 	if err != nil {
-		return out, nil
+		return []status.Session{}, nil
 	}
-	for _, s := range sessions {
-		if !s.Mine {
-			continue
-		}
-		out = append(out, status.Session{Session: s.Pane.Session, Attached: s.Pane.Attached > 0,
-			Story: s.State.Story, Step: s.State.Step, Agent: s.State.Agent, Lifecycle: s.State.Lifecycle})
-	}
-	return out, warnings
+	return status.LiveSessions(sessions), warnings
 }
 
 // collectStatus gathers the view for e's project.

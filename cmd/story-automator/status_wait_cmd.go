@@ -12,18 +12,13 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/status"
 )
 
 // defaultWaitBound keeps one `status --wait` under Claude Code's Bash tool
 // default timeout (2 minutes in 2.1.x, BASH_DEFAULT_TIMEOUT_MS; read from the
 // pinned CLI): a waiting agent session calls again rather than being cut off.
 const defaultWaitBound = 100 * time.Second
-
-// Exit codes of status --wait.
-var waitExit = map[string]int{
-	orchestrator.WaitDone: 0, orchestrator.WaitEscalated: 3, orchestrator.WaitPaused: 3,
-	orchestrator.WaitDead: 4, orchestrator.WaitNoRun: 6, orchestrator.WaitRunning: 8,
-}
 
 // statusWait blocks until the run needs nobody's waiting any more (or the
 // bound passes) and prints what happened with the one next command.
@@ -38,15 +33,13 @@ func statusWait(c *cli.Context, e *runtimeEnv) error {
 		return cliio.Fail("status_wait", "%v", err)
 	}
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
-		if err := cliio.OKJSON(e.Out, map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
-			"storiesDone": res.Done, "storiesTotal": res.Total, "current": res.Current, "message": res.Message,
-			"next": res.Next, "waitedSeconds": res.WaitedSecs}); err != nil {
+		if err := cliio.OKJSON(e.Out, status.WaitFields(res)); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintf(e.Out, "%s.\nNext: %s\n", res.Message, res.Next)
 	}
-	if code := waitExit[res.Outcome]; code != 0 {
+	if code := status.WaitExit(res.Outcome); code != 0 {
 		return cliio.ExitStatus(code)
 	}
 	return nil

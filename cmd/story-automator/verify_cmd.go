@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/internal/verify"
 
 	"github.com/urfave/cli/v2"
 
@@ -40,7 +38,7 @@ func verifyAction(c *cli.Context) error {
 	}
 	e := envOf(c)
 	step, story := c.Args().Get(0), c.Args().Get(1)
-	key, err := verifyTarget(step, story)
+	key, err := workflows.ParseTarget(step, story)
 	if err != nil {
 		return cliio.UsageError("%v", err)
 	}
@@ -69,25 +67,6 @@ func verifyAction(c *cli.Context) error {
 	return f
 }
 
-// verifyTarget checks the step name and reads the story key; for retro an
-// epic id ("1", "epic-1") is accepted as well.
-func verifyTarget(step, story string) (workflows.StoryKey, error) {
-	known := false
-	for _, s := range workflows.AllSteps() {
-		known = known || s == step
-	}
-	if !known {
-		return workflows.StoryKey{}, fmt.Errorf("unknown step %q (steps: create, dev, automate, review, commit, retro)", step)
-	}
-	key, err := workflows.ParseStoryKey(story)
-	if err != nil && step == workflows.StepRetro {
-		if epic, eerr := workflows.ParseEpicID(story); eerr == nil {
-			return workflows.StoryKey{Epic: epic}, nil
-		}
-	}
-	return key, err
-}
-
 func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name string, r workflows.Result) error {
 	word := "verified"
 	if !r.Verified {
@@ -106,24 +85,6 @@ func verifyToTerminal(w io.Writer) bool {
 }
 
 // buildWorkflowVerifier is monitor-session's --workflow/--story-key verifier.
-// A request that can never verify (unknown step, story or epic, a malformed
-// key) becomes a verifier whose verdict carries ContractErr, so the monitor
-// reports incomplete at once; a project it cannot read is an error.
 func buildWorkflowVerifier(e *runtimeEnv, step, storyKey string) (monitor.Verifier, error) {
-	key, err := verifyTarget(step, storyKey)
-	if err != nil {
-		return verify.Contract("workflow:"+step, fmt.Errorf("%w: %w", workflows.ErrContract, err)), nil
-	}
-	proj, err := workflows.Open(e.ProjectRoot)
-	if err != nil {
-		return nil, err
-	}
-	check, err := proj.Verifier(step, key, nil)
-	if errors.Is(err, workflows.ErrContract) {
-		return verify.Contract("workflow:"+step, err), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return check, nil
+	return workflows.StepVerifier(e.ProjectRoot, step, storyKey)
 }

@@ -4,14 +4,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Variables every child gets.
 const (
-	EnvChild    = marker.EnvChild
-	EnvSession  = marker.EnvSession
-	EnvStateDir = marker.EnvStateDir
+	EnvChild    = sessionstate.EnvChild
+	EnvSession  = sessionstate.EnvSession
+	EnvStateDir = sessionstate.EnvStateDir
 	EnvAgent    = "STORY_AUTOMATOR_AGENT"
 	EnvStep     = "STORY_AUTOMATOR_STEP"
 	EnvStory    = "STORY_AUTOMATOR_STORY"

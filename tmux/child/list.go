@@ -2,12 +2,14 @@ package child
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -16,7 +18,7 @@ import (
 // project root say so), its state, settled when its runner is gone.
 type Listed struct {
 	Pane  tmux.Pane
-	State *marker.SessionState
+	State *sessionstate.State
 	Mine  bool
 }
 
@@ -52,7 +54,7 @@ func ListSessions(ctx context.Context, tc *tmux.Client, projectRoot, dir string)
 // must exist and name this project root; a session without one is never
 // counted as this project's (only --all-projects reaches it).
 // A corrupt state file is moved aside on the way; err then says so.
-func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, error) {
+func projectSession(projectRoot, dir, name string) (*sessionstate.State, bool, error) {
 	if !strings.HasPrefix(name, ProjectPrefix(projectRoot)) {
 		return nil, false, nil
 	}
@@ -65,6 +67,35 @@ func projectSession(projectRoot, dir, name string) (*marker.SessionState, bool, 
 
 // ReconciledSession reads a session's state, settling it as "lost" first when
 // it says running but its runner process is gone (a killed runner).
-func ReconciledSession(dir, name string) (*marker.SessionState, error) {
-	return marker.ReconcileSession(dir, name, time.Now(), func(pid int) bool { return !marker.ProcessAlive(pid) })
+func ReconciledSession(dir, name string) (*sessionstate.State, error) {
+	return sessionstate.Reconcile(dir, name, time.Now(), func(pid int) bool { return !proc.Alive(pid) })
+}
+
+// Row is the session's line in `session list`'s JSON; the recorded
+// lifecycle, agent, story and step only for this project's sessions.
+func (l Listed) Row() map[string]any {
+	p := l.Pane
+	row := map[string]any{"session": p.Session, "paneId": p.PaneID, "panePid": p.PanePid,
+		"created": p.Created, "attached": p.Attached > 0, "thisProject": l.Mine}
+	if l.Mine {
+		row["lifecycle"], row["agent"], row["story"], row["step"] = l.State.Lifecycle, l.State.Agent, l.State.Story, l.State.Step
+	}
+	return row
+}
+
+// KillAll kills the listed sessions, only this project's unless all, and
+// returns their names sorted; a session already gone counts as killed.
+func KillAll(ctx context.Context, tc *tmux.Client, sessions []Listed, all bool) ([]string, error) {
+	killed := []string{}
+	for _, s := range sessions {
+		if !all && !s.Mine {
+			continue
+		}
+		if err := tc.KillSession(ctx, s.Pane.Session); err != nil && !errors.Is(err, tmux.ErrNoSession) {
+			return nil, err
+		}
+		killed = append(killed, s.Pane.Session)
+	}
+	sort.Strings(killed)
+	return killed, nil
 }

@@ -507,3 +507,37 @@ func OrList(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
+
+// Inside an agent session: the variable each agent's shell tool environment
+// carries with the session's id, and the one that only says it is an agent
+// session (read from the pinned CLIs). The order is precedence.
+var sessionEnv = []struct{ agent, idVar, flagVar string }{
+	{"claude", "CLAUDE_CODE_SESSION_ID", "CLAUDECODE"},
+	{"codex", "CODEX_THREAD_ID", ""},
+}
+
+// AgentSessionID is the id of the agent session running this process
+// ($CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID), or "" outside one: a
+// marker made here is owned by it.
+func AgentSessionID(getenv func(string) string) string {
+	for _, s := range sessionEnv {
+		if v := strings.TrimSpace(getenv(s.idVar)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// InAgentSession reports whether this process runs inside an agent session's
+// shell tool, even one that does not say its id (Claude Code sets CLAUDECODE=1).
+func InAgentSession(getenv func(string) string) bool {
+	if AgentSessionID(getenv) != "" {
+		return true
+	}
+	for _, s := range sessionEnv {
+		if s.flagVar != "" && strings.TrimSpace(getenv(s.flagVar)) == "1" {
+			return true
+		}
+	}
+	return false
+}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Default pane size when the runner's terminal cannot tell.
@@ -88,8 +89,8 @@ func (r *Runner) Run() int {
 		r.recordExit(exitNotStarted, "")
 		return exitNotStarted
 	}
-	r.record(func(st *marker.SessionState) {
-		st.Lifecycle = marker.LifecycleStarted
+	r.record(func(st *sessionstate.State) {
+		st.Lifecycle = sessionstate.LifecycleStarted
 		st.PanePid, st.AgentPid = os.Getpid(), ag.cmd.Process.Pid
 		st.StartedAt = marker.Timestamp(r.Now())
 	})
@@ -109,7 +110,7 @@ func (r *Runner) Run() int {
 	}
 	ag.ptmx.Close()
 	if killed {
-		r.record(func(st *marker.SessionState) {
+		r.record(func(st *sessionstate.State) {
 			st.Lifecycle, st.ExitedAt = LifecycleKilled, marker.Timestamp(r.Now())
 		})
 		return 1
@@ -238,14 +239,14 @@ func exitFacts(ps *os.ProcessState) (*int, string) {
 func (r *Runner) recordExit(code int, sig string) { r.recordExitFacts(&code, sig) }
 
 func (r *Runner) recordExitFacts(code *int, sig string) {
-	r.record(func(st *marker.SessionState) {
-		st.Lifecycle, st.ExitedAt = marker.LifecycleExited, marker.Timestamp(r.Now())
+	r.record(func(st *sessionstate.State) {
+		st.Lifecycle, st.ExitedAt = sessionstate.LifecycleExited, marker.Timestamp(r.Now())
 		st.ExitCode, st.Signal = code, sig
 	})
 }
 
-func (r *Runner) record(fn func(st *marker.SessionState)) {
-	_, err := marker.UpdateSession(r.StateDir, r.Name, func(st *marker.SessionState) error {
+func (r *Runner) record(fn func(st *sessionstate.State)) {
+	_, err := sessionstate.Update(r.StateDir, r.Name, func(st *sessionstate.State) error {
 		fn(st)
 		return nil
 	})

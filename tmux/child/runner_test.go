@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
-
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // paneHarness stands in for a tmux pane: a pty whose far side is drained.
@@ -62,7 +61,7 @@ func newRunFixture(t *testing.T, spec Spec) *runFixture {
 	dir := t.TempDir()
 	f := &runFixture{dir: dir, name: "sa-test-run", pane: newPane(t), stop: make(chan os.Signal, 1)}
 	spec.Name = f.name
-	spec.OutputFile = marker.SessionOutputPath(dir, f.name)
+	spec.OutputFile = sessionstate.OutputPath(dir, f.name)
 	if spec.Env == nil {
 		spec.Env = []string{"PATH=" + os.Getenv("PATH")}
 	}
@@ -81,9 +80,9 @@ func (f *runFixture) run() int {
 	return r.Run()
 }
 
-func (f *runFixture) state(t *testing.T) *marker.SessionState {
+func (f *runFixture) state(t *testing.T) *sessionstate.State {
 	t.Helper()
-	st, err := marker.ReadSession(f.dir, f.name)
+	st, err := sessionstate.Read(f.dir, f.name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func (f *runFixture) state(t *testing.T) *marker.SessionState {
 
 func (f *runFixture) output(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(marker.SessionOutputPath(f.dir, f.name))
+	b, err := os.ReadFile(sessionstate.OutputPath(f.dir, f.name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +102,7 @@ func TestRunnerRecordsExitCodeAndTeesOutputFromTheFirstByte(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `printf 'X'; echo " term=$TERM"; exit 3`}})
 	f.run()
 	st := f.state(t)
-	if st.Lifecycle != marker.LifecycleExited || st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != "" {
+	if st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != "" {
 		t.Fatalf("state %+v", st)
 	}
 	if st.PanePid != os.Getpid() || st.AgentPid <= 0 || st.StartedAt == "" || st.ExitedAt == "" {
@@ -121,7 +120,7 @@ func TestRunnerRecordsDeathBySignal(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `kill -KILL $$`}})
 	f.run()
 	st := f.state(t)
-	if st.Lifecycle != marker.LifecycleExited || st.ExitCode != nil || st.Signal != "SIGKILL" {
+	if st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode != nil || st.Signal != "SIGKILL" {
 		t.Fatalf("state %+v", st)
 	}
 }

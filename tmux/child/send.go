@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -25,7 +26,7 @@ const (
 // SessionAgent is the agent a session was spawned with, "" when it has no
 // state file (a session this tool did not spawn) or the file cannot be read.
 func SessionAgent(dir, name string) string {
-	st, err := marker.ReadSession(dir, name)
+	st, err := sessionstate.Read(dir, name)
 	if err != nil {
 		return ""
 	}
@@ -36,11 +37,11 @@ func SessionAgent(dir, name string) string {
 // in its state file, so the next monitor-session counts only what follows.
 // A session without a state file (not spawned by us) has nothing to record.
 func RecordSendBaseline(dir, name string, now time.Time) error {
-	if _, err := marker.ReadSession(dir, name); errors.Is(err, marker.ErrNotFound) {
+	if _, err := sessionstate.Read(dir, name); errors.Is(err, marker.ErrNotFound) {
 		return nil
 	}
-	_, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
-		b := &marker.SendBaseline{At: marker.Timestamp(now)}
+	_, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
+		b := &sessionstate.SendBaseline{At: marker.Timestamp(now)}
 		if st.Completion != nil {
 			b.Turns = st.Completion.Turns
 		}
@@ -115,4 +116,46 @@ func squash(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// Errors of Send besides tmux's own.
+var (
+	// ErrSessionNotFound: there is no session of that name to send to.
+	ErrSessionNotFound = errors.New("no such session")
+	// ErrSendUnverified: the text did not show in the pane within
+	// SendVerifyWait, so Enter was not pressed.
+	ErrSendUnverified = errors.New("the text did not arrive")
+)
+
+// Send types text into session name through a private paste buffer, checks
+// that it arrived, records the send baseline in the session's state (dir)
+// and, when enter is set, presses Enter once the agent's paste has settled.
+// A baseline it cannot record goes to warn and does not fail the send.
+func Send(ctx context.Context, tc *tmux.Client, dir, name, text string, enter bool, now func() time.Time, warn func(error)) error {
+	if ok, err := tc.HasSession(ctx, name); err != nil {
+		return err
+	} else if !ok {
+		return ErrSessionNotFound
+	}
+	before, err := tc.CapturePane(ctx, name, SendCaptureLines)
+	if err != nil {
+		return err
+	}
+	if err := tc.Paste(ctx, name, SendBufferName(), text); err != nil {
+		return err
+	}
+	paste := PasteOf(SessionAgent(dir, name))
+	if !WaitForPaste(ctx, tc, name, before, text, paste.Placeholders, SendVerifyWait) {
+		return ErrSendUnverified
+	}
+	// Whatever the session finished before this text is not an answer to it.
+	if err := RecordSendBaseline(dir, name, now()); err != nil {
+		warn(err)
+	}
+	if !enter {
+		return nil
+	}
+	// An Enter the CLI still counts as part of the paste would only add a line.
+	time.Sleep(paste.Settle)
+	return tc.SendKey(ctx, name, "Enter")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -90,8 +91,8 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	sess := Session{Name: name, StateFile: marker.SessionStatePath(r.StateDir, name),
-		OutputFile: marker.SessionOutputPath(r.StateDir, name)}
+	sess := Session{Name: name, StateFile: sessionstate.StatePath(r.StateDir, name),
+		OutputFile: sessionstate.OutputPath(r.StateDir, name)}
 	spec, err := s.prepare(prof, r, sess)
 	if err != nil {
 		removeSessionFiles(r.StateDir, name)
@@ -108,7 +109,7 @@ func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
 		return Session{}, err
 	}
 	sess.PaneID = pane
-	_, err = marker.UpdateSession(r.StateDir, name, func(st *marker.SessionState) error {
+	_, err = sessionstate.Update(r.StateDir, name, func(st *sessionstate.State) error {
 		st.PaneID = pane
 		return nil
 	})
@@ -148,7 +149,7 @@ func (s *Spawner) freshName(r Request) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if _, err := os.Lstat(marker.SessionStatePath(r.StateDir, name)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(sessionstate.StatePath(r.StateDir, name)); errors.Is(err, os.ErrNotExist) {
 			return name, nil
 		}
 	}
@@ -194,8 +195,8 @@ func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
 	if s.Now != nil {
 		now = s.Now
 	}
-	_, err = marker.UpdateSession(r.StateDir, sess.Name, func(st *marker.SessionState) error {
-		*st = marker.SessionState{Name: sess.Name, ProjectRoot: r.ProjectRoot, Epic: epic, Story: r.Story,
+	_, err = sessionstate.Update(r.StateDir, sess.Name, func(st *sessionstate.State) error {
+		*st = sessionstate.State{Name: sess.Name, ProjectRoot: r.ProjectRoot, Epic: epic, Story: r.Story,
 			Step: r.Step, Cycle: r.Cycle, Agent: r.Agent, Lifecycle: LifecycleStarting,
 			CreatedAt: marker.Timestamp(now()), OutputFile: sess.OutputFile, AcceptDialogs: accept}
 		return nil
@@ -226,8 +227,29 @@ func (s *Spawner) height() int {
 
 // removeSessionFiles undoes a spawn that did not reach tmux.
 func removeSessionFiles(dir, name string) {
-	for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), marker.SessionStatePath(dir, name),
-		marker.SessionStatePath(dir, name) + ".lock", marker.SessionOutputPath(dir, name)} {
+	for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), sessionstate.StatePath(dir, name),
+		sessionstate.StatePath(dir, name) + ".lock", sessionstate.OutputPath(dir, name)} {
 		_ = os.Remove(p)
 	}
+}
+
+// Validate checks a request before anything is started; its messages name
+// the `session spawn` flags the fields come from.
+func (r Request) Validate() error {
+	switch {
+	case r.Step == "" || r.Story == "":
+		return errors.New("session spawn needs --step and --story")
+	case r.Agent == "":
+		return fmt.Errorf("session spawn needs --agent (one of %v)", AgentNames())
+	case r.Cycle < 0:
+		return errors.New("--cycle must not be negative")
+	case r.Agent == AgentCustom && r.Command == "":
+		return errors.New("--agent custom needs --command")
+	case r.Agent != AgentCustom && r.Command != "":
+		return errors.New("--command is only for --agent custom")
+	}
+	if _, ok := LookupProfile(r.Agent); !ok {
+		return fmt.Errorf("unknown --agent %q (one of %v)", r.Agent, AgentNames())
+	}
+	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -74,7 +74,7 @@ func TestSpawnKeepsUserTextOutOfTmuxAndWritesPrivateFiles(t *testing.T) {
 			t.Fatalf("%s: %v %v", p, fi, err)
 		}
 	}
-	st, err := marker.ReadSession(req.StateDir, sess.Name)
+	st, err := sessionstate.Read(req.StateDir, sess.Name)
 	if err != nil || st.Lifecycle != LifecycleStarting || st.PaneID != "%3" || st.Agent != AgentSim || st.Epic != "1" || st.OutputFile != sess.OutputFile {
 		t.Fatalf("state %+v %v", st, err)
 	}
@@ -174,7 +174,7 @@ func TestSpawnKillsTheSessionWhenItsStateCannotBeRecorded(t *testing.T) {
 	tc, fx := fakeTmux(func(c tmux.FakeCall) tmux.FakeResult {
 		// Once tmux has created the session, its state file becomes unreadable.
 		name := c.Args[5]
-		state := marker.SessionStatePath(req.StateDir, name)
+		state := sessionstate.StatePath(req.StateDir, name)
 		if err := os.Remove(state); err != nil {
 			t.Error(err)
 		}
@@ -224,7 +224,7 @@ func TestSpawnTrustProjectIsRecordedPerSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := marker.ReadSession(req.StateDir, sess.Name)
+		st, err := sessionstate.Read(req.StateDir, sess.Name)
 		if err != nil || strings.Join(st.AcceptDialogs, ",") != strings.Join(tc.wantAccept, ",") {
 			t.Errorf("%s trust=%v: accept %v, want %v (%v)", tc.agent, tc.trust, st.AcceptDialogs, tc.wantAccept, err)
 		}
@@ -257,7 +257,7 @@ func TestSpawnRunsTheChildInItsWorkDirWithTheProjectsState(t *testing.T) {
 	if spec.Dir != wt || !strings.Contains(env, "PROJECT_ROOT="+root+"\n") || !strings.Contains(env, EnvWorkDir+"="+wt) {
 		t.Fatalf("dir %s, env %q: want the child in %s with PROJECT_ROOT=%s", spec.Dir, spec.Env, wt, root)
 	}
-	st, err := marker.ReadSession(req.StateDir, sess.Name)
+	st, err := sessionstate.Read(req.StateDir, sess.Name)
 	if err != nil || st.ProjectRoot != root {
 		t.Fatalf("session state project %q (%v), want %s", st.ProjectRoot, err, root)
 	}

@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Lifecycle values this package writes besides marker's "running" and "exited".
@@ -55,7 +55,7 @@ func WriteSpec(stateDir string, s Spec) error {
 // prompt and the environment, which need not outlive the start.
 func TakeSpec(stateDir, name string) (Spec, error) {
 	var s Spec
-	if !marker.ValidSessionName(name) {
+	if !sessionstate.ValidName(name) {
 		return s, fmt.Errorf("invalid session name %q", name)
 	}
 	p := SpecPath(stateDir, name)

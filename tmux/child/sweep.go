@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/filelock"
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // Sweep says which finished sessions SweepFinished removes.
@@ -24,7 +26,7 @@ type Sweep struct {
 }
 
 // finalLifecycles are the states a session never leaves.
-var finalLifecycles = []string{marker.LifecycleExited, marker.LifecycleLost, LifecycleKilled}
+var finalLifecycles = []string{sessionstate.LifecycleExited, sessionstate.LifecycleLost, LifecycleKilled}
 
 // SweepFinished removes the files (state, lock, spec, prompt, output) of
 // the project's sessions that ended more than OlderThan ago, and returns
@@ -41,7 +43,7 @@ func SweepFinished(s Sweep) []string {
 	var swept []string
 	for _, e := range entries {
 		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !marker.ValidSessionName(name) {
+		if !ok || !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !sessionstate.ValidName(name) {
 			continue // also every "<name>.spec.json": its name has a dot
 		}
 		if (s.Keep != nil && s.Keep(name)) || !s.finished(name) {
@@ -56,8 +58,8 @@ func SweepFinished(s Sweep) []string {
 
 // finished reports whether the session ended more than OlderThan ago.
 func (s Sweep) finished(name string) bool {
-	st, err := marker.ReadSession(s.Dir, name)
-	if err != nil || !finalLifecycle(st.Lifecycle) || marker.ProcessAlive(st.PanePid) || marker.ProcessAlive(st.AgentPid) {
+	st, err := sessionstate.Read(s.Dir, name)
+	if err != nil || !finalLifecycle(st.Lifecycle) || proc.Alive(st.PanePid) || proc.Alive(st.AgentPid) {
 		return false
 	}
 	if st.ProjectRoot != "" && filepath.Clean(st.ProjectRoot) != filepath.Clean(s.ProjectRoot) {
@@ -65,7 +67,7 @@ func (s Sweep) finished(name string) bool {
 	}
 	ended, ok := marker.ParseTime(st.ExitedAt)
 	if !ok {
-		fi, err := os.Stat(marker.SessionStatePath(s.Dir, name))
+		fi, err := os.Stat(sessionstate.StatePath(s.Dir, name))
 		if err != nil {
 			return false
 		}
@@ -77,7 +79,7 @@ func (s Sweep) finished(name string) bool {
 // sweepOne removes one session's files under its state lock, once it has
 // checked again that the session is finished.
 func (s Sweep) sweepOne(name string) bool {
-	lock := marker.SessionStatePath(s.Dir, name) + ".lock"
+	lock := sessionstate.StatePath(s.Dir, name) + ".lock"
 	release, err := filelock.Acquire(context.Background(), lock, time.Second)
 	if err != nil {
 		return false
@@ -86,8 +88,8 @@ func (s Sweep) sweepOne(name string) bool {
 	if !s.finished(name) {
 		return false
 	}
-	for _, p := range []string{SpecPath(s.Dir, name), PromptPath(s.Dir, name), marker.SessionOutputPath(s.Dir, name),
-		marker.SessionStatePath(s.Dir, name), lock} {
+	for _, p := range []string{SpecPath(s.Dir, name), PromptPath(s.Dir, name), sessionstate.OutputPath(s.Dir, name),
+		sessionstate.StatePath(s.Dir, name), lock} {
 		_ = os.Remove(p)
 	}
 	return true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 // deadPid is the pid of a process that has exited.
@@ -36,26 +37,26 @@ func TestSweepFinishedRemovesOnlySessionsThatEndedLongAgo(t *testing.T) {
 		corruptOnDisk bool
 	}
 	sessions := map[string]session{
-		"old-exited":        {lifecycle: marker.LifecycleExited, ended: 25 * time.Hour, pane: dead, agent: dead, wantSwept: true},
-		"old-lost":          {lifecycle: marker.LifecycleLost, ended: 48 * time.Hour, pane: dead, wantSwept: true},
+		"old-exited":        {lifecycle: sessionstate.LifecycleExited, ended: 25 * time.Hour, pane: dead, agent: dead, wantSwept: true},
+		"old-lost":          {lifecycle: sessionstate.LifecycleLost, ended: 48 * time.Hour, pane: dead, wantSwept: true},
 		"old-killed":        {lifecycle: LifecycleKilled, ended: 30 * time.Hour, pane: dead, wantSwept: true},
-		"recent-exited":     {lifecycle: marker.LifecycleExited, ended: 23 * time.Hour, pane: dead},
-		"old-running-live":  {lifecycle: marker.LifecycleStarted, ended: 0, pane: live},
-		"old-running-dead":  {lifecycle: marker.LifecycleStarted, ended: 0, pane: dead}, // not settled yet: not final
+		"recent-exited":     {lifecycle: sessionstate.LifecycleExited, ended: 23 * time.Hour, pane: dead},
+		"old-running-live":  {lifecycle: sessionstate.LifecycleStarted, ended: 0, pane: live},
+		"old-running-dead":  {lifecycle: sessionstate.LifecycleStarted, ended: 0, pane: dead}, // not settled yet: not final
 		"old-starting":      {lifecycle: LifecycleStarting, ended: 0},
-		"old-exited-agent":  {lifecycle: marker.LifecycleExited, ended: 25 * time.Hour, pane: dead, agent: live},
-		"old-exited-kept":   {lifecycle: marker.LifecycleExited, ended: 25 * time.Hour, pane: dead},
-		"old-exited-theirs": {lifecycle: marker.LifecycleExited, ended: 25 * time.Hour, pane: dead, root: "/elsewhere"},
+		"old-exited-agent":  {lifecycle: sessionstate.LifecycleExited, ended: 25 * time.Hour, pane: dead, agent: live},
+		"old-exited-kept":   {lifecycle: sessionstate.LifecycleExited, ended: 25 * time.Hour, pane: dead},
+		"old-exited-theirs": {lifecycle: sessionstate.LifecycleExited, ended: 25 * time.Hour, pane: dead, root: "/elsewhere"},
 		"old-corrupt":       {corruptOnDisk: true},
 	}
 	old := now.Add(-72 * time.Hour)
 	for suffix, s := range sessions {
 		name := prefix + suffix
 		if s.corruptOnDisk {
-			writeFileAt(t, marker.SessionStatePath(dir, name), "{", old)
+			writeFileAt(t, sessionstate.StatePath(dir, name), "{", old)
 			continue
 		}
-		if _, err := marker.UpdateSession(dir, name, func(st *marker.SessionState) error {
+		if _, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
 			st.Lifecycle, st.PanePid, st.AgentPid, st.ProjectRoot = s.lifecycle, s.pane, s.agent, root
 			if s.root != "" {
 				st.ProjectRoot = s.root
@@ -67,14 +68,14 @@ func TestSweepFinishedRemovesOnlySessionsThatEndedLongAgo(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		_ = os.Chtimes(marker.SessionStatePath(dir, name), old, old)
-		for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), marker.SessionOutputPath(dir, name)} {
+		_ = os.Chtimes(sessionstate.StatePath(dir, name), old, old)
+		for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), sessionstate.OutputPath(dir, name)} {
 			writeFileAt(t, p, "x", old)
 		}
 	}
 	other := "sa-other-project-ab12-e1-s1-1-dev-xxxx" // another project's session in a shared directory
-	if _, err := marker.UpdateSession(dir, other, func(st *marker.SessionState) error {
-		st.Lifecycle, st.ExitedAt = marker.LifecycleExited, marker.Timestamp(old)
+	if _, err := sessionstate.Update(dir, other, func(st *sessionstate.State) error {
+		st.Lifecycle, st.ExitedAt = sessionstate.LifecycleExited, marker.Timestamp(old)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -88,18 +89,18 @@ func TestSweepFinishedRemovesOnlySessionsThatEndedLongAgo(t *testing.T) {
 	}
 	for suffix, s := range sessions {
 		name := prefix + suffix
-		for _, p := range []string{marker.SessionStatePath(dir, name), SpecPath(dir, name), PromptPath(dir, name),
-			marker.SessionOutputPath(dir, name), marker.SessionStatePath(dir, name) + ".lock"} {
+		for _, p := range []string{sessionstate.StatePath(dir, name), SpecPath(dir, name), PromptPath(dir, name),
+			sessionstate.OutputPath(dir, name), sessionstate.StatePath(dir, name) + ".lock"} {
 			_, err := os.Lstat(p)
 			if s.wantSwept && !os.IsNotExist(err) {
 				t.Errorf("%s left behind", filepath.Base(p))
 			}
-			if !s.wantSwept && p == marker.SessionStatePath(dir, name) && err != nil {
+			if !s.wantSwept && p == sessionstate.StatePath(dir, name) && err != nil {
 				t.Errorf("%s swept: %v", filepath.Base(p), err)
 			}
 		}
 	}
-	if _, err := os.Lstat(marker.SessionStatePath(dir, other)); err != nil {
+	if _, err := os.Lstat(sessionstate.StatePath(dir, other)); err != nil {
 		t.Errorf("another project's session was swept: %v", err)
 	}
 }

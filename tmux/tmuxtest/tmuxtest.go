@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -68,14 +70,14 @@ func Shutdown(socket string, stateDirs ...string) {
 // its state directory: it is alive, or it was spawned and has not yet
 // recorded its pid (a runner starting as the server dies still records how it ended).
 func runnerMayWrite(dir, name string) bool {
-	st, err := marker.ReadSession(dir, name)
+	st, err := sessionstate.Read(dir, name)
 	switch {
 	case errors.Is(err, marker.ErrNotFound):
 		return false
 	case err != nil:
 		return true // being replaced right now: look again
 	case st.PanePid > 0:
-		return marker.ProcessAlive(st.PanePid)
+		return proc.Alive(st.PanePid)
 	}
 	return st.Lifecycle == "starting"
 }

@@ -1,30 +1,32 @@
-package marker
+package sessionstate
 
 import (
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
 )
 
 func TestReconcileSessionSettlesALostRunnerOnce(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Unix(1_800_000_000, 0)
-	if _, err := UpdateSession(dir, "sa-x", func(st *SessionState) error {
+	if _, err := Update(dir, "sa-x", func(st *State) error {
 		st.Lifecycle, st.PanePid = LifecycleStarted, 4242
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	alive := func(int) bool { return false }
-	if st, err := ReconcileSession(dir, "sa-x", now, alive); err != nil || st.Lifecycle != LifecycleStarted {
+	if st, err := Reconcile(dir, "sa-x", now, alive); err != nil || st.Lifecycle != LifecycleStarted {
 		t.Fatalf("a live runner was settled: %+v %v", st, err)
 	}
 	dead := func(int) bool { return true }
-	st, err := ReconcileSession(dir, "sa-x", now, dead)
-	if err != nil || st.Lifecycle != LifecycleLost || st.ExitedAt != Timestamp(now) {
+	st, err := Reconcile(dir, "sa-x", now, dead)
+	if err != nil || st.Lifecycle != LifecycleLost || st.ExitedAt != marker.Timestamp(now) {
 		t.Fatalf("lost runner: %+v %v", st, err)
 	}
-	st, _ = ReconcileSession(dir, "sa-x", now.Add(time.Hour), dead)
-	if st.ExitedAt != Timestamp(now) {
+	st, _ = Reconcile(dir, "sa-x", now.Add(time.Hour), dead)
+	if st.ExitedAt != marker.Timestamp(now) {
 		t.Fatalf("settled twice: %+v", st)
 	}
 }

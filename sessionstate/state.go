@@ -1,4 +1,8 @@
-package marker
+// Package sessionstate owns the per-session state of child sessions: one
+// JSON state file per session under the sessions directory, its lock, the
+// completion stamps a child's Stop hook records, the output log beside it,
+// and the environment a child is started with to find them.
+package sessionstate
 
 import (
 	"context"
@@ -13,6 +17,15 @@ import (
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/filelock"
+	"github.com/story-automator/story-automator/marker"
+)
+
+// The errors a read or an update returns are marker's own values, so one
+// errors.Is test (and marker.Code) serves both kinds of state file.
+var (
+	ErrNotFound    = marker.ErrNotFound
+	ErrCorrupt     = marker.ErrCorrupt
+	ErrLockTimeout = marker.ErrLockTimeout
 )
 
 // Per-session state: one JSON file per child session, shared by the spawner
@@ -35,9 +48,9 @@ const (
 	DoneLine = "STORY_AUTOMATOR_DONE"
 )
 
-// ValidSessionName reports whether name is safe as a session name and a file
+// ValidName reports whether name is safe as a session name and a file
 // name: 1 to 200 characters of [A-Za-z0-9_-].
-func ValidSessionName(name string) bool {
+func ValidName(name string) bool {
 	if len(name) == 0 || len(name) > 200 {
 		return false
 	}
@@ -50,8 +63,8 @@ func ValidSessionName(name string) bool {
 	return true
 }
 
-// SessionState is the state file of one child session.
-type SessionState struct {
+// State is the state file of one child session.
+type State struct {
 	Name        string           `json:"name"`
 	ProjectRoot string           `json:"projectRoot,omitempty"`
 	Epic        string           `json:"epic,omitempty"`
@@ -97,9 +110,9 @@ type CompletionStamp struct {
 	Excerpt string `json:"excerpt,omitempty"`
 }
 
-// SessionsDir is where session state and output logs live:
+// Dir is where session state and output logs live:
 // $STORY_AUTOMATOR_STATE_DIR, else <project-root>/.story-automator/sessions.
-func SessionsDir(projectRoot string, getenv func(string) string) string {
+func Dir(projectRoot string, getenv func(string) string) string {
 	if getenv != nil {
 		if v := getenv(EnvStateDir); v != "" {
 			if !filepath.IsAbs(v) {
@@ -111,18 +124,18 @@ func SessionsDir(projectRoot string, getenv func(string) string) string {
 	return filepath.Join(projectRoot, DefaultStateDir)
 }
 
-// SessionStatePath is the state file of one session.
-func SessionStatePath(dir, name string) string { return filepath.Join(dir, name+".json") }
+// StatePath is the state file of one session.
+func StatePath(dir, name string) string { return filepath.Join(dir, name+".json") }
 
-// SessionOutputPath is the log that receives the session's whole pane output.
-func SessionOutputPath(dir, name string) string { return filepath.Join(dir, name+".log") }
+// OutputPath is the log that receives the session's whole pane output.
+func OutputPath(dir, name string) string { return filepath.Join(dir, name+".log") }
 
-// ReadSession loads a session's state file.
-func ReadSession(dir, name string) (*SessionState, error) {
-	if !ValidSessionName(name) {
+// Read loads a session's state file.
+func Read(dir, name string) (*State, error) {
+	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid session name %q", name)
 	}
-	p := SessionStatePath(dir, name)
+	p := StatePath(dir, name)
 	f, err := atomicfile.OpenRegular(p, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -134,7 +147,7 @@ func ReadSession(dir, name string) (*SessionState, error) {
 		return nil, fmt.Errorf("read session state %s: %w", p, err)
 	}
 	defer f.Close()
-	var st SessionState
+	var st State
 	dec := json.NewDecoder(&limitedReader{f: f, n: maxSessionBytes})
 	if err := dec.Decode(&st); err != nil {
 		return nil, &corruptSession{path: p, detail: err}
@@ -187,22 +200,22 @@ func (m *MovedAside) Error() string {
 // Is makes a moved-aside state read as a missing one.
 func (m *MovedAside) Is(target error) bool { return target == ErrNotFound }
 
-// ReadSessionOrMoveAside reads a session's state like ReadSession, but a
+// ReadOrMoveAside reads a session's state like Read, but a
 // corrupt file (bad JSON, too large, not a regular file) is moved aside
 // under the state file's lock and a *MovedAside returned: it can never be
 // read, so keeping it in place only makes every later reader fail too.
-func ReadSessionOrMoveAside(dir, name string, now time.Time) (*SessionState, error) {
-	st, err := ReadSession(dir, name)
+func ReadOrMoveAside(dir, name string, now time.Time) (*State, error) {
+	st, err := Read(dir, name)
 	if !errors.Is(err, ErrCorrupt) {
 		return st, err
 	}
-	p := SessionStatePath(dir, name)
+	p := StatePath(dir, name)
 	release, lerr := filelock.Acquire(context.Background(), p+".lock", sessionLockWait)
 	if lerr != nil {
 		return nil, err
 	}
 	defer release()
-	st, err = ReadSession(dir, name) // a writer may have replaced it meanwhile
+	st, err = Read(dir, name) // a writer may have replaced it meanwhile
 	if !errors.Is(err, ErrCorrupt) {
 		return st, err
 	}
@@ -221,28 +234,28 @@ func moveAside(p string, now time.Time, cause error) error {
 	return &MovedAside{Path: p, To: to, Cause: cause}
 }
 
-// UpdateSession changes a session's state under its own lock and writes it
+// Update changes a session's state under its own lock and writes it
 // atomically (0600, in a 0700 directory). A missing file starts empty. A
 // corrupt one is an error: a writer records a part of the state (a pane id,
 // an exit, a completion), and that part alone, written over what is lost,
 // would pass for the whole; the next settling reader moves it aside
-// (ReadSessionOrMoveAside).
-func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionState, error) {
-	if !ValidSessionName(name) {
+// (ReadOrMoveAside).
+func Update(dir, name string, fn func(st *State) error) (*State, error) {
+	if !ValidName(name) {
 		return nil, fmt.Errorf("invalid session name %q", name)
 	}
 	if err := atomicfile.EnsureDir(dir, 0o700); err != nil {
 		return nil, err
 	}
-	p := SessionStatePath(dir, name)
+	p := StatePath(dir, name)
 	release, err := filelock.Acquire(context.Background(), p+".lock", sessionLockWait)
 	if err != nil {
 		return nil, fmt.Errorf("lock session state %s: %w", p, errors.Join(err, ErrLockTimeout))
 	}
 	defer release()
-	st, err := ReadSession(dir, name)
+	st, err := Read(dir, name)
 	if errors.Is(err, ErrNotFound) {
-		st, err = &SessionState{Name: name}, nil
+		st, err = &State{Name: name}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -261,14 +274,14 @@ func UpdateSession(dir, name string, fn func(st *SessionState) error) (*SessionS
 }
 
 // StampCompletion records that the child finished a turn, with a bounded excerpt of its last message.
-func StampCompletion(dir, name string, now time.Time, lastMessage string) (*SessionState, error) {
+func StampCompletion(dir, name string, now time.Time, lastMessage string) (*State, error) {
 	return StampTurn(dir, name, now, lastMessage, "")
 }
 
 // StampTurn is StampCompletion that also records the agent's transcript
 // path when the hook input names one.
-func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) (*SessionState, error) {
-	return UpdateSession(dir, name, func(st *SessionState) error {
+func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) (*State, error) {
+	return Update(dir, name, func(st *State) error {
 		if transcript != "" {
 			st.Transcript = transcript
 		}
@@ -276,7 +289,7 @@ func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) 
 		if st.Completion != nil {
 			turns = st.Completion.Turns
 		}
-		st.Completion = &CompletionStamp{At: Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
+		st.Completion = &CompletionStamp{At: marker.Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
 		return nil
 	})
 }
@@ -284,7 +297,7 @@ func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) 
 // RecordTranscript names the agent's own record of the session (an agent
 // that writes it without a Stop hook: agent-sim).
 func RecordTranscript(dir, name, transcript string) error {
-	_, err := UpdateSession(dir, name, func(st *SessionState) error {
+	_, err := Update(dir, name, func(st *State) error {
 		st.Transcript = transcript
 		return nil
 	})
@@ -308,24 +321,24 @@ func Excerpt(s string, max int) string {
 // machine) without recording how its agent ended.
 const LifecycleLost = "lost"
 
-// ReconcileSession settles, once and under the state file's lock, a session
+// Reconcile settles, once and under the state file's lock, a session
 // recorded as running whose runner process is gone: it becomes "lost" with
 // the time it was found so, and is then final for every reader (session
 // status/list, status, the monitor). gone reports whether a pid has exited.
-// A corrupt state file is moved aside (see ReadSessionOrMoveAside).
-func ReconcileSession(dir, name string, now time.Time, gone func(pid int) bool) (*SessionState, error) {
-	st, err := ReadSessionOrMoveAside(dir, name, now)
+// A corrupt state file is moved aside (see ReadOrMoveAside).
+func Reconcile(dir, name string, now time.Time, gone func(pid int) bool) (*State, error) {
+	st, err := ReadOrMoveAside(dir, name, now)
 	if err != nil || !runnerLost(st, gone) {
 		return st, err
 	}
-	return UpdateSession(dir, name, func(cur *SessionState) error {
+	return Update(dir, name, func(cur *State) error {
 		if runnerLost(cur, gone) { // checked again under the lock
-			cur.Lifecycle, cur.ExitedAt = LifecycleLost, Timestamp(now)
+			cur.Lifecycle, cur.ExitedAt = LifecycleLost, marker.Timestamp(now)
 		}
 		return nil
 	})
 }
 
-func runnerLost(st *SessionState, gone func(pid int) bool) bool {
+func runnerLost(st *State, gone func(pid int) bool) bool {
 	return st != nil && (st.Lifecycle == LifecycleStarted || st.Lifecycle == "starting") && st.PanePid > 0 && gone(st.PanePid)
 }

@@ -1,4 +1,4 @@
-package marker
+package proc
 
 import (
 	"os"
@@ -10,10 +10,10 @@ import (
 )
 
 func TestProcessAliveSeesExitedAndZombieProcesses(t *testing.T) {
-	if !ProcessAlive(os.Getpid()) {
+	if !Alive(os.Getpid()) {
 		t.Fatal("this process counts as dead")
 	}
-	if ProcessAlive(0) || ProcessAlive(-1) {
+	if Alive(0) || Alive(-1) {
 		t.Fatal("non-pids count as alive")
 	}
 	cmd := exec.Command("/bin/true")
@@ -23,14 +23,14 @@ func TestProcessAliveSeesExitedAndZombieProcesses(t *testing.T) {
 	pid := cmd.Process.Pid
 	// Not yet waited for: once it has exited it is a zombie, and must count as dead.
 	deadline := time.Now().Add(5 * time.Second)
-	for ProcessAlive(pid) {
+	for Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatal("a zombie still counts as alive")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	_ = cmd.Wait()
-	if ProcessAlive(pid) {
+	if Alive(pid) {
 		t.Fatal("a reaped process counts as alive")
 	}
 }
@@ -62,14 +62,14 @@ func TestLockHeldSeesAFlockWithoutCreatingTheFile(t *testing.T) {
 
 func TestProcessIsTellsAReusedPidFromTheOwner(t *testing.T) {
 	pid := os.Getpid()
-	start, ok := ProcessStart(pid)
+	start, ok := Start(pid)
 	if !ok || start == 0 {
 		t.Fatalf("start of this process: %d %v", start, ok)
 	}
-	if !ProcessIs(pid, start) || !ProcessIs(pid, 0) {
+	if !Is(pid, start) || !Is(pid, 0) {
 		t.Fatal("this process is not itself")
 	}
-	if ProcessIs(pid, start+1) {
+	if Is(pid, start+1) {
 		t.Fatal("a process that started at another time passes for this one")
 	}
 }

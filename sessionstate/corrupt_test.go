@@ -1,4 +1,4 @@
-package marker
+package sessionstate
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 // corruptFiles lists the files a session's state was moved aside to.
 func corruptFiles(t *testing.T, dir, name string) []string {
 	t.Helper()
-	m, err := filepath.Glob(SessionStatePath(dir, name) + ".corrupt-*")
+	m, err := filepath.Glob(StatePath(dir, name) + ".corrupt-*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,14 +33,14 @@ func TestAReaderMovesACorruptSessionStateAsideAndGoesOn(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			p := SessionStatePath(dir, "sa-x")
+			p := StatePath(dir, "sa-x")
 			if err := write(p); err != nil {
 				t.Fatal(err)
 			}
-			st, err := ReconcileSession(dir, "sa-x", now, func(int) bool { return true })
+			st, err := Reconcile(dir, "sa-x", now, func(int) bool { return true })
 			var moved *MovedAside
 			if st != nil || !errors.As(err, &moved) || !errors.Is(err, ErrNotFound) {
-				t.Fatalf("ReconcileSession = %+v, %v; want a MovedAside that reads as not found", st, err)
+				t.Fatalf("Reconcile = %+v, %v; want a MovedAside that reads as not found", st, err)
 			}
 			want := p + ".corrupt-20260506T070809Z"
 			if moved.To != want || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "corrupt") {
@@ -49,7 +49,7 @@ func TestAReaderMovesACorruptSessionStateAsideAndGoesOn(t *testing.T) {
 			if _, err := os.Lstat(want); err != nil {
 				t.Fatalf("the corrupt file is not kept: %v", err)
 			}
-			if _, err := ReadSession(dir, "sa-x"); !errors.Is(err, ErrNotFound) {
+			if _, err := Read(dir, "sa-x"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("after the move a read says %v, want not found", err)
 			}
 		})
@@ -58,7 +58,7 @@ func TestAReaderMovesACorruptSessionStateAsideAndGoesOn(t *testing.T) {
 
 func TestAWriterNeverWritesOverACorruptState(t *testing.T) {
 	dir := t.TempDir()
-	p := SessionStatePath(dir, "sa-x")
+	p := StatePath(dir, "sa-x")
 	if err := os.WriteFile(p, []byte("not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestAWriterNeverWritesOverACorruptState(t *testing.T) {
 		t.Fatalf("the state now holds %q", data)
 	}
 	// Once a reader has moved it aside, the session's writers start afresh.
-	if _, err := ReconcileSession(dir, "sa-x", time.Now(), func(int) bool { return true }); !errors.Is(err, ErrNotFound) {
+	if _, err := Reconcile(dir, "sa-x", time.Now(), func(int) bool { return true }); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
 	}
 	if st, err := StampCompletion(dir, "sa-x", time.Unix(1_800_000_000, 0), "done"); err != nil || st.Completion.Turns != 1 {
@@ -82,17 +82,17 @@ func TestAWriterNeverWritesOverACorruptState(t *testing.T) {
 
 func TestAReadableSessionStateIsNeverMovedAside(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := UpdateSession(dir, "sa-x", func(st *SessionState) error { st.Lifecycle = LifecycleStarted; return nil }); err != nil {
+	if _, err := Update(dir, "sa-x", func(st *State) error { st.Lifecycle = LifecycleStarted; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSessionOrMoveAside(dir, "sa-x", time.Now()); err != nil {
+	if _, err := ReadOrMoveAside(dir, "sa-x", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadSessionOrMoveAside(dir, "sa-y", time.Now()); !errors.Is(err, ErrNotFound) {
+	if _, err := ReadOrMoveAside(dir, "sa-y", time.Now()); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a missing state: %v", err)
 	}
 	var moved *MovedAside
-	if _, err := ReadSessionOrMoveAside(dir, "sa-y", time.Now()); errors.As(err, &moved) {
+	if _, err := ReadOrMoveAside(dir, "sa-y", time.Now()); errors.As(err, &moved) {
 		t.Fatal("a missing state was reported moved aside")
 	}
 	if files := corruptFiles(t, dir, "sa-x"); len(files) != 0 {

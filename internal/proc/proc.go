@@ -1,4 +1,6 @@
-package marker
+// Package proc answers questions about other processes: whether one is alive,
+// when it started, whether it holds a lock.
+package proc
 
 import (
 	"bytes"
@@ -8,10 +10,10 @@ import (
 	"syscall"
 )
 
-// ProcessAlive reports whether pid names a running process: it exists (even
+// Alive reports whether pid names a running process: it exists (even
 // if owned by another user) and is not a zombie waiting to be reaped — an
 // orchestrator or runner that has exited is dead even when nobody reaped it.
-func ProcessAlive(pid int) bool {
+func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
@@ -30,11 +32,11 @@ func ProcessAlive(pid int) bool {
 	return !(i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X'))
 }
 
-// ProcessStart returns when pid started, in clock ticks since boot (field 22
+// Start returns when pid started, in clock ticks since boot (field 22
 // of /proc/<pid>/stat): with the pid it names one process for good, where a
 // pid alone may be reused by an unrelated process. ok is false when it
 // cannot be read.
-func ProcessStart(pid int) (start uint64, ok bool) {
+func Start(pid int) (start uint64, ok bool) {
 	if pid <= 0 {
 		return 0, false
 	}
@@ -55,16 +57,16 @@ func ProcessStart(pid int) (start uint64, ok bool) {
 	return v, err == nil
 }
 
-// ProcessIs reports whether pid is alive and is the process that started at
+// Is reports whether pid is alive and is the process that started at
 // start (0: any process with that pid).
-func ProcessIs(pid int, start uint64) bool {
-	if !ProcessAlive(pid) {
+func Is(pid int, start uint64) bool {
+	if !Alive(pid) {
 		return false
 	}
 	if start == 0 {
 		return true
 	}
-	now, ok := ProcessStart(pid)
+	now, ok := Start(pid)
 	return !ok || now == start
 }
 
@@ -82,15 +84,4 @@ func LockHeld(path string) bool {
 	}
 	_ = syscall.Flock(fd, syscall.LOCK_UN)
 	return false
-}
-
-// OwnerAlive reports whether the marker's owner process is alive: its lock
-// held when it names one (the truth), else its pid alive and, when the start
-// time was recorded, the same process. A marker with no owner process is not
-// judged here (false).
-func OwnerAlive(m *Marker) bool {
-	if m.OwnerLock != "" {
-		return LockHeld(m.OwnerLock)
-	}
-	return m.OwnerPid > 0 && ProcessIs(m.OwnerPid, m.OwnerPidStart)
 }

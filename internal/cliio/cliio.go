@@ -481,7 +481,8 @@ func ExitCode(s *Streams, err error) int {
 
 // Coded is a domain error that knows its place in the contract: its code,
 // exit status and next step. Domain packages implement it without importing
-// cliio; FromCoded turns one into the Failure the user sees.
+// cliio; FromCoded turns one into the Failure the user sees. An error may also
+// have ErrorFields() map[string]any: extra JSON fields for the failure.
 type Coded interface {
 	error
 	ErrorCode() string
@@ -495,5 +496,9 @@ func FromCoded(err error) (*Failure, bool) {
 	if !errors.As(err, &c) {
 		return nil, false
 	}
-	return &Failure{Code: c.ErrorCode(), Message: c.Error(), Action: c.ErrorHint(), Exit: c.ExitStatus()}, true
+	f := &Failure{Code: c.ErrorCode(), Message: c.Error(), Action: c.ErrorHint(), Exit: c.ExitStatus()}
+	if x, ok := c.(interface{ ErrorFields() map[string]any }); ok {
+		f.Fields = x.ErrorFields()
+	}
+	return f, true
 }

@@ -358,3 +358,17 @@ func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
 	}
 	return 0, fmt.Errorf("unterminated \" in command template")
 }
+
+// --- Hook providers (used by stophook/settings) ---
+
+// HookProviders lists the HookProvider of every agent that has one, in
+// agent-name order: the settings files `hooks install` and `hooks status` know.
+func HookProviders() []string {
+	var out []string
+	for _, n := range AgentNames() {
+		if p := profiles[n].HookProvider; p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

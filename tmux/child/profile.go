@@ -372,3 +372,47 @@ func HookProviders() []string {
 	}
 	return out
 }
+
+// --- Agent sessions and Stop-hook block caps (used by stophook/loop) ---
+
+// BlockCap is an agent CLI's own limit on consecutive Stop-hook blocks:
+// after more than Default ($Env when set) blocks in a row it ends the turn,
+// whatever the hook says.
+type BlockCap struct {
+	Product string // the CLI's name as a user knows it
+	Env     string
+	Default int
+}
+
+// sessionFacts are, per agent, the variable its shell tool sets to the
+// session id and its block cap (nil = none), read from the pinned CLIs.
+// Claude Code 2.1.x ends a turn after more than CLAUDE_CODE_STOP_HOOK_BLOCK_CAP
+// (default 8) consecutive blocks.
+var sessionFacts = []struct {
+	agent, sessionEnv string
+	cap               *BlockCap
+}{
+	{AgentClaude, "CLAUDE_CODE_SESSION_ID", &BlockCap{Product: "Claude Code", Env: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", Default: 8}},
+	{AgentCodex, "CODEX_THREAD_ID", nil},
+}
+
+// SessionBlockCap is the block cap of the agent session this process runs
+// in (the first agent whose session variable is set); outside any known
+// session it is the cap of the agent that has one, as the loop may yet run
+// there. ok is false when the session's agent has no cap.
+func SessionBlockCap(getenv func(string) string) (BlockCap, bool) {
+	for _, f := range sessionFacts {
+		if getenv(f.sessionEnv) != "" {
+			if f.cap == nil {
+				return BlockCap{}, false
+			}
+			return *f.cap, true
+		}
+	}
+	for _, f := range sessionFacts {
+		if f.cap != nil {
+			return *f.cap, true
+		}
+	}
+	return BlockCap{}, false
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
 )
@@ -61,7 +62,7 @@ func newApp(s *cliio.Streams) *cli.App {
 	}
 	app := &cli.App{
 		Name:                 "story-automator",
-		Version:              buildVersion(),
+		Version:              buildinfo.Version(version),
 		Usage:                "autonomous story-automation runs and prompt loops for AI coding agents, in tmux",
 		Flags:                globalFlags(),
 		Commands:             cmds,

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/completion"
 	"github.com/urfave/cli/v2"
@@ -22,17 +20,7 @@ func completionCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return cliio.UsageError("completion needs one shell: bash, zsh or fish")
 			}
-			tree := completion.Tree(c.App)
-			out := cliio.RawOut(c.App.Writer)
-			switch c.Args().First() {
-			case "bash":
-				completion.WriteBash(out, tree)
-			case "zsh":
-				fmt.Fprintln(out, "#compdef story-automator\nautoload -U +X bashcompinit && bashcompinit")
-				completion.WriteBash(out, tree)
-			case "fish":
-				completion.WriteFish(out, tree)
-			default:
+			if err := completion.Write(cliio.RawOut(c.App.Writer), c.Args().First(), c.App); err != nil {
 				return cliio.UsageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
 			}
 			return nil

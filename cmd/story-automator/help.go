@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/cliio"
@@ -75,44 +74,9 @@ func flagUsageError(flags []cli.Flag, err error) *cliio.Failure {
 	return cliio.UsageError("--%s %q: %s", m[2], m[1], strings.TrimSpace(err.Error()[len(m[0]):]))
 }
 
-// version is set by the Makefile's -ldflags for builds outside a module
-// download (a clone built with `make`); empty means: ask the build info.
+// version may be set with -ldflags -X main.version=… for builds outside a
+// module download; empty means: ask the build info (internal/buildinfo).
 var version string
-
-// buildVersion is the module version and VCS revision this binary was built from.
-func buildVersion() string {
-	v := version
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return orDevel(v)
-	}
-	if v == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		v = info.Main.Version
-	}
-	var rev, dirty string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	v = orDevel(v)
-	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
-		v += fmt.Sprintf(" (%s%s)", rev[:min(12, len(rev))], dirty)
-	}
-	return v + " " + info.GoVersion
-}
-
-func orDevel(v string) string {
-	if v == "" {
-		return "devel"
-	}
-	return v
-}
 
 func init() {
 	// No -v alias: -v reads as "verbose" to many, and no other flag needs it.

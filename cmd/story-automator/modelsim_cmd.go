@@ -1,8 +1,6 @@
 package main
 
 import (
-	"path/filepath"
-
 	"context"
 	"errors"
 	"fmt"
@@ -95,27 +93,12 @@ func modelSimAction(c *cli.Context) error {
 // offlineHome writes the private home --home asks for and returns the
 // variables that point the agent CLI at this server.
 func offlineHome(c *cli.Context, url string) ([]string, error) {
-	dir := c.String("home")
-	if dir == "" {
+	if c.String("home") == "" {
 		return nil, nil
 	}
-	write, ok := offline.For(c.String("home-agent"))
-	if !ok {
-		return nil, cliio.UsageError("--home-agent must be claude, codex or gemini, got %q", c.String("home-agent"))
+	env, err := offline.WriteHome(c.String("home-agent"), c.String("home"), url, c.StringSlice("trust"))
+	if f, ok := cliio.FromCoded(err); ok {
+		return nil, f
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, cliio.UsageError("--home %q: %v", dir, err)
-	}
-	var trusted []string
-	for _, t := range c.StringSlice("trust") {
-		if a, err := filepath.Abs(t); err == nil {
-			trusted = append(trusted, a)
-		}
-	}
-	env, err := write(offline.Config{Home: abs, BaseURL: url, Trusted: trusted})
-	if err != nil {
-		return nil, cliio.Fail("model_sim_home", "%v", err)
-	}
-	return env.Pairs(), nil
+	return env, err
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
@@ -33,33 +31,26 @@ func skillCommand() *cli.Command {
 	}
 }
 
-func skillPath(c *cli.Context) (string, string, error) {
+func skillTarget(c *cli.Context) skill.Target {
 	e := envOf(c)
-	p, err := skill.Path(c.String("provider"), c.String("scope"), e.ProjectRoot, e.Getenv)
-	if err != nil {
-		return "", "", cliio.UsageError("%v", err)
+	return skill.Target{Provider: c.String("provider"), Scope: c.String("scope"), Root: e.ProjectRoot, Getenv: e.Getenv}
+}
+
+// skillFailure maps a skill error to the failure users see.
+func skillFailure(err error) error {
+	if f, ok := cliio.FromCoded(err); ok {
+		return f
 	}
-	stop := e.ProjectRoot
-	if c.String("scope") == skill.User {
-		stop = e.Getenv("HOME")
-	}
-	return p, stop, nil
+	return err
 }
 
 func skillInstall(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	p, _, err := skillPath(c)
+	r, err := skill.InstallTo(skillTarget(c), c.Bool("force"))
 	if err != nil {
-		return err
-	}
-	r, err := skill.Install(p, c.Bool("force"))
-	if errors.Is(err, skill.ErrNotOurs) {
-		return cliio.Fail("skill_conflict", "%v", err)
-	}
-	if err != nil {
-		return cliio.Fail("skill_io", "%v", err)
+		return skillFailure(err)
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "installed": true, "changed": r.Changed})
 }
@@ -68,16 +59,9 @@ func skillUninstall(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	p, stop, err := skillPath(c)
+	r, err := skill.UninstallFrom(skillTarget(c))
 	if err != nil {
-		return err
-	}
-	r, err := skill.Uninstall(p, stop)
-	if errors.Is(err, skill.ErrNotOurs) {
-		return cliio.Fail("skill_conflict", "%v", err)
-	}
-	if err != nil {
-		return cliio.Fail("skill_io", "%v", err)
+		return skillFailure(err)
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "removed": r.Changed})
 }

@@ -3,16 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 )
 
@@ -66,8 +61,8 @@ func runStopHook(args []string, s *cliio.Streams) (code int) {
 		}
 	}
 	opts := hookOptions(args)
-	log := hookLogger(opts, s.Err)
-	root, ok := hookProjectRoot(opts[flagProjectRoot], s)
+	log := stophook.Logger(opts[flagLogLevel], opts[flagLogFile], s.Err)
+	root, ok := stophook.ProjectRoot(opts[flagProjectRoot], s.Getenv, s.Getwd)
 	if !ok {
 		log.Warn().Msg("stop hook: no project root; allowing the stop")
 		return 0
@@ -93,51 +88,4 @@ func hookOptions(args []string) map[string]string {
 		i += n
 	}
 	return opts
-}
-
-func hookLogger(opts map[string]string, stderr io.Writer) zerolog.Logger {
-	level, err := zerolog.ParseLevel(strings.ToLower(opts[flagLogLevel]))
-	if err != nil || opts[flagLogLevel] == "" {
-		level = zerolog.WarnLevel
-	}
-	w := stderr
-	if lf := opts[flagLogFile]; lf != "" {
-		if f, err := os.OpenFile(lf, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			w = f
-		}
-	}
-	return zerolog.New(w).Level(level).With().Timestamp().Logger()
-}
-
-// hookProjectRoot is the project the hook guards: --project-root, else
-// $PROJECT_ROOT, else $CLAUDE_PROJECT_DIR, else the nearest directory at or
-// above the working directory that holds a marker (an agent may have cd'd
-// into a subdirectory), stopping at the repository root.
-func hookProjectRoot(flag string, s *cliio.Streams) (string, bool) {
-	for _, dir := range []string{flag, s.Getenv("PROJECT_ROOT"), s.Getenv("CLAUDE_PROJECT_DIR")} {
-		if dir != "" {
-			abs, err := filepath.Abs(dir)
-			return abs, err == nil
-		}
-	}
-	wd, err := s.Getwd()
-	if err != nil {
-		return "", false
-	}
-	if filepath.IsAbs(s.Getenv(marker.EnvMarkerPath)) {
-		return wd, true
-	}
-	for dir := wd; ; {
-		if _, err := os.Lstat(marker.ResolvePath(dir, s.Getenv)); err == nil {
-			return dir, true
-		}
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return wd, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return wd, true
-		}
-		dir = parent
-	}
 }

@@ -478,3 +478,27 @@ func ExitCode(s *Streams, err error) int {
 	}
 	return f.Exit
 }
+
+// Coded is a domain error that knows its place in the contract: its code,
+// exit status and next step. Domain packages implement it without importing
+// cliio; FromCoded turns one into the Failure the user sees. An error may also
+// have ErrorFields() map[string]any: extra JSON fields for the failure.
+type Coded interface {
+	error
+	ErrorCode() string
+	ExitStatus() int
+	ErrorHint() string
+}
+
+// FromCoded returns the Failure for err when err is (or wraps) a Coded error.
+func FromCoded(err error) (*Failure, bool) {
+	var c Coded
+	if !errors.As(err, &c) {
+		return nil, false
+	}
+	f := &Failure{Code: c.ErrorCode(), Message: c.Error(), Action: c.ErrorHint(), Exit: c.ExitStatus()}
+	if x, ok := c.(interface{ ErrorFields() map[string]any }); ok {
+		f.Fields = x.ErrorFields()
+	}
+	return f, true
+}

@@ -2,6 +2,7 @@
 package completion
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -115,4 +116,25 @@ func WriteFish(w io.Writer, nodes []Node) {
 			fmt.Fprintf(w, "complete -c story-automator -n %q -l %s -d %q\n", cond, long, usage)
 		}
 	}
+}
+
+// ErrUnknownShell is returned by Write for a shell it has no script for.
+var ErrUnknownShell = errors.New("unknown shell")
+
+// Write prints the completion script of shell (bash, zsh or fish) for app.
+// Zsh runs the bash script through bashcompinit.
+func Write(w io.Writer, shell string, app *cli.App) error {
+	tree := Tree(app)
+	switch shell {
+	case "bash":
+		WriteBash(w, tree)
+	case "zsh":
+		fmt.Fprintln(w, "#compdef story-automator\nautoload -U +X bashcompinit && bashcompinit")
+		WriteBash(w, tree)
+	case "fish":
+		WriteFish(w, tree)
+	default:
+		return fmt.Errorf("%w %q", ErrUnknownShell, shell)
+	}
+	return nil
 }

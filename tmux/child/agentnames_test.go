@@ -24,11 +24,8 @@ var agentNameHomes = []string{
 // agentNamesPending still name an agent while their owners move those facts
 // into the table (issue 15); remove each entry as its file is cleaned.
 var agentNamesPending = []string{
-	"cmd/story-automator/hooks_cmd.go",
-	"cmd/story-automator/loop_cmd.go",
 	"cmd/story-automator/modelsim_cmd.go",
 	"cmd/story-automator/run_cmd.go", // --agent's default and list
-	"cmd/story-automator/stophook_cmd.go",
 	"stophook/settings/",
 	// skill.Claude and skill.Codex stay until skill_cmd.go takes
 	// skill.DefaultProvider and skill.Providers.

@@ -1,11 +1,9 @@
-package main
+package settings
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/story-automator/story-automator/internal/cliio"
 )
 
 // transientBinary reports why exe is a binary that will vanish (a `go run`
@@ -51,17 +49,18 @@ func binaryOnPath(getenv func(string) string) string {
 // hookBinary picks the binary the installed hook runs: this one, unless it is
 // transient — then the one on PATH, or with force this one after a loud
 // warning, or else a failure saying how to install the tool.
-func hookBinary(e *runtimeEnv, exe string, force bool) (path, warning string, err error) {
-	why := transientBinary(exe, e.Getenv)
+func hookBinary(exe string, force bool, getenv func(string) string) (path, warning string, err error) {
+	why := transientBinary(exe, getenv)
 	if why == "" {
 		return exe, "", nil
 	}
-	if p := binaryOnPath(e.Getenv); p != "" && transientBinary(p, e.Getenv) == "" {
+	if p := binaryOnPath(getenv); p != "" && transientBinary(p, getenv) == "" {
 		return p, "this binary (" + exe + ") is temporary: " + why + "; the hook runs " + p + " from PATH instead", nil
 	}
 	if force {
 		return exe, "WARNING: the hook runs " + exe + ", which will vanish: " + why, nil
 	}
-	return "", "", cliio.Fail("binary_transient", "refusing to install a hook that runs %s: %s", exe, why).
-		WithAction("install the tool first (go install github.com/story-automator/story-automator/cmd/story-automator@latest, or make install) and run hooks install from it, or pass --force")
+	f := failure("binary_transient", "refusing to install a hook that runs %s: %s", exe, why)
+	f.Hint = "install the tool first (go install github.com/story-automator/story-automator/cmd/story-automator@latest, or make install) and run hooks install from it, or pass --force"
+	return "", "", f
 }

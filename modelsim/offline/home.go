@@ -1,0 +1,48 @@
+package offline
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Error is a refused home: a stable code, the message, and the exit status
+// (2 for a bad agent name or directory, 1 when writing failed).
+type Error struct {
+	Code    string
+	Message string
+	Exit    int
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrorCode, ExitStatus and ErrorHint let the command line map the error
+// without knowing the rule behind it (see cliio.Coded).
+func (e *Error) ErrorCode() string { return e.Code }
+func (e *Error) ExitStatus() int   { return e.Exit }
+func (e *Error) ErrorHint() string { return "" }
+
+// WriteHome writes a private home in dir that points agent's CLI at the
+// model endpoint url, trusting the folders in trust, and returns the
+// variables (NAME=value) that select it. Relative paths are made absolute;
+// a trust folder that cannot be is left out.
+func WriteHome(agent, dir, url string, trust []string) ([]string, error) {
+	write, ok := For(agent)
+	if !ok {
+		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home-agent must be claude, codex or gemini, got %q", agent), Exit: 2}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home %q: %v", dir, err), Exit: 2}
+	}
+	var trusted []string
+	for _, t := range trust {
+		if a, err := filepath.Abs(t); err == nil {
+			trusted = append(trusted, a)
+		}
+	}
+	env, err := write(Config{Home: abs, BaseURL: url, Trusted: trusted})
+	if err != nil {
+		return nil, &Error{Code: "model_sim_home", Message: err.Error(), Exit: 1}
+	}
+	return env.Pairs(), nil
+}

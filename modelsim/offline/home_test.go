@@ -1,0 +1,19 @@
+package offline
+
+import (
+	"errors"
+	"testing"
+)
+
+// An unknown agent is a usage error; a known one gets its home and variables.
+func TestWriteHomeRefusesAnUnknownAgent(t *testing.T) {
+	_, err := WriteHome("vim", t.TempDir(), "http://127.0.0.1:1", nil)
+	var oe *Error
+	if !errors.As(err, &oe) || oe.Code != "usage_error" || oe.Exit != 2 {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	env, err := WriteHome("claude", t.TempDir(), "http://127.0.0.1:1", []string{"."})
+	if err != nil || len(env) == 0 {
+		t.Fatalf("claude home: %v %v", env, err)
+	}
+}

@@ -1,0 +1,73 @@
+package skill
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error is a refused skill operation: a stable code, the message, and the
+// exit status (2 for a bad provider or scope, 1 otherwise).
+type Error struct {
+	Code    string
+	Message string
+	Exit    int
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrorCode, ExitStatus and ErrorHint let the command line map the error
+// without knowing the rule behind it (see cliio.Coded).
+func (e *Error) ErrorCode() string { return e.Code }
+func (e *Error) ExitStatus() int   { return e.Exit }
+func (e *Error) ErrorHint() string { return "" }
+
+// Target is where a provider reads the skill at a scope.
+type Target struct {
+	Provider, Scope, Root string
+	Getenv                func(string) string
+}
+
+// path is the skill file of t and the directory uninstall stops removing
+// empty folders at: the project root, or the user's home.
+func (t Target) path() (path, stop string, err error) {
+	p, err := Path(t.Provider, t.Scope, t.Root, t.Getenv)
+	if err != nil {
+		return "", "", &Error{Code: "usage_error", Message: err.Error(), Exit: 2}
+	}
+	stop = t.Root
+	if t.Scope == User {
+		stop = t.Getenv("HOME")
+	}
+	return p, stop, nil
+}
+
+// InstallTo writes the skill where t's provider reads it (force replaces a
+// different file there).
+func InstallTo(t Target, force bool) (Result, error) {
+	p, _, err := t.path()
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := Install(p, force)
+	return r, fileError(err)
+}
+
+// UninstallFrom removes the skill t's provider reads, when it is unchanged.
+func UninstallFrom(t Target) (Result, error) {
+	p, stop, err := t.path()
+	if err != nil {
+		return Result{}, err
+	}
+	r, err := Uninstall(p, stop)
+	return r, fileError(err)
+}
+
+func fileError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNotOurs):
+		return &Error{Code: "skill_conflict", Message: fmt.Sprint(err), Exit: 1}
+	}
+	return &Error{Code: "skill_io", Message: fmt.Sprint(err), Exit: 1}
+}

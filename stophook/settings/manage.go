@@ -1,0 +1,292 @@
+package settings
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// geminiProjectNotice is reported after a Gemini project install: Gemini CLI
+// 0.61 ignores a project's hooks in a folder it does not trust.
+const geminiProjectNotice = "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"
+
+// Exit statuses an Error carries (SPEC: 1 = operation failed, 2 = usage).
+const (
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// Error is a refused hooks operation: a stable code, the message, an optional
+// next step, the exit status, and extra JSON fields naming the file.
+type Error struct {
+	Code    string
+	Message string
+	Hint    string
+	Exit    int
+	Fields  map[string]any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrorCode, ExitStatus, ErrorHint and ErrorFields let the command line map
+// the error without knowing the rule behind it (see cliio.Coded).
+func (e *Error) ErrorCode() string           { return e.Code }
+func (e *Error) ExitStatus() int             { return e.Exit }
+func (e *Error) ErrorHint() string           { return e.Hint }
+func (e *Error) ErrorFields() map[string]any { return e.Fields }
+
+func usageError(format string, args ...any) *Error {
+	return &Error{Code: "usage_error", Message: fmt.Sprintf(format, args...), Exit: ExitUsage}
+}
+
+func failure(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Exit: ExitFailed}
+}
+
+// fileError is err about the settings file at loc.
+func fileError(err error, loc Location) *Error {
+	f := failure(Code(err), "%v", err)
+	f.Fields = map[string]any{"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path}
+	return f
+}
+
+// Env is what a hooks operation reads of the world.
+type Env struct {
+	ProjectRoot string
+	Getenv      func(string) string
+	Now         func() time.Time
+	// Exe is the path of this binary, which the hook runs.
+	Exe func() (string, error)
+	// Codex lists the hooks Codex sees (CodexAppServer{} in production).
+	Codex CodexLister
+}
+
+// Change is one `hooks install` or `hooks uninstall`.
+type Change struct {
+	Provider, Scope string
+	Install         bool
+	DryRun          bool
+	// Force installs a transient binary (with a warning) instead of refusing.
+	Force bool
+}
+
+// Changed is what a change did: the JSON fields to print, the settings
+// file's result, and a warning the user should see at once ("" = none).
+type Changed struct {
+	Fields  map[string]any
+	Result  Result
+	Warning string
+}
+
+// Locate resolves a provider and scope given by name to a settings file.
+func (e Env) locate(provider, scope string) (Location, error) {
+	p := Provider(provider)
+	if len(Scopes(p)) == 0 {
+		return Location{}, usageError("--provider must be %s, got %q", providerList(), p)
+	}
+	s := Scope(scope)
+	if s != ScopeProject && s != ScopeLocal && s != ScopeUser {
+		return Location{}, usageError("--scope must be project, local or user, got %q", s)
+	}
+	loc, err := Locate(p, s, e.ProjectRoot, e.Getenv)
+	if errors.Is(err, ErrUnsupportedScope) {
+		return loc, usageError("%v", err)
+	}
+	if err != nil {
+		return loc, fileError(err, loc)
+	}
+	return loc, nil
+}
+
+// CurrentHook is the entry install writes for this binary.
+func (e Env) CurrentHook() (Hook, error) {
+	exe, err := e.Exe()
+	if err != nil {
+		return Hook{}, failure("binary_path", "cannot determine the path of this binary: %v", err)
+	}
+	h, err := NewHook(exe)
+	if err != nil {
+		return Hook{}, failure("binary_path", "%v", err)
+	}
+	return h, nil
+}
+
+// Apply runs an install or uninstall on the selected settings file (and, for
+// Codex, its config.toml).
+func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
+	var out Changed
+	loc, err := e.locate(ch.Provider, ch.Scope)
+	if err != nil {
+		return out, err
+	}
+	opt := Options{DryRun: ch.DryRun, Now: e.Now}
+	var codexKeys []string
+	h, err := e.CurrentHook()
+	if !ch.Install && loc.Provider == Codex {
+		// Codex's trust keys name the entries' positions: read them before they go.
+		if codexKeys, err = CodexHookKeys(loc.Path, h); err != nil {
+			return out, fileError(err, loc)
+		}
+	}
+	if ch.Install {
+		if err != nil {
+			return out, err
+		}
+		if h, out.Warning, err = e.installableHook(h, ch.Force); err != nil {
+			return out, err
+		}
+		h = h.For(loc.Provider)
+		out.Result, err = Install(loc.Path, h, opt)
+	} else {
+		// Without a resolvable binary, uninstall still recognises ours by name.
+		h = h.For(loc.Provider)
+		out.Result, err = Uninstall(loc.Path, h, opt)
+	}
+	if err != nil {
+		return out, fileError(err, loc)
+	}
+	out.Fields = changeFields(loc, out.Result, h, opt.DryRun, ch.Install)
+	if out.Warning != "" {
+		out.Fields["warning"] = out.Warning
+	}
+	if loc.Provider == Codex {
+		codex, action, err := e.codexConfigChange(ctx, loc, h, codexKeys, ch.Install, opt.DryRun)
+		if err != nil {
+			return out, fileError(err, loc)
+		}
+		out.Fields["codex"] = codex
+		if action != "" {
+			out.Fields["notice"] = "Codex will not run the hook yet: " + action
+		}
+	}
+	return out, nil
+}
+
+// codexConfigChange does the config.toml half of a Codex install (hooks on,
+// our entries trusted with the hashes Codex lists) or uninstall (our trust
+// entries removed); action is what the user must still do for Codex to run it.
+func (e Env) codexConfigChange(ctx context.Context, loc Location, h Hook, keys []string, install, dryRun bool) (out any, action string, err error) {
+	cfg, err := CodexConfigPath(e.Getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	if install {
+		st, err := SetupCodex(ctx, loc, h, cfg, e.Codex, e.ProjectRoot, dryRun)
+		return st, st.Action, err
+	}
+	actions, err := ForgetCodexTrust(cfg, keys, dryRun)
+	if err != nil {
+		return nil, "", err
+	}
+	return map[string]any{"configFile": cfg, "actions": actions}, "", nil
+}
+
+// installableHook swaps a transient binary for a lasting one (see hookBinary).
+func (e Env) installableHook(h Hook, force bool) (Hook, string, error) {
+	exe, err := e.Exe()
+	if err != nil {
+		return h, "", nil
+	}
+	path, warning, err := hookBinary(exe, force, e.Getenv)
+	if err != nil || path == exe {
+		return h, warning, err
+	}
+	nh, err := NewHook(path)
+	if err != nil {
+		return h, "", failure("binary_path", "%v", err)
+	}
+	return nh, warning, nil
+}
+
+func changeFields(loc Location, res Result, h Hook, dryRun, install bool) map[string]any {
+	out := map[string]any{
+		"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path,
+		"changed": res.Changed, "created": res.Created, "dryRun": dryRun,
+		"backup": nil, "actions": append([]string{}, res.Actions...),
+	}
+	if !install {
+		out["restored"], out["removed"] = res.Restored, res.Removed
+	}
+	if res.Backup != "" {
+		out["backup"] = res.Backup
+	}
+	if res.Path != loc.Path {
+		out["target"] = res.Path
+	}
+	if install {
+		out["command"] = h.Command
+		out["timeout"] = h.Timeout
+		out["event"] = h.Event
+		if loc.Provider == Gemini && loc.Scope == ScopeProject {
+			out["notice"] = geminiProjectNotice
+		}
+	}
+	if dryRun {
+		out["content"] = string(res.Content)
+	}
+	return out
+}
+
+// Report is `hooks status`: every provider's settings files and what they say
+// about our hook.
+type Report struct {
+	Command   string
+	Installed bool
+	Hooks     []Status
+}
+
+// Survey inspects every provider and scope for our hook.
+func Survey(ctx context.Context, e Env) (Report, error) {
+	h, err := e.CurrentHook()
+	if err != nil {
+		return Report{}, err
+	}
+	rep := Report{Command: h.Command}
+	for _, p := range Providers() {
+		for _, s := range Scopes(p) {
+			loc, err := Locate(p, s, e.ProjectRoot, e.Getenv)
+			st := Status{Location: loc, Entries: []Entry{}}
+			if err != nil {
+				st.Error, st.Message = Code(err), err.Error()
+			} else {
+				st = Inspect(loc, h.For(p), e.Getenv)
+			}
+			if p == Codex && st.Installed {
+				if cfg, err := CodexConfigPath(e.Getenv); err == nil {
+					cs := InspectCodex(ctx, loc, h, cfg, e.Codex, e.ProjectRoot)
+					st.Codex = &cs
+				}
+			}
+			rep.Installed = rep.Installed || st.Installed
+			rep.Hooks = append(rep.Hooks, st)
+		}
+	}
+	return rep, nil
+}
+
+// Providers lists the providers whose settings take our hook, from the agent
+// profile table, in the order status reports them.
+func Providers() []Provider {
+	var out []Provider
+	for _, p := range child.HookProviders() {
+		out = append(out, Provider(p))
+	}
+	return out
+}
+
+// providerList is the providers as a sentence: "a, b or c".
+func providerList() string {
+	ps := Providers()
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = string(p)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}

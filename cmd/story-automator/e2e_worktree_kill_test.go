@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +17,10 @@ import (
 // gitTrap puts a git on PATH that, the first time its arguments hold
 // match, says so on a fifo and blocks (before running the real git, or
 // after it when after is set), so the test can kill the run right there.
-// It returns the PATH to run with and the fifo to read.
+// It returns the PATH to run with and the fifo to read: the trapped
+// process writes its pid there. (A git the run starts is in a process group
+// of its own, so killing the run's group leaves the trap waiting: the test
+// kills it too, as if the machine had gone down.)
 func gitTrap(t *testing.T, match string, after bool) (path, started string) {
 	t.Helper()
 	real, err := exec.LookPath("git")
@@ -30,7 +34,7 @@ func gitTrap(t *testing.T, match string, after bool) (path, started string) {
 			t.Fatal(err)
 		}
 	}
-	trap := "mkdir " + dir + "/once 2>/dev/null && { echo go > " + started + "; read x < " + release + "; }"
+	trap := "mkdir " + dir + "/once 2>/dev/null && { echo $$ > " + started + "; read x < " + release + "; }"
 	script := "#!/bin/sh\ncase \" $* \" in\n*\" " + match + " \"*)\n"
 	if after {
 		script += "\t" + real + " \"$@\"; rc=$?\n\t" + trap + "\n\texit $rc ;;\n"
@@ -74,9 +78,10 @@ func TestE2EWorktreeRunKilledWhileMakingAWorktreeOrLandingResumesToNothingLeft(t
 			ended := make(chan error, 1)
 			go func() { ended <- run.Wait() }()
 			reached := make(chan struct{})
+			var trapped []byte
 			go func() {
 				if f, err := os.Open(started); err == nil { // returns once the trap opened it for writing
-					_, _ = io.ReadAll(f)
+					trapped, _ = io.ReadAll(f)
 					f.Close()
 				}
 				close(reached)
@@ -94,6 +99,13 @@ func TestE2EWorktreeRunKilledWhileMakingAWorktreeOrLandingResumesToNothingLeft(t
 				t.Fatal(err)
 			}
 			<-ended
+			pid, err := strconv.Atoi(strings.TrimSpace(string(trapped)))
+			if err != nil {
+				t.Fatalf("the trap said %q, not its pid", trapped)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatalf("kill the trapped git %d: %v", pid, err)
+			}
 			if dirty := p.git("status", "--porcelain", "--untracked-files=no"); dirty != "" {
 				t.Fatalf("the kill left the user's tree half merged:\n%s", dirty)
 			}

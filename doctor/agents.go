@@ -26,7 +26,7 @@ func Agents(ctx context.Context, asked, environ []string) ([]string, error) {
 			}
 		}
 		if len(asked) == 0 {
-			asked = []string{child.DoctorDefaultAgent()}
+			asked = []string{child.DefaultAgent()}
 		}
 		return asked, nil
 	}

@@ -24,18 +24,15 @@ var text []byte
 // Text is the SKILL.md this binary installs.
 func Text() []byte { return append([]byte(nil), text...) }
 
-// Providers (agents whose profile names skill folders) and scopes.
-// Claude and Codex stay for callers that still name a provider; the table
-// (child.SkillAgents) is the list.
+// Scopes: a skill for this project, or for the user's every project. The
+// providers are the agents whose profile names skill folders (Providers).
 const (
-	Claude  = child.AgentClaude
-	Codex   = child.AgentCodex
 	Project = "project"
 	User    = "user"
 )
 
 // DefaultProvider is the provider an install targets when none is named.
-func DefaultProvider() string { return child.DoctorDefaultAgent() }
+func DefaultProvider() string { return child.DefaultAgent() }
 
 // Providers lists the agents that read the skills this tool installs.
 func Providers() []string { return child.SkillAgents() }

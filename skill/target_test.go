@@ -15,7 +15,7 @@ func TestTargetRefusalsCarryTheirCode(t *testing.T) {
 	if !errors.As(err, &se) || se.Code != "usage_error" || se.Exit != 2 {
 		t.Fatalf("bad provider: %v", err)
 	}
-	tg := Target{Provider: Claude, Scope: Project, Root: root, Getenv: getenv}
+	tg := Target{Provider: DefaultProvider(), Scope: Project, Root: root, Getenv: getenv}
 	r, err := InstallTo(tg, false)
 	if err != nil {
 		t.Fatal(err)

@@ -25,11 +25,7 @@ var agentNameHomes = []string{
 // into the table (issue 15); remove each entry as its file is cleaned.
 var agentNamesPending = []string{
 	"cmd/story-automator/modelsim_cmd.go",
-	"cmd/story-automator/run_cmd.go", // --agent's default and list
 	"stophook/settings/",
-	// skill.Claude and skill.Codex stay until skill_cmd.go takes
-	// skill.DefaultProvider and skill.Providers.
-	"skill/skill.go",
 }
 
 // notAgentName marks a literal that only looks like an agent's name (a

@@ -33,7 +33,7 @@ func TestEveryAgentsSessionVariablesAreClearedForAChild(t *testing.T) {
 	if strings.Join(env, " ") != "KEEP=1" {
 		t.Fatalf("%q", env)
 	}
-	if DoctorDefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, gemini or sim" {
-		t.Fatalf("%q %q", DoctorDefaultAgent(), OrList(RunAgents()))
+	if DefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, gemini or sim" {
+		t.Fatalf("%q %q", DefaultAgent(), OrList(RunAgents()))
 	}
 }

@@ -101,9 +101,9 @@ type Facts struct {
 	// relative to the project root, "user": to the state directory, or
 	// "~/" = HOME); nil = it reads none this tool installs.
 	SkillDirs map[string]string
-	// DoctorDefault marks the agent doctor checks when none is asked for
-	// and no CLI is found.
-	DoctorDefault bool
+	// Default marks the agent a run, doctor and `skill install` take when
+	// none is named (one profile).
+	Default bool
 }
 
 // StateHome is the agent's state directory under the environment getenv reads.
@@ -147,10 +147,11 @@ func ProjectDirVars() []string {
 	return out
 }
 
-// DoctorDefaultAgent is the agent doctor checks when it finds none.
-func DoctorDefaultAgent() string {
+// DefaultAgent is the agent a run, doctor and `skill install` take when
+// none is named.
+func DefaultAgent() string {
 	for _, n := range AgentNames() {
-		if profiles[n].DoctorDefault {
+		if profiles[n].Default {
 			return n
 		}
 	}
@@ -177,7 +178,7 @@ var agentFacts = map[string]Facts{
 		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
-		DoctorDefault: true},
+		Default: true},
 	AgentCodex: {StateDir: ".codex", StateDirEnv: "CODEX_HOME",
 		AuthEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, AuthConfig: AuthProviderTOML,
 		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",

@@ -178,7 +178,7 @@ var agentFacts = map[string]Facts{
 		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
-		Default: true},
+		Default:       true},
 	AgentCodex: {StateDir: ".codex", StateDirEnv: "CODEX_HOME",
 		AuthEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, AuthConfig: AuthProviderTOML,
 		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",

@@ -91,6 +91,13 @@ func (s *Store) LockPath() string { return s.Path + ".lock" }
 // Dir is the directory holding the marker, its lock and the history file.
 func (s *Store) Dir() string { return filepath.Dir(s.Path) }
 
+// HistoryFile is the name of the Stop hook's decision log, kept next to the
+// marker (SPEC §6).
+const HistoryFile = "story-automator.history.jsonl"
+
+// HistoryPath is the Stop hook's decision log beside this marker.
+func (s *Store) HistoryPath() string { return filepath.Join(s.Dir(), HistoryFile) }
+
 // Read returns the marker without taking the lock. Readers never see a torn
 // marker because writers replace it by rename.
 func (s *Store) Read() (*Marker, error) {

@@ -13,7 +13,6 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
-	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -73,7 +72,7 @@ func StatePaths(root string, getenv func(string) string, sessionDir string) []st
 	store := marker.NewStore(root, getenv)
 	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
 	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")
-	for _, p := range []string{store.Path, store.LockPath(), markerTemps, filepath.Join(store.Dir(), stophook.HistoryFile), sessionDir + "/"} {
+	for _, p := range []string{store.Path, store.LockPath(), markerTemps, store.HistoryPath(), sessionDir + "/"} {
 		rel, err := filepath.Rel(root, strings.TrimSuffix(p, "/"))
 		if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 			continue

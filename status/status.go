@@ -9,14 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
-	"github.com/story-automator/story-automator/stophook"
 )
 
 // View is everything `status` shows.
@@ -111,7 +109,7 @@ func Collect(root string, getenv func(string) string, now func() time.Time, warn
 	}
 	v.Orchestrator.RunLock = orchestrator.RunLockHeld(root)
 	if v.LastDecision == nil {
-		v.LastDecision = LastHistoryDecision(filepath.Join(store.Dir(), stophook.HistoryFile))
+		v.LastDecision = LastHistoryDecision(store.HistoryPath())
 	}
 	st, path, warnings := orchestrator.ReadLatestState(store, root, now)
 	for _, w := range warnings {

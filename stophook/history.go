@@ -5,13 +5,9 @@ import (
 	"fmt"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"os"
-	"path/filepath"
 
 	"github.com/story-automator/story-automator/marker"
 )
-
-// HistoryFile is the name of the decision log kept next to the marker.
-const HistoryFile = "story-automator.history.jsonl"
 
 // HistoryEntry is one line of the decision log (SPEC §6).
 type HistoryEntry struct {
@@ -30,7 +26,7 @@ func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d
 	if d.Kind == "" {
 		return
 	}
-	path := filepath.Join(store.Dir(), HistoryFile)
+	path := store.HistoryPath()
 	if locked {
 		if err := RotateHistory(path); err != nil {
 			s.Log.Warn().Err(err).Msg("cannot roll the decision history over")

@@ -56,7 +56,7 @@ func (f *shellFixture) markerBytes(t *testing.T) []byte {
 
 func historyLines(t *testing.T, f *shellFixture) []HistoryEntry {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(f.store.Dir(), HistoryFile))
+	data, err := os.ReadFile(f.store.HistoryPath())
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -268,7 +268,7 @@ func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
 
 func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, HistoryFile)
+	p := filepath.Join(dir, marker.HistoryFile)
 	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
 	// Appending alone (the unlocked fail-open path) never rolls over.
 	if err := AppendHistory(p, HistoryEntry{Decision: KindFailOpen}); err != nil {

@@ -54,7 +54,7 @@ func (p *loopProject) stop(t *testing.T, input map[string]any) map[string]any {
 
 func (p *loopProject) history(t *testing.T) []HistoryEntry {
 	t.Helper()
-	f, err := os.Open(filepath.Join(p.store.Dir(), HistoryFile))
+	f, err := os.Open(p.store.HistoryPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -87,7 +87,7 @@ func (p *Project) create(ctx context.Context, m *marker.Marker, replace bool, wa
 	return out, nil
 }
 
-func (p *Project) historyFile() string { return filepath.Join(p.Store.Dir(), stophook.HistoryFile) }
+func (p *Project) historyFile() string { return p.Store.HistoryPath() }
 
 // refuseOver says why a new loop may not replace cur (read with readErr).
 func refuseOver(cur *marker.Marker, readErr error, replace bool) error {

@@ -3,23 +3,13 @@ package skill
 import (
 	"errors"
 	"fmt"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
-// Error is a refused skill operation: a stable code, the message, and the
-// exit status (2 for a bad provider or scope, 1 otherwise).
-type Error struct {
-	Code    string
-	Message string
-	Exit    int
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// ErrorCode, ExitStatus and ErrorHint let the command line map the error
-// without knowing the rule behind it (see cliio.Coded).
-func (e *Error) ErrorCode() string { return e.Code }
-func (e *Error) ExitStatus() int   { return e.Exit }
-func (e *Error) ErrorHint() string { return "" }
+// Error is a refused skill operation (see coded.Error): exit 2 for a bad
+// provider or scope, 1 otherwise.
+type Error = coded.Error
 
 // Target is where a provider reads the skill at a scope.
 type Target struct {

@@ -3,23 +3,13 @@ package offline
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
-// Error is a refused home: a stable code, the message, and the exit status
-// (2 for a bad agent name or directory, 1 when writing failed).
-type Error struct {
-	Code    string
-	Message string
-	Exit    int
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// ErrorCode, ExitStatus and ErrorHint let the command line map the error
-// without knowing the rule behind it (see cliio.Coded).
-func (e *Error) ErrorCode() string { return e.Code }
-func (e *Error) ExitStatus() int   { return e.Exit }
-func (e *Error) ErrorHint() string { return "" }
+// Error is a refused home (see coded.Error): exit 2 for a bad agent name or
+// directory, 1 when writing failed.
+type Error = coded.Error
 
 // WriteHome writes a private home in dir that points agent's CLI at the
 // model endpoint url, trusting the folders in trust, and returns the

@@ -3,49 +3,26 @@ package settings
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/tmux/child"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // geminiProjectNotice is reported after a Gemini project install: Gemini CLI
 // 0.61 ignores a project's hooks in a folder it does not trust.
 const geminiProjectNotice = "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"
 
-// Exit statuses an Error carries (SPEC: 1 = operation failed, 2 = usage).
-const (
-	ExitFailed = 1
-	ExitUsage  = 2
+// Error is a refused hooks operation (see coded.Error); its Fields name the
+// settings file.
+type Error = coded.Error
+
+var (
+	usageError = coded.Usage
+	failure    = coded.Fail
 )
-
-// Error is a refused hooks operation: a stable code, the message, an optional
-// next step, the exit status, and extra JSON fields naming the file.
-type Error struct {
-	Code    string
-	Message string
-	Hint    string
-	Exit    int
-	Fields  map[string]any
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// ErrorCode, ExitStatus, ErrorHint and ErrorFields let the command line map
-// the error without knowing the rule behind it (see cliio.Coded).
-func (e *Error) ErrorCode() string           { return e.Code }
-func (e *Error) ExitStatus() int             { return e.Exit }
-func (e *Error) ErrorHint() string           { return e.Hint }
-func (e *Error) ErrorFields() map[string]any { return e.Fields }
-
-func usageError(format string, args ...any) *Error {
-	return &Error{Code: "usage_error", Message: fmt.Sprintf(format, args...), Exit: ExitUsage}
-}
-
-func failure(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Exit: ExitFailed}
-}
 
 // fileError is err about the settings file at loc.
 func fileError(err error, loc Location) *Error {

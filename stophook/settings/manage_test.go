@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // The providers come from the agent profile table, in status order.
@@ -24,11 +26,11 @@ func TestApplyRefusalsCarryTheirCodeAndExit(t *testing.T) {
 		Exe: func() (string, error) { return "", errors.New("no exe") }}
 	_, err := Apply(context.Background(), e, Change{Provider: "vim", Scope: "project", Install: true})
 	var se *Error
-	if !errors.As(err, &se) || se.Exit != ExitUsage || se.Code != "usage_error" {
+	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || se.Code != "usage_error" {
 		t.Fatalf("bad provider: %v", err)
 	}
 	_, err = Apply(context.Background(), e, Change{Provider: "claude", Scope: "project", Install: true})
-	if !errors.As(err, &se) || se.Exit != ExitFailed || se.Code != "binary_path" {
+	if !errors.As(err, &se) || se.Exit != coded.ExitFailed || se.Code != "binary_path" {
 		t.Fatalf("no binary: %v", err)
 	}
 }

@@ -1,0 +1,23 @@
+package coded
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// The one coded error carries what a command needs to print its failure,
+// also when it is wrapped.
+func TestErrorCarriesItsPlaceInTheContract(t *testing.T) {
+	u := Usage("--x must be %d", 3)
+	if u.Code != "usage_error" || u.Exit != ExitUsage || u.Error() != "--x must be 3" {
+		t.Fatalf("usage: %+v", u)
+	}
+	f := Fail("marker_io", "cannot write %s", "m.json")
+	f.Hint, f.Fields = "check the disk", map[string]any{"file": "m.json"}
+	var got *Error
+	if !errors.As(fmt.Errorf("loop start: %w", f), &got) || got.ErrorCode() != "marker_io" || got.ExitStatus() != ExitFailed ||
+		got.ErrorHint() != "check the disk" || got.ErrorFields()["file"] != "m.json" {
+		t.Fatalf("wrapped failure: %+v", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/modelsim/offline"
+	"github.com/story-automator/story-automator/tmux/child"
 
 	"github.com/urfave/cli/v2"
 
@@ -25,17 +26,14 @@ func modelSimCommand() *cli.Command {
 		Description: "Prints its base URL, then serves until interrupted. The brain works through the CLI's own tools:\n" +
 			"a story-automator step prompt makes the agent run `story-automator agent-sim --behaviour bmad` in its shell;\n" +
 			"a prompt that says run `CMD` makes it run CMD; --script FILE adds rules (see the README).\n\n" +
-			"Point the CLIs at it:\n" +
-			"  claude:  ANTHROPIC_BASE_URL=URL ANTHROPIC_API_KEY=any\n" +
-			"  codex:   config.toml model_provider with base_url = \"URL/v1\", wire_api = \"responses\", env_key\n" +
-			"  gemini:  GOOGLE_GEMINI_BASE_URL=URL GEMINI_API_KEY=any, security.auth.selectedType = \"gemini-api-key\"",
+			modelsim.PointingHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "loopback host:port to listen on (port 0 = any free port)"},
 			&cli.StringFlag{Name: "script", Usage: "YAML or JSON rules the brain follows before its built-in behaviour"},
 			&cli.StringFlag{Name: "record", Usage: "append every exchange (request and answer) to this file as JSON lines"},
 			&cli.BoolFlag{Name: "json", Usage: "print the URLs as JSON even on a terminal"},
 			&cli.StringFlag{Name: "home", Usage: "also write a private HOME in this directory that points --home-agent at this server (its onboarding, key approval and the trust of --trust settled); its environment is printed as `env` (JSON) or export lines"},
-			&cli.StringFlag{Name: "home-agent", Value: "claude", Usage: "the agent CLI --home is written for: claude, codex or gemini"},
+			&cli.StringFlag{Name: "home-agent", Value: child.DefaultAgent(), Usage: "the agent CLI --home is written for: " + child.OrList(offline.Agents())},
 			&cli.StringSliceFlag{Name: "trust", Usage: "with --home: a project folder the CLI trusts (repeatable)"},
 		},
 		Action: modelSimAction,
@@ -74,8 +72,7 @@ func modelSimAction(c *cli.Context) error {
 	}
 	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
 		fmt.Fprintln(e.Out, urls.Base)
-		fmt.Fprintf(e.Out, "model-sim is serving on loopback. Claude Code: ANTHROPIC_BASE_URL=%s; Codex: base_url = %q; Gemini: GOOGLE_GEMINI_BASE_URL=%s. Ctrl-C stops it.\n",
-			urls.Anthropic, urls.OpenAI, urls.Gemini)
+		fmt.Fprintln(e.Out, urls.Serving())
 		for _, kv := range envLines {
 			fmt.Fprintf(e.Out, "export %s\n", kv)
 		}

@@ -3,6 +3,7 @@ package offline
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/story-automator/story-automator/internal/coded"
 )
@@ -18,7 +19,7 @@ type Error = coded.Error
 func WriteHome(agent, dir, url string, trust []string) ([]string, error) {
 	write, ok := For(agent)
 	if !ok {
-		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home-agent must be claude, codex or gemini, got %q", agent), Exit: 2}
+		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home-agent must be %s, got %q", orList(Agents()), agent), Exit: 2}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -35,4 +36,12 @@ func WriteHome(agent, dir, url string, trust []string) ([]string, error) {
 		return nil, &Error{Code: "model_sim_home", Message: err.Error(), Exit: 1}
 	}
 	return env.Pairs(), nil
+}
+
+// orList joins names for a sentence: "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"errors"
+	"sort"
 	"testing"
 )
 
@@ -15,5 +16,18 @@ func TestWriteHomeRefusesAnUnknownAgent(t *testing.T) {
 	env, err := WriteHome("claude", t.TempDir(), "http://127.0.0.1:1", []string{"."})
 	if err != nil || len(env) == 0 {
 		t.Fatalf("claude home: %v %v", env, err)
+	}
+}
+
+// The agents a home can be written for are the ones For knows, sorted.
+func TestAgentsAreTheHomeWriters(t *testing.T) {
+	agents := Agents()
+	if !sort.StringsAreSorted(agents) || len(agents) != 3 {
+		t.Fatalf("agents %v", agents)
+	}
+	for _, a := range agents {
+		if _, ok := For(a); !ok {
+			t.Fatalf("%s listed but has no home writer", a)
+		}
 	}
 }

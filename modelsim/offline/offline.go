@@ -162,9 +162,22 @@ func writeFile(path string, data []byte) error {
 	return nil
 }
 
+// homes are the home writers by agent CLI name.
+var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini}
+
 // For returns the home writer of an agent CLI by its name ("claude",
 // "codex", "gemini"); ok is false for any other name.
 func For(agent string) (write func(Config) (Env, error), ok bool) {
-	write, ok = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini}[agent]
+	write, ok = homes[agent]
 	return write, ok
+}
+
+// Agents lists the agent CLIs a home can be written for, sorted.
+func Agents() []string {
+	out := make([]string, 0, len(homes))
+	for a := range homes {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
 }

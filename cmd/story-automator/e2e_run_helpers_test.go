@@ -198,3 +198,18 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// resumeToOneCommitAStory runs `run --resume` and checks it ends done with
+// one commit for each of the sample's stories.
+func (p *runProject) resumeToOneCommitAStory() {
+	p.t.Helper()
+	res, code := p.run(nil, "run", "--resume", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		p.t.Fatalf("resume exited %d: %v", code, res)
+	}
+	for _, k := range sample.Stories {
+		if n := p.storyCommits()[k]; n != 1 {
+			p.t.Fatalf("story %s has %d commits", k, n)
+		}
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 func TestE2EALockedUserIndexStopsRunAndResumeAtOnceWithTheFileAndTheAction(t *testing.T) {
@@ -72,15 +70,7 @@ func TestE2EAProcessGroupKillMidCommitLeavesGitToFinishAndResumeEndsDone(t *test
 	} else {
 		t.Errorf("the kill took git's hook with it: %v", err)
 	}
-	res, code := p.run(nil, "run", "--resume", "--json")
-	if code != 0 || res["outcome"] != "done" {
-		t.Fatalf("resume exited %d: %v", code, res)
-	}
-	for _, k := range sample.Stories {
-		if n := p.storyCommits()[k]; n != 1 {
-			t.Fatalf("story %s has %d commits", k, n)
-		}
-	}
+	p.resumeToOneCommitAStory()
 	if dirty := p.git("status", "--porcelain", "--untracked-files=all"); dirty != "" {
 		t.Fatalf("status after the resume:\n%s", dirty)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -125,7 +126,7 @@ func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
 	if err := os.WriteFile(log, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	screen, err := monitor.OutputTail(log, 40)
+	screen, err := sessionstate.OutputTail(log, 40)
 	if err != nil || !monitor.ClaudeTurnDone(screen) {
 		t.Fatalf("not a finished turn (%v):\n%s", err, screen)
 	}

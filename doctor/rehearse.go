@@ -11,6 +11,7 @@ import (
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -108,7 +109,7 @@ func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Chec
 
 // lastWords quotes the last non-empty line a failed child printed.
 func lastWords(outputFile string) string {
-	tail, err := monitor.OutputTail(outputFile, 20)
+	tail, err := sessionstate.OutputTail(outputFile, 20)
 	if err != nil {
 		return ""
 	}

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/internal/verify"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/verify"
 
 	"github.com/story-automator/story-automator/internal/shellcmd"
 )

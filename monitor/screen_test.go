@@ -77,13 +77,6 @@ func TestIsDoneLine(t *testing.T) {
 	}
 }
 
-func TestStripANSI(t *testing.T) {
-	in := "\x1b[1;32mgreen\x1b[0m \x1b]0;title\x07plain \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b(Bend"
-	if got := StripANSI(in); got != "green plain link end" {
-		t.Fatalf("%q", got)
-	}
-}
-
 func TestDoneLineScannerReadsOnlyNewOutput(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "out.log")
 	write := func(s string) int64 {
@@ -110,17 +103,5 @@ func TestDoneLineScannerReadsOnlyNewOutput(t *testing.T) {
 	}
 	if n := d.scan(write("say STORY_AUTOMATOR_DONE later\n")); n != 2 {
 		t.Fatalf("mention counted: %d", n)
-	}
-}
-
-func TestOutputTailResolvesEscapesAndOverwrites(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "out.log")
-	data := "one\r\ntwo\r\n\x1b[31mthree\x1b[0m\r\nspin 1\rspin 2\rdone\r\n\r\n"
-	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := OutputTail(p, 2)
-	if err != nil || got != "three\ndone\n" {
-		t.Fatalf("%q %v", got, err)
 	}
 }

@@ -206,7 +206,7 @@ func (o *observer) refusal(st *sessionstate.State) *child.Dialog {
 	if !ok {
 		return nil
 	}
-	tail, err := OutputTail(o.scanner.path, exitTailLines)
+	tail, err := sessionstate.OutputTail(o.scanner.path, exitTailLines)
 	if err != nil {
 		return nil
 	}

@@ -8,9 +8,11 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
-	"github.com/story-automator/story-automator/internal/buildinfo"
-	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/internal/buildinfo"
+	"github.com/story-automator/story-automator/internal/cliapp"
+	"github.com/story-automator/story-automator/internal/cliio"
 )
 
 // commandFactories is filled by each command file's init, so adding a command
@@ -18,6 +20,10 @@ import (
 var commandFactories []func() *cli.Command
 
 func register(f func() *cli.Command) { commandFactories = append(commandFactories, f) }
+
+// version may be set with -ldflags -X main.version=… for builds outside a
+// module download; empty means: ask the build info (internal/buildinfo).
+var version string
 
 // Global flag names (SPEC §2).
 const (
@@ -57,31 +63,15 @@ func newApp(s *cliio.Streams) *cli.App {
 		cmds = append(cmds, f())
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
-	for _, c := range cmds {
-		prepareCommand(c)
-	}
-	app := &cli.App{
-		Name:                 "story-automator",
-		Version:              buildinfo.Version(version),
-		Usage:                "autonomous story-automation runs and prompt loops for AI coding agents, in tmux",
-		Flags:                globalFlags(),
-		Commands:             cmds,
-		Reader:               s.In,
-		Writer:               s.Out,
-		ErrWriter:            s.Err,
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
-		Metadata:             map[string]any{},
-		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return flagUsageError(c.App.Flags, err)
-		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			c.App.Metadata["notFound"] = name
-		},
-	}
-	app.Before = func(c *cli.Context) error { return prepareEnv(c, s) }
-	return app
+	return cliapp.New(cliapp.App{
+		Name:     "story-automator",
+		Version:  buildinfo.Version(version),
+		Usage:    "autonomous story-automation runs and prompt loops for AI coding agents, in tmux",
+		Flags:    globalFlags(),
+		Commands: cmds,
+		Streams:  s,
+		Before:   func(c *cli.Context) error { return prepareEnv(c, s) },
+	})
 }
 
 func prepareEnv(c *cli.Context, s *cliio.Streams) error {
@@ -124,15 +114,24 @@ func prepareEnv(c *cli.Context, s *cliio.Streams) error {
 
 // Run executes the CLI with args (without the program name) and returns the exit code.
 func Run(args []string, s *cliio.Streams) int {
-	if isStopHookCall(args) {
-		return runStopHook(args, s)
+	if opts, first := cliapp.LeadingFlags(globalFlags(), args); first == stopHookName {
+		return runStopHook(args, opts, s)
 	}
 	s = cliio.HumanStreams(s, args)
-	app := newApp(s)
-	full := append([]string{"story-automator"}, reorderArgs(app, helpAsFlag(app, args))...)
-	err := app.Run(full)
-	if name, ok := app.Metadata["notFound"].(string); ok && err == nil {
-		err = cliio.UsageError("unknown command %q (see story-automator --help)", name)
+	return cliio.ExitCode(s, cliapp.Run(newApp(s), args))
+}
+
+// Shorthands of the cliapp checks most commands start with.
+var (
+	noArgs      = cliapp.NoArgs
+	refuseBlank = cliapp.RefuseBlank
+)
+
+// failed maps a domain error to the failure users see: a coded error
+// (internal/coded) keeps its code, hint and exit status.
+func failed(err error) error {
+	if f, ok := cliio.FromCoded(err); ok {
+		return f
 	}
-	return cliio.ExitCode(s, err)
+	return err
 }

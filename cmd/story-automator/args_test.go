@@ -3,42 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/urfave/cli/v2"
 )
-
-func fakeApp() *cli.App {
-	return &cli.App{
-		Flags: globalFlags(),
-		Commands: []*cli.Command{
-			{Name: "monitor-session", Flags: []cli.Flag{&cli.StringFlag{Name: "timeout"}, &cli.BoolFlag{Name: "json"}}},
-			{Name: "loop", Subcommands: []*cli.Command{
-				{Name: "start", Flags: []cli.Flag{&cli.IntFlag{Name: "max-iterations", Aliases: []string{"n"}}}},
-			}},
-		},
-	}
-}
-
-func TestReorderArgs(t *testing.T) {
-	cases := []struct{ in, want []string }{
-		{[]string{"monitor-session", "NAME", "--timeout", "3s"}, []string{"monitor-session", "--timeout", "3s", "--", "NAME"}},
-		{[]string{"monitor-session", "--timeout=3s", "NAME", "--json"}, []string{"monitor-session", "--timeout=3s", "--json", "--", "NAME"}},
-		{[]string{"loop", "start", "do the thing", "--max-iterations", "3"}, []string{"loop", "start", "--max-iterations", "3", "--", "do the thing"}},
-		{[]string{"loop", "start", "-n", "3", "-x-prompt-starting-with-dash"}, []string{"loop", "start", "-n", "3", "-x-prompt-starting-with-dash"}},
-		{[]string{"loop", "start", "--", "--not-a-flag", "--max-iterations"}, []string{"loop", "start", "--", "--not-a-flag", "--max-iterations"}},
-		{[]string{"monitor-session", "N", "--project-root", "/p"}, []string{"--project-root", "/p", "monitor-session", "--", "N"}},
-		{[]string{"--log-level", "debug", "monitor-session", "N"}, []string{"--log-level", "debug", "monitor-session", "--", "N"}},
-		{[]string{"unknown", "x", "--y"}, []string{"unknown", "x", "--y"}},
-	}
-	for _, tc := range cases {
-		if got := reorderArgs(fakeApp(), tc.in); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("reorderArgs(%q)\n got %q\nwant %q", tc.in, got, tc.want)
-		}
-	}
-}
 
 func runCLI(t *testing.T, root string, args ...string) (map[string]any, int) {
 	t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 
 	"github.com/urfave/cli/v2"
@@ -43,21 +42,21 @@ func markerCommand() *cli.Command {
 					&cli.StringFlag{Name: "step", Usage: "the step now being worked on"},
 					&cli.IntFlag{Name: "remaining", Usage: "stories not yet done (unchanged when not given)"},
 				},
-				Action: markerHeartbeat,
+				Action: markerChange(markerHeartbeat),
 			},
 			{Name: "show", Usage: "print the marker", Action: markerShow},
 			{
 				Name:   "pause",
 				Usage:  "pause the run: the Stop hook stops guarding it",
 				Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the run is paused (shown by status)"}},
-				Action: markerPause,
+				Action: markerChange(markerPause),
 			},
-			{Name: "resume", Usage: "resume a paused run", Action: markerResume},
+			{Name: "resume", Usage: "resume a paused run", Action: markerChange(markerResume)},
 			{
 				Name:   "claim",
 				Usage:  "make an agent session the owner of the run",
 				Flags:  []cli.Flag{&cli.StringFlag{Name: "owner-session", Usage: "the new owner (default $CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID)"}},
-				Action: markerClaim,
+				Action: markerChange(markerClaim),
 			},
 			{Name: "remove", Usage: "delete the marker", Action: markerRemove},
 		},
@@ -76,13 +75,6 @@ func markerFailure(err error) error {
 func markerStore(c *cli.Context) *marker.Store {
 	e := envOf(c)
 	return marker.NewStore(e.ProjectRoot, e.Getenv)
-}
-
-func noArgs(c *cli.Context) error {
-	if c.NArg() > 0 {
-		return cliio.UsageError("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
-	}
-	return nil
 }
 
 func markerCreate(c *cli.Context) error {
@@ -104,44 +96,70 @@ func markerCreate(c *cli.Context) error {
 		return cliio.UsageError("%v", err)
 	}
 	st := markerStore(c)
-	out, err := st.Create(context.Background(), m, c.Bool("force"))
+	out, err := st.Create(c.Context, m, c.Bool("force"))
 	if err != nil {
 		return markerFailure(err)
 	}
 	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": out})
 }
 
-func markerHeartbeat(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	if c.IsSet("remaining") && c.Int("remaining") < 0 {
-		return cliio.UsageError("--remaining must not be negative")
-	}
-	e := envOf(c)
-	st := markerStore(c)
-	var p marker.Progress
-	for _, f := range []struct {
-		name string
-		to   **string
-	}{{"story", &p.Story}, {"step", &p.Step}} {
-		if c.IsSet(f.name) {
-			v := c.String(f.name)
-			*f.to = &v
+// markerChange wires a subcommand that changes the marker under its lock:
+// change reads the flags and returns the change to make.
+func markerChange(change func(c *cli.Context) (func(*marker.Marker), error)) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if err := noArgs(c); err != nil {
+			return err
 		}
+		fn, err := change(c)
+		if err != nil {
+			return err
+		}
+		st := markerStore(c)
+		m, err := st.Modify(c.Context, func(m *marker.Marker) error { fn(m); return nil })
+		if err != nil {
+			return markerFailure(err)
+		}
+		return cliio.OKJSON(envOf(c).Out, map[string]any{"path": st.Path, "marker": m})
 	}
+}
+
+func markerHeartbeat(c *cli.Context) (func(*marker.Marker), error) {
+	var p marker.Progress
 	if c.IsSet("remaining") {
 		n := c.Int("remaining")
+		if n < 0 {
+			return nil, cliio.UsageError("--remaining must not be negative")
+		}
 		p.Remaining = &n
 	}
-	m, err := st.Modify(context.Background(), func(m *marker.Marker) error {
-		m.Beat(p, e.Now())
-		return nil
-	})
-	if err != nil {
-		return markerFailure(err)
+	if c.IsSet("story") {
+		p.Story = ptr(c.String("story"))
 	}
-	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
+	if c.IsSet("step") {
+		p.Step = ptr(c.String("step"))
+	}
+	return func(m *marker.Marker) { m.Beat(p, envOf(c).Now()) }, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func markerPause(c *cli.Context) (func(*marker.Marker), error) {
+	return func(m *marker.Marker) { m.Pause(c.String("reason")) }, nil
+}
+
+func markerResume(*cli.Context) (func(*marker.Marker), error) {
+	return (*marker.Marker).Resume, nil
+}
+
+func markerClaim(c *cli.Context) (func(*marker.Marker), error) {
+	owner := c.String("owner-session")
+	if owner == "" {
+		owner = child.AgentSessionID(envOf(c).Getenv)
+	}
+	if owner == "" {
+		return nil, cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
+	}
+	return func(m *marker.Marker) { m.Claim(owner) }, nil
 }
 
 func markerShow(c *cli.Context) error {
@@ -162,63 +180,14 @@ func markerShow(c *cli.Context) error {
 	return cliio.OKJSON(e.Out, map[string]any{"exists": true, "path": st.Path, "marker": m})
 }
 
-func markerPause(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	return markerSet(c, func(m *marker.Marker) error {
-		m.Pause(c.String("reason"))
-		return nil
-	})
-}
-
-func markerResume(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	return markerSet(c, func(m *marker.Marker) error {
-		m.Resume()
-		return nil
-	})
-}
-
-func markerClaim(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	e := envOf(c)
-	owner := c.String("owner-session")
-	if owner == "" {
-		owner = child.AgentSessionID(e.Getenv)
-	}
-	if owner == "" {
-		return cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
-	}
-	return markerSet(c, func(m *marker.Marker) error {
-		m.Claim(owner)
-		return nil
-	})
-}
-
-func markerSet(c *cli.Context, fn func(*marker.Marker) error) error {
-	e := envOf(c)
-	st := markerStore(c)
-	m, err := st.Modify(context.Background(), fn)
-	if err != nil {
-		return markerFailure(err)
-	}
-	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "marker": m})
-}
-
 func markerRemove(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
-	e := envOf(c)
 	st := markerStore(c)
-	existed, err := st.Remove(context.Background())
+	existed, err := st.Remove(c.Context)
 	if err != nil {
 		return markerFailure(err)
 	}
-	return cliio.OKJSON(e.Out, map[string]any{"path": st.Path, "removed": existed})
+	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": st.Path, "removed": existed})
 }

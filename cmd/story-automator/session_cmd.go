@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +8,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -54,6 +50,11 @@ func sessionStateDir(e *runtimeEnv) string {
 	return d
 }
 
+// projectSessions is this project's child sessions on the configured server.
+func projectSessions(e *runtimeEnv) child.Project {
+	return child.Project{Tmux: sessionTmux(e), Root: e.ProjectRoot, Dir: sessionStateDir(e)}
+}
+
 // sessionName reads and checks the NAME argument.
 func sessionName(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
@@ -71,14 +72,30 @@ func tmuxFailure(err error) error {
 	return cliio.Fail(tmux.Code(err), "%v", err)
 }
 
+// warn prints warnings on stderr.
+func warn(e *runtimeEnv, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintf(e.Err, "story-automator: warning: %s\n", w)
+	}
+}
+
+// warned prints warnings on stderr and adds them to fields, when there are any.
+func warned(e *runtimeEnv, fields map[string]any, warnings []string) map[string]any {
+	warn(e, warnings)
+	if len(warnings) > 0 {
+		fields["warnings"] = warnings
+	}
+	return fields
+}
+
 func sessionList(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
 	e := envOf(c)
-	sessions, warnings, err := childSessions(context.Background(), e)
+	sessions, warnings, err := projectSessions(e).List(c.Context)
 	if err != nil {
-		return tmuxFailure(err)
+		return failed(err)
 	}
 	out := []map[string]any{}
 	for _, s := range sessions {
@@ -86,34 +103,7 @@ func sessionList(c *cli.Context) error {
 			out = append(out, s.Row())
 		}
 	}
-	fields := map[string]any{"sessions": out}
-	if len(warnings) > 0 {
-		fields["warnings"] = warnings
-	}
-	return cliio.OKJSON(e.Out, fields)
-}
-
-// childSessions lists the tmux server's child sessions once each, sorted by
-// name, warning about corrupt state files it moved aside.
-func childSessions(ctx context.Context, e *runtimeEnv) ([]child.Listed, []string, error) {
-	out, moved, err := child.ListSessions(ctx, sessionTmux(e), e.ProjectRoot, sessionStateDir(e))
-	var warnings []string
-	for _, m := range moved {
-		warnings = append(warnings, movedAsideWarnings(e, m)...)
-	}
-	return out, warnings, err
-}
-
-// movedAsideWarnings tells the user, on stderr and as the JSON's warnings,
-// about a corrupt session state that err says was moved aside.
-func movedAsideWarnings(e *runtimeEnv, err error) []string {
-	var moved *sessionstate.MovedAside
-	if !errors.As(err, &moved) {
-		return nil
-	}
-	msg := "session state " + moved.Error()
-	fmt.Fprintf(e.Err, "story-automator: warning: %s\n", msg)
-	return []string{msg}
+	return cliio.OKJSON(e.Out, warned(e, map[string]any{"sessions": out}, warnings))
 }
 
 func sessionStatus(c *cli.Context) error {
@@ -122,30 +112,13 @@ func sessionStatus(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	exists, err := sessionTmux(e).HasSession(context.Background(), name)
+	st, err := projectSessions(e).Status(c.Context, name)
+	fields := warned(e, map[string]any{"session": name, "exists": st.Exists}, st.Warnings)
 	if err != nil {
-		return tmuxFailure(err)
+		return failed(err)
 	}
-	st, stErr := child.ReconciledSession(sessionStateDir(e), name)
-	if stErr != nil && !errors.Is(stErr, marker.ErrNotFound) {
-		return cliio.Fail("session_state_unreadable", "%v", stErr)
-	}
-	warnings := movedAsideWarnings(e, stErr)
-	if !exists && st == nil {
-		f := cliio.Fail("session_not_found", "no session %s on this tmux server and no recorded state", name)
-		if len(warnings) > 0 {
-			f.Fields = map[string]any{"warnings": warnings}
-		}
-		return f
-	}
-	fields := map[string]any{"session": name, "exists": exists}
-	if len(warnings) > 0 {
-		fields["warnings"] = warnings
-	}
-	if st != nil {
-		fields["state"] = st
-		fields["lifecycle"] = st.Lifecycle
-		fields["outputFile"] = st.OutputFile
+	if st.State != nil {
+		fields["state"], fields["lifecycle"], fields["outputFile"] = st.State, st.State.Lifecycle, st.State.OutputFile
 	}
 	return cliio.OKJSON(e.Out, fields)
 }
@@ -155,28 +128,19 @@ func sessionCapture(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	lines := c.Int("lines")
-	if lines < 0 {
+	if c.Int("lines") < 0 {
 		return cliio.UsageError("--lines must not be negative")
 	}
 	e := envOf(c)
-	text, err := sessionTmux(e).CapturePane(context.Background(), name, lines)
-	if err == nil {
-		return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "pane", "text": text})
-	}
-	if !errors.Is(err, tmux.ErrNoSession) && !errors.Is(err, tmux.ErrNoServer) {
-		return tmuxFailure(err)
-	}
-	// The session is gone; its output file still has everything it printed.
-	st, stErr := sessionstate.Read(sessionStateDir(e), name)
-	if stErr != nil || st.OutputFile == "" {
-		return cliio.Fail("session_not_found", "no session %s and no recorded output", name)
-	}
-	tail, err := monitor.OutputTail(st.OutputFile, lines)
+	got, err := projectSessions(e).Capture(c.Context, name, c.Int("lines"))
 	if err != nil {
-		return cliio.Fail("output_unreadable", "%v", err)
+		return failed(err)
 	}
-	return cliio.OKJSON(e.Out, map[string]any{"session": name, "source": "outputFile", "outputFile": st.OutputFile, "text": tail})
+	fields := map[string]any{"session": name, "source": got.Source, "text": got.Text}
+	if got.OutputFile != "" {
+		fields["outputFile"] = got.OutputFile
+	}
+	return cliio.OKJSON(e.Out, fields)
 }
 
 func sessionKill(c *cli.Context) error {
@@ -185,11 +149,8 @@ func sessionKill(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	if err := sessionTmux(e).KillSession(context.Background(), name); err != nil {
-		if errors.Is(err, tmux.ErrNoServer) {
-			return cliio.Fail("session_not_found", "no session %s: no tmux server", name)
-		}
-		return tmuxFailure(err)
+	if err := projectSessions(e).Kill(c.Context, name); err != nil {
+		return failed(err)
 	}
 	return cliio.OKJSON(e.Out, map[string]any{"session": name, "killed": true})
 }
@@ -203,20 +164,11 @@ func sessionKillAll(c *cli.Context) error {
 		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")
 	}
 	e := envOf(c)
-	tc := sessionTmux(e)
-	ctx := context.Background()
-	sessions, _, err := childSessions(ctx, e)
+	killed, err := projectSessions(e).KillAll(c.Context, all)
 	if err != nil {
-		return tmuxFailure(err)
+		return failed(err)
 	}
-	scope := "project"
-	if all {
-		scope = "all-projects"
-	}
-	killed, err := child.KillAll(ctx, tc, sessions, all)
-	if err != nil {
-		return tmuxFailure(err)
-	}
+	scope := map[bool]string{false: "project", true: "all-projects"}[all]
 	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})
 }
 
@@ -230,7 +182,7 @@ func sessionAttach(c *cli.Context) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	if err := sessionTmux(e).Attach(context.Background(), name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err}); err != nil {
+	if err := sessionTmux(e).Attach(c.Context, name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err}); err != nil {
 		return tmuxFailure(err)
 	}
 	return nil

@@ -69,7 +69,8 @@ func statusAction(c *cli.Context) error {
 func liveSessions(e *runtimeEnv) ([]status.Session, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	sessions, warnings, err := childSessions(ctx, e)
+	sessions, warnings, err := projectSessions(e).List(ctx)
+	warn(e, warnings)
 	if err != nil {
 		return []status.Session{}, nil
 	}

@@ -37,3 +37,51 @@ func OrDash(s string) string {
 	}
 	return s
 }
+
+// StripANSI removes terminal escape sequences (CSI, OSC and two-byte escapes).
+func StripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0x1b {
+			b.WriteByte(s[i])
+			continue
+		}
+		i = skipEscape(s, i)
+	}
+	return b.String()
+}
+
+// skipEscape returns the index of the last byte of the escape at s[i].
+func skipEscape(s string, i int) int {
+	if i+1 >= len(s) {
+		return i
+	}
+	switch s[i+1] {
+	case '[':
+		j := i + 2
+		for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+			j++
+		}
+		return j
+	case ']', 'P', '_', '^':
+		for j := i + 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 1
+			}
+		}
+		return len(s) - 1
+	case '(', ')', '*', '+', '#', '%':
+		// Character set and line attribute selections carry one more byte.
+		if i+2 < len(s) {
+			return i + 2
+		}
+		return len(s) - 1
+	}
+	return i + 1
+}

@@ -51,3 +51,10 @@ func TestWidthCountsTerminalColumns(t *testing.T) {
 		t.Errorf("Cut of emoji = %q", got)
 	}
 }
+
+func TestStripANSI(t *testing.T) {
+	in := "\x1b[1;32mgreen\x1b[0m \x1b]0;title\x07plain \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\ \x1b(Bend"
+	if got := StripANSI(in); got != "green plain link end" {
+		t.Fatalf("%q", got)
+	}
+}

@@ -1,27 +1,20 @@
-package main
+package cliapp
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/urfave/cli/v2"
 )
 
-// reorderArgs moves flags in front of positional arguments, because urfave/cli
+// Reorder moves flags in front of positional arguments, because urfave/cli
 // v2 stops parsing flags at the first positional argument. It knows each
 // command's flags, so a flag's value is never mistaken for a positional
 // argument, and a global flag written after the command moves to the front.
 // Everything after "--" stays positional.
-func reorderArgs(app *cli.App, args []string) []string {
+func Reorder(app *cli.App, args []string) []string {
 	globals := flagTable(app.Flags)
-	var head []string
-	i := 0
-	for i < len(args) && isFlagToken(args[i]) {
-		n := flagWidth(globals, args, i)
-		head = append(head, args[i:i+n]...)
-		i += n
-	}
+	head, i := leading(globals, args)
+	head = append([]string(nil), head...)
 	cmds := app.Commands
 	var path []string
 	var leaf *cli.Command
@@ -51,17 +44,14 @@ func reorderArgs(app *cli.App, args []string) []string {
 			i++
 			continue
 		}
-		name := flagName(a)
-		if _, ok := local[name]; !ok {
-			if _, ok := globals[name]; ok {
-				n := flagWidth(globals, args, i)
-				head = append(head, args[i:i+n]...)
-				i += n
-				continue
+		table, to := local, &flags
+		if _, ok := local[flagName(a)]; !ok {
+			if _, ok := globals[flagName(a)]; ok {
+				table, to = globals, &head
 			}
 		}
-		n := flagWidth(local, args, i)
-		flags = append(flags, args[i:i+n]...)
+		n := flagWidth(table, args, i)
+		*to = append(*to, args[i:i+n]...)
 		i += n
 	}
 	out := append(head, path...)
@@ -71,6 +61,49 @@ func reorderArgs(app *cli.App, args []string) []string {
 		out = append(out, positional...)
 	}
 	return out
+}
+
+// HelpAsFlag turns `help [command…]` into `[command…] --help`, so help is
+// help (exit 0) and not an unknown command.
+func HelpAsFlag(app *cli.App, args []string) []string {
+	head, i := leading(flagTable(app.Flags), args)
+	if i >= len(args) || args[i] != "help" {
+		return args
+	}
+	out := append(append([]string{}, head...), args[i+1:]...)
+	return append(out, "--help")
+}
+
+// LeadingFlags reads, leniently, the flags of globals written before the
+// first positional argument: their values by name (an unknown or malformed
+// flag is skipped, never an error), and that first positional argument ("" when none).
+func LeadingFlags(globals []cli.Flag, args []string) (values map[string]string, first string) {
+	table := flagTable(globals)
+	values = map[string]string{}
+	head, i := leading(table, args)
+	for j := 0; j < len(head); {
+		n := flagWidth(table, head, j)
+		if _, val, found := strings.Cut(head[j], "="); found {
+			values[flagName(head[j])] = val
+		} else if n == 2 {
+			values[flagName(head[j])] = head[j+1]
+		}
+		j += n
+	}
+	if i < len(args) {
+		first = args[i]
+	}
+	return values, first
+}
+
+// leading splits off the flags before the first positional argument: it
+// returns them and the index of that argument.
+func leading(table map[string]bool, args []string) ([]string, int) {
+	i := 0
+	for i < len(args) && isFlagToken(args[i]) {
+		i += flagWidth(table, args, i)
+	}
+	return args[:i], i
 }
 
 // flagTable maps every flag name and alias to whether it takes a value.
@@ -109,20 +142,6 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
 		if c.HasName(name) {
 			return c
-		}
-	}
-	return nil
-}
-
-// refuseBlank refuses a flag given with a blank value: a blank model, agent
-// or command would reach the agent's argv as it is.
-func refuseBlank(c interface {
-	IsSet(string) bool
-	String(string) string
-}, names ...string) error {
-	for _, n := range names {
-		if c.IsSet(n) && strings.TrimSpace(c.String(n)) == "" {
-			return &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 
@@ -22,20 +23,15 @@ type VerifierChoice struct {
 	ForWorkflow func(step, story string) (Verifier, error)
 }
 
-// FlagError is a choice whose flags contradict each other (a usage error).
-type FlagError struct{ Msg string }
-
-func (e *FlagError) Error() string { return e.Msg }
-
 // ChooseVerifier builds the verifier ch asks for. Contradicting flags are a
-// *FlagError; a contract that can never verify is an ErrContract error (the
+// usage error (internal/coded); a contract that can never verify is an ErrContract error (the
 // monitor then reports the session incomplete, or not_found).
 func ChooseVerifier(ch VerifierChoice) (Verifier, error) {
 	if ch.Workflow != "" && ch.VerifySet {
-		return nil, &FlagError{"give --workflow or --verify, not both"}
+		return nil, coded.Usage("give --workflow or --verify, not both")
 	}
 	if ch.StoryKeySet && ch.Workflow == "" {
-		return nil, &FlagError{"--story-key needs --workflow"}
+		return nil, coded.Usage("--story-key needs --workflow")
 	}
 	if ch.Workflow == "" {
 		return ParseVerifySpec(ch.Verify, ch.Root, ch.Bound)

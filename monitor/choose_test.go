@@ -4,12 +4,13 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func TestChooseVerifier(t *testing.T) {
-	var fe *FlagError
+	var fe *coded.Error
 	if _, err := ChooseVerifier(VerifierChoice{Workflow: "dev", VerifySet: true}); !errors.As(err, &fe) {
 		t.Fatalf("--workflow with --verify: %v", err)
 	}

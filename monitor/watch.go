@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/sessionstate"
@@ -272,4 +273,16 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 		r.Dialog, r.Action = act.Dialog.Kind, strings.ReplaceAll(act.Dialog.Action, "NAME", o.name)
 	}
 	return r
+}
+
+// TrimWhileWaiting is a Deps.Waiting for a monitor process: a monitor may
+// wait for minutes beside hundreds of others, so while it sleeps what it
+// touched while awake need not stay resident — all of it the first time,
+// then the executable's pages.
+func TrimWhileWaiting(first bool) {
+	if first {
+		memtrim.Trim()
+	} else {
+		memtrim.TrimExecutable()
+	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -35,7 +33,7 @@ func doctorAction(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	agents, err := doctor.Agents(context.Background(), c.StringSlice("agent"), e.Environ())
+	agents, err := doctor.Agents(c.Context, c.StringSlice("agent"), e.Environ())
 	if err != nil {
 		return cliio.UsageError("%s", err)
 	}
@@ -53,26 +51,9 @@ func doctorAction(c *cli.Context) error {
 		r := doctor.Rehearsal{Exe: exe, Root: e.ProjectRoot, Environ: e.Environ(), Offline: c.Bool("offline"), Timeout: c.Duration("timeout")}
 		o.Rehearse = r.Run
 	}
-	rep := doctor.Run(context.Background(), o)
-	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
-		out := map[string]any{"ok": rep.OK, "checks": rep.Checks}
-		if !rep.OK {
-			out["error"], out["message"] = "doctor_failed", fmt.Sprintf("%d check(s) failed", rep.Failed())
-		}
-		if err := cliio.WriteJSON(e.Out, out); err != nil {
-			return err
-		}
-	} else {
-		for _, ch := range rep.Checks {
-			name := ch.Name
-			if ch.Agent != "" {
-				name = ch.Agent + " " + ch.Name
-			}
-			fmt.Fprintf(e.Out, "%-4s  %-16s %s\n", ch.Status, name, ch.Detail)
-			if ch.Fix != "" {
-				fmt.Fprintf(e.Out, "      %-16s fix: %s\n", "", ch.Fix)
-			}
-		}
+	rep := doctor.Run(c.Context, o)
+	if err := cliio.Emit(e.Out, rep.Fields(), rep.WriteText); err != nil {
+		return err
 	}
 	if !rep.OK {
 		return cliio.ExitStatus(1)

@@ -42,8 +42,8 @@ func modelSimCommand() *cli.Command {
 
 func modelSimAction(c *cli.Context) error {
 	e := envOf(c)
-	if c.NArg() > 0 {
-		return cliio.UsageError("model-sim takes no arguments, got %q", c.Args().First())
+	if err := noArgs(c); err != nil {
+		return err
 	}
 	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record")}
 	if f := c.String("script"); f != "" {
@@ -66,9 +66,11 @@ func modelSimAction(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	urls := modelsim.BaseURLs(srv.URL())
-	envLines, err := offlineHome(c, srv.URL())
-	if err != nil {
-		return err
+	var envLines []string
+	if c.String("home") != "" {
+		if envLines, err = offline.WriteHome(c.String("home-agent"), c.String("home"), srv.URL(), c.StringSlice("trust")); err != nil {
+			return failed(err)
+		}
 	}
 	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
 		fmt.Fprintln(e.Out, urls.Base)
@@ -85,17 +87,4 @@ func modelSimAction(c *cli.Context) error {
 	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).
 		Int("outputTokens", u.OutputTokens).Msg("model-sim stopped")
 	return nil
-}
-
-// offlineHome writes the private home --home asks for and returns the
-// variables that point the agent CLI at this server.
-func offlineHome(c *cli.Context, url string) ([]string, error) {
-	if c.String("home") == "" {
-		return nil, nil
-	}
-	env, err := offline.WriteHome(c.String("home-agent"), c.String("home"), url, c.StringSlice("trust"))
-	if f, ok := cliio.FromCoded(err); ok {
-		return nil, f
-	}
-	return env, err
 }

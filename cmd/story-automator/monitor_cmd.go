@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,8 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 func init() { register(monitorSessionCommand) }
@@ -58,8 +57,7 @@ func monitorSession(c *cli.Context) error {
 	dir := sessionStateDir(e)
 	ch, v, err := monitorVerifier(c, e, dir, name)
 	if err != nil {
-		var f *cliio.Failure
-		if errors.As(err, &f) {
+		if f, ok := cliio.FromCoded(err); ok {
 			return f
 		}
 		// The monitor still looks at the session: a missing one is not_found,
@@ -68,17 +66,8 @@ func monitorSession(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// A monitor may wait for minutes beside hundreds of others: while it
-	// sleeps, what it touched while awake need not stay resident.
-	trim := func(first bool) {
-		if first {
-			memtrim.Trim()
-		} else {
-			memtrim.TrimExecutable()
-		}
-	}
 	res := monitor.Watch(ctx, name, v, opt, monitor.Deps{Tmux: sessionTmux(e), StateDir: dir, Now: e.Now,
-		VerifyBound: c.Duration("verify-timeout") + 5*time.Second, Waiting: trim})
+		VerifyBound: c.Duration("verify-timeout") + 5*time.Second, Waiting: monitor.TrimWhileWaiting})
 	e.Log.Info().Str("session", name).Str("finalState", string(res.FinalState)).Str("reason", res.Reason).Msg("monitor finished")
 	return printMonitorResult(e, res)
 }
@@ -108,18 +97,20 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 	return opt, nil
 }
 
+// workflowVerifier builds monitor-session's --workflow verifier (a
+// variable so that tests can take it away).
+var workflowVerifier = workflows.StepVerifier
+
 // monitorVerifier is the verifier the flags choose (see monitor.ChooseVerifier).
 func monitorVerifier(c *cli.Context, e *runtimeEnv, dir, name string) (monitor.VerifierChoice, monitor.Verifier, error) {
 	ch := monitor.VerifierChoice{Workflow: c.String("workflow"), StoryKey: c.String("story-key"), Verify: c.String("verify"),
 		StoryKeySet: c.IsSet("story-key"), VerifySet: c.IsSet("verify"),
 		Root: e.ProjectRoot, StateDir: dir, Name: name, Bound: c.Duration("verify-timeout")}
 	if workflowVerifier != nil {
-		ch.ForWorkflow = func(step, story string) (monitor.Verifier, error) { return workflowVerifier(e, step, story) }
+		ch.ForWorkflow = func(step, story string) (monitor.Verifier, error) {
+			return workflowVerifier(e.ProjectRoot, step, story)
+		}
 	}
 	v, err := monitor.ChooseVerifier(ch)
-	var fe *monitor.FlagError
-	if errors.As(err, &fe) {
-		return ch, nil, cliio.UsageError("%s", fe.Msg)
-	}
 	return ch, v, err
 }

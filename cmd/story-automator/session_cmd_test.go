@@ -10,6 +10,7 @@ import (
 
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 func TestSessionAndMonitorUsageErrors(t *testing.T) {
@@ -129,7 +130,7 @@ func TestMonitorBadVerifySpecIsIncompleteAtOnce(t *testing.T) {
 func TestMonitorWorkflowTakesTheStoryFromTheSession(t *testing.T) {
 	saved := workflowVerifier
 	var gotStory string
-	workflowVerifier = func(e *runtimeEnv, step, story string) (monitor.Verifier, error) {
+	workflowVerifier = func(root, step, story string) (workflows.Check, error) {
 		gotStory = story
 		return nil, errors.New("stop here")
 	}

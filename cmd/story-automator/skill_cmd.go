@@ -37,21 +37,13 @@ func skillTarget(c *cli.Context) skill.Target {
 	return skill.Target{Provider: c.String("provider"), Scope: c.String("scope"), Root: e.ProjectRoot, Getenv: e.Getenv}
 }
 
-// skillFailure maps a skill error to the failure users see.
-func skillFailure(err error) error {
-	if f, ok := cliio.FromCoded(err); ok {
-		return f
-	}
-	return err
-}
-
 func skillInstall(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
 	}
 	r, err := skill.InstallTo(skillTarget(c), c.Bool("force"))
 	if err != nil {
-		return skillFailure(err)
+		return failed(err)
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "installed": true, "changed": r.Changed})
 }
@@ -62,7 +54,7 @@ func skillUninstall(c *cli.Context) error {
 	}
 	r, err := skill.UninstallFrom(skillTarget(c))
 	if err != nil {
-		return skillFailure(err)
+		return failed(err)
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "removed": r.Changed})
 }

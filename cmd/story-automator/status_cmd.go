@@ -10,7 +10,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/status"
 )
 
@@ -47,22 +46,8 @@ func statusAction(c *cli.Context) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	tick := time.NewTicker(c.Duration("interval"))
-	defer tick.Stop()
-	for {
-		v := collectStatus(e)
-		if err := printStatus(e, v, c.Bool("json"), true); err != nil {
-			return err
-		}
-		if v.Run != nil && v.Run.Status == orchestrator.RunDone {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	return status.Watch(ctx, c.Duration("interval"), func() status.View { return collectStatus(e) },
+		func(v status.View) error { return printStatus(e, v, c.Bool("json"), true) })
 }
 
 // liveSessions lists this project's child sessions on the tmux server.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"strings"
 
@@ -13,12 +12,8 @@ import (
 // not a terminal), text for a person, redrawn in place under --watch.
 func printStatus(e *runtimeEnv, v status.View, asJSON, watching bool) error {
 	if asJSON || !cliio.IsTerminal(e.Out) {
-		data, err := json.Marshal(v)
+		fields, err := v.Fields()
 		if err != nil {
-			return err
-		}
-		fields := map[string]any{}
-		if err := json.Unmarshal(data, &fields); err != nil {
 			return err
 		}
 		return cliio.OKJSON(e.Out, fields)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,12 +33,9 @@ func statusWait(c *cli.Context, e *runtimeEnv) error {
 	if err != nil && ctx.Err() == nil {
 		return cliio.Fail("status_wait", "%v", err)
 	}
-	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
-		if err := cliio.OKJSON(e.Out, status.WaitFields(res)); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(e.Out, "%s.\nNext: %s\n", res.Message, res.Next)
+	text := func(w io.Writer) { fmt.Fprintf(w, "%s.\nNext: %s\n", res.Message, res.Next) }
+	if err := cliio.Emit(e.Out, cliio.OK(status.WaitFields(res)), text); err != nil {
+		return err
 	}
 	if code := status.WaitExit(res.Outcome); code != 0 {
 		return cliio.ExitStatus(code)

@@ -8,14 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/workflows"
 )
 
-func init() {
-	register(verifyCommand)
-	workflowVerifier = buildWorkflowVerifier
-}
+func init() { register(verifyCommand) }
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
@@ -56,7 +52,7 @@ func verifyAction(c *cli.Context) error {
 	}
 	e.Log.Debug().Str("step", step).Str("story", key.String()).Bool("verified", r.Verified).Msg(r.Detail)
 	fields := map[string]any{"step": step, "story": key.String(), "verifier": check.Name(), "verified": r.Verified, "detail": r.Detail}
-	if !c.Bool("json") && verifyToTerminal(e.Out) {
+	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
 		return verifyPrintText(e.Out, step, key, check.Name(), r)
 	}
 	if r.Verified {
@@ -77,14 +73,4 @@ func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name stri
 		return cliio.ExitStatus(1)
 	}
 	return nil
-}
-
-// verifyToTerminal reports whether w is a terminal, where verify prints text.
-func verifyToTerminal(w io.Writer) bool {
-	return cliio.IsTerminal(w)
-}
-
-// buildWorkflowVerifier is monitor-session's --workflow/--story-key verifier.
-func buildWorkflowVerifier(e *runtimeEnv, step, storyKey string) (monitor.Verifier, error) {
-	return workflows.StepVerifier(e.ProjectRoot, step, storyKey)
 }

@@ -96,11 +96,16 @@ func WriteJSON(w io.Writer, v any) error {
 
 // OKJSON prints {"ok":true, ...fields}.
 func OKJSON(w io.Writer, fields map[string]any) error {
+	return WriteJSON(w, OK(fields))
+}
+
+// OK is fields with "ok": true, a success's JSON.
+func OK(fields map[string]any) map[string]any {
 	out := map[string]any{"ok": true}
 	for k, v := range fields {
 		out[k] = v
 	}
-	return WriteJSON(w, out)
+	return out
 }
 
 // Emit prints a result: JSON for machines, or human's own rendering of it on a

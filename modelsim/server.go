@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/internal/loophttp"
+	"io"
 	"net"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/loophttp"
 )
 
 // ErrNotLoopback refuses a listen address off the loopback interface: the
@@ -286,4 +288,21 @@ func marshal(v any) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// Fields is model-sim's announcement as JSON fields: its URLs, its pid, and
+// the environment of the offline home it wrote (--home), if any.
+func (u URLs) Fields(pid int, env []string) map[string]any {
+	return map[string]any{"url": u.Base, "anthropicBaseUrl": u.Anthropic, "openaiBaseUrl": u.OpenAI,
+		"geminiBaseUrl": u.Gemini, "pid": pid, "env": env}
+}
+
+// WriteText announces the server to a person: its URL, how to point each
+// CLI at it, and the offline home's environment as export lines.
+func (u URLs) WriteText(w io.Writer, env []string) {
+	fmt.Fprintln(w, u.Base)
+	fmt.Fprintln(w, u.Serving())
+	for _, kv := range env {
+		fmt.Fprintf(w, "export %s\n", kv)
+	}
 }

@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/verify"
 )
 
@@ -48,4 +50,51 @@ func StepVerifier(root, step, story string) (Check, error) {
 		return nil, err
 	}
 	return check, nil
+}
+
+// Verification is one `verify STEP STORY`: which story, the verifier that
+// checked it, and its verdict.
+type Verification struct {
+	Step     string
+	Key      StoryKey
+	Verifier string
+	Result
+}
+
+// VerifyTarget checks once whether step's work is done for story in the
+// project at root. A bad STEP or STORY is a usage error; a project, story or
+// verifier it cannot check is a failure coded with Code (internal/coded).
+func VerifyTarget(ctx context.Context, root, step, story string) (Verification, error) {
+	v := Verification{Step: step}
+	var err error
+	if v.Key, err = ParseTarget(step, story); err != nil {
+		return v, coded.Usage("%v", err)
+	}
+	proj, err := Open(root)
+	if err != nil {
+		return v, coded.Fail(Code(err), "%v", err)
+	}
+	check, err := proj.Verifier(step, v.Key, nil)
+	if err != nil {
+		return v, coded.Fail(Code(err), "%v", err)
+	}
+	v.Verifier, v.Result = check.Name(), check.Verify(ctx)
+	if v.ContractErr != nil {
+		return v, coded.Fail(Code(v.ContractErr), "%s: %v", v.Verifier, v.ContractErr)
+	}
+	return v, nil
+}
+
+// Fields is the verification as JSON fields.
+func (v Verification) Fields() map[string]any {
+	return map[string]any{"step": v.Step, "story": v.Key.String(), "verifier": v.Verifier, "verified": v.Verified, "detail": v.Detail}
+}
+
+// Text is the verification as a line for a person.
+func (v Verification) Text() string {
+	word := "verified"
+	if !v.Verified {
+		word = "NOT verified"
+	}
+	return fmt.Sprintf("%s: %s %s (%s): %s\n", word, v.Step, v.Key.Dotted(), v.Verifier, v.Detail)
 }

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -75,40 +71,15 @@ func newApp(s *cliio.Streams) *cli.App {
 }
 
 func prepareEnv(c *cli.Context, s *cliio.Streams) error {
-	root := c.String(flagProjectRoot)
-	if root == "" {
-		wd, err := s.Getwd()
-		if err != nil {
-			return cliio.Fail("project_root", "cannot determine the current directory: %v", err)
-		}
-		root = wd
-	}
-	abs, err := filepath.Abs(root)
+	root, err := cliapp.ProjectRoot(c.String(flagProjectRoot), s.Getwd)
 	if err != nil {
-		return cliio.Fail("project_root", "project root %s: %v", root, err)
+		return err
 	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return cliio.Fail("project_root_missing", "project root %s is not a directory", abs).
-			WithAction("pass --project-root with an existing directory, or run from inside the project")
-	}
-	level, err := zerolog.ParseLevel(strings.ToLower(c.String(flagLogLevel)))
+	log, err := cliapp.Logger(c.String(flagLogLevel), c.String(flagLogFile), s.Err)
 	if err != nil {
-		return cliio.UsageError("invalid --log-level %q", c.String(flagLogLevel))
+		return err
 	}
-	var logw io.Writer = s.Err
-	if lf := c.String(flagLogFile); lf != "" {
-		f, err := os.OpenFile(lf, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return cliio.Fail("log_file", "open log file %s: %v", lf, err)
-		}
-		logw = f
-	}
-	c.App.Metadata[envKey] = &runtimeEnv{
-		Streams:     s,
-		ProjectRoot: abs,
-		TmuxSocket:  c.String(flagTmuxSocket),
-		Log:         zerolog.New(logw).Level(level).With().Timestamp().Logger(),
-	}
+	c.App.Metadata[envKey] = &runtimeEnv{Streams: s, ProjectRoot: root, TmuxSocket: c.String(flagTmuxSocket), Log: log}
 	return nil
 }
 

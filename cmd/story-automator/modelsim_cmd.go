@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -72,14 +72,8 @@ func modelSimAction(c *cli.Context) error {
 			return failed(err)
 		}
 	}
-	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
-		fmt.Fprintln(e.Out, urls.Base)
-		fmt.Fprintln(e.Out, urls.Serving())
-		for _, kv := range envLines {
-			fmt.Fprintf(e.Out, "export %s\n", kv)
-		}
-	} else if err := cliio.OKJSON(e.Out, map[string]any{"url": urls.Base, "anthropicBaseUrl": urls.Anthropic,
-		"openaiBaseUrl": urls.OpenAI, "geminiBaseUrl": urls.Gemini, "pid": os.Getpid(), "env": envLines}); err != nil {
+	text := func(w io.Writer) { urls.WriteText(w, envLines) }
+	if err := cliio.Emit(e.Out, cliio.OK(urls.Fields(os.Getpid(), envLines)), text); err != nil {
 		return err
 	}
 	<-ctx.Done()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/story-automator/story-automator/internal/cliio"
 
@@ -33,44 +32,22 @@ func verifyAction(c *cli.Context) error {
 		return cliio.UsageError("verify needs STEP and STORY, got %d argument(s)", c.NArg())
 	}
 	e := envOf(c)
-	step, story := c.Args().Get(0), c.Args().Get(1)
-	key, err := workflows.ParseTarget(step, story)
+	v, err := workflows.VerifyTarget(c.Context, e.ProjectRoot, c.Args().Get(0), c.Args().Get(1))
 	if err != nil {
-		return cliio.UsageError("%v", err)
+		return failed(err)
 	}
-	proj, err := workflows.Open(e.ProjectRoot)
-	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
+	e.Log.Debug().Str("step", v.Step).Str("story", v.Key.String()).Bool("verified", v.Verified).Msg(v.Detail)
+	switch {
+	case !c.Bool("json") && cliio.IsTerminal(e.Out):
+		fmt.Fprint(e.Out, v.Text())
+		if !v.Verified {
+			return cliio.ExitStatus(1)
+		}
+		return nil
+	case v.Verified:
+		return cliio.OKJSON(e.Out, v.Fields())
 	}
-	check, err := proj.Verifier(step, key, nil)
-	if err != nil {
-		return cliio.Fail(workflows.Code(err), "%v", err)
-	}
-	r := check.Verify(c.Context)
-	if r.ContractErr != nil {
-		return cliio.Fail(workflows.Code(r.ContractErr), "%s: %v", check.Name(), r.ContractErr)
-	}
-	e.Log.Debug().Str("step", step).Str("story", key.String()).Bool("verified", r.Verified).Msg(r.Detail)
-	fields := map[string]any{"step": step, "story": key.String(), "verifier": check.Name(), "verified": r.Verified, "detail": r.Detail}
-	if !c.Bool("json") && cliio.IsTerminal(e.Out) {
-		return verifyPrintText(e.Out, step, key, check.Name(), r)
-	}
-	if r.Verified {
-		return cliio.OKJSON(e.Out, fields)
-	}
-	f := cliio.Fail("not_verified", "%s %s: %s", step, key.Dotted(), r.Detail)
-	f.Fields = fields
+	f := cliio.Fail("not_verified", "%s %s: %s", v.Step, v.Key.Dotted(), v.Detail)
+	f.Fields = v.Fields()
 	return f
-}
-
-func verifyPrintText(w io.Writer, step string, key workflows.StoryKey, name string, r workflows.Result) error {
-	word := "verified"
-	if !r.Verified {
-		word = "NOT verified"
-	}
-	fmt.Fprintf(w, "%s: %s %s (%s): %s\n", word, step, key.Dotted(), name, r.Detail)
-	if !r.Verified {
-		return cliio.ExitStatus(1)
-	}
-	return nil
 }

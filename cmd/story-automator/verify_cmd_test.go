@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/workflows"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
@@ -118,15 +116,14 @@ func TestVerifyFailures(t *testing.T) {
 }
 
 func TestVerifyTextOutput(t *testing.T) {
-	var out bytes.Buffer
-	err := verifyPrintText(&out, "review", workflows.StoryKey{Epic: "1", Num: 2}, "review_completion", workflows.Result{Detail: "story 1.2 is not done"})
-	if out.String() != "NOT verified: review 1.2 (review_completion): story 1.2 is not done\n" || !errors.Is(err, cliio.ExitStatus(1)) {
-		t.Errorf("not verified: %q %v", out.String(), err)
+	key := workflows.StoryKey{Epic: "1", Num: 2}
+	not := workflows.Verification{Step: "review", Key: key, Verifier: "review_completion", Result: workflows.Result{Detail: "story 1.2 is not done"}}
+	if got := not.Text(); got != "NOT verified: review 1.2 (review_completion): story 1.2 is not done\n" {
+		t.Errorf("not verified: %q", got)
 	}
-	out.Reset()
-	err = verifyPrintText(&out, "create", workflows.StoryKey{Epic: "1", Num: 2}, "create_story_artifact", workflows.Result{Verified: true, Detail: "story file x.md"})
-	if out.String() != "verified: create 1.2 (create_story_artifact): story file x.md\n" || err != nil {
-		t.Errorf("verified: %q %v", out.String(), err)
+	ok := workflows.Verification{Step: "create", Key: key, Verifier: "create_story_artifact", Result: workflows.Result{Verified: true, Detail: "story file x.md"}}
+	if got := ok.Text(); got != "verified: create 1.2 (create_story_artifact): story file x.md\n" {
+		t.Errorf("verified: %q", got)
 	}
 }
 

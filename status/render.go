@@ -32,6 +32,20 @@ func RedrawFrame(text string) string {
 	return b.String()
 }
 
+// WriteFrame writes the view as text; a frame of --watch (redraw) overwrites
+// the one before it in place.
+func WriteFrame(w io.Writer, v View, now time.Time, redraw bool) {
+	if !redraw {
+		WriteText(w, v, now)
+		return
+	}
+	var frame strings.Builder
+	WriteText(&frame, v, now)
+	_, _ = io.WriteString(w, RedrawFrame(frame.String()))
+}
+
+// WriteText writes the view for a person: the run, its stories and steps,
+// the marker, live sessions and the hook's last decision.
 func WriteText(w io.Writer, v View, now time.Time) {
 	if r := v.Run; r != nil {
 		fmt.Fprintf(w, "Run %s · %s · %d/%d stories done · updated %s\n", r.RunID, r.Status, r.StoriesDone, r.StoriesTotal, ago(r.UpdatedAt, now))

@@ -42,12 +42,12 @@ func statusAction(c *cli.Context) error {
 		return statusWait(c, e)
 	}
 	if !c.Bool("watch") {
-		return printStatus(e, collectStatus(e), c.Bool("json"), false)
+		return printStatus(e, collectStatus(e), false)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return status.Watch(ctx, c.Duration("interval"), func() status.View { return collectStatus(e) },
-		func(v status.View) error { return printStatus(e, v, c.Bool("json"), true) })
+		func(v status.View) error { return printStatus(e, v, true) })
 }
 
 // liveSessions lists this project's child sessions on the tmux server.

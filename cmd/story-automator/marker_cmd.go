@@ -82,15 +82,12 @@ func markerCreate(c *cli.Context) error {
 		return err
 	}
 	e := envOf(c)
-	owner := c.String("owner-session")
-	if !c.IsSet("owner-session") {
-		owner = child.AgentSessionID(e.Getenv)
-	}
+	owner, claim := child.MarkerOwner(c.String("owner-session"), c.IsSet("owner-session"), e.Getenv)
 	m, err := marker.New(marker.Spec{Mode: c.String("mode"),
 		Epic: c.String("epic"), Story: c.String("story"), Step: c.String("step"),
 		Remaining: c.Int("remaining"), RemainingSet: c.IsSet("remaining"),
 		StateFile: c.String("state-file"), ProjectSlug: c.String("project-slug"), Owner: owner, Pid: c.Int("pid"),
-		ClaimOnStop: owner == "" && !c.IsSet("owner-session") && child.InAgentSession(e.Getenv),
+		ClaimOnStop: claim,
 	}, e.Now())
 	if err != nil {
 		return cliio.UsageError("%v", err)

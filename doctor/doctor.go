@@ -53,7 +53,8 @@ type Options struct {
 	Hook settings.Hook
 	// Euid is the user the tool runs as (os.Geteuid()): some CLIs refuse root.
 	Euid int
-	// Codex lists the hooks the installed Codex sees (nil: its app-server).
+	// Codex lists the hooks the installed CLI sees, for an agent whose
+	// hooks need trust (nil: its app-server, settings.Lister).
 	Codex settings.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agent string) Check
@@ -284,14 +285,14 @@ func trustedByEnv(p child.Profile, getenv func(string) string) (string, bool) {
 func checkHooks(ctx context.Context, agent string, o Options, getenv func(string) string) Check {
 	c := Check{Name: "hooks", Agent: agent}
 	root, h := o.Root, o.Hook
-	prof, _ := child.LookupProfile(agent)
-	if prof.HookProvider == "" {
+	p := settings.Provider(agent)
+	scopes := settings.Scopes(p)
+	if len(scopes) == 0 {
 		c.Status, c.Detail = OK, "children of "+agent+" need no installed hook (their exit ends a step)"
 		return c
 	}
-	p := settings.Provider(prof.HookProvider)
 	h = h.For(p)
-	for _, s := range settings.Scopes(p) {
+	for _, s := range scopes {
 		loc, err := settings.Locate(p, s, root, getenv)
 		if err != nil {
 			continue
@@ -311,9 +312,7 @@ func checkHooks(ctx context.Context, agent string, o Options, getenv func(string
 			return c
 		}
 		c.Status, c.Detail = OK, h.Event+" hook installed in "+loc.Path
-		if p == settings.Codex {
-			codexHookRuns(ctx, &c, loc, o)
-		}
+		hookRuns(ctx, &c, loc, o, getenv)
 		return c
 	}
 	c.Status = Warn
@@ -322,27 +321,28 @@ func checkHooks(ctx context.Context, agent string, o Options, getenv func(string
 	return c
 }
 
-// codexHookRuns adds whether Codex will run the installed hook: hooks on in
-// config.toml and the entry trusted, as Codex itself lists it.
-func codexHookRuns(ctx context.Context, c *Check, loc settings.Location, o Options) {
-	cfg, err := settings.CodexConfigPath(o.Getenv)
-	if err != nil {
-		return
-	}
+// hookRuns adds, for an agent whose hooks need trust (Codex), whether it
+// will run the installed hook: hooks on in config.toml and the entry
+// trusted, as the CLI itself lists it.
+func hookRuns(ctx context.Context, c *Check, loc settings.Location, o Options, getenv func(string) string) {
 	lister := o.Codex
 	if lister == nil {
-		lister = settings.CodexAppServer{Env: o.Environ}
+		lister = settings.Lister(loc.Provider, o.Environ)
 	}
-	st := settings.InspectCodex(ctx, loc, o.Hook, cfg, lister, o.Root)
+	st, ok := settings.InspectTrust(ctx, loc, o.Hook, getenv, lister, o.Root)
+	if !ok {
+		return
+	}
+	prof, _ := child.LookupProfile(string(loc.Provider))
 	switch {
 	case !st.HooksEnabled:
-		c.Status, c.Detail, c.Fix = Fail, "Stop hook installed in "+loc.Path+", but hooks are off in "+cfg, st.Action
+		c.Status, c.Detail, c.Fix = Fail, "Stop hook installed in "+loc.Path+", but hooks are off in "+st.ConfigFile, st.Action
 	case st.Trusted == nil:
-		c.Detail += "; whether Codex trusts it is unknown (" + st.Error + ")"
+		c.Detail += "; whether " + prof.Product + " trusts it is unknown (" + st.Error + ")"
 	case !*st.Trusted:
-		c.Status, c.Detail, c.Fix = Warn, "Stop hook installed in "+loc.Path+", but Codex will not run it until it is trusted", st.Action
+		c.Status, c.Detail, c.Fix = Warn, "Stop hook installed in "+loc.Path+", but "+prof.Product+" will not run it until it is trusted", st.Action
 	default:
-		c.Detail += ", enabled and trusted by Codex"
+		c.Detail += ", enabled and trusted by " + prof.Product
 	}
 }
 

@@ -165,11 +165,9 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 
 // Each CLI agent's hook is checked where the installer puts it.
 func TestHookProvidersAreTheInstallers(t *testing.T) {
-	known := map[settings.Provider]bool{settings.Claude: true, settings.Codex: true, settings.Gemini: true}
 	for _, a := range child.CLIAgents() {
-		p, _ := child.LookupProfile(a)
-		if !known[settings.Provider(p.HookProvider)] {
-			t.Errorf("%s: hook provider %q is not one the installer knows", a, p.HookProvider)
+		if len(settings.Scopes(settings.Provider(a))) == 0 {
+			t.Errorf("%s: no settings file the installer knows", a)
 		}
 	}
 }

@@ -16,7 +16,7 @@ func hooksCommand() *cli.Command {
 	target := func() []cli.Flag {
 		return []cli.Flag{
 			&cli.StringFlag{Name: "scope", Value: string(settings.ScopeProject), Usage: "project, local or user"},
-			&cli.StringFlag{Name: "provider", Value: string(settings.Claude), Usage: "claude, codex or gemini (its AfterAgent hook)"},
+			&cli.StringFlag{Name: "provider", Value: settings.DefaultProvider(), Usage: settings.ProviderUsage()},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting file and change nothing"},
 		}
 	}
@@ -47,7 +47,7 @@ func hooksCommand() *cli.Command {
 }
 
 func hooksEnv(e *runtimeEnv) settings.Env {
-	return settings.Env{ProjectRoot: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now, Exe: e.Exe, Codex: settings.CodexAppServer{}}
+	return settings.Env{ProjectRoot: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now, Exe: e.Exe}
 }
 
 // currentHook is the entry install writes for this binary.

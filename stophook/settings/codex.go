@@ -14,8 +14,9 @@ import (
 	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
-// Codex keeps its feature switches and the trust of each hook in config.toml
-// (in $CODEX_HOME, default ~/.codex). Hooks are on by default since the
+// The config-toml-hash trust step (child.HookTrustTOMLHash), Codex's: the
+// CLI keeps its feature switches and the trust of each hook in config.toml
+// in its state directory ($CODEX_HOME, default ~/.codex). Hooks are on by default since the
 // feature became stable ("features.hooks"); "features.codex_hooks" is the
 // name it had before. A hook runs only once trusted: Codex stores, under
 // [hooks.state."<hooks.json>:<event>:<group>:<handler>"], the trusted_hash of
@@ -31,12 +32,11 @@ const (
 	codexStopEvent     = "stop" // the event's name in trust keys
 )
 
-// CodexConfigPath is the config.toml of the Codex home getenv names.
-func CodexConfigPath(getenv func(string) string) (string, error) {
-	if ch := getenv("CODEX_HOME"); ch != "" {
-		return filepath.Join(ch, "config.toml"), nil
-	}
-	return underHome(getenv, ".codex", "config.toml")
+// CodexConfigPath is the config.toml in the state directory of provider
+// p's CLI under the environment getenv reads.
+func CodexConfigPath(p Provider, getenv func(string) string) (string, error) {
+	prof, _ := facts(p)
+	return statePath(prof, "config.toml", getenv)
 }
 
 // CodexHook is one hook as Codex itself lists it.
@@ -256,9 +256,9 @@ type CodexSetup struct {
 	Action string `json:"action,omitempty"`
 }
 
-// codexReviewAction tells the user how to trust by hand.
-func codexReviewAction(dir string) string {
-	return fmt.Sprintf("start codex in %s and choose \"Trust all and continue\" at \"Hooks need review\" (or review it under /hooks)", dir)
+// codexReviewAction tells the user how to trust by hand, in the CLI (program) itself.
+func codexReviewAction(program, dir string) string {
+	return fmt.Sprintf("start %s in %s and choose \"Trust all and continue\" at \"Hooks need review\" (or review it under /hooks)", program, dir)
 }
 
 // SetupCodex enables hooks in config.toml and trusts our entries of the
@@ -283,9 +283,10 @@ func SetupCodex(ctx context.Context, loc Location, h Hook, configPath string, li
 	if err := cfg.Save(); err != nil {
 		return st, err
 	}
+	program := programOf(loc.Provider)
 	mine, err := listOurCodexHooks(ctx, lister, loc, h, cwd)
 	if err != nil {
-		st.Trusted, st.Action = new(bool), err.Error()+"; to trust it yourself, "+codexReviewAction(cwd)
+		st.Trusted, st.Action = new(bool), err.Error()+"; to trust it yourself, "+codexReviewAction(program, cwd)
 		return st, nil
 	}
 	for _, ch := range mine {
@@ -310,7 +311,7 @@ func SetupCodex(ctx context.Context, loc Location, h Hook, configPath string, li
 	}
 	st.Trusted = &ok
 	if !ok {
-		st.Action = codexReviewAction(cwd)
+		st.Action = codexReviewAction(program, cwd)
 	}
 	return st, nil
 }
@@ -333,10 +334,11 @@ func listOurCodexHooks(ctx context.Context, lister CodexLister, loc Location, h 
 		}
 	}
 	if len(mine) == 0 {
+		program := programOf(loc.Provider)
 		if loc.Scope == ScopeProject {
-			return nil, fmt.Errorf("codex does not load %s: the project folder is not trusted in codex", loc.Path)
+			return nil, fmt.Errorf("%s does not load %s: the project folder is not trusted in %s", program, loc.Path, program)
 		}
-		return nil, fmt.Errorf("codex does not list the hook in %s", loc.Path)
+		return nil, fmt.Errorf("%s does not list the hook in %s", program, loc.Path)
 	}
 	return mine, nil
 }
@@ -387,11 +389,12 @@ func InspectCodex(ctx context.Context, loc Location, h Hook, configPath string, 
 		return st
 	}
 	st.HooksEnabled = cfg.HooksEnabled()
+	install := "story-automator hooks install --provider " + string(loc.Provider) + " --scope " + string(loc.Scope)
 	if !st.HooksEnabled {
-		st.Action = "hooks are off in " + configPath + ": run story-automator hooks install --provider codex --scope " + string(loc.Scope)
+		st.Action = "hooks are off in " + configPath + ": run " + install
 	}
 	mine, err := listOurCodexHooks(ctx, lister, loc, h, cwd)
-	if errors.Is(err, ErrCodexNotFound) {
+	if errors.Is(err, ErrProgramNotFound) {
 		st.Error = err.Error()
 		return st
 	}
@@ -401,7 +404,8 @@ func InspectCodex(ctx context.Context, loc Location, h Hook, configPath string, 
 	}
 	st.Trusted = &ok
 	if !ok && st.Action == "" {
-		st.Action = "run story-automator hooks install --provider codex --scope " + string(loc.Scope) + " with codex on PATH, or " + codexReviewAction(cwd)
+		program := programOf(loc.Provider)
+		st.Action = "run " + install + " with " + program + " on PATH, or " + codexReviewAction(program, cwd)
 	}
 	if err != nil {
 		st.Error = err.Error()

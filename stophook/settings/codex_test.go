@@ -170,14 +170,14 @@ func TestCodexSetupWithoutCodexSaysWhatToDo(t *testing.T) {
 		t.Fatal(err)
 	}
 	loc := Location{Provider: Codex, Scope: ScopeUser, Path: hooksJSON}
-	st, err := SetupCodex(context.Background(), loc, testHook, config, &fakeCodex{err: ErrCodexNotFound}, "/p", false)
+	st, err := SetupCodex(context.Background(), loc, testHook, config, &fakeCodex{err: ErrProgramNotFound}, "/p", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Trusted == nil || *st.Trusted || !strings.Contains(st.Action, "Trust all and continue") {
 		t.Errorf("setup: %+v", st)
 	}
-	status := InspectCodex(context.Background(), loc, testHook, config, &fakeCodex{err: ErrCodexNotFound}, "/p")
+	status := InspectCodex(context.Background(), loc, testHook, config, &fakeCodex{err: ErrProgramNotFound}, "/p")
 	if status.Trusted != nil || status.Error == "" {
 		t.Errorf("status without codex must say unknown: %+v", status)
 	}

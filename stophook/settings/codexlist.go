@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,8 +19,8 @@ type CodexLister interface {
 	ListHooks(ctx context.Context, cwd string) ([]CodexHook, error)
 }
 
-// ErrCodexNotFound is returned when no codex program is on PATH.
-var ErrCodexNotFound = errors.New("codex is not on PATH")
+// ErrProgramNotFound is returned when the CLI to ask is not on PATH.
+var ErrProgramNotFound = errors.New("not on PATH")
 
 // CodexAppServer asks the installed Codex CLI itself: `codex app-server`
 // speaks JSON-RPC over stdio, and its hooks/list answers with each hook's
@@ -27,7 +28,8 @@ var ErrCodexNotFound = errors.New("codex is not on PATH")
 // is never computed here, so a Codex release that changes it cannot make us
 // write a trust Codex ignores.
 type CodexAppServer struct {
-	// Program is the codex executable (looked up on PATH when empty).
+	// Program is the CLI's executable: a path, or a name looked up on PATH
+	// (its profile's Program).
 	Program string
 	// Env is the environment codex runs with (nil: ours).
 	Env []string
@@ -49,10 +51,10 @@ type rpcMessage struct {
 // ListHooks lists the hooks Codex sees for cwd.
 func (s CodexAppServer) ListHooks(ctx context.Context, cwd string) ([]CodexHook, error) {
 	prog := s.Program
-	if prog == "" {
-		p, err := exec.LookPath("codex")
+	if !strings.ContainsRune(prog, '/') {
+		p, err := exec.LookPath(prog)
 		if err != nil {
-			return nil, ErrCodexNotFound
+			return nil, fmt.Errorf("%s is %w", prog, ErrProgramNotFound)
 		}
 		prog = p
 	}

@@ -4,39 +4,43 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
-// Provider is the agent whose settings are edited.
+// Provider is the agent whose settings are edited: an agent of the profile
+// table with HookFiles (child.HookProviders).
 type Provider string
 
 // Scope is which of a provider's settings files is edited.
 type Scope string
 
-// Providers and scopes the installer knows.
+// Scopes the installer knows.
 const (
-	Claude Provider = "claude"
-	Codex  Provider = "codex"
-	Gemini Provider = "gemini"
-
 	ScopeProject Scope = "project"
 	ScopeLocal   Scope = "local"
 	ScopeUser    Scope = "user"
 )
 
-// Hook events our entry is registered under: Claude Code's and Codex's
-// Stop, and Gemini CLI's AfterAgent, which ends its agent turn the same way
-// (a "block" decision sends the reason back as the next prompt).
-const (
-	EventStop       = "Stop"
-	EventAfterAgent = "AfterAgent"
-)
+// EventStop is the hook event our entry is registered under unless the
+// provider's profile names another (HookEvent).
+const EventStop = "Stop"
 
-// For returns h as provider p registers it: Gemini CLI reads it under
-// AfterAgent with its timeout in milliseconds; the others under Stop, in seconds.
+// facts are the profile of provider p; ok is false when p takes no hook.
+func facts(p Provider) (child.Profile, bool) {
+	prof, ok := child.LookupProfile(string(p))
+	return prof, ok && len(prof.HookFiles) > 0
+}
+
+// For returns h as provider p registers it: under the event that ends its
+// turn, with its timeout in the unit it reads (its profile's HookEvent and
+// HookMillis; Gemini CLI's AfterAgent, in milliseconds).
 func (h Hook) For(p Provider) Hook {
-	h.Event, h.Millis = EventStop, false
-	if p == Gemini {
-		h.Event, h.Millis = EventAfterAgent, true
+	prof, _ := facts(p)
+	h.Event, h.Millis = prof.HookEvent, prof.HookMillis
+	if h.Event == "" {
+		h.Event = EventStop
 	}
 	return h
 }
@@ -56,51 +60,60 @@ type Location struct {
 
 // Scopes lists the scopes a provider supports, in the order status reports them.
 func Scopes(p Provider) []Scope {
-	switch p {
-	case Claude:
-		return []Scope{ScopeProject, ScopeLocal, ScopeUser}
-	case Codex, Gemini:
-		return []Scope{ScopeProject, ScopeUser}
+	prof, _ := facts(p)
+	var out []Scope
+	for _, f := range prof.HookFiles {
+		out = append(out, Scope(f.Scope))
 	}
-	return nil
+	return out
 }
 
-// Locate returns the settings file of provider p at scope s. Claude Code reads
+// Locate returns the settings file of provider p at scope s, as its
+// profile's HookFiles place it: Claude Code reads
 // <root>/.claude/settings.json, <root>/.claude/settings.local.json and
-// ~/.claude/settings.json; Codex reads hooks.json next to its config.toml, in
-// <root>/.codex/ and in $CODEX_HOME (default ~/.codex/), and has no local scope;
-// Gemini CLI reads <root>/.gemini/settings.json and the user's
-// .gemini/settings.json under $GEMINI_CLI_HOME (default $HOME).
+// ~/.claude/settings.json; Codex reads hooks.json next to its config.toml,
+// in <root>/.codex/ and in $CODEX_HOME (default ~/.codex/), and has no
+// local scope; Gemini CLI reads <root>/.gemini/settings.json and the
+// user's .gemini/settings.json under $GEMINI_CLI_HOME (default $HOME).
 func Locate(p Provider, s Scope, projectRoot string, getenv func(string) string) (Location, error) {
 	loc := Location{Provider: p, Scope: s}
-	var err error
-	switch {
-	case p == Claude && s == ScopeProject:
-		loc.Path = filepath.Join(projectRoot, ".claude", "settings.json")
-	case p == Claude && s == ScopeLocal:
-		loc.Path = filepath.Join(projectRoot, ".claude", "settings.local.json")
-	case p == Claude && s == ScopeUser:
-		loc.Path, err = underHome(getenv, ".claude", "settings.json")
-	case p == Codex && s == ScopeProject:
-		loc.Path = filepath.Join(projectRoot, ".codex", "hooks.json")
-	case p == Codex && s == ScopeUser:
-		if ch := getenv("CODEX_HOME"); ch != "" {
-			loc.Path = filepath.Join(ch, "hooks.json")
-		} else {
-			loc.Path, err = underHome(getenv, ".codex", "hooks.json")
+	prof, _ := facts(p)
+	for _, f := range prof.HookFiles {
+		if Scope(f.Scope) != s {
+			continue
 		}
-	case p == Gemini && s == ScopeProject:
-		loc.Path = filepath.Join(projectRoot, ".gemini", "settings.json")
-	case p == Gemini && s == ScopeUser:
-		if gh := getenv("GEMINI_CLI_HOME"); gh != "" {
-			loc.Path = filepath.Join(gh, ".gemini", "settings.json")
+		var err error
+		if s == ScopeUser {
+			loc.Path, err = userPath(prof, f.Path, getenv)
 		} else {
-			loc.Path, err = underHome(getenv, ".gemini", "settings.json")
+			loc.Path = filepath.Join(projectRoot, f.Path)
 		}
-	default:
-		err = fmt.Errorf("%w: provider %q has no %q settings file", ErrUnsupportedScope, p, s)
+		return loc, err
 	}
-	return loc, err
+	return loc, fmt.Errorf("%w: provider %q has no %q settings file", ErrUnsupportedScope, p, s)
+}
+
+// userPath resolves a user-scope path of the profile: after "$NAME/"
+// under $NAME (HOME when unset), else under the agent's state directory.
+func userPath(prof child.Profile, rel string, getenv func(string) string) (string, error) {
+	if v, rest, ok := strings.Cut(rel, "/"); ok && strings.HasPrefix(v, "$") {
+		if dir := getenv(v[1:]); dir != "" {
+			return filepath.Join(dir, rest), nil
+		}
+		return underHome(getenv, rest)
+	}
+	return statePath(prof, rel, getenv)
+}
+
+// statePath is rel under the agent's state directory: $StateDirEnv when
+// set, else StateDir under HOME.
+func statePath(prof child.Profile, rel string, getenv func(string) string) (string, error) {
+	if prof.StateDirEnv != "" {
+		if dir := getenv(prof.StateDirEnv); dir != "" {
+			return filepath.Join(dir, rel), nil
+		}
+	}
+	return underHome(getenv, prof.StateDir, rel)
 }
 
 func underHome(getenv func(string) string, parts ...string) (string, error) {

@@ -3,17 +3,12 @@ package settings
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/tmux/child"
 
 	"github.com/story-automator/story-automator/internal/coded"
 )
-
-// geminiProjectNotice is reported after a Gemini project install: Gemini CLI
-// 0.61 ignores a project's hooks in a folder it does not trust.
-const geminiProjectNotice = "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"
 
 // Error is a refused hooks operation (see coded.Error); its Fields name the
 // settings file.
@@ -38,8 +33,9 @@ type Env struct {
 	Now         func() time.Time
 	// Exe is the path of this binary, which the hook runs.
 	Exe func() (string, error)
-	// Codex lists the hooks Codex sees (CodexAppServer{} in production).
-	Codex CodexLister
+	// Lister lists the hooks a CLI with a trust step sees (nil: its
+	// program's app-server, CodexAppServer).
+	Lister CodexLister
 }
 
 // Change is one `hooks install` or `hooks uninstall`.
@@ -62,7 +58,7 @@ type Changed struct {
 // Locate resolves a provider and scope given by name to a settings file.
 func (e Env) locate(provider, scope string) (Location, error) {
 	p := Provider(provider)
-	if len(Scopes(p)) == 0 {
+	if _, ok := facts(p); !ok {
 		return Location{}, usageError("--provider must be %s, got %q", providerList(), p)
 	}
 	s := Scope(scope)
@@ -92,8 +88,8 @@ func (e Env) CurrentHook() (Hook, error) {
 	return h, nil
 }
 
-// Apply runs an install or uninstall on the selected settings file (and, for
-// Codex, its config.toml).
+// Apply runs an install or uninstall on the selected settings file (and,
+// for a CLI whose hooks need trust, where it keeps that trust).
 func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 	var out Changed
 	loc, err := e.locate(ch.Provider, ch.Scope)
@@ -103,7 +99,8 @@ func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 	opt := Options{DryRun: ch.DryRun, Now: e.Now}
 	var codexKeys []string
 	h, err := e.CurrentHook()
-	if !ch.Install && loc.Provider == Codex {
+	trust := trustOf(loc.Provider)
+	if !ch.Install && trust == child.HookTrustTOMLHash {
 		// Codex's trust keys name the entries' positions: read them before they go.
 		if codexKeys, err = CodexHookKeys(loc.Path, h); err != nil {
 			return out, fileError(err, loc)
@@ -130,14 +127,14 @@ func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 	if out.Warning != "" {
 		out.Fields["warning"] = out.Warning
 	}
-	if loc.Provider == Codex {
-		codex, action, err := e.codexConfigChange(ctx, loc, h, codexKeys, ch.Install, opt.DryRun)
+	if trust == child.HookTrustTOMLHash {
+		report, action, err := e.codexConfigChange(ctx, loc, h, codexKeys, ch.Install, opt.DryRun)
 		if err != nil {
 			return out, fileError(err, loc)
 		}
-		out.Fields["codex"] = codex
+		out.Fields[trustField] = report
 		if action != "" {
-			out.Fields["notice"] = "Codex will not run the hook yet: " + action
+			out.Fields["notice"] = productOf(loc.Provider) + " will not run the hook yet: " + action
 		}
 	}
 	return out, nil
@@ -147,12 +144,12 @@ func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 // our entries trusted with the hashes Codex lists) or uninstall (our trust
 // entries removed); action is what the user must still do for Codex to run it.
 func (e Env) codexConfigChange(ctx context.Context, loc Location, h Hook, keys []string, install, dryRun bool) (out any, action string, err error) {
-	cfg, err := CodexConfigPath(e.Getenv)
+	cfg, err := CodexConfigPath(loc.Provider, e.Getenv)
 	if err != nil {
 		return nil, "", err
 	}
 	if install {
-		st, err := SetupCodex(ctx, loc, h, cfg, e.Codex, e.ProjectRoot, dryRun)
+		st, err := SetupCodex(ctx, loc, h, cfg, e.lister(loc.Provider), e.ProjectRoot, dryRun)
 		return st, st.Action, err
 	}
 	actions, err := ForgetCodexTrust(cfg, keys, dryRun)
@@ -198,8 +195,8 @@ func changeFields(loc Location, res Result, h Hook, dryRun, install bool) map[st
 		out["command"] = h.Command
 		out["timeout"] = h.Timeout
 		out["event"] = h.Event
-		if loc.Provider == Gemini && loc.Scope == ScopeProject {
-			out["notice"] = geminiProjectNotice
+		if prof, _ := facts(loc.Provider); prof.HookProjectNote != "" && loc.Scope == ScopeProject {
+			out["notice"] = prof.HookProjectNote
 		}
 	}
 	if dryRun {
@@ -232,9 +229,8 @@ func Survey(ctx context.Context, e Env) (Report, error) {
 			} else {
 				st = Inspect(loc, h.For(p), e.Getenv)
 			}
-			if p == Codex && st.Installed {
-				if cfg, err := CodexConfigPath(e.Getenv); err == nil {
-					cs := InspectCodex(ctx, loc, h, cfg, e.Codex, e.ProjectRoot)
+			if st.Installed {
+				if cs, ok := InspectTrust(ctx, loc, h, e.Getenv, e.lister(p), e.ProjectRoot); ok {
 					st.Codex = &cs
 				}
 			}
@@ -256,14 +252,4 @@ func Providers() []Provider {
 }
 
 // providerList is the providers as a sentence: "a, b or c".
-func providerList() string {
-	ps := Providers()
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = string(p)
-	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
+func providerList() string { return child.OrList(child.HookProviders()) }

@@ -1,5 +1,7 @@
 package settings
 
+import "github.com/story-automator/story-automator/tmux/child"
+
 // Status is what one settings file says about our Stop hook.
 type Status struct {
 	Location
@@ -17,10 +19,12 @@ type Status struct {
 	Stale bool `json:"stale"`
 	// Duplicated is true when there is more than one entry of ours.
 	Duplicated bool `json:"duplicated"`
-	// Codex says whether Codex will run the hook (Codex entries only).
+	// Codex says whether the CLI will run the hook, for a provider whose
+	// hooks need the config.toml trust (Codex's).
 	Codex *CodexHookStatus `json:"codex,omitempty"`
 	// Off says why the agent would not run the hook although it is
-	// installed (Gemini CLI: hooksConfig turns hooks or this one off).
+	// installed (the hooks-config switches: Gemini CLI's hooksConfig turns
+	// hooks or this one off).
 	Off string `json:"off,omitempty"`
 	// Error is the code of a problem reading the file, empty when it read fine.
 	Error   string `json:"error,omitempty"`
@@ -54,29 +58,30 @@ func Inspect(loc Location, h Hook, getenv func(string) string) Status {
 		st.Command = st.Entries[0].Command
 		st.BinaryExists = ProgramExists(st.Entries[0].Program, getenv)
 	}
-	if loc.Provider == Gemini {
-		st.Off = geminiHooksOff(l.doc, st.Command)
+	if prof, _ := facts(loc.Provider); prof.HookSwitches == child.HookSwitchesConfig {
+		st.Off = hooksConfigOff(l.doc, st.Command, prof.Product)
 	}
 	return st
 }
 
-// geminiHooksOff reads Gemini CLI's switches in one settings file:
-// hooksConfig.enabled false runs no hook at all (whichever file holds the
-// hook), and hooksConfig.disabled lists hooks by name or command.
-func geminiHooksOff(doc *Object, command string) string {
+// hooksConfigOff reads the hooks-config switches (Gemini CLI's) in one
+// settings file: hooksConfig.enabled false runs no hook at all (whichever
+// file holds the hook), and hooksConfig.disabled lists hooks by name or
+// command; product is the CLI's name.
+func hooksConfigOff(doc *Object, command, product string) string {
 	cv, ok := doc.Get("hooksConfig")
 	cfg, isObj := cv.(*Object)
 	if !ok || !isObj {
 		return ""
 	}
 	if v, ok := cfg.Get("enabled"); ok && v == false {
-		return "hooksConfig.enabled is false: Gemini CLI runs no hooks"
+		return "hooksConfig.enabled is false: " + product + " runs no hooks"
 	}
 	dv, _ := cfg.Get("disabled")
 	list, _ := dv.([]any)
 	for _, d := range list {
 		if command != "" && d == command {
-			return "hooksConfig.disabled lists this hook: Gemini CLI skips it"
+			return "hooksConfig.disabled lists this hook: " + product + " skips it"
 		}
 	}
 	return ""

@@ -50,9 +50,9 @@ func hookNote(st Status) string {
 		case cs.Trusted == nil:
 			notes = append(notes, "trust unknown ("+cs.Error+")")
 		case *cs.Trusted:
-			notes = append(notes, "trusted by Codex")
+			notes = append(notes, "trusted by "+productOf(st.Provider))
 		default:
-			notes = append(notes, "not trusted by Codex: "+cs.Action)
+			notes = append(notes, "not trusted by "+productOf(st.Provider)+": "+cs.Action)
 		}
 	}
 	return strings.Join(notes, "; ")

@@ -23,9 +23,7 @@ var agentNameHomes = []string{
 
 // agentNamesPending still name an agent while their owners move those facts
 // into the table (issue 15); remove each entry as its file is cleaned.
-var agentNamesPending = []string{
-	"stophook/settings/",
-}
+var agentNamesPending = []string{}
 
 // notAgentName marks a literal that only looks like an agent's name (a
 // record's field value, a model), on the literal's line.

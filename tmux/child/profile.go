@@ -33,9 +33,6 @@ type Profile struct {
 	// RunEnv is added to the environment of a story run's child, for each
 	// variable the run's own environment does not set.
 	RunEnv map[string]string
-	// HookProvider names where `hooks install` puts this agent's Stop hook
-	// (a stophook/settings Provider); "" = its children need none.
-	HookProvider string
 	// ChildHook, when set, gives the arguments that register this binary's
 	// stop-hook (exe) for the one session being started, so the user's
 	// settings files are never edited: Claude Code's --settings with a Stop
@@ -104,7 +101,41 @@ type Facts struct {
 	// Default marks the agent a run, doctor and `skill install` take when
 	// none is named (one profile).
 	Default bool
+	// Product is the CLI's name as a user knows it, for messages.
+	Product string
+	// HookFiles are the settings files `hooks install` can put this
+	// tool's hook in, one a scope, in the order `hooks status` reports
+	// them; nil = its children need none (their exit ends a step).
+	// The rest of the Hook facts say how that hook is written and run.
+	HookFiles []HookFile
+	// HookEvent is the event whose hook ends the CLI's turn, sending a
+	// "block" reason back as the next prompt ("Stop").
+	HookEvent string
+	// HookMillis: the CLI reads a hook's timeout in milliseconds, not seconds.
+	HookMillis bool
+	// HookSwitches names the settings keys with which the CLI turns an
+	// installed hook off ("hooks-config"); "" = none.
+	HookSwitches string
+	// HookTrust names the step without which the CLI does not run an
+	// installed hook ("config-toml-hash": hooks on in the state
+	// directory's config.toml and each entry's hash, as the Program's
+	// app-server lists it, trusted there); "" = it runs any.
+	HookTrust string
+	// HookProjectNote is what a project-scope install tells the user.
+	HookProjectNote string
 }
+
+// HookFile is one settings file that can hold the hook: Path is relative
+// to the project root for the project and local scopes; for the user
+// scope, to the state directory, or, after "$NAME/", to $NAME (HOME when
+// NAME is unset).
+type HookFile struct{ Scope, Path string }
+
+// Hook setting formats and trust steps of Facts.
+const (
+	HookSwitchesConfig = "hooks-config"
+	HookTrustTOMLHash  = "config-toml-hash"
+)
 
 // StateHome is the agent's state directory under the environment getenv reads.
 func (p Profile) StateHome(getenv func(string) string) string {
@@ -178,17 +209,28 @@ var agentFacts = map[string]Facts{
 		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
-		Default:       true},
+		Default:       true, Product: "Claude Code",
+		HookFiles: []HookFile{{"project", ".claude/settings.json"}, {"local", ".claude/settings.local.json"}, {"user", "settings.json"}},
+		HookEvent: "Stop"},
 	AgentCodex: {StateDir: ".codex", StateDirEnv: "CODEX_HOME",
 		AuthEnv: []string{"OPENAI_API_KEY", "CODEX_API_KEY"}, AuthConfig: AuthProviderTOML,
 		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",
 		TrustNote:  "codex exec does not ask to trust a folder",
 		SessionEnv: []string{"CODEX_THREAD_ID"},
-		SkillDirs:  map[string]string{"project": ".agents/skills", "user": "skills"}},
+		SkillDirs:  map[string]string{"project": ".agents/skills", "user": "skills"},
+		Product:    "Codex",
+		// hooks.json next to config.toml, which keeps the hooks' trust.
+		HookFiles: []HookFile{{"project", ".codex/hooks.json"}, {"user", "hooks.json"}},
+		HookEvent: "Stop", HookTrust: HookTrustTOMLHash},
 	AgentGemini: {StateDir: ".gemini",
 		AuthEnv:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		AuthFiles: []string{"oauth_creds.json"}, AuthFix: "run `gemini` once and choose a sign-in, or set GEMINI_API_KEY",
-		TrustFormat: TrustFoldersJSON, TrustFile: "trustedFolders.json"},
+		TrustFormat: TrustFoldersJSON, TrustFile: "trustedFolders.json",
+		Product: "Gemini CLI",
+		// $GEMINI_CLI_HOME stands for HOME; AfterAgent ends its agent turn as Stop does.
+		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
+		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
+		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
 }
 
 // Trust record formats and auth config formats of Facts.
@@ -249,7 +291,7 @@ const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: claudeChildHook, HookProvider: "claude",
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: claudeChildHook,
 		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
@@ -257,11 +299,11 @@ var profiles = map[string]Profile{
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceRolloutJSONL, HookProvider: "codex",
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceRolloutJSONL,
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceChatSessionJSONL, HookProvider: "gemini",
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceChatSessionJSONL,
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -511,13 +553,14 @@ func OrList(names []string) string {
 
 // --- Hook providers (used by stophook/settings) ---
 
-// HookProviders lists the HookProvider of every agent that has one, in
-// agent-name order: the settings files `hooks install` and `hooks status` know.
+// HookProviders lists the agents whose settings files take this tool's
+// hook (HookFiles), sorted: the providers `hooks install` and `hooks
+// status` know.
 func HookProviders() []string {
 	var out []string
 	for _, n := range AgentNames() {
-		if p := profiles[n].HookProvider; p != "" {
-			out = append(out, p)
+		if len(profiles[n].HookFiles) > 0 {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -124,9 +124,7 @@ func TestAgentListsComeFromTheTable(t *testing.T) {
 	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,gemini" {
 		t.Errorf("CLIAgents = %s", got)
 	}
-	for _, a := range CLIAgents() {
-		if p, _ := LookupProfile(a); p.HookProvider != a {
-			t.Errorf("%s installs its hook as provider %q", a, p.HookProvider)
-		}
+	if got := strings.Join(HookProviders(), ","); got != strings.Join(CLIAgents(), ",") {
+		t.Errorf("HookProviders = %s, want every CLI agent", got)
 	}
 }

@@ -53,18 +53,7 @@ func hooksEnv(e *runtimeEnv) settings.Env {
 // currentHook is the entry install writes for this binary.
 func currentHook(e *runtimeEnv) (settings.Hook, error) {
 	h, err := hooksEnv(e).CurrentHook()
-	return h, hooksFailure(err)
-}
-
-// hooksFailure maps a settings error to the failure users see.
-func hooksFailure(err error) error {
-	if err == nil {
-		return nil
-	}
-	if f, ok := cliio.FromCoded(err); ok {
-		return f
-	}
-	return err
+	return h, failed(err)
 }
 
 // hooksChange runs install or uninstall on the selected file and prints the result.
@@ -79,7 +68,7 @@ func hooksChange(c *cli.Context, install bool) error {
 		fmt.Fprintln(e.Err, "story-automator: "+res.Warning)
 	}
 	if err != nil {
-		return hooksFailure(err)
+		return failed(err)
 	}
 	e.Log.Info().Str("file", res.Result.Path).Bool("changed", res.Result.Changed).Strs("actions", res.Result.Actions).Msg("hooks " + c.Command.Name)
 	return cliio.OKJSON(e.Out, res.Fields)
@@ -92,7 +81,7 @@ func hooksStatus(c *cli.Context) error {
 	e := envOf(c)
 	rep, err := settings.Survey(c.Context, hooksEnv(e))
 	if err != nil {
-		return hooksFailure(err)
+		return failed(err)
 	}
 	out := map[string]any{"ok": true, "command": rep.Command, "installed": rep.Installed, "hooks": rep.Hooks}
 	return cliio.Emit(e.Out, out, func(w io.Writer) { settings.WriteTable(w, rep.Command, rep.Hooks) })

@@ -21,10 +21,6 @@ var agentNameHomes = []string{
 	"internal/chaos/", // kills runs of the simulated agent, and only of it
 }
 
-// agentNamesPending still name an agent while their owners move those facts
-// into the table (issue 15); remove each entry as its file is cleaned.
-var agentNamesPending = []string{}
-
 // notAgentName marks a literal that only looks like an agent's name (a
 // record's field value, a model), on the literal's line.
 const notAgentName = "not an agent name"
@@ -42,7 +38,6 @@ func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
 			names[n] = true
 		}
 	}
-	stillPending := map[string]bool{} // the entries of agentNamesPending that still name an agent
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -58,14 +53,7 @@ func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || matchesAny(rel, agentNameHomes) {
 			return nil
 		}
-		hits := agentLiterals(t, path, names)
-		if pending := matchesAny(rel, agentNamesPending); pending {
-			if len(hits) > 0 {
-				stillPending[pendingEntry(rel)] = true
-			}
-			return nil
-		}
-		for _, hit := range hits {
+		for _, hit := range agentLiterals(t, path, names) {
 			t.Errorf("%s:%s names an agent outside the profile table (tmux/child/profile.go)", rel, hit)
 		}
 		return nil
@@ -73,29 +61,17 @@ func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range agentNamesPending {
-		if !stillPending[p] {
-			t.Errorf("%s names no agent any more: take it off agentNamesPending", p)
-		}
-	}
 }
 
+// matchesAny reports whether rel is one of entries or lies in one of them
+// (an entry ending in "/" is a folder).
 func matchesAny(rel string, entries []string) bool {
-	return pendingEntry(rel, entries...) != ""
-}
-
-// pendingEntry is the entry of entries (agentNamesPending when none given)
-// that rel falls under: the file itself or a folder ending in "/".
-func pendingEntry(rel string, entries ...string) string {
-	if len(entries) == 0 {
-		entries = agentNamesPending
-	}
 	for _, p := range entries {
 		if rel == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p)) {
-			return p
+			return true
 		}
 	}
-	return ""
+	return false
 }
 
 // agentLiterals are the positions ("line: literal") of string literals in

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -78,19 +76,9 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 	if err := r.Validate(); err != nil {
 		return r, cliio.UsageError("%v", err)
 	}
-	r.Prompt = c.String("prompt")
-	if f := c.String("prompt-file"); f != "" {
-		var data []byte
-		var err error
-		if f == "-" {
-			data, err = io.ReadAll(e.In)
-		} else {
-			data, err = os.ReadFile(f)
-		}
-		if err != nil {
-			return r, cliio.UsageError("cannot read --prompt-file: %v", err)
-		}
-		r.Prompt = string(data)
+	var err error
+	if r.Prompt, err = child.PromptFrom(c.String("prompt"), c.String("prompt-file"), e.In); err != nil {
+		return r, failed(err)
 	}
 	return r, nil
 }

@@ -154,7 +154,15 @@ func decideAdvisor(m, next *marker.Marker, env Env, now time.Time, c loopCheck, 
 	l := next.Loop
 	v := env.Loop.Advisor
 	if v == nil {
-		return Decision{ConsultAdvisor: true, Reason: "the loop's advisor must be consulted first"}
+		return Decision{ConsultAdvisor: true, Reason: "the loop's advisor must be consulted first",
+			advised: func(v *AdvisorVerdict) Decision {
+				if v == nil {
+					v = &AdvisorVerdict{Err: errors.New("no verdict")}
+				}
+				e := env
+				e.Loop.Advisor = v
+				return decideAdvisor(m, next, e, now, c, strategy)
+			}}
 	}
 	if v.Err != nil {
 		why := "advisor error: " + v.Err.Error()

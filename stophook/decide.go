@@ -98,8 +98,20 @@ type Decision struct {
 	// StampChild asks the shell to record the child's turn completion.
 	StampChild bool
 	// ConsultAdvisor asks the shell to run the loop's advisor (outside the
-	// lock) and decide again with its verdict in Env.Loop.Advisor.
+	// lock) and finish this decision with its verdict (Advised): the gates
+	// before the advisor are not gone through again.
 	ConsultAdvisor bool
+	// advised finishes a decision that asked for the advisor.
+	advised func(*AdvisorVerdict) Decision
+}
+
+// Advised is the decision the advisor's verdict v completes, when d asked
+// for it (ConsultAdvisor); else d itself.
+func (d Decision) Advised(v *AdvisorVerdict) Decision {
+	if !d.ConsultAdvisor || d.advised == nil {
+		return d
+	}
+	return d.advised(v)
 }
 
 // Blocks reports whether the decision keeps the session working.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"reflect"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -38,7 +39,8 @@ const DefaultLockTimeout = 2 * time.Second
 // A call decides once, under the marker lock, on the marker as it is then;
 // before that, only the owner gate (notOwnerStop) is applied to an unlocked
 // read, so a stop that is not the owner's takes no lock and gathers nothing.
-// A loop with an advisor is decided twice: see gatherLoopFacts.
+// A decision that needs a loop's advisor is finished with its verdict, the
+// advisor run outside the lock (see advise).
 func (s *Shell) Run(ctx context.Context) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -69,7 +71,7 @@ func (s *Shell) Run(ctx context.Context) {
 		return // Decide would let the stop through and write nothing
 	}
 	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, env)
-	d, err := s.persist(ctx, store, in, env)
+	d, err := s.persist(ctx, store, in, raw, env)
 	if err != nil {
 		s.Log.Warn().Err(err).Msg("cannot persist the hook's decision; allowing the stop")
 		// Without the lock: append only, never rotate (see RotateHistory).
@@ -90,15 +92,21 @@ func (s *Shell) decideFn() func(Input, *marker.Marker, error, Env, time.Time) De
 // persist decides under the lock, on the marker as it is now, writes the
 // result and appends the history line before anything is printed (persist
 // before act). Holding the lock across the append keeps the history in the
-// order the marker changed.
-func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env Env) (Decision, error) {
+// order the marker changed. Decide runs once; a decision that needs the
+// loop's advisor is finished by advise.
+func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, raw []byte, env Env) (Decision, error) {
 	unlock, err := store.Lock(ctx)
 	if err != nil {
 		return Decision{}, err
 	}
-	defer unlock()
+	defer func() { unlock() }()
 	cur, readErr := store.Read()
 	d := s.decideFn()(in, cur, readErr, env, s.Now())
+	if d.ConsultAdvisor {
+		if d, err = s.advise(ctx, store, &unlock, in, raw, env, cur, d); err != nil {
+			return Decision{}, err
+		}
+	}
 	switch {
 	case d.Remove:
 		_, err = store.RemoveLocked()
@@ -114,6 +122,28 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, env 
 	}
 	s.appendHistory(store, in, recorded, d, true)
 	return d, nil
+}
+
+// advise consults the loop's advisor for decision d, without the marker
+// lock (an advisor may take seconds, and every other stop and command would
+// wait for it), then takes the lock again (*unlock is its release) and
+// finishes d with the verdict. A marker that changed meanwhile (a loop
+// paused or cancelled from another terminal) lets this stop through
+// unchanged: the next stop decides on the marker as it is then.
+func (s *Shell) advise(ctx context.Context, store *marker.Store, unlock *func(), in Input, raw []byte, env Env, cur *marker.Marker, d Decision) (Decision, error) {
+	(*unlock)()
+	*unlock = func() {}
+	v := s.consultAdvisor(ctx, raw, loopMessage(in, env), cur.Loop)
+	relock, err := store.Lock(ctx)
+	if err != nil {
+		return Decision{}, err
+	}
+	*unlock = relock
+	now, readErr := store.Read()
+	if readErr != nil || !reflect.DeepEqual(now, cur) {
+		return Decision{Kind: KindFailOpen, Reason: "the marker changed while the loop's advisor ran; letting this stop through"}, nil
+	}
+	return d.Advised(v), nil
 }
 
 func (s *Shell) stampChild(in Input, env Env) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -302,8 +303,8 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 }
 
 // A hook call decides once, under the lock: a stop that is not the owner's is
-// turned away by the gate alone, and only a loop with an advisor decides a
-// second time (to learn whether the advisor must be consulted, outside the lock).
+// turned away by the gate alone, and a loop with an advisor finishes its one
+// decision with the advisor's verdict, consulted outside the lock.
 func TestShellDecidesOncePerCall(t *testing.T) {
 	withAdvisor := func(m *marker.Marker) {
 		m.Loop.Advisor = `echo '{"prediction":"go on","confidence":0.99}'`
@@ -322,7 +323,7 @@ func TestShellDecidesOncePerCall(t *testing.T) {
 		{"subagent", active(), nil, `{"session_id":"owner","hook_event_name":"SubagentStop"}`, 0, ""},
 		{"child", active(), mapEnv{EnvChild: "true"}, `{"session_id":"c"}`, 1, ""},
 		{"owner of a loop", loopMarker(), nil, `{"session_id":"owner","last_assistant_message":"working"}`, 1, loopPrompt},
-		{"owner of a loop with an advisor", loopMarker(withAdvisor), nil, `{"session_id":"owner","last_assistant_message":"working"}`, 2, "go on"},
+		{"owner of a loop with an advisor", loopMarker(withAdvisor), nil, `{"session_id":"owner","last_assistant_message":"working"}`, 1, "go on"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t, c.m)
@@ -345,5 +346,39 @@ func TestShellDecidesOncePerCall(t *testing.T) {
 				t.Errorf("printed %q, want it to contain %q", out.String(), c.printed)
 			}
 		})
+	}
+}
+
+// The advisor runs without the marker lock, and the one decision is
+// finished only on the marker it was made on: a loop paused from another
+// terminal while the advisor ran stays paused, and the stop goes through.
+func TestAMarkerChangedWhileTheAdvisorRanIsKeptAndTheStopGoesThrough(t *testing.T) {
+	f := newFixture(t, nil)
+	paused := loopMarker()
+	paused.Pause("paused from another terminal")
+	data, err := json.Marshal(paused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pausedFile := filepath.Join(t.TempDir(), "paused.json")
+	if err := os.WriteFile(pausedFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// flock -n fails if the hook still held the lock: the advisor would error.
+	advisor := fmt.Sprintf(`flock -n %s cp %s %s && echo '{"prediction":"go on","confidence":0.99}'`,
+		f.store.LockPath(), pausedFile, f.store.Path)
+	if _, err := f.store.Create(context.Background(), loopMarker(func(m *marker.Marker) { m.Loop.Advisor = advisor }), true); err != nil {
+		t.Fatal(err)
+	}
+	if out := f.run(t, `{"session_id":"owner","last_assistant_message":"working"}`); out != "" {
+		t.Fatalf("printed %q: the stop must go through", out)
+	}
+	m, err := f.store.Read()
+	if err != nil || m.Status != marker.StatusPaused || m.Loop.Iteration != paused.Loop.Iteration {
+		t.Fatalf("marker %+v %v: want the paused loop as the other terminal left it", m, err)
+	}
+	h := historyLines(t, f)
+	if len(h) != 1 || h[0].Decision != KindFailOpen {
+		t.Fatalf("history %+v, want one fail-open line", h)
 	}
 }

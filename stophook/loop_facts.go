@@ -18,8 +18,8 @@ const maxFixPlanBytes = 1 << 20
 // for a loop and cannot find out by itself: the transcript's last assistant
 // text (only when the input lacks last_assistant_message), the git fingerprint
 // (no git process unless the strategy watches the work tree), the fix plan
-// (only for fix_plan) and the advisor's verdict (only when Decide reaches the
-// advisor). The shell calls it for the owner's stop only (notOwnerStop), so a
+// (only for fix_plan). The advisor is not among them: it is consulted only
+// when the decision asks for it (see Shell.advise). The shell calls it for the owner's stop only (notOwnerStop), so a
 // stop that is not the owner's, or not a loop's, costs nothing.
 func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *marker.Marker, env Env) LoopFacts {
 	var f LoopFacts
@@ -37,17 +37,6 @@ func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *ma
 	f.GitFingerprint = GitFingerprint(ctx, s.ProjectRoot, StrategyNeedsWorkTree(l.ExitStrategy))
 	if l.FixPlan != "" && strategyUses(l, StrategyFixPlan) {
 		f.FixPlan, f.FixPlanErr = readFixPlan(s.ProjectRoot, l.FixPlan)
-	}
-	if l.Advisor != "" {
-		// The one decision ahead of the lock: the advisor is slow, so it
-		// runs outside the lock, and only when a decision without its
-		// verdict asks for it (a control line or the iteration limit comes
-		// first). The decision under the lock then has the verdict.
-		e := env
-		e.Loop = f
-		if s.decideFn()(in, m, nil, e, s.Now()).ConsultAdvisor {
-			f.Advisor = s.consultAdvisor(ctx, raw, loopMessage(in, e), l)
-		}
 	}
 	return f
 }

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/tmux"
@@ -33,25 +32,25 @@ type Process struct {
 // Wire opens the project (its BMAD layout and workflow policy), checks tmux
 // unless the run is a dry run, and builds the run's real adapters: a child
 // session in tmux per step (TmuxSteps), git, the system clock. The caller
-// adds its Reporter and calls Run. Failures are *cliio.Failure with the
+// adds its Reporter and calls Run. Failures are *coded.Error with the
 // project's or tmux's code.
 func Wire(ctx context.Context, o Options, p Process) (Options, Deps, error) {
 	proj, err := workflows.Open(o.ProjectRoot)
 	if err != nil {
-		return o, Deps{}, cliio.Fail(workflows.Code(err), "%v", err)
+		return o, Deps{}, coded.Fail(workflows.Code(err), "%v", err)
 	}
 	wpol, err := workflows.LoadPolicy(o.ProjectRoot)
 	if err != nil {
-		return o, Deps{}, cliio.Fail(workflows.Code(err), "%v", err)
+		return o, Deps{}, coded.Fail(workflows.Code(err), "%v", err)
 	}
 	exe, err := p.Exe()
 	if err != nil {
-		return o, Deps{}, cliio.Fail("run_failed", "cannot find this binary: %v", err)
+		return o, Deps{}, coded.Fail("run_failed", "cannot find this binary: %v", err)
 	}
 	o.Pid, o.Getenv, o.Policy = os.Getpid(), p.Getenv, PolicyFrom(wpol)
 	if !o.DryRun {
 		if err := p.Tmux.CheckVersion(ctx); err != nil {
-			return o, Deps{}, cliio.Fail(tmux.Code(err), "%v", err)
+			return o, Deps{}, coded.Fail(tmux.Code(err), "%v", err)
 		}
 	}
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
@@ -83,19 +82,4 @@ func StatePaths(root string, getenv func(string) string, sessionDir string) []st
 		paths = append(paths, filepath.ToSlash(rel))
 	}
 	return paths
-}
-
-// NewReporter is how a run talks on w: JSON lines with asJSON, a live block
-// on a terminal, else one line per event. live is that block (nil when the
-// reporter is another), which the caller starts and stops around Run.
-func NewReporter(w io.Writer, asJSON bool, now func() time.Time) (r Reporter, live *LiveReporter) {
-	switch {
-	case asJSON:
-		return &JSONReporter{W: w}, nil
-	case cliio.IsTerminal(w):
-		live = &LiveReporter{W: w, Now: now, Width: cliio.TerminalWidth(w)}
-		return live, live
-	default:
-		return &LineReporter{W: w}, nil
-	}
 }

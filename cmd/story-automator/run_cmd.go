@@ -50,14 +50,14 @@ func runAction(c *cli.Context) error {
 	}
 	opts, err := orchestrator.FromFlags(c)
 	if err != nil {
-		return err
+		return runFailure(err)
 	}
 	e := envOf(c)
 	opts.ProjectRoot = e.ProjectRoot
 	opts, deps, err := orchestrator.Wire(context.Background(), opts, orchestrator.Process{Getenv: e.Getenv, Environ: e.Environ(),
 		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
 	if err != nil {
-		return err
+		return runFailure(err)
 	}
 	out := newRunOutput(e, c.Bool("json"))
 	deps.Report = out.reporter

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -149,11 +150,13 @@ type StepRunner interface {
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
 }
 
-// StepVerifier is implemented by step runners that can run a step's
-// verifier without an agent: a resumed run checks an escalated step first,
-// since the human may have finished it by hand.
-type StepVerifier interface {
-	VerifyStep(ctx context.Context, req StepRequest) (verified bool, detail string, err error)
+// VerifierSource is implemented by step runners that can check a step
+// without an agent: a resumed run checks an escalated step first, since the
+// human may have finished it by hand.
+type VerifierSource interface {
+	// StepVerifier returns the verifier of req's step, to run once with no
+	// session; an error says why the step cannot be checked.
+	StepVerifier(req StepRequest) (verify.Verifier, error)
 }
 
 // CommitRequest asks for one story's commit, or an epic's retrospective's.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
@@ -179,27 +180,40 @@ func (t *TmuxSteps) Configure(cfg RunConfig) error {
 	return nil
 }
 
-// VerifyStep runs the step's verifier once, with no session. A step whose
-// verifiers are all session_exit is never verified this way: without a
-// session that completed, they prove nothing.
-func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, string, error) {
+// StepVerifier returns the step's verifier, to run once with no session.
+// A step whose verifiers are all session_exit gets one that never passes:
+// without a session that completed, they prove nothing.
+func (t *TmuxSteps) StepVerifier(req StepRequest) (verify.Verifier, error) {
 	key, err := stepKey(req)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
 	proj, err := t.projectOf(req)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
 	check, err := proj.Verifier(req.Step, key, t.Policy)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
-	if only, err := t.onlySessionExit(req.Step); err != nil || only {
-		return false, "session_exit needs a session that completed", err
+	only, err := t.onlySessionExit(req.Step)
+	if err != nil {
+		return nil, err
 	}
-	r := check.Verify(ctx)
-	return r.Passed(), r.Detail, r.ContractErr
+	if only {
+		return needsSession{name: check.Name()}, nil
+	}
+	return check, nil
+}
+
+// needsSession is the verifier of a step, checked with no session, whose
+// verifiers all need one.
+type needsSession struct{ name string }
+
+func (n needsSession) Name() string { return n.name }
+
+func (needsSession) Verify(context.Context) verify.Verdict {
+	return verify.Verdict{Detail: "session_exit needs a session that completed"}
 }
 
 // onlySessionExit reports whether every verifier of the step is session_exit.

@@ -68,7 +68,7 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 	}
 }
 
-func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
+func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	p := sampleProject(t)
 	stories, err := BMADProject{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
@@ -80,16 +80,20 @@ func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	}
 	ts := &TmuxSteps{Project: p, Policy: pol}
 	req := StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: StepAutomate}
-	if ok, detail, err := ts.VerifyStep(context.Background(), req); ok || err != nil {
-		t.Fatalf("automate verified with no session: %v %q %v", ok, detail, err)
+	if v, err := ts.StepVerifier(req); err != nil || v.Verify(context.Background()).Verified {
+		t.Fatalf("automate verified with no session: %v", err)
 	}
 	// A step with a verifier that reads the files is still checked.
 	pol.Steps[StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
 	if err := (BMADProject{P: p}).MarkStoryDone(stories[0].Key); err != nil {
 		t.Fatal(err)
 	}
-	if ok, detail, err := ts.VerifyStep(context.Background(), req); !ok || err != nil {
-		t.Fatalf("a step whose story file exists was not verified: %v %q %v", ok, detail, err)
+	v, err := ts.StepVerifier(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := v.Verify(context.Background()); !r.Passed() {
+		t.Fatalf("a step whose story file exists was not verified: %+v", r)
 	}
 }
 

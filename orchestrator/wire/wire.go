@@ -1,4 +1,6 @@
-package orchestrator
+// Package wire builds a run's real adapters (tmux steps, git, the BMAD
+// files) around the orchestrator's run loop.
+package wire
 
 import (
 	"context"
@@ -12,6 +14,8 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -29,35 +33,35 @@ type Process struct {
 	Log        zerolog.Logger
 }
 
-// Wire opens the project (its BMAD layout and workflow policy), checks tmux
+// Build opens the project (its BMAD layout and workflow policy), checks tmux
 // unless the run is a dry run, and builds the run's real adapters: a child
-// session in tmux per step (TmuxSteps), git, the system clock. The caller
+// session in tmux per step (tmuxsteps.Runner), git, the system clock. The caller
 // adds its Reporter and calls Run. Failures are *coded.Error with the
 // project's or tmux's code.
-func Wire(ctx context.Context, o Options, p Process) (Options, Deps, error) {
+func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator.Options, orchestrator.Deps, error) {
 	proj, err := workflows.Open(o.ProjectRoot)
 	if err != nil {
-		return o, Deps{}, coded.Fail(workflows.Code(err), "%v", err)
+		return o, orchestrator.Deps{}, coded.Fail(workflows.Code(err), "%v", err)
 	}
 	wpol, err := workflows.LoadPolicy(o.ProjectRoot)
 	if err != nil {
-		return o, Deps{}, coded.Fail(workflows.Code(err), "%v", err)
+		return o, orchestrator.Deps{}, coded.Fail(workflows.Code(err), "%v", err)
 	}
 	exe, err := p.Exe()
 	if err != nil {
-		return o, Deps{}, coded.Fail("run_failed", "cannot find this binary: %v", err)
+		return o, orchestrator.Deps{}, coded.Fail("run_failed", "cannot find this binary: %v", err)
 	}
-	o.Pid, o.Getenv, o.Policy = os.Getpid(), p.Getenv, PolicyFrom(wpol)
+	o.Pid, o.Getenv, o.Policy = os.Getpid(), p.Getenv, orchestrator.PolicyFrom(wpol)
 	if !o.DryRun {
 		if err := p.Tmux.CheckVersion(ctx); err != nil {
-			return o, Deps{}, coded.Fail(tmux.Code(err), "%v", err)
+			return o, orchestrator.Deps{}, coded.Fail(tmux.Code(err), "%v", err)
 		}
 	}
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
-	steps := &TmuxSteps{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Project: proj, Policy: wpol,
+	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Project: proj, Policy: wpol,
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
-	repo := &Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
-	return o, Deps{Project: BMADProject{P: proj}, Steps: steps, Repo: repo, Clock: SystemClock{}, Log: p.Log}, nil
+	repo := &orchestrator.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
+	return o, orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: steps, Repo: repo, Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
 }
 
 // StatePaths are the files story-automator writes inside the project,
@@ -65,7 +69,7 @@ func Wire(ctx context.Context, o Options, p Process) (Options, Deps, error) {
 // rest of .story-automator/ (workflow.yaml, prompts/) is the user's and stays
 // visible to git.
 func StatePaths(root string, getenv func(string) string, sessionDir string) []string {
-	dir := StateDirName + "/"
+	dir := orchestrator.StateDirName + "/"
 	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
 	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
 	store := marker.NewStore(root, getenv)

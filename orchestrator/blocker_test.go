@@ -34,3 +34,20 @@ func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
 		t.Fatalf("a dialog waited for a backoff: %v", h.clock.slept())
 	}
 }
+
+func TestABlockedCommitEscalatesAtOnceWithItsCode(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.repo.commitErr = &Blocker{Code: "git_identity_missing", Action: "give git an identity", Err: errors.New("git commit: empty ident name")}
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		t.Fatalf("run: %v", err)
+	}
+	esc := res.State.Escalation
+	if esc == nil || esc.Code != "git_identity_missing" || esc.Action != "give git an identity" {
+		t.Fatalf("escalation %+v", esc)
+	}
+	if h.repo.commitCalls != 1 || len(h.clock.slept()) != 0 {
+		t.Fatalf("%d commits tried, slept %v: a blocker is not retried", h.repo.commitCalls, h.clock.slept())
+	}
+}

@@ -231,9 +231,22 @@ type fakeRepo struct {
 	commitCalls int
 	// snapshots counts the times the tree was listed.
 	snapshots int
+	// synced are the commits SyncIndex brought the index in step with.
+	synced []string
+	// repairErr, when set, is what Repair finds (a locked index).
+	repairErr error
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
+
+func (r *fakeRepo) Repair(context.Context) error { return r.repairErr }
+
+func (r *fakeRepo) SyncIndex(_ context.Context, sha string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.synced = append(r.synced, sha)
+	return nil
+}
 
 // touch changes paths in the work tree.
 func (r *fakeRepo) touch(paths ...string) {

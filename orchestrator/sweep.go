@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -35,16 +34,6 @@ func sweepRunTemps(ctx context.Context, root string, store *marker.Store) []stri
 		unlock()
 	}
 	return removed
-}
-
-// storyFileName is the name of a BMAD story file: <epic>-<n>-<slug>.md.
-var storyFileName = lazyre.New(`^[A-Za-z0-9_]+-\d+-[A-Za-z0-9_.-]+\.md$`)
-
-// SweepTemps removes the temps of sprint-status.yaml and the story files.
-func (b BMADProject) SweepTemps() []string {
-	return atomicfile.SweepTemps(b.P.ArtifactsDir, func(t string) bool {
-		return t == "sprint-status.yaml" || storyFileName().MatchString(t)
-	})
 }
 
 // sweepTemps removes what the project and the step runner left half-written.

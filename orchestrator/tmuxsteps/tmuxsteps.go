@@ -1,3 +1,5 @@
+// Package tmuxsteps runs a run's step attempts as child agent sessions in tmux,
+// each watched to its final state by the monitor and its step's verifier.
 package tmuxsteps
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -74,7 +75,7 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 
 func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	p := sampleProject(t)
-	stories, err := orchestrator.BMADProject{P: p}.EpicStories("1")
+	stories, err := bmad.Project{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
 		t.Fatalf("%v %v", stories, err)
 	}
@@ -89,7 +90,7 @@ func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	}
 	// A step with a verifier that reads the files is still checked.
 	pol.Steps[orchestrator.StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
-	if err := (orchestrator.BMADProject{P: p}).MarkStoryDone(stories[0].Key); err != nil {
+	if err := (bmad.Project{P: p}).MarkStoryDone(stories[0].Key); err != nil {
 		t.Fatal(err)
 	}
 	v, err := ts.StepVerifier(req)

@@ -15,6 +15,8 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs"
 	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/workflows"
@@ -34,8 +36,9 @@ type Process struct {
 }
 
 // Build opens the project (its BMAD layout and workflow policy), checks tmux
-// unless the run is a dry run, and builds the run's real adapters: a child
-// session in tmux per step (tmuxsteps.Runner), git, the system clock. The caller
+// unless the run is a dry run, and builds the run's real adapters: the BMAD
+// files (bmad.Project), a child session in tmux per step (tmuxsteps.Runner),
+// git and its worktrees (gitvcs), the system clock. The caller
 // adds its Reporter and calls Run. Failures are *coded.Error with the
 // project's or tmux's code.
 func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator.Options, orchestrator.Deps, error) {
@@ -60,8 +63,24 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
 	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Project: proj, Policy: wpol,
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
-	repo := &orchestrator.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
-	return o, orchestrator.Deps{Project: orchestrator.BMADProject{P: proj}, Steps: steps, Repo: repo, Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
+	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
+	project := bmad.Project{P: proj}
+	return o, orchestrator.Deps{Project: project, Steps: steps, Repo: repo, Worktrees: Worktrees(repo, project),
+		Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
+}
+
+// Worktrees makes a run's story worktrees in repo, which land a story's
+// done status in project's sprint-status.yaml without merging its text.
+func Worktrees(repo *gitvcs.Git, project bmad.Project) func(run string) orchestrator.Worktrees {
+	return func(run string) orchestrator.Worktrees {
+		return repo.Worktrees(run, project.StatusFile(), func(dir, story string) error {
+			p, err := workflows.Open(dir)
+			if err != nil {
+				return err
+			}
+			return bmad.Project{P: p}.MarkStoryDone(story)
+		})
+	}
 }
 
 // StatePaths are the files story-automator writes inside the project,

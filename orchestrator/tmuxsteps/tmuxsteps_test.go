@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -74,7 +73,14 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 }
 
 func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
-	p := sampleProject(t)
+	dir := t.TempDir()
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	stories, err := bmad.Project{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
 		t.Fatalf("%v %v", stories, err)
@@ -165,18 +171,4 @@ func TestADialogIsABlockerWithTheMonitorsAction(t *testing.T) {
 	if b == nil || b.Code != CodeAgentDialog || b.Action != "trust the folder" {
 		t.Fatalf("blocker %+v", b)
 	}
-}
-
-// sampleProject opens a fresh copy of the embedded sample BMAD project.
-func sampleProject(t *testing.T) *workflows.Project {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "p")
-	if err := sample.WriteSample(dir); err != nil {
-		t.Fatal(err)
-	}
-	p, err := workflows.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -1,8 +1,6 @@
 package orchestrator
 
-import (
-	"context"
-)
+import "context"
 
 // CodeMergeConflict is the escalation code of a story whose commit does not
 // apply on the user's branch.

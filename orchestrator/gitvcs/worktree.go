@@ -29,6 +29,8 @@ type Worktrees struct {
 	MarkDone func(dir, story string) error
 }
 
+var _ orchestrator.Worktrees = (*Worktrees)(nil)
+
 // Branch is the run branch a story's worktree is on.
 func (w *Worktrees) Branch(story string) string {
 	return "story-automator/" + w.Run + "/" + story
@@ -260,8 +262,6 @@ func (g *Git) Worktrees(run, statusFile string, markDone func(projectDir, story 
 	}
 	return w
 }
-
-var _ orchestrator.Worktrees = (*Worktrees)(nil)
 
 // Enter makes the story's worktree from the user's branch as it is now (or
 // reuses it, see Add) and returns the project's folder in it and its branch.

@@ -10,7 +10,7 @@ import (
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
-	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -72,7 +72,7 @@ func (r Rehearsal) Run(ctx context.Context, agent string) Check {
 	res := monitor.Watch(ctx, sess.Name, verify, opt, monitor.Deps{Tmux: tc, StateDir: stateDir, Now: time.Now})
 	// The child's processes are waited for before its home and state
 	// directories go: an agent still exiting writes into both.
-	closer := &orchestrator.TmuxSteps{Tmux: tc, StateDir: stateDir}
+	closer := &tmuxsteps.Runner{Tmux: tc, StateDir: stateDir}
 	_ = closer.CloseSession(context.WithoutCancel(ctx), sess.Name)
 	c = judge(c, agent, res, srv)
 	return c

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/monitor"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // A child parked at a dialog is not retried: the step escalates on that
@@ -16,7 +15,7 @@ func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		if req.Step == StepDev {
 			return StepResult{FinalState: FinalStuck, Reason: monitor.ReasonDialog,
-				Blocker: blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: child.DialogTrustFolder, Action: "trust the folder"})}
+				Blocker: &Blocker{Code: "agent_dialog", Action: "trust the folder", Err: errors.New("the claude agent waits at its trust_folder dialog")}}
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
@@ -28,7 +27,7 @@ func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
 	if n := len(st.Unit("1-1").Step(StepDev).Attempts); n != 1 {
 		t.Fatalf("dev attempts %d, want 1: a dialog is never retried", n)
 	}
-	if st.Escalation == nil || st.Escalation.Code != CodeAgentDialog || st.Escalation.Action != "trust the folder" {
+	if st.Escalation == nil || st.Escalation.Code != "agent_dialog" || st.Escalation.Action != "trust the folder" {
 		t.Fatalf("escalation %+v", st.Escalation)
 	}
 	if h.clock.slept() != nil {
@@ -36,12 +35,19 @@ func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
 	}
 }
 
-func TestExit127IsAMissingAgentNotACrashToRetry(t *testing.T) {
-	b := blockerOf("codex", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_127"})
-	if b == nil || b.Code != child.CodeAgentNotFound || b.Action != "install it: npm install -g @openai/codex@0.169.0" {
-		t.Fatalf("blocker %+v", b)
+func TestABlockedCommitEscalatesAtOnceWithItsCode(t *testing.T) {
+	h := newHarness(t, "1-1")
+	h.project.retro["1"] = true
+	h.repo.commitErr = &Blocker{Code: "git_identity_missing", Action: "give git an identity", Err: errors.New("git commit: empty ident name")}
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		t.Fatalf("run: %v", err)
 	}
-	if blockerOf("codex", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1"}) != nil {
-		t.Fatal("an ordinary crash became a blocker")
+	esc := res.State.Escalation
+	if esc == nil || esc.Code != "git_identity_missing" || esc.Action != "give git an identity" {
+		t.Fatalf("escalation %+v", esc)
+	}
+	if h.repo.commitCalls != 1 || len(h.clock.slept()) != 0 {
+		t.Fatalf("%d commits tried, slept %v: a blocker is not retried", h.repo.commitCalls, h.clock.slept())
 	}
 }

@@ -206,18 +206,3 @@ func escalationAction(u *Unit, st *StepState) string {
 			st.Name, u.Dotted, resume, logHint)
 	}
 }
-
-// commitMessage is a story's commit message; its trailers let a resumed run
-// find the commit again.
-func commitMessage(req CommitRequest) string {
-	title := strings.TrimSpace(req.Story.Title)
-	subject := "story " + req.Story.Dotted
-	if req.Retro {
-		subject, title = "epic "+req.Story.Epic, "retrospective"
-	}
-	if title != "" {
-		subject += ": " + title
-	}
-	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\n%s: %s\n%s: %s\n",
-		subject, trailerRun, req.RunID, trailerStory, req.Story.Key)
-}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
@@ -161,7 +161,7 @@ func TestFromFlagsRefusesWhatCannotWork(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := FromFlags(tt.f)
-		var f *cliio.Failure
+		var f *coded.Error
 		if !errors.As(err, &f) || f.Code != tt.code || !strings.Contains(f.Message, tt.msg) {
 			t.Errorf("%v: %v, want %s %q", tt.f, err, tt.code, tt.msg)
 		}

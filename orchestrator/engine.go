@@ -55,7 +55,7 @@ type Engine struct {
 	Log  zerolog.Logger
 	// Worktrees, when set, gives each story its own git worktree
 	// (--isolate worktree); nil runs every story in the project's tree.
-	Worktrees *Worktrees
+	Worktrees Worktrees
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

@@ -272,8 +272,8 @@ func TestRetroRunsAfterTheEpicsLastStoryAndIsCommittedUnlessItFails(t *testing.T
 	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1", "1-2", "epic-1-retro"}) {
 		t.Fatalf("commits %v", got)
 	}
-	if msg := commitMessage(h.repo.commits[2]); !strings.HasPrefix(msg, "epic 1: retrospective\n") {
-		t.Fatalf("retro commit message %q", msg)
+	if c := h.repo.commits[2]; !c.Retro || c.Story.Epic != "1" {
+		t.Fatalf("retro commit request %+v", c)
 	}
 
 	h = newHarness(t, "1-1")

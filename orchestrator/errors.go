@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"errors"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -81,20 +81,21 @@ func Code(err error) string {
 	return "run_failed"
 }
 
-// Failure turns a run's error into the failure its user sees: a
-// *cliio.Failure as it is, else the blocker's, the workflow's or the run's code.
-func Failure(err error) *cliio.Failure {
-	var f *cliio.Failure
-	if errors.As(err, &f) {
-		return f
+// Coded turns a run's error into the coded error its user sees: a
+// *coded.Error as it is (Wire's, FromFlags'), else one with the blocker's
+// code (its action in the "action" field), the workflow's or the run's code.
+func Coded(err error) *coded.Error {
+	var c *coded.Error
+	if errors.As(err, &c) {
+		return c
 	}
 	if b, ok := AsBlocker(err); ok {
-		f := cliio.Fail(b.Code, "%v", err)
-		f.Fields = map[string]any{"action": b.Action}
-		return f
+		c := coded.Fail(b.Code, "%v", err)
+		c.Fields = map[string]any{"action": b.Action}
+		return c
 	}
 	if code := workflows.Code(err); code != "workflow_io" {
-		return cliio.Fail(code, "%v", err)
+		return coded.Fail(code, "%v", err)
 	}
-	return cliio.Fail(Code(err), "%v", err)
+	return coded.Fail(Code(err), "%v", err)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -147,7 +148,7 @@ type fakeSteps struct {
 	reqs   []StepRequest
 	script func(ctx context.Context, req StepRequest) StepResult
 	closed []string
-	// verify answers VerifyStep (nil: never verified).
+	// verify answers StepVerifier's verifier (nil: never verified).
 	verify func(req StepRequest) bool
 	// configured records every Configure.
 	configured []RunConfig
@@ -160,11 +161,20 @@ func (f *fakeSteps) Configure(cfg RunConfig) error {
 	return nil
 }
 
-func (f *fakeSteps) VerifyStep(_ context.Context, req StepRequest) (bool, string, error) {
-	if f.verify == nil {
-		return false, "not done", nil
+func (f *fakeSteps) StepVerifier(req StepRequest) (verify.Verifier, error) {
+	return fakeVerifier{verified: f.verify != nil && f.verify(req)}, nil
+}
+
+// fakeVerifier answers as fakeSteps.verify said.
+type fakeVerifier struct{ verified bool }
+
+func (fakeVerifier) Name() string { return "fake" }
+
+func (v fakeVerifier) Verify(context.Context) verify.Verdict {
+	if !v.verified {
+		return verify.Verdict{Detail: "not done"}
 	}
-	return f.verify(req), "", nil
+	return verify.Verdict{Verified: true}
 }
 
 func (f *fakeSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, error) {
@@ -221,9 +231,22 @@ type fakeRepo struct {
 	commitCalls int
 	// snapshots counts the times the tree was listed.
 	snapshots int
+	// synced are the commits SyncIndex brought the index in step with.
+	synced []string
+	// repairErr, when set, is what Repair finds (a locked index).
+	repairErr error
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
+
+func (r *fakeRepo) Repair(context.Context) error { return r.repairErr }
+
+func (r *fakeRepo) SyncIndex(_ context.Context, sha string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.synced = append(r.synced, sha)
+	return nil
+}
 
 // touch changes paths in the work tree.
 func (r *fakeRepo) touch(paths ...string) {

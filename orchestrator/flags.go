@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -25,7 +25,7 @@ type FlagValues interface {
 }
 
 // FromFlags reads `run`'s command line into the run's options, refusing
-// what cannot work. A new run takes every flag, defaults included; a
+// what cannot work with a usage error (*coded.Error, exit 2). A new run takes every flag, defaults included; a
 // resumed run only those given again (the rest are zero: not given), so it
 // keeps its recorded configuration (RunConfig.Merge).
 func FromFlags(f FlagValues) (Options, error) {
@@ -71,33 +71,33 @@ func FromFlags(f FlagValues) (Options, error) {
 func checkFlags(f FlagValues) error {
 	for _, n := range []string{"agent", "fallback-agent", "epic", "stories"} {
 		if f.IsSet(n) && strings.TrimSpace(f.String(n)) == "" {
-			return &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
+			return &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: coded.ExitUsage}
 		}
 	}
 	if f.Int("parallel") < 1 {
-		return cliio.UsageError("--parallel must be at least 1")
+		return coded.Usage("--parallel must be at least 1")
 	}
 	if v := f.String("isolate"); f.IsSet("isolate") && v != IsolateWorktree && v != IsolateNone {
-		return cliio.UsageError("--isolate must be worktree or none, got %q", v)
+		return coded.Usage("--isolate must be worktree or none, got %q", v)
 	}
 	agents := child.RunAgents()
 	for _, n := range []string{"agent", "fallback-agent"} {
 		if v := f.String(n); v != "" && !slices.Contains(agents, v) {
-			return cliio.UsageError("--%s must be one of %s, got %q", n, strings.Join(agents, ", "), v)
+			return coded.Usage("--%s must be one of %s, got %q", n, strings.Join(agents, ", "), v)
 		}
 	}
 	if f.Bool("resume") && (f.IsSet("epic") || f.IsSet("stories")) {
-		return cliio.UsageError("--resume continues the run's own selection; drop --epic and --stories")
+		return coded.Usage("--resume continues the run's own selection; drop --epic and --stories")
 	}
 	if f.IsSet("max-cycles") && f.Int("max-cycles") < 1 {
-		return cliio.UsageError("--max-cycles must be at least 1")
+		return coded.Usage("--max-cycles must be at least 1")
 	}
 	if f.Duration("backoff") < 0 || f.Duration("recheck-grace") < 0 || f.Int("completion-rechecks") < 1 {
-		return cliio.UsageError("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
+		return coded.Usage("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
 	}
 	if (f.IsSet("max-cost") && f.Float64("max-cost") <= 0) || (f.IsSet("max-tokens") && f.Int64("max-tokens") <= 0) ||
 		(f.IsSet("max-duration") && f.Duration("max-duration") <= 0) {
-		return cliio.UsageError("--max-cost, --max-tokens and --max-duration must be positive")
+		return coded.Usage("--max-cost, --max-tokens and --max-duration must be positive")
 	}
 	_, _, err := ParseModels(f.StringSlice("model"))
 	return err
@@ -115,16 +115,16 @@ func ParseModels(values []string) (model string, steps map[string]string, err er
 		step, m = strings.TrimSpace(step), strings.TrimSpace(m)
 		switch {
 		case m == "":
-			return "", nil, &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: 2}
+			return "", nil, &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: coded.ExitUsage}
 		case isStep && !slices.Contains(workflows.AllSteps(), step):
-			return "", nil, cliio.UsageError("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
+			return "", nil, coded.Usage("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
 		case isStep:
 			if steps == nil {
 				steps = map[string]string{}
 			}
 			steps[step] = m
 		case model != "" && model != m:
-			return "", nil, cliio.UsageError("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
+			return "", nil, coded.Usage("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
 		default:
 			model = m
 		}

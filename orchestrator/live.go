@@ -3,13 +3,13 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
-	"github.com/story-automator/story-automator/internal/textline"
 	"io"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/spend"
 )
 

@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"sort"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -98,6 +100,12 @@ type FileListKeeper interface {
 	KeepFileList(key string, paths []string) (storyFile string, added []string, err error)
 }
 
+// EpicChecker is implemented by a Project that can tell whether the epics
+// declare a story, which its create step writes from.
+type EpicChecker interface {
+	CheckEpicStory(key string) error
+}
+
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
 type StepRequest struct {
 	RunID string
@@ -149,11 +157,13 @@ type StepRunner interface {
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
 }
 
-// StepVerifier is implemented by step runners that can run a step's
-// verifier without an agent: a resumed run checks an escalated step first,
-// since the human may have finished it by hand.
-type StepVerifier interface {
-	VerifyStep(ctx context.Context, req StepRequest) (verified bool, detail string, err error)
+// VerifierSource is implemented by step runners that can check a step
+// without an agent: a resumed run checks an escalated step first, since the
+// human may have finished it by hand.
+type VerifierSource interface {
+	// StepVerifier returns the verifier of req's step, to run once with no
+	// session; an error says why the step cannot be checked.
+	StepVerifier(req StepRequest) (verify.Verifier, error)
 }
 
 // CommitRequest asks for one story's commit, or an epic's retrospective's.
@@ -208,4 +218,67 @@ func (SystemClock) Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Repo is the project's version control as a run needs it.
+type Repo interface {
+	Committer
+	// Prepare checks the repository and keeps story-automator's state out of it.
+	Prepare(ctx context.Context) error
+	// Snapshot fingerprints the project's uncommitted changes (story-automator's state left out).
+	Snapshot(ctx context.Context) (Snapshot, error)
+	// CommittedFile returns a project file as last committed; ok is false
+	// when it was never committed.
+	CommittedFile(ctx context.Context, path string) (data []byte, ok bool, err error)
+}
+
+// Snapshot maps every changed or untracked path of the project (relative to
+// the project root, slash-separated) to a fingerprint of its file: two
+// snapshots differ on a path exactly when the file was written, created or
+// removed in between.
+type Snapshot map[string]string
+
+// Paths returns the snapshot's paths, sorted.
+func (s Snapshot) Paths() []string {
+	out := make([]string, 0, len(s))
+	for p := range s {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changed lists the paths whose fingerprint differs between two snapshots
+// (a path missing from one has the fingerprint "").
+func Changed(before, after Snapshot) []string {
+	var out []string
+	for p, f := range after {
+		if before[p] != f {
+			out = append(out, p)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Worktrees gives each story of a run its own working tree on a branch of
+// the run (--isolate worktree), and lands a story's commit on the user's
+// branch.
+type Worktrees interface {
+	// Enter makes the story's worktree from the user's branch as it is now,
+	// or reuses the one it has, and returns the project's folder in it and
+	// the worktree's branch.
+	Enter(ctx context.Context, story string) (dir, branch string, err error)
+	// Land commits the story's work in dir (the project's folder in its
+	// worktree) as req's one commit and lands it on the user's branch,
+	// returning the branch's new tip. A commit that does not apply is a
+	// *Blocker with CodeMergeConflict; the worktree is then kept.
+	Land(ctx context.Context, dir string, req CommitRequest) (sha string, err error)
+	// Remove deletes the story's worktree and its branch.
+	Remove(ctx context.Context, story string) error
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/spend"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // StepPolicy is how the run loop treats one step.
@@ -100,4 +101,18 @@ func (p Policy) backoff(s StepPolicy, failures int) time.Duration {
 		return p.MaxBackoff
 	}
 	return d
+}
+
+// PolicyFrom turns the workflow policy into the run loop's.
+func PolicyFrom(wp *workflows.Policy) Policy {
+	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
+		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget}
+	for name, s := range wp.Steps {
+		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
+			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}
+	}
+	if p.MaxCycles < 1 {
+		p.MaxCycles = DefaultMaxCycles
+	}
+	return p
 }

@@ -108,6 +108,10 @@ func TestResumeFindsTheCommitAKilledRunAlreadyMade(t *testing.T) {
 	if got := h.repo.committed(); len(got) != 1 {
 		t.Fatalf("story committed twice: %v", got)
 	}
+	// The run that made it may have died before the index followed HEAD.
+	if !slices.Equal(h.repo.synced, []string{"sha0"}) {
+		t.Fatalf("index synced with %v, want the commit found", h.repo.synced)
+	}
 }
 
 func TestInterruptPausesTheRunAndTheMarker(t *testing.T) {

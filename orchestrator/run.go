@@ -26,7 +26,7 @@ type Options struct {
 	Resume bool
 	DryRun bool
 	// TrustProject lets the agent CLIs' "trust this folder?" be answered for
-	// the project folder (TmuxSteps.TrustProject).
+	// the project folder (tmuxsteps.Runner.TrustProject).
 	TrustProject bool
 	// Pid is this long-lived process, recorded as the marker's ownerPid.
 	Pid    int
@@ -39,9 +39,12 @@ type Deps struct {
 	Project Project
 	Steps   StepRunner
 	Repo    Repo
-	Clock   Clock
-	Report  Reporter
-	Log     zerolog.Logger
+	// Worktrees, when set, makes the worktrees of a run (by its id) that
+	// isolates its stories (IsolateWorktree).
+	Worktrees func(run string) Worktrees
+	Clock     Clock
+	Report    Reporter
+	Log       zerolog.Logger
 }
 
 // Result is what a run did.

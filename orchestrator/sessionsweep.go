@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Finished child sessions leave files in the sessions directory (state,
@@ -72,4 +75,25 @@ func (d Deps) sweepSessions(ttl time.Duration, st *State) {
 	for _, name := range s.SweepSessions(ttl, d.Clock.Now(), NamedSessions(st)) {
 		d.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
 	}
+}
+
+// SweepFinishedSessions removes the files of the project's child sessions
+// (in sessionDir) that ended more than EnvSessionTTL before now, but those
+// the project's latest run names, and returns the names swept: what
+// `session spawn` does after each spawn. A run whose state cannot be read
+// sweeps nothing (which sessions it names is unknown); a bad TTL is
+// ErrConfig and sweeps nothing.
+func SweepFinishedSessions(root, sessionDir string, getenv func(string) string, now time.Time) ([]string, error) {
+	ttl, err := SessionTTL(getenv)
+	if err != nil || ttl <= 0 {
+		return nil, err
+	}
+	var run *State
+	if path := LatestState(marker.NewStore(root, getenv), root); path != "" {
+		if run, err = LoadState(path); err != nil {
+			return nil, nil
+		}
+	}
+	return child.SweepFinished(child.Sweep{Dir: sessionDir, ProjectRoot: root, OlderThan: ttl, Now: now,
+		Keep: NamedSessions(run)}), nil
 }

@@ -3,8 +3,14 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // sweepingSteps is a step runner whose sessions leave files: it records
@@ -64,5 +70,38 @@ func TestABadSessionTTLIsAConfigError(t *testing.T) {
 	h.env[EnvSessionTTL] = "a day"
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrConfig) || Code(err) != "invalid_run_config" {
 		t.Fatalf("%v", err)
+	}
+}
+
+// What `session spawn` sweeps: the project's old finished sessions, but the
+// one its latest run names, and nothing when the TTL is off or bad.
+func TestSweepFinishedSessionsSparesWhatTheLatestRunNames(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(h.root, "sessions")
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	named, other := child.ProjectPrefix(h.root)+"e1-s1-1-dev-aaaa", child.ProjectPrefix(h.root)+"e1-s2-1-dev-bbbb"
+	for _, name := range []string{named, other} {
+		if _, err := sessionstate.Update(dir, name, func(st *sessionstate.State) error {
+			st.Lifecycle, st.ProjectRoot = sessionstate.LifecycleExited, h.root
+			st.ExitedAt = marker.Timestamp(now.Add(-48 * time.Hour))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := &State{Version: StateVersion, RunID: "r", Units: []*Unit{{Key: "1-1", Steps: []*StepState{{Name: StepDev, Attempts: []Attempt{{Session: named}}}}}}}
+	if err := SaveState(filepath.Join(RunsDir(h.root), "run-r.md"), run); err != nil {
+		t.Fatal(err)
+	}
+	for _, ttl := range []string{"off", "soon"} {
+		h.env[EnvSessionTTL] = ttl
+		if swept, err := SweepFinishedSessions(h.root, dir, h.getenv, now); len(swept) != 0 || (ttl == "soon") != errors.Is(err, ErrConfig) {
+			t.Fatalf("TTL %s: swept %v, %v", ttl, swept, err)
+		}
+	}
+	h.env[EnvSessionTTL] = ""
+	swept, err := SweepFinishedSessions(h.root, dir, h.getenv, now)
+	if err != nil || !slices.Equal(swept, []string{other}) {
+		t.Fatalf("swept %v (%v), want only %s", swept, err, other)
 	}
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // A process killed in the middle of an atomic write leaves its temp file
@@ -39,23 +36,6 @@ func sweepRunTemps(ctx context.Context, root string, store *marker.Store) []stri
 	return removed
 }
 
-// storyFileName is the name of a BMAD story file: <epic>-<n>-<slug>.md.
-var storyFileName = lazyre.New(`^[A-Za-z0-9_]+-\d+-[A-Za-z0-9_.-]+\.md$`)
-
-// SweepTemps removes the temps of sprint-status.yaml and the story files.
-func (b BMADProject) SweepTemps() []string {
-	return atomicfile.SweepTemps(b.P.ArtifactsDir, func(t string) bool {
-		return t == "sprint-status.yaml" || storyFileName().MatchString(t)
-	})
-}
-
-// SweepTemps removes the temps of this project's session files (specs,
-// prompts, states), once no session of the run is left running.
-func (t *TmuxSteps) SweepTemps() []string {
-	prefix := child.ProjectPrefix(t.Project.Root)
-	return atomicfile.SweepTemps(t.StateDir, func(name string) bool { return strings.HasPrefix(name, prefix) })
-}
-
 // sweepTemps removes what the project and the step runner left half-written.
 func (e *Engine) sweepTemps() {
 	for _, x := range []any{e.Project, e.Steps} {
@@ -65,10 +45,4 @@ func (e *Engine) sweepTemps() {
 			}
 		}
 	}
-}
-
-// SweepSessions removes the files of this project's sessions that ended
-// more than olderThan before now (see child.SweepFinished).
-func (t *TmuxSteps) SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string {
-	return child.SweepFinished(child.Sweep{Dir: t.StateDir, ProjectRoot: t.Project.Root, OlderThan: olderThan, Now: now, Keep: keep})
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/workflows"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
 
 func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
@@ -28,7 +29,7 @@ func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
 		filepath.Join(h.root, "src", ".main.go.tmp-7"),                        // outside what the run writes
 	}
 	for _, p := range append(append([]string{}, ours...), theirs...) {
-		write(t, p, "half")
+		gittest.Write(t, p, "half")
 	}
 	if _, err := h.run(context.Background(), h.options()); err != nil {
 		t.Fatal(err)
@@ -42,63 +43,6 @@ func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}
-	}
-}
-
-func TestBMADProjectSweepsSprintStatusAndStoryTemps(t *testing.T) {
-	dir := t.TempDir()
-	p := BMADProject{P: &workflows.Project{Root: dir, ArtifactsDir: dir}}
-	for _, n := range []string{".sprint-status.yaml.tmp-1", ".1-2-greet.md.tmp-22", ".notes.md.tmp-3", ".sprint-status.yaml.tmp-x"} {
-		write(t, filepath.Join(dir, n), "")
-	}
-	removed := p.SweepTemps()
-	if len(removed) != 2 {
-		t.Fatalf("removed %v", removed)
-	}
-	for _, n := range []string{".notes.md.tmp-3", ".sprint-status.yaml.tmp-x"} {
-		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
-			t.Fatalf("%s removed", n)
-		}
-	}
-}
-
-func TestARefusedRunLeavesNothingGitShows(t *testing.T) {
-	h := newHarness(t, "1-1")
-	mustGit(t, h.root, "init", "-q")
-	write(t, filepath.Join(h.root, "README.md"), "hi\n")
-	mustGit(t, h.root, "add", "README.md")
-	mustGit(t, h.root, "commit", "-q", "-m", "init")
-	write(t, filepath.Join(h.root, "README.md"), "edited by the user\n")
-	d := h.deps()
-	d.Repo = &Git{Root: h.root, StatePaths: []string{StateDirName + "/runs/", StateDirName + "/run.lock"}}
-	_, err := Run(context.Background(), h.options(), d)
-	if !errors.Is(err, ErrDirtyWorktree) {
-		t.Fatalf("run: %v", err)
-	}
-	if s := porcelain(t, h.root); s != "M README.md" {
-		t.Fatalf("git status after a refused run:\n%s", s)
-	}
-}
-
-func TestARunStopsAtOnceWhenTheUsersIndexIsLocked(t *testing.T) {
-	h := newHarness(t, "1-1")
-	mustGit(t, h.root, "init", "-q")
-	write(t, filepath.Join(h.root, "README.md"), "hi\n")
-	mustGit(t, h.root, "add", "README.md")
-	mustGit(t, h.root, "commit", "-q", "-m", "init")
-	lock := filepath.Join(h.root, ".git", "index.lock")
-	write(t, lock, "")
-	d := h.deps()
-	d.Repo = &Git{Root: h.root, StatePaths: []string{StateDirName + "/"}, lockGrace: 1}
-	res, err := Run(context.Background(), h.options(), d)
-	if Code(err) != "git_index_locked" || res != nil || !strings.Contains(err.Error(), lock) {
-		t.Fatalf("run: %v (%s), %+v", err, Code(err), res)
-	}
-	if _, err := os.Stat(lock); err != nil {
-		t.Fatal("the user's index.lock was removed")
-	}
-	if docs := runDocuments(h.root); len(docs) != 0 || len(h.steps.reqs) != 0 {
-		t.Fatalf("the refused run started: %v %v", docs, h.steps.reqs)
 	}
 }
 
@@ -141,5 +85,18 @@ func TestCreateRefusesAStoryTheEpicsDoNotDeclare(t *testing.T) {
 	}
 	if len(h.steps.reqs) != 0 {
 		t.Fatalf("an agent was started to write the story from nothing: %v", h.steps.reqs)
+	}
+}
+
+func TestARunStopsAtOnceWhenTheUsersIndexIsLocked(t *testing.T) {
+	h := newHarness(t, "1-1")
+	lock := filepath.Join(h.root, ".git", "index.lock")
+	h.repo.repairErr = &Blocker{Code: "git_index_locked", Err: fmt.Errorf("%w: %s exists", ErrGitIndexLocked, lock)}
+	res, err := h.run(context.Background(), h.options())
+	if Code(err) != "git_index_locked" || res != nil || !strings.Contains(err.Error(), lock) {
+		t.Fatalf("run: %v (%s), %+v", err, Code(err), res)
+	}
+	if docs := runDocuments(h.root); len(docs) != 0 || len(h.steps.reqs) != 0 {
+		t.Fatalf("the refused run started: %v %v", docs, h.steps.reqs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -138,7 +139,7 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 // it (for example set the story done after reading the review).
 func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	e.updateUnit(u, func(*State) { st.VerifyFirst = false })
-	v, ok := e.Steps.(StepVerifier)
+	src, ok := e.Steps.(VerifierSource)
 	if !ok {
 		return false
 	}
@@ -146,7 +147,13 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
-	verified, detail, err := v.VerifyStep(ctx, req)
+	var verdict verify.Verdict
+	v, err := src.StepVerifier(req)
+	if err == nil {
+		verdict = v.Verify(ctx)
+		err = verdict.ContractErr
+	}
+	verified, detail := verdict.Verified, verdict.Detail
 	now := e.Clock.Now()
 	msg := "checked on resume before any agent: not verified"
 	switch {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/wire"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -50,14 +51,14 @@ func runAction(c *cli.Context) error {
 	}
 	opts, err := orchestrator.FromFlags(c)
 	if err != nil {
-		return err
+		return runFailure(err)
 	}
 	e := envOf(c)
 	opts.ProjectRoot = e.ProjectRoot
-	opts, deps, err := orchestrator.Wire(context.Background(), opts, orchestrator.Process{Getenv: e.Getenv, Environ: e.Environ(),
+	opts, deps, err := wire.Build(context.Background(), opts, wire.Process{Getenv: e.Getenv, Environ: e.Environ(),
 		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
 	if err != nil {
-		return err
+		return runFailure(err)
 	}
 	out := newRunOutput(e, c.Bool("json"))
 	deps.Report = out.reporter

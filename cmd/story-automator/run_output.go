@@ -19,8 +19,22 @@ type runOutput struct {
 
 func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	o := &runOutput{e: e, json: asJSON}
-	o.reporter, o.live = orchestrator.NewReporter(e.Out, asJSON, e.Now)
+	switch {
+	case asJSON:
+		o.reporter = &orchestrator.JSONReporter{W: e.Out}
+	case cliio.IsTerminal(e.Out):
+		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
+		o.reporter = o.live
+	default:
+		o.reporter = &orchestrator.LineReporter{W: e.Out}
+	}
 	return o
+}
+
+// runFailure is the failure users see for a run's error (see orchestrator.Coded).
+func runFailure(err error) *cliio.Failure {
+	f, _ := cliio.FromCoded(orchestrator.Coded(err))
+	return f
 }
 
 func (o *runOutput) start() {
@@ -38,7 +52,7 @@ func (o *runOutput) stop() {
 // finish prints the result of the run and returns the command's error.
 func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if err != nil && (res == nil || res.State == nil) {
-		return orchestrator.Failure(err)
+		return runFailure(err)
 	}
 	if res.DryRun {
 		return o.plan(res)
@@ -62,7 +76,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
 		return nil
 	}
-	f := orchestrator.Failure(err)
+	f := runFailure(err)
 	f.Fields = fields
 	reason, action := st.PauseReason, "fix the cause, then run `story-automator run --resume`"
 	if st.Escalation != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -87,22 +86,11 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 // than STORY_AUTOMATOR_SESSION_TTL (default 24h; a bad value is logged and
 // nothing is swept), sparing those its latest run names.
 func sweepOldSessions(e *runtimeEnv) {
-	ttl, err := orchestrator.SessionTTL(e.Getenv)
+	swept, err := orchestrator.SweepFinishedSessions(e.ProjectRoot, sessionStateDir(e), e.Getenv, e.Now())
 	if err != nil {
 		e.Log.Warn().Err(err).Msg("finished sessions are not swept")
-		return
 	}
-	if ttl <= 0 {
-		return
-	}
-	var run *orchestrator.State
-	if path := orchestrator.LatestState(marker.NewStore(e.ProjectRoot, e.Getenv), e.ProjectRoot); path != "" {
-		if run, err = orchestrator.LoadState(path); err != nil {
-			return // which sessions the run names is unknown: sweep nothing
-		}
-	}
-	for _, name := range child.SweepFinished(child.Sweep{Dir: sessionStateDir(e), ProjectRoot: e.ProjectRoot,
-		OlderThan: ttl, Now: e.Now(), Keep: orchestrator.NamedSessions(run)}) {
+	for _, name := range swept {
 		e.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
 	}
 }

@@ -1,4 +1,7 @@
-package orchestrator
+// Package gitvcs is a run's version control on the git CLI: a story's one
+// commit, the state kept out of git, repairs after a killed run, and a git
+// worktree per story.
+package gitvcs
 
 import (
 	"bytes"
@@ -19,53 +22,8 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/orchestrator"
 )
-
-// Repo is the project's version control as a run needs it.
-type Repo interface {
-	Committer
-	// Prepare checks the repository and keeps story-automator's state out of it.
-	Prepare(ctx context.Context) error
-	// Snapshot fingerprints the project's uncommitted changes (story-automator's state left out).
-	Snapshot(ctx context.Context) (Snapshot, error)
-	// CommittedFile returns a project file as last committed; ok is false
-	// when it was never committed.
-	CommittedFile(ctx context.Context, path string) (data []byte, ok bool, err error)
-}
-
-// Snapshot maps every changed or untracked path of the project (relative to
-// the project root, slash-separated) to a fingerprint of its file: two
-// snapshots differ on a path exactly when the file was written, created or
-// removed in between.
-type Snapshot map[string]string
-
-// Paths returns the snapshot's paths, sorted.
-func (s Snapshot) Paths() []string {
-	out := make([]string, 0, len(s))
-	for p := range s {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// Changed lists the paths whose fingerprint differs between two snapshots
-// (a path missing from one has the fingerprint "").
-func Changed(before, after Snapshot) []string {
-	var out []string
-	for p, f := range after {
-		if before[p] != f {
-			out = append(out, p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
 
 // Git is a Repo on the git CLI. Commits are serialised, so parallel stories
 // each get their own.
@@ -105,7 +63,7 @@ const tempPattern = ":(exclude,glob)**/.*.tmp-*"
 func (g *Git) Prepare(ctx context.Context) error {
 	out, err := g.git(ctx, nil, "rev-parse", "--is-inside-work-tree")
 	if err != nil || strings.TrimSpace(out) != "true" {
-		return fmt.Errorf("%w: %s", ErrNotGitRepo, g.Root)
+		return fmt.Errorf("%w: %s", orchestrator.ErrNotGitRepo, g.Root)
 	}
 	prefix, err := g.git(ctx, nil, "rev-parse", "--show-prefix")
 	if err != nil {
@@ -134,7 +92,7 @@ const excludeHeader = "# story-automator run state (never committed)"
 // versions wrote under excludeHeader: it hid the user's workflow.yaml and
 // prompts too. It reports whether it removed one.
 func (g *Git) dropWholeStateDir(data []byte) ([]byte, bool) {
-	whole := "/" + g.prefix + StateDirName + "/"
+	whole := "/" + g.prefix + orchestrator.StateDirName + "/"
 	var kept []string
 	inBlock, dropped := false, false
 	for _, l := range strings.Split(string(data), "\n") {
@@ -144,7 +102,7 @@ func (g *Git) dropWholeStateDir(data []byte) ([]byte, bool) {
 			inBlock = true
 		case t == "" || strings.HasPrefix(t, "#"):
 			inBlock = false
-		case inBlock && t == whole && !slices.Contains(g.StatePaths, StateDirName+"/"):
+		case inBlock && t == whole && !slices.Contains(g.StatePaths, orchestrator.StateDirName+"/"):
 			dropped = true
 			continue
 		}
@@ -207,12 +165,12 @@ func (g *Git) pathspec() []string {
 
 // Snapshot lists changed and untracked paths (state and temporary files of
 // atomic writes left out) with a fingerprint of each file's metadata.
-func (g *Git) Snapshot(ctx context.Context) (Snapshot, error) {
+func (g *Git) Snapshot(ctx context.Context) (orchestrator.Snapshot, error) {
 	out, err := g.git(ctx, nil, append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all"}, g.pathspec()...)...)
 	if err != nil {
 		return nil, err
 	}
-	snap := Snapshot{}
+	snap := orchestrator.Snapshot{}
 	fields := strings.Split(out, "\x00")
 	for i := 0; i < len(fields); i++ {
 		rec := fields[i]
@@ -258,7 +216,7 @@ const (
 // Find looks for the commit this run made for the story: a grep narrows the
 // history, then the trailers must equal the run id and the story key exactly
 // (a grep alone would let story 1-1 find 1-10's commit).
-func (g *Git) Find(ctx context.Context, req CommitRequest) (string, bool, error) {
+func (g *Git) Find(ctx context.Context, req orchestrator.CommitRequest) (string, bool, error) {
 	format := "--format=%H%x00%(trailers:key=" + trailerRun + ",valueonly,separator=%x01)%x00%(trailers:key=" +
 		trailerStory + ",valueonly,separator=%x01)"
 	out, err := g.git(ctx, nil, "log", format, "--all-match", "--fixed-strings",
@@ -301,7 +259,7 @@ func hasValue(values, want string) bool {
 // parent and swaps HEAD with a compare-and-swap (update-ref), so their change
 // survives; when HEAD moved on again meanwhile it fails rather than rewrite
 // their history.
-func (g *Git) Commit(ctx context.Context, req CommitRequest) (string, error) {
+func (g *Git) Commit(ctx context.Context, req orchestrator.CommitRequest) (string, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
 	g.mu.Lock()
@@ -534,4 +492,19 @@ func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ..
 		return out.String(), g.classify(ctx, args[0], stderr, fmt.Errorf("git %s: %v: %s", args[0], err, stderr))
 	}
 	return out.String(), nil
+}
+
+// commitMessage is a story's commit message; its trailers let a resumed run
+// find the commit again.
+func commitMessage(req orchestrator.CommitRequest) string {
+	title := strings.TrimSpace(req.Story.Title)
+	subject := "story " + req.Story.Dotted
+	if req.Retro {
+		subject, title = "epic "+req.Story.Epic, "retrospective"
+	}
+	if title != "" {
+		subject += ": " + title
+	}
+	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\n%s: %s\n%s: %s\n",
+		subject, trailerRun, req.RunID, trailerStory, req.Story.Key)
 }

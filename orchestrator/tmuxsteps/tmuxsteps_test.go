@@ -1,4 +1,4 @@
-package orchestrator
+package tmuxsteps
 
 import (
 	"context"
@@ -11,15 +11,19 @@ import (
 
 	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
+	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
-	ts := &TmuxSteps{Environ: []string{"HOME=/home/u"}}
-	env := ts.childEnviron(StepRequest{Step: StepReview, Agent: child.AgentSim, Attempt: 4, Cycle: 2, Role: RoleFallback, RunID: "run-x"})
+	ts := &Runner{Environ: []string{"HOME=/home/u"}}
+	env := ts.childEnviron(orchestrator.StepRequest{Step: orchestrator.StepReview, Agent: child.AgentSim, Attempt: 4, Cycle: 2, Role: orchestrator.RoleFallback, RunID: "run-x"})
 	sim := agentsim.EnvBehaviour + "=" + agentsim.BehaviourBMAD
 	for _, want := range []string{"HOME=/home/u", child.EnvAttempt + "=4", child.EnvCycle + "=2", child.EnvRole + "=fallback",
 		child.EnvRunID + "=run-x", sim} {
@@ -28,10 +32,10 @@ func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
 		}
 	}
 	ts.Environ = []string{agentsim.EnvBehaviour + "=hang"}
-	if env := ts.childEnviron(StepRequest{Agent: child.AgentSim}); slices.Contains(env, sim) {
+	if env := ts.childEnviron(orchestrator.StepRequest{Agent: child.AgentSim}); slices.Contains(env, sim) {
 		t.Fatalf("a behaviour chosen by the user was overridden: %v", env)
 	}
-	if env := ts.childEnviron(StepRequest{Agent: child.AgentClaude}); slices.Contains(env, sim) {
+	if env := ts.childEnviron(orchestrator.StepRequest{Agent: child.AgentClaude}); slices.Contains(env, sim) {
 		t.Fatal("a real agent got the sim behaviour")
 	}
 }
@@ -57,7 +61,7 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ts := &TmuxSteps{Tmux: &tmux.Client{Exec: killedTmux{}}, StateDir: dir, CloseWait: 100 * time.Millisecond}
+	ts := &Runner{Tmux: &tmux.Client{Exec: killedTmux{}}, StateDir: dir, CloseWait: 100 * time.Millisecond}
 	if err := ts.CloseSession(context.Background(), "sa-1-1-dev-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -68,28 +72,39 @@ func TestCloseSessionWaitsForTheAgentAndKillsOneThatLingers(t *testing.T) {
 	}
 }
 
-func TestVerifyStepWithoutASessionNeverTrustsSessionExit(t *testing.T) {
-	p := sampleProject(t)
-	stories, err := BMADProject{P: p}.EpicStories("1")
+func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
+	dir := t.TempDir()
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := bmad.Project{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
 		t.Fatalf("%v %v", stories, err)
 	}
 	pol := workflows.DefaultPolicy()
-	if got := pol.Steps[StepAutomate].Verifiers; !slices.Equal(got, []string{workflows.VerifySessionExit}) {
+	if got := pol.Steps[orchestrator.StepAutomate].Verifiers; !slices.Equal(got, []string{workflows.VerifySessionExit}) {
 		t.Fatalf("automate verifiers %v: the test needs session_exit alone", got)
 	}
-	ts := &TmuxSteps{Project: p, Policy: pol}
-	req := StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: StepAutomate}
-	if ok, detail, err := ts.VerifyStep(context.Background(), req); ok || err != nil {
-		t.Fatalf("automate verified with no session: %v %q %v", ok, detail, err)
+	ts := &Runner{Project: p, Policy: pol}
+	req := orchestrator.StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: orchestrator.StepAutomate}
+	if v, err := ts.StepVerifier(req); err != nil || v.Verify(context.Background()).Verified {
+		t.Fatalf("automate verified with no session: %v", err)
 	}
 	// A step with a verifier that reads the files is still checked.
-	pol.Steps[StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
-	if err := (BMADProject{P: p}).MarkStoryDone(stories[0].Key); err != nil {
+	pol.Steps[orchestrator.StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
+	if err := (bmad.Project{P: p}).MarkStoryDone(stories[0].Key); err != nil {
 		t.Fatal(err)
 	}
-	if ok, detail, err := ts.VerifyStep(context.Background(), req); !ok || err != nil {
-		t.Fatalf("a step whose story file exists was not verified: %v %q %v", ok, detail, err)
+	v, err := ts.StepVerifier(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := v.Verify(context.Background()); !r.Passed() {
+		t.Fatalf("a step whose story file exists was not verified: %+v", r)
 	}
 }
 
@@ -126,7 +141,7 @@ func TestCloseSessionOfAGoneSessionKillsOnlyItsOwnProcesses(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ts := &TmuxSteps{Tmux: &tmux.Client{Exec: goneTmux{}}, StateDir: dir, CloseWait: 50 * time.Millisecond}
+	ts := &Runner{Tmux: &tmux.Client{Exec: goneTmux{}}, StateDir: dir, CloseWait: 50 * time.Millisecond}
 	if err := ts.CloseSession(context.Background(), name); err != nil {
 		t.Fatal(err)
 	}
@@ -137,5 +152,23 @@ func TestCloseSessionOfAGoneSessionKillsOnlyItsOwnProcesses(t *testing.T) {
 	case <-oursExited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the gone session's own agent still runs")
+	}
+}
+
+func TestExit127IsAMissingAgentNotACrashToRetry(t *testing.T) {
+	b := blockerOf("codex", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_127"})
+	if b == nil || b.Code != child.CodeAgentNotFound || b.Action != "install it: npm install -g @openai/codex@0.169.0" {
+		t.Fatalf("blocker %+v", b)
+	}
+	if blockerOf("codex", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1"}) != nil {
+		t.Fatal("an ordinary crash became a blocker")
+	}
+}
+
+// A dialog the monitor saw stops the step with its own code and the user's action.
+func TestADialogIsABlockerWithTheMonitorsAction(t *testing.T) {
+	b := blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: child.DialogTrustFolder, Action: "trust the folder"})
+	if b == nil || b.Code != CodeAgentDialog || b.Action != "trust the folder" {
+		t.Fatalf("blocker %+v", b)
 	}
 }

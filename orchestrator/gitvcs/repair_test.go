@@ -1,8 +1,7 @@
-package orchestrator
+package gitvcs
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,15 +12,17 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
 
 // preparedGit is a repository with one commit and a prepared Git on it.
 func preparedGit(t *testing.T) (*Git, string) {
 	t.Helper()
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "README.md"), "hi\n")
-	mustGit(t, root, "add", "README.md")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
+	gittest.Git(t, root, "add", "README.md")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}, lockGrace: time.Millisecond}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
@@ -29,21 +30,16 @@ func preparedGit(t *testing.T) (*Git, string) {
 	return g, root
 }
 
-func porcelain(t *testing.T, root string) string {
-	t.Helper()
-	return strings.TrimSpace(mustGit(t, root, "status", "--porcelain", "--untracked-files=all"))
-}
-
 func TestGitWritersRunInTheirOwnProcessGroup(t *testing.T) {
 	g, root := preparedGit(t)
 	out := filepath.Join(t.TempDir(), "pgid")
 	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
-	write(t, hook, "#!/bin/sh\nps -o pgid= -p $$ > "+out+"\n")
+	gittest.Write(t, hook, "#!/bin/sh\nps -o pgid= -p $$ > "+out+"\n")
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "a.txt"), "a\n")
-	if _, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
+	gittest.Write(t, filepath.Join(root, "a.txt"), "a\n")
+	if _, err := g.Commit(context.Background(), orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(out)
@@ -72,7 +68,7 @@ func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
 	defer func() { _ = sh.Wait() }()
 	start, _ := proc.Start(sh.Process.Pid)
 	rec := filepath.Join(g.gitDir, trackDir, strconv.Itoa(sh.Process.Pid))
-	write(t, rec, strconv.FormatUint(start, 10))
+	gittest.Write(t, rec, strconv.FormatUint(start, 10))
 	repaired := make(chan error, 1)
 	go func() { repaired <- g.Repair(context.Background()) }()
 	select {
@@ -94,8 +90,8 @@ func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
 
 func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
 	g, root := preparedGit(t)
-	write(t, filepath.Join(g.gitDir, privateIndex+".lock"), "")
-	write(t, filepath.Join(g.gitDir, privateIndex), "half")
+	gittest.Write(t, filepath.Join(g.gitDir, privateIndex+".lock"), "")
+	gittest.Write(t, filepath.Join(g.gitDir, privateIndex), "half")
 	if err := g.Repair(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +100,11 @@ func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
 			t.Fatalf("%s left: %v", n, err)
 		}
 	}
-	write(t, filepath.Join(root, "a.txt"), "a\n")
-	if _, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
+	gittest.Write(t, filepath.Join(root, "a.txt"), "a\n")
+	if _, err := g.Commit(context.Background(), orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
 		t.Fatal(err)
 	}
-	if s := porcelain(t, root); s != "" {
+	if s := gittest.Status(t, root); s != "" {
 		t.Fatalf("status after the commit:\n%s", s)
 	}
 }
@@ -116,9 +112,9 @@ func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
 func TestTheUsersIndexLockIsNeverRemovedAndBlocksAtOnce(t *testing.T) {
 	g, root := preparedGit(t)
 	lock := filepath.Join(g.gitDir, "index.lock")
-	write(t, lock, "")
+	gittest.Write(t, lock, "")
 	err := g.Repair(context.Background())
-	b, ok := AsBlocker(err)
+	b, ok := orchestrator.AsBlocker(err)
 	if !ok || b.Code != "git_index_locked" || !strings.Contains(b.Error(), lock) || !strings.Contains(b.Action, "remove "+lock) {
 		t.Fatalf("Repair = %v (%+v)", err, b)
 	}
@@ -126,9 +122,9 @@ func TestTheUsersIndexLockIsNeverRemovedAndBlocksAtOnce(t *testing.T) {
 		t.Fatalf("the user's index.lock was removed: %v", err)
 	}
 	// The same cause met by a commit is a blocker too, not a retryable failure.
-	write(t, filepath.Join(root, "a.txt"), "a\n")
-	_, err = g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
-	if b, ok := AsBlocker(err); !ok || b.Code != "git_index_locked" {
+	gittest.Write(t, filepath.Join(root, "a.txt"), "a\n")
+	_, err = g.Commit(context.Background(), orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
+	if b, ok := orchestrator.AsBlocker(err); !ok || b.Code != "git_index_locked" {
 		t.Fatalf("commit with a locked index: %v", err)
 	}
 }
@@ -139,12 +135,12 @@ func TestCommitFailuresNoRetryChangesAreBlockers(t *testing.T) {
 		setup      func(t *testing.T, root string)
 	}{
 		{"missing identity", "git_identity_missing", func(t *testing.T, root string) {
-			mustGit(t, root, "config", "user.email", "me@example.com")
-			mustGit(t, root, "config", "user.name", "")
+			gittest.Git(t, root, "config", "user.email", "me@example.com")
+			gittest.Git(t, root, "config", "user.name", "")
 		}},
 		{"rejecting hook", "git_hook_rejected", func(t *testing.T, root string) {
 			hook := filepath.Join(root, ".git", "hooks", "pre-commit")
-			write(t, hook, "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
+			gittest.Write(t, hook, "#!/bin/sh\necho 'lint failed' >&2\nexit 1\n")
 			if err := os.Chmod(hook, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -152,10 +148,10 @@ func TestCommitFailuresNoRetryChangesAreBlockers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := gitRepo(t)
-			write(t, filepath.Join(root, "README.md"), "hi\n")
-			mustGit(t, root, "add", "README.md")
-			mustGit(t, root, "commit", "-q", "-m", "init")
+			root := gittest.Init(t)
+			gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
+			gittest.Git(t, root, "add", "README.md")
+			gittest.Git(t, root, "commit", "-q", "-m", "init")
 			tc.setup(t, root)
 			g := &Git{Root: root}
 			t.Setenv("GIT_AUTHOR_NAME", "")
@@ -166,61 +162,48 @@ func TestCommitFailuresNoRetryChangesAreBlockers(t *testing.T) {
 			if err := g.Prepare(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			write(t, filepath.Join(root, "a.txt"), "a\n")
-			_, err := g.Commit(context.Background(), CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
-			if b, ok := AsBlocker(err); !ok || b.Code != tc.code || b.Action == "" {
+			gittest.Write(t, filepath.Join(root, "a.txt"), "a\n")
+			_, err := g.Commit(context.Background(), orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}})
+			if b, ok := orchestrator.AsBlocker(err); !ok || b.Code != tc.code || b.Action == "" {
 				t.Fatalf("commit: %v, want a %s blocker", err, tc.code)
 			}
 		})
 	}
 }
 
-func TestABlockedCommitEscalatesAtOnceWithItsCode(t *testing.T) {
-	h := newHarness(t, "1-1")
-	h.project.retro["1"] = true
-	h.repo.commitErr = &Blocker{Code: "git_identity_missing", Action: "give git an identity", Err: errors.New("git commit: empty ident name")}
-	res, err := h.run(context.Background(), h.options())
-	if !errors.Is(err, ErrEscalated) {
-		t.Fatalf("run: %v", err)
-	}
-	esc := res.State.Escalation
-	if esc == nil || esc.Code != "git_identity_missing" || esc.Action != "give git an identity" {
-		t.Fatalf("escalation %+v", esc)
-	}
-	if h.repo.commitCalls != 1 || len(h.clock.slept()) != 0 {
-		t.Fatalf("%d commits tried, slept %v: a blocker is not retried", h.repo.commitCalls, h.clock.slept())
-	}
-}
+// killedGit stands for a SIGKILL of the run between `git commit` and the
+// reset of the user's index.
+type killedGit struct{}
 
-func TestAKillBetweenGitCommitAndTheIndexResetLeavesACleanStatusAfterResume(t *testing.T) {
+// A run killed between its `git commit` and the reset of the user's index
+// leaves the index behind HEAD: the resumed run finds its commit and
+// SyncIndex brings the index in step, leaving a clean status.
+func TestAKillBetweenGitCommitAndTheIndexResetIsMendedBySyncIndex(t *testing.T) {
 	g, root := preparedGit(t)
 	ctx := context.Background()
-	write(t, filepath.Join(root, "docs", "1-1-story.md"), "# Story 1.1\n")
-	req := CommitRequest{RunID: "run-x", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"docs/1-1-story.md"}}
-	g.afterGitCommit = func() { panic(killedRun{}) }
+	gittest.Write(t, filepath.Join(root, "docs", "1-1-story.md"), "# Story 1.1\n")
+	req := orchestrator.CommitRequest{RunID: "run-x", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"docs/1-1-story.md"}}
+	g.afterGitCommit = func() { panic(killedGit{}) }
 	func() {
 		defer func() {
-			if r := recover(); r != (killedRun{}) {
+			if r := recover(); r != (killedGit{}) {
 				t.Fatalf("recovered %v", r)
 			}
 		}()
 		_, _ = g.Commit(ctx, req)
 	}()
 	g.afterGitCommit = nil
-	if s := porcelain(t, root); s == "" {
+	if s := gittest.Status(t, root); s == "" {
 		t.Fatal("the kill left the index in step: the test kills too late")
 	}
-	// The resumed run finds its commit; the index follows it.
-	h := newHarness(t, "1-1")
-	h.project.retro["1"] = true
-	eng := &Engine{Git: g, Project: h.project, Clock: h.clock, Policy: h.policy, Report: DiscardReporter{},
-		state: &State{RunID: "run-x"}, Save: func(*State) error { return nil }}
-	u := &Unit{Key: "1-1", Dotted: "1.1", Epic: "1"}
-	st := &StepState{Name: StepCommit}
-	if end := eng.gitCommit(ctx, u, st, h.policy.Step(StepCommit), req); end != stepOK {
-		t.Fatalf("commit step ended %v", end)
+	sha, found, err := g.Find(ctx, req)
+	if err != nil || !found {
+		t.Fatalf("the killed run's commit was not found: %v", err)
 	}
-	if s := porcelain(t, root); s != "" {
-		t.Fatalf("git status after the resumed commit step:\n%s", s)
+	if err := g.SyncIndex(ctx, sha); err != nil {
+		t.Fatal(err)
+	}
+	if s := gittest.Status(t, root); s != "" {
+		t.Fatalf("git status after SyncIndex:\n%s", s)
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package gitvcs
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // A git that writes (index, refs, objects) must never be cut in half: it
@@ -135,7 +136,7 @@ func (g *Git) Repair(ctx context.Context) error {
 
 // indexLocked is the blocker of a locked user index.
 func indexLocked(lock string) error {
-	return &Blocker{Code: "git_index_locked", Err: fmt.Errorf("%w: %s exists", ErrGitIndexLocked, lock),
+	return &orchestrator.Blocker{Code: "git_index_locked", Err: fmt.Errorf("%w: %s exists", orchestrator.ErrGitIndexLocked, lock),
 		Action: fmt.Sprintf("Check that no git command is running in this repository, then remove %s and run `story-automator run --resume`.", lock)}
 }
 
@@ -154,15 +155,15 @@ func (g *Git) classify(ctx context.Context, sub, stderr string, err error) error
 		if filepath.Base(lock) == privateIndex+".lock" {
 			return err // ours: the next attempt starts by removing it
 		}
-		b := indexLocked(lock).(*Blocker)
+		b := indexLocked(lock).(*orchestrator.Blocker)
 		b.Err = fmt.Errorf("%w: %w", b.Err, err)
 		return b
 	case strings.Contains(low, "please tell me who you are") || strings.Contains(low, "empty ident name") ||
 		strings.Contains(low, "unable to auto-detect email address"):
-		return &Blocker{Code: "git_identity_missing", Err: err,
+		return &orchestrator.Blocker{Code: "git_identity_missing", Err: err,
 			Action: "Give git an identity (`git config user.name \"Your Name\"` and `git config user.email you@example.com`), then run `story-automator run --resume`."}
 	case sub == "commit" && g.hasCommitHook(ctx):
-		return &Blocker{Code: "git_hook_rejected", Err: err,
+		return &orchestrator.Blocker{Code: "git_hook_rejected", Err: err,
 			Action: "A git hook rejected the story's commit: fix what it reports (see the action log), or commit the story by hand, then run `story-automator run --resume`."}
 	}
 	return err

@@ -1,4 +1,4 @@
-package orchestrator
+package gitvcs
 
 import (
 	"context"
@@ -9,45 +9,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
 
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	root := t.TempDir()
-	mustGit(t, root, "init", "-q")
-	return root
-}
-
-func mustGit(t *testing.T, root string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "README.md"), "hi\n")
-	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
-	mustGit(t, root, "add", "README.md", ".story-automator/workflow.yaml")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
+	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
+	gittest.Git(t, root, "add", "README.md", ".story-automator/workflow.yaml")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
@@ -60,18 +32,18 @@ func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
 	if strings.Count(string(exclude), "/.story-automator/") != 1 {
 		t.Fatalf("info/exclude:\n%s", exclude)
 	}
-	write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
-	write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
-	write(t, filepath.Join(root, "src", ".main.go.tmp-123"), "half written")
+	gittest.Write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
+	gittest.Write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
+	gittest.Write(t, filepath.Join(root, "src", ".main.go.tmp-123"), "half written")
 	if snap, err := g.Snapshot(ctx); err != nil || len(snap) != 0 {
 		t.Fatalf("state counted as a change: %v %v", snap, err)
 	}
-	write(t, filepath.Join(root, "src", "main.go"), "package main\n")
-	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n# tracked once, edited since\n")
+	gittest.Write(t, filepath.Join(root, "src", "main.go"), "package main\n")
+	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n# tracked once, edited since\n")
 	if snap, _ := g.Snapshot(ctx); !slices.Equal(snap.Paths(), []string{"src/main.go"}) {
 		t.Fatalf("changes %v", snap.Paths())
 	}
-	req := CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-2", Dotted: "1.2", Title: "Login"},
+	req := orchestrator.CommitRequest{RunID: "run-1", Story: orchestrator.StoryInfo{Key: "1-2", Dotted: "1.2", Title: "Login"},
 		Paths: []string{"src/main.go", ".story-automator/workflow.yaml", "gone.txt"}}
 	if _, found, _ := g.Find(ctx, req); found {
 		t.Fatal("found a commit before committing")
@@ -80,43 +52,43 @@ func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := strings.Fields(mustGit(t, root, "show", "--name-only", "--format=", sha))
+	files := strings.Fields(gittest.Git(t, root, "show", "--name-only", "--format=", sha))
 	if !slices.Equal(files, []string{"src/main.go"}) {
 		t.Fatalf("committed files %v", files)
 	}
 	if got, found, err := g.Find(ctx, req); err != nil || !found || got != sha {
 		t.Fatalf("find %s %v %v, want %s", got, found, err, sha)
 	}
-	if subject := mustGit(t, root, "log", "-1", "--format=%s"); strings.TrimSpace(subject) != "story 1.2: Login" {
+	if subject := gittest.Git(t, root, "log", "-1", "--format=%s"); strings.TrimSpace(subject) != "story 1.2: Login" {
 		t.Fatalf("subject %q", subject)
 	}
 }
 
 func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
 	g := &Git{Root: t.TempDir()}
-	if err := g.Prepare(context.Background()); !errors.Is(err, ErrNotGitRepo) {
+	if err := g.Prepare(context.Background()); !errors.Is(err, orchestrator.ErrNotGitRepo) {
 		t.Fatalf("err %v", err)
 	}
 }
 
 func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "README.md"), "hi\n")
-	mustGit(t, root, "add", "README.md")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
+	gittest.Git(t, root, "add", "README.md")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ten := CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-10", Dotted: "1.10"}}
+	ten := orchestrator.CommitRequest{RunID: "run-1", Story: orchestrator.StoryInfo{Key: "1-10", Dotted: "1.10"}}
 	tenSHA, err := g.Commit(ctx, ten)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, req := range []CommitRequest{
-		{RunID: "run-1", Story: StoryInfo{Key: "1-1", Dotted: "1.1"}},
-		{RunID: "run-", Story: StoryInfo{Key: "1-10", Dotted: "1.10"}},
+	for _, req := range []orchestrator.CommitRequest{
+		{RunID: "run-1", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}},
+		{RunID: "run-", Story: orchestrator.StoryInfo{Key: "1-10", Dotted: "1.10"}},
 	} {
 		if sha, found, err := g.Find(ctx, req); err != nil || found {
 			t.Fatalf("find %s/%s matched %s (%v): only exact trailers count", req.RunID, req.Story.Key, sha, err)
@@ -128,31 +100,31 @@ func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
 }
 
 func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
-	repo := gitRepo(t)
+	repo := gittest.Init(t)
 	root := filepath.Join(repo, "project") // the project is a subdirectory of its repository
-	write(t, filepath.Join(root, "old.txt"), "old\n")
-	write(t, filepath.Join(root, "other.txt"), "other\n")
-	mustGit(t, repo, "add", "-A")
-	mustGit(t, repo, "commit", "-q", "-m", "init")
+	gittest.Write(t, filepath.Join(root, "old.txt"), "old\n")
+	gittest.Write(t, filepath.Join(root, "other.txt"), "other\n")
+	gittest.Git(t, repo, "add", "-A")
+	gittest.Git(t, repo, "commit", "-q", "-m", "init")
 	g := &Git{Root: root}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "mine", "new file.go"), "package mine\n")
-	write(t, filepath.Join(root, "theirs.go"), "package theirs\n")
-	write(t, filepath.Join(root, "other.txt"), "other, edited by an agent that staged it\n")
-	mustGit(t, root, "add", "other.txt")
+	gittest.Write(t, filepath.Join(root, "mine", "new file.go"), "package mine\n")
+	gittest.Write(t, filepath.Join(root, "theirs.go"), "package theirs\n")
+	gittest.Write(t, filepath.Join(root, "other.txt"), "other, edited by an agent that staged it\n")
+	gittest.Git(t, root, "add", "other.txt")
 	if err := os.Remove(filepath.Join(root, "old.txt")); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a SIGINT while committing must not kill git mid-commit
-	sha, err := g.Commit(ctx, CommitRequest{RunID: "run-1", Story: StoryInfo{Key: "1-1", Dotted: "1.1"},
+	sha, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "run-1", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"},
 		Paths: []string{"mine/new file.go", "old.txt", "never-existed.txt"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := strings.Split(strings.TrimSpace(mustGit(t, repo, "show", "--name-only", "--format=", sha)), "\n")
+	files := strings.Split(strings.TrimSpace(gittest.Git(t, repo, "show", "--name-only", "--format=", sha)), "\n")
 	if !slices.Equal(files, []string{"project/mine/new file.go", "project/old.txt"}) {
 		t.Fatalf("committed files %q", files)
 	}
@@ -160,26 +132,26 @@ func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
 	if err != nil || !slices.Equal(snap.Paths(), []string{"other.txt", "theirs.go"}) {
 		t.Fatalf("left uncommitted: %v %v", snap.Paths(), err)
 	}
-	if staged := mustGit(t, root, "diff", "--cached", "--name-only"); strings.TrimSpace(staged) != "project/other.txt" {
+	if staged := gittest.Git(t, root, "diff", "--cached", "--name-only"); strings.TrimSpace(staged) != "project/other.txt" {
 		t.Fatalf("what the agent staged is no longer staged: %q", staged)
 	}
 }
 
 func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
-	root := gitRepo(t)
+	root := gittest.Init(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "a.txt"), "one\n")
-	write(t, filepath.Join(root, "b.txt"), "one\n")
+	gittest.Write(t, filepath.Join(root, "a.txt"), "one\n")
+	gittest.Write(t, filepath.Join(root, "b.txt"), "one\n")
 	before, err := g.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "a.txt"), "two, longer\n")
-	write(t, filepath.Join(root, "c.txt"), "new\n")
+	gittest.Write(t, filepath.Join(root, "a.txt"), "two, longer\n")
+	gittest.Write(t, filepath.Join(root, "c.txt"), "new\n")
 	if err := os.Remove(filepath.Join(root, "b.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -187,41 +159,41 @@ func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Changed(before, after); !slices.Equal(got, []string{"a.txt", "b.txt", "c.txt"}) {
+	if got := orchestrator.Changed(before, after); !slices.Equal(got, []string{"a.txt", "b.txt", "c.txt"}) {
 		t.Fatalf("changed %v", got)
 	}
-	if got := Changed(after, after); len(got) != 0 {
+	if got := orchestrator.Changed(after, after); len(got) != 0 {
 		t.Fatalf("no change reported %v", got)
 	}
 }
 
 func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "status.yaml"), "a: backlog\nb: backlog\n")
-	mustGit(t, root, "add", "-A")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: backlog\nb: backlog\n")
+	gittest.Git(t, root, "add", "-A")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "status.yaml"), "a: done\nb: in-progress\n")
+	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: done\nb: in-progress\n")
 	data, ok, err := g.CommittedFile(ctx, "status.yaml")
 	if err != nil || !ok || string(data) != "a: backlog\nb: backlog\n" {
 		t.Fatalf("committed file %q %v %v", data, ok, err)
 	}
-	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"},
+	sha, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1"},
 		Contents: map[string][]byte{"status.yaml": []byte("a: done\nb: backlog\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustGit(t, root, "show", sha+":status.yaml"); got != "a: done\nb: backlog\n" {
+	if got := gittest.Git(t, root, "show", sha+":status.yaml"); got != "a: done\nb: backlog\n" {
 		t.Fatalf("committed %q", got)
 	}
-	if got := readTestFile(t, filepath.Join(root, "status.yaml")); got != "a: done\nb: in-progress\n" {
+	if got := gittest.Read(t, filepath.Join(root, "status.yaml")); got != "a: done\nb: in-progress\n" {
 		t.Fatalf("work tree %q", got)
 	}
-	if got := mustGit(t, root, "status", "--porcelain"); got != " M status.yaml\n" {
+	if got := gittest.Git(t, root, "status", "--porcelain"); got != " M status.yaml\n" {
 		t.Fatalf("status after the commit %q: the index must follow HEAD", got)
 	}
 	if _, ok, err := g.CommittedFile(ctx, "missing.yaml"); ok || err != nil {
@@ -229,32 +201,23 @@ func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
 	}
 }
 
-func readTestFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
-}
-
 func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
-	root := gitRepo(t)
+	root := gittest.Init(t)
 	exclude := filepath.Join(root, ".git", "info", "exclude")
 	// What an earlier version wrote, after a line of the user's own.
-	write(t, exclude, "*.log\n# story-automator run state (never committed)\n/.story-automator/\n/.claude/.story-automator-active\n")
+	gittest.Write(t, exclude, "*.log\n# story-automator run state (never committed)\n/.story-automator/\n/.claude/.story-automator-active\n")
 	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	got := readTestFile(t, exclude)
+	got := gittest.Read(t, exclude)
 	want := "*.log\n# story-automator run state (never committed)\n/.claude/.story-automator-active\n" +
 		"# story-automator run state (never committed)\n/.story-automator/runs/\n"
 	if got != want {
 		t.Fatalf("info/exclude:\n%s\nwant:\n%s", got, want)
 	}
-	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
-	if status := mustGit(t, root, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(status, ".story-automator/workflow.yaml") {
+	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
+	if status := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(status, ".story-automator/workflow.yaml") {
 		t.Fatalf("the user's workflow.yaml is still hidden: %q", status)
 	}
 }
@@ -262,11 +225,11 @@ func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
 // subdirProject makes a repository whose project is its subdirectory "project".
 func subdirProject(t *testing.T) (repo, root string) {
 	t.Helper()
-	repo = gitRepo(t)
+	repo = gittest.Init(t)
 	root = filepath.Join(repo, "project")
-	write(t, filepath.Join(root, "status.yaml"), "a: backlog\n")
-	mustGit(t, repo, "add", "-A")
-	mustGit(t, repo, "commit", "-q", "-m", "init")
+	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: backlog\n")
+	gittest.Git(t, repo, "add", "-A")
+	gittest.Git(t, repo, "commit", "-q", "-m", "init")
 	return repo, root
 }
 
@@ -277,16 +240,16 @@ func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
 	if err := g.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"},
+	sha, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1"},
 		Contents: map[string][]byte{"status.yaml": []byte("a: done\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := strings.Fields(mustGit(t, repo, "show", "--name-only", "--format=", sha))
+	files := strings.Fields(gittest.Git(t, repo, "show", "--name-only", "--format=", sha))
 	if !slices.Equal(files, []string{"project/status.yaml"}) {
 		t.Fatalf("committed files %v", files)
 	}
-	if got := mustGit(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
+	if got := gittest.Git(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
 		t.Fatalf("committed %q", got)
 	}
 }
@@ -294,17 +257,17 @@ func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
 func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
 	repo, root := subdirProject(t)
 	exclude := filepath.Join(repo, ".git", "info", "exclude")
-	write(t, exclude, "# story-automator run state (never committed)\n/project/.story-automator/\n")
+	gittest.Write(t, exclude, "# story-automator run state (never committed)\n/project/.story-automator/\n")
 	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
-	write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
-	write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
-	status := mustGit(t, repo, "status", "--porcelain", "--untracked-files=all")
+	gittest.Write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
+	gittest.Write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
+	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
+	status := gittest.Git(t, repo, "status", "--porcelain", "--untracked-files=all")
 	if status != "?? project/.story-automator/workflow.yaml\n" {
-		t.Fatalf("status %q: the state must be excluded, the user's workflow.yaml not\n%s", status, readTestFile(t, exclude))
+		t.Fatalf("status %q: the state must be excluded, the user's workflow.yaml not\n%s", status, gittest.Read(t, exclude))
 	}
 }
 
@@ -315,37 +278,37 @@ func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 	if err := g.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(root, "mine.go"), "package mine\n")
+	gittest.Write(t, filepath.Join(root, "mine.go"), "package mine\n")
 	theirs := ""
 	g.beforeCommit = func() { // another process commits after our index was built
-		write(t, filepath.Join(repo, "theirs.txt"), "theirs\n")
-		mustGit(t, repo, "add", "theirs.txt")
-		mustGit(t, repo, "commit", "-q", "-m", "theirs")
-		theirs = strings.TrimSpace(mustGit(t, repo, "rev-parse", "HEAD"))
+		gittest.Write(t, filepath.Join(repo, "theirs.txt"), "theirs\n")
+		gittest.Git(t, repo, "add", "theirs.txt")
+		gittest.Git(t, repo, "commit", "-q", "-m", "theirs")
+		theirs = strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD"))
 	}
-	sha, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1", Dotted: "1.1"},
+	sha, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"},
 		Paths: []string{"mine.go"}, Contents: map[string][]byte{"status.yaml": []byte("a: done\n")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if head := strings.TrimSpace(mustGit(t, repo, "rev-parse", "HEAD")); head != sha {
+	if head := strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD")); head != sha {
 		t.Fatalf("HEAD %s, commit %s", head, sha)
 	}
-	if parent := strings.TrimSpace(mustGit(t, repo, "rev-parse", sha+"^")); parent != theirs {
+	if parent := strings.TrimSpace(gittest.Git(t, repo, "rev-parse", sha+"^")); parent != theirs {
 		t.Fatalf("parent %s, want their commit %s", parent, theirs)
 	}
-	files := strings.Fields(mustGit(t, repo, "ls-tree", "-r", "--name-only", sha))
+	files := strings.Fields(gittest.Git(t, repo, "ls-tree", "-r", "--name-only", sha))
 	if !slices.Equal(files, []string{"project/mine.go", "project/status.yaml", "theirs.txt"}) {
 		t.Fatalf("tree of our commit %v: their change was undone", files)
 	}
-	if got := mustGit(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
+	if got := gittest.Git(t, repo, "show", sha+":project/status.yaml"); got != "a: done\n" {
 		t.Fatalf("committed %q", got)
 	}
-	if msg := mustGit(t, repo, "log", "-1", "--format=%B", sha); !strings.Contains(msg, trailerStory+": 1-1") {
+	if msg := gittest.Git(t, repo, "log", "-1", "--format=%B", sha); !strings.Contains(msg, trailerStory+": 1-1") {
 		t.Fatalf("message %q", msg)
 	}
 	// The work tree keeps its own status.yaml; the index follows HEAD.
-	if got := mustGit(t, repo, "status", "--porcelain"); got != " M project/status.yaml\n" {
+	if got := gittest.Git(t, repo, "status", "--porcelain"); got != " M project/status.yaml\n" {
 		t.Fatalf("status after the commit %q: the index must follow HEAD", got)
 	}
 }
@@ -353,7 +316,7 @@ func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 // CommittedFile and Find read HEAD in one git call each; an unborn branch,
 // a directory and a file without a final newline each get the right answer.
 func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
-	root := gitRepo(t)
+	root := gittest.Init(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
@@ -362,14 +325,14 @@ func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
 	if _, ok, err := g.CommittedFile(ctx, "status.yaml"); ok || err != nil {
 		t.Fatalf("no commit yet: %v %v", ok, err)
 	}
-	if _, found, err := g.Find(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: "1-1"}}); found || err != nil {
+	if _, found, err := g.Find(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1"}}); found || err != nil {
 		t.Fatalf("find with no commit yet: %v %v", found, err)
 	}
 	raw := "a: done\x00\nno final newline"
-	write(t, filepath.Join(root, "status.yaml"), raw)
-	write(t, filepath.Join(root, "docs", "x.md"), "x\n")
-	mustGit(t, root, "add", "-A")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	gittest.Write(t, filepath.Join(root, "status.yaml"), raw)
+	gittest.Write(t, filepath.Join(root, "docs", "x.md"), "x\n")
+	gittest.Git(t, root, "add", "-A")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	if data, ok, err := g.CommittedFile(ctx, "status.yaml"); !ok || err != nil || string(data) != raw {
 		t.Fatalf("committed file %q %v %v", data, ok, err)
 	}
@@ -394,7 +357,7 @@ func gitLog(t *testing.T) func() []string {
 	script := "#!/bin/sh\n" +
 		`for a in "$@"; do case "$a" in -C) skip=1;; *) if [ -n "$skip" ]; then skip=; else echo "$a" >> '` + log + `'; break; fi;; esac; done` + "\n" +
 		`exec '` + real + `' "$@"` + "\n"
-	write(t, filepath.Join(dir, "git"), script)
+	gittest.Write(t, filepath.Join(dir, "git"), script)
 	if err := os.Chmod(filepath.Join(dir, "git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -410,10 +373,10 @@ func gitLog(t *testing.T) func() []string {
 // it must: no second status, the private index's path once per run, HEAD and
 // its parent in one call.
 func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "README.md"), "hi\n")
-	mustGit(t, root, "add", "-A")
-	mustGit(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
+	gittest.Git(t, root, "add", "-A")
+	gittest.Git(t, root, "commit", "-q", "-m", "init")
 	calls := gitLog(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -423,13 +386,13 @@ func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
 	calls()
 	for i, story := range []string{"1-1", "1-2"} {
 		path := "src/" + story + ".go"
-		write(t, filepath.Join(root, path), "package src\n")
+		gittest.Write(t, filepath.Join(root, path), "package src\n")
 		snap, err := g.Snapshot(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		calls()
-		if _, err := g.Commit(ctx, CommitRequest{RunID: "r", Story: StoryInfo{Key: story}, Paths: []string{path}, Changed: snap}); err != nil {
+		if _, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: story}, Paths: []string{path}, Changed: snap}); err != nil {
 			t.Fatal(err)
 		}
 		want := []string{"rev-parse", "rev-parse", "read-tree", "add", "commit", "rev-parse", "reset"}
@@ -440,7 +403,14 @@ func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
 			t.Fatalf("commit %d ran git %v, want %v", i+1, got, want)
 		}
 	}
-	if got := strings.Fields(mustGit(t, root, "show", "--name-only", "--format=", "HEAD")); !slices.Equal(got, []string{"src/1-2.go"}) {
+	if got := strings.Fields(gittest.Git(t, root, "show", "--name-only", "--format=", "HEAD")); !slices.Equal(got, []string{"src/1-2.go"}) {
 		t.Fatalf("last commit holds %v", got)
+	}
+}
+
+func TestARetrospectivesCommitIsTheEpics(t *testing.T) {
+	req := orchestrator.CommitRequest{RunID: "r", Retro: true, Story: orchestrator.StoryInfo{Key: "epic-1-retro", Epic: "1"}}
+	if msg := commitMessage(req); !strings.HasPrefix(msg, "epic 1: retrospective\n") {
+		t.Fatalf("retro commit message %q", msg)
 	}
 }

@@ -1,4 +1,6 @@
-package orchestrator
+// Package tmuxsteps runs a run's step attempts as child agent sessions in tmux,
+// each watched to its final state by the monitor and its step's verifier.
+package tmuxsteps
 
 import (
 	"context"
@@ -13,8 +15,10 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/tmux"
@@ -22,9 +26,9 @@ import (
 	"github.com/story-automator/story-automator/workflows"
 )
 
-// TmuxSteps runs each step attempt as a child agent session in tmux and
+// Runner runs each step attempt as a child agent session in tmux and
 // waits for it with the monitor, verified by the step's workflow verifier.
-type TmuxSteps struct {
+type Runner struct {
 	Tmux     *tmux.Client
 	Exe      string
 	Environ  []string
@@ -45,25 +49,25 @@ type TmuxSteps struct {
 // RunStep spawns the step's session, waits for its final state and then
 // kills the session (its output stays in the output file). When ctx ends the
 // session is killed at once: a paused run leaves no agent editing the project.
-func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, error) {
+func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orchestrator.StepResult, error) {
 	key, err := stepKey(req)
 	if err != nil {
-		return StepResult{}, err
+		return orchestrator.StepResult{}, err
 	}
 	proj, err := t.projectOf(req)
 	if err != nil {
-		return StepResult{}, err
+		return orchestrator.StepResult{}, err
 	}
 	check, err := proj.Verifier(req.Step, key, t.Policy)
 	if errors.Is(err, workflows.ErrContract) {
-		return StepResult{FinalState: FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
+		return orchestrator.StepResult{FinalState: orchestrator.FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
 	}
 	if err != nil {
-		return StepResult{}, err
+		return orchestrator.StepResult{}, err
 	}
 	prompt, err := t.prompt(proj, req, key)
 	if err != nil {
-		return StepResult{}, err
+		return orchestrator.StepResult{}, err
 	}
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story
@@ -71,7 +75,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
 		TrustProject: t.TrustProject, WorkDir: req.WorkDir})
 	if err != nil {
-		return StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
+		return orchestrator.StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}
 	if req.Started != nil {
 		req.Started(sess.Name, sess.OutputFile)
@@ -95,7 +99,7 @@ func (t *TmuxSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 }
 
 // modelOf is the request's model, else the run's.
-func (t *TmuxSteps) modelOf(req StepRequest) string {
+func (t *Runner) modelOf(req orchestrator.StepRequest) string {
 	if req.Model != "" {
 		return req.Model
 	}
@@ -107,14 +111,14 @@ func (t *TmuxSteps) modelOf(req StepRequest) string {
 // is nil with the reason; it never fails the step. dir is the folder the
 // agent worked in ("" = the project's root): Codex and Gemini CLI file their
 // records by it, and a story's worktree is a folder of its own.
-func (t *TmuxSteps) SessionUsage(agent, name, dir string) StepResult {
+func (t *Runner) SessionUsage(agent, name, dir string) orchestrator.StepResult {
 	prof, ok := child.LookupProfile(agent)
 	if !ok || prof.Usage == "" {
-		return StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
+		return orchestrator.StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
 	}
 	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil {
-		return StepResult{UsageNote: "no session state: " + err.Error()}
+		return orchestrator.StepResult{UsageNote: "no session state: " + err.Error()}
 	}
 	since, _ := marker.ParseTime(st.CreatedAt)
 	env := envMap(t.Environ)
@@ -125,9 +129,9 @@ func (t *TmuxSteps) SessionUsage(agent, name, dir string) StepResult {
 	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, StateDir: prof.StateHome(getenv),
 		Dir: dir, Since: since})
 	if err != nil {
-		return StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
+		return orchestrator.StepResult{UsageNote: fmt.Sprintf("usage not read (%s): %v", prof.Usage, err)}
 	}
-	return StepResult{Usage: &r.Usage, Model: r.Model}
+	return orchestrator.StepResult{Usage: &r.Usage, Model: r.Model}
 }
 
 func envMap(env []string) map[string]string {
@@ -149,24 +153,24 @@ const (
 
 // blockerOf returns what stops a step for good in a monitor's result: the
 // agent waits at a dialog its user must settle, or its CLI is gone.
-func blockerOf(agent string, res monitor.Result) *Blocker {
+func blockerOf(agent string, res monitor.Result) *orchestrator.Blocker {
 	switch res.Reason {
 	case monitor.ReasonDialog:
-		return &Blocker{Code: CodeAgentDialog, Action: res.Action,
+		return &orchestrator.Blocker{Code: CodeAgentDialog, Action: res.Action,
 			Err: fmt.Errorf("the %s agent waits at its %s dialog", agent, res.Dialog)}
 	case exitNotFound:
 		action := "install the agent's CLI"
 		if p, ok := child.LookupProfile(agent); ok && p.Install != "" {
 			action = "install it: " + p.Install
 		}
-		return &Blocker{Code: child.CodeAgentNotFound, Action: action,
+		return &orchestrator.Blocker{Code: child.CodeAgentNotFound, Action: action,
 			Err: fmt.Errorf("the %s agent could not be started (exit 127: its program is missing)", agent)}
 	}
 	return nil
 }
 
 // Configure takes the run's recorded model and monitor settings.
-func (t *TmuxSteps) Configure(cfg RunConfig) error {
+func (t *Runner) Configure(cfg orchestrator.RunConfig) error {
 	if cfg.Model != "" {
 		t.Model = cfg.Model
 	}
@@ -179,31 +183,44 @@ func (t *TmuxSteps) Configure(cfg RunConfig) error {
 	return nil
 }
 
-// VerifyStep runs the step's verifier once, with no session. A step whose
-// verifiers are all session_exit is never verified this way: without a
-// session that completed, they prove nothing.
-func (t *TmuxSteps) VerifyStep(ctx context.Context, req StepRequest) (bool, string, error) {
+// StepVerifier returns the step's verifier, to run once with no session.
+// A step whose verifiers are all session_exit gets one that never passes:
+// without a session that completed, they prove nothing.
+func (t *Runner) StepVerifier(req orchestrator.StepRequest) (verify.Verifier, error) {
 	key, err := stepKey(req)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
 	proj, err := t.projectOf(req)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
 	check, err := proj.Verifier(req.Step, key, t.Policy)
 	if err != nil {
-		return false, "", err
+		return nil, err
 	}
-	if only, err := t.onlySessionExit(req.Step); err != nil || only {
-		return false, "session_exit needs a session that completed", err
+	only, err := t.onlySessionExit(req.Step)
+	if err != nil {
+		return nil, err
 	}
-	r := check.Verify(ctx)
-	return r.Passed(), r.Detail, r.ContractErr
+	if only {
+		return needsSession{name: check.Name()}, nil
+	}
+	return check, nil
+}
+
+// needsSession is the verifier of a step, checked with no session, whose
+// verifiers all need one.
+type needsSession struct{ name string }
+
+func (n needsSession) Name() string { return n.name }
+
+func (needsSession) Verify(context.Context) verify.Verdict {
+	return verify.Verdict{Detail: "session_exit needs a session that completed"}
 }
 
 // onlySessionExit reports whether every verifier of the step is session_exit.
-func (t *TmuxSteps) onlySessionExit(step string) (bool, error) {
+func (t *Runner) onlySessionExit(step string) (bool, error) {
 	pol := t.Policy
 	if pol == nil {
 		var err error
@@ -230,7 +247,7 @@ func (t *TmuxSteps) onlySessionExit(step string) (bool, error) {
 // The recorded pids are only trusted while tmux still had the session or the
 // process's environment names the session: after a reboot, or days later, a
 // pid may belong to an unrelated process.
-func (t *TmuxSteps) CloseSession(ctx context.Context, name string) error {
+func (t *Runner) CloseSession(ctx context.Context, name string) error {
 	kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	err := t.Tmux.KillSession(kctx, name)
@@ -304,17 +321,17 @@ func pollGone(ctx context.Context, pids []int, deadline time.Time) bool {
 }
 
 // stepKey is the workflows key of a request: the story, or for retro the epic.
-func stepKey(req StepRequest) (workflows.StoryKey, error) {
-	if req.Step == StepRetro {
+func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
+	if req.Step == orchestrator.StepRetro {
 		return workflows.StoryKey{Epic: req.Epic}, nil
 	}
 	return workflows.ParseStoryKey(req.Story)
 }
 
 // prompt renders the step's prompt; a review after the first gets the open notes.
-func (t *TmuxSteps) prompt(proj *workflows.Project, req StepRequest, key workflows.StoryKey) (string, error) {
+func (t *Runner) prompt(proj *workflows.Project, req orchestrator.StepRequest, key workflows.StoryKey) (string, error) {
 	vars := workflows.PromptVars{Cycle: req.Cycle}
-	if req.Step == StepReview && req.Cycle > 1 {
+	if req.Step == orchestrator.StepReview && req.Cycle > 1 {
 		vars.ReviewNotes, _ = proj.ReviewNotes(key)
 	}
 	return proj.Prompt(req.Step, key, t.Policy, vars)
@@ -323,7 +340,7 @@ func (t *TmuxSteps) prompt(proj *workflows.Project, req StepRequest, key workflo
 // projectOf is the project a step works on: the one in the story's git
 // worktree when it has one (its prompt names those paths and its verifiers
 // look there), else the run's.
-func (t *TmuxSteps) projectOf(req StepRequest) (*workflows.Project, error) {
+func (t *Runner) projectOf(req orchestrator.StepRequest) (*workflows.Project, error) {
 	if req.WorkDir == "" {
 		return t.Project, nil
 	}
@@ -333,7 +350,7 @@ func (t *TmuxSteps) projectOf(req StepRequest) (*workflows.Project, error) {
 // childEnviron is the orchestrator's environment plus what the child should
 // know about its attempt, and its agent's run defaults (Profile.RunEnv) for
 // what the environment does not set.
-func (t *TmuxSteps) childEnviron(req StepRequest) []string {
+func (t *Runner) childEnviron(req orchestrator.StepRequest) []string {
 	env := append([]string(nil), t.Environ...)
 	env = append(env, child.EnvAttempt+"="+strconv.Itoa(req.Attempt), child.EnvCycle+"="+strconv.Itoa(req.Cycle),
 		child.EnvRole+"="+req.Role, child.EnvRunID+"="+req.RunID)
@@ -356,7 +373,7 @@ func hasVar(env []string, name string) bool {
 }
 
 // agentTime is how long the agent process ran, from its session state.
-func (t *TmuxSteps) agentTime(name string) time.Duration {
+func (t *Runner) agentTime(name string) time.Duration {
 	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil {
 		return 0
@@ -370,13 +387,13 @@ func (t *TmuxSteps) agentTime(name string) time.Duration {
 }
 
 // CheckAgents checks each agent's CLI on the PATH its children will get.
-func (t *TmuxSteps) CheckAgents(ctx context.Context, agents []string) error {
+func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 	for _, a := range agents {
 		if _, _, err := child.CheckAgent(ctx, a, t.Environ); err != nil {
 			if ae, ok := child.AsAgentError(err); ok {
-				return &Blocker{Code: ae.Code, Action: ae.Action, Err: err}
+				return &orchestrator.Blocker{Code: ae.Code, Action: ae.Action, Err: err}
 			}
-			return fmt.Errorf("%w: %v", ErrConfig, err)
+			return fmt.Errorf("%w: %v", orchestrator.ErrConfig, err)
 		}
 	}
 	return nil

@@ -1,21 +1,23 @@
-package orchestrator
+package gitvcs
 
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
 
 // worktreeProject is a repository with one commit of a ten-line file.
 func worktreeProject(t *testing.T) (*Worktrees, string) {
 	t.Helper()
-	root := gitRepo(t)
-	write(t, filepath.Join(root, "f.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
-	mustGit(t, root, "add", "f.txt")
-	mustGit(t, root, "commit", "-q", "-m", "base")
+	root := gittest.Init(t)
+	gittest.Write(t, filepath.Join(root, "f.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
+	gittest.Git(t, root, "add", "f.txt")
+	gittest.Git(t, root, "commit", "-q", "-m", "base")
 	g := &Git{Root: root}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
@@ -32,8 +34,8 @@ func storyCommit(t *testing.T, dir string, n int, text string) {
 	}
 	lines := strings.Split(string(data), "\n")
 	lines[n-1] = text
-	write(t, filepath.Join(dir, "f.txt"), strings.Join(lines, "\n"))
-	mustGit(t, dir, "commit", "-q", "-am", "story "+text)
+	gittest.Write(t, filepath.Join(dir, "f.txt"), strings.Join(lines, "\n"))
+	gittest.Git(t, dir, "commit", "-q", "-am", "story "+text)
 }
 
 func addWorktree(t *testing.T, w *Worktrees, story, base string) string {
@@ -48,7 +50,7 @@ func addWorktree(t *testing.T, w *Worktrees, story, base string) string {
 func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	if !strings.HasPrefix(a, filepath.Join(root, ".git")) {
 		t.Fatalf("worktree %s is not under the project's .git", a)
@@ -56,17 +58,17 @@ func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 	storyCommit(t, a, 2, "two")
 	storyCommit(t, b, 9, "nine")
 	for _, s := range []string{"1-1", "1-2"} {
-		if _, err := w.Land(ctx, s); err != nil {
+		if _, err := w.landBranch(ctx, s); err != nil {
 			t.Fatalf("land %s: %v", s, err)
 		}
-		if st := mustGit(t, root, "status", "--porcelain"); st != "" {
+		if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
 			t.Fatalf("user's tree not clean after landing %s: %s", s, st)
 		}
 	}
-	if got := readTestFile(t, filepath.Join(root, "f.txt")); !strings.Contains(got, "two") || !strings.Contains(got, "nine") {
+	if got := gittest.Read(t, filepath.Join(root, "f.txt")); !strings.Contains(got, "two") || !strings.Contains(got, "nine") {
 		t.Fatalf("f.txt lacks a story's change:\n%s", got)
 	}
-	if n := strings.TrimSpace(mustGit(t, root, "rev-list", "--count", base+"..HEAD")); n != "2" {
+	if n := strings.TrimSpace(gittest.Git(t, root, "rev-list", "--count", base+"..HEAD")); n != "2" {
 		t.Fatalf("%s commits landed, want one a story", n)
 	}
 	for _, s := range []string{"1-1", "1-2"} {
@@ -74,10 +76,10 @@ func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if list := mustGit(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+	if list := gittest.Git(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Fatalf("worktrees left:\n%s", list)
 	}
-	if br := mustGit(t, root, "branch", "--list", "story-automator/*"); br != "" {
+	if br := gittest.Git(t, root, "branch", "--list", "story-automator/*"); br != "" {
 		t.Fatalf("branches left: %s", br)
 	}
 }
@@ -85,34 +87,34 @@ func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T) {
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	storyCommit(t, a, 5, "five-a")
 	storyCommit(t, b, 5, "five-b")
-	if _, err := w.Land(ctx, "1-1"); err != nil {
+	if _, err := w.landBranch(ctx, "1-1"); err != nil {
 		t.Fatal(err)
 	}
-	landed := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
-	_, err := w.Land(ctx, "1-2")
-	if Code(err) != CodeMergeConflict || !strings.Contains(err.Error(), "f.txt") {
-		t.Fatalf("err = %v (%s), want merge_conflict naming f.txt", err, Code(err))
+	landed := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	_, err := w.landBranch(ctx, "1-2")
+	if orchestrator.Code(err) != orchestrator.CodeMergeConflict || !strings.Contains(err.Error(), "f.txt") {
+		t.Fatalf("err = %v (%s), want merge_conflict naming f.txt", err, orchestrator.Code(err))
 	}
-	if head := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD")); head != landed {
+	if head := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD")); head != landed {
 		t.Fatal("the user's branch moved on a conflict")
 	}
-	if st := mustGit(t, root, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
 		t.Fatalf("user's tree touched by a conflict: %s", st)
 	}
 	if _, err := os.Stat(filepath.Join(b, "f.txt")); err != nil {
 		t.Fatal("the conflicting story's worktree is gone")
 	}
 	// The user resolves it in the worktree; landing (on --resume) finishes.
-	mustGit(t, b, "reset", "-q", "--hard", landed)
+	gittest.Git(t, b, "reset", "-q", "--hard", landed)
 	storyCommit(t, b, 6, "six-b")
-	if _, err := w.Land(ctx, "1-2"); err != nil {
+	if _, err := w.landBranch(ctx, "1-2"); err != nil {
 		t.Fatal(err)
 	}
-	if got := readTestFile(t, filepath.Join(root, "f.txt")); !strings.Contains(got, "five-a") || !strings.Contains(got, "six-b") {
+	if got := gittest.Read(t, filepath.Join(root, "f.txt")); !strings.Contains(got, "five-a") || !strings.Contains(got, "six-b") {
 		t.Fatalf("f.txt:\n%s", got)
 	}
 }
@@ -120,34 +122,34 @@ func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T
 func TestWorktreesADependentStoryBuildsOnItsDependencysCommit(t *testing.T) {
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a := addWorktree(t, w, "1-1", base)
 	storyCommit(t, a, 1, "one")
-	sha, err := w.Land(ctx, "1-1")
+	sha, err := w.landBranch(ctx, "1-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := addWorktree(t, w, "1-2", sha)
-	if got := readTestFile(t, filepath.Join(b, "f.txt")); !strings.HasPrefix(got, "one\n") {
+	if got := gittest.Read(t, filepath.Join(b, "f.txt")); !strings.HasPrefix(got, "one\n") {
 		t.Fatalf("dependent story does not see its dependency's change:\n%s", got)
 	}
 }
 
 func TestWorktreesAChildsCheckoutAndStashDisturbNoOtherStory(t *testing.T) {
 	w, root := worktreeProject(t)
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
-	write(t, filepath.Join(b, "f.txt"), "b's work in progress\n")
-	write(t, filepath.Join(a, "f.txt"), "a's scratch\n")
-	mustGit(t, a, "stash")
-	mustGit(t, a, "checkout", "-q", "-b", "a-experiment")
-	if got := readTestFile(t, filepath.Join(b, "f.txt")); got != "b's work in progress\n" {
+	gittest.Write(t, filepath.Join(b, "f.txt"), "b's work in progress\n")
+	gittest.Write(t, filepath.Join(a, "f.txt"), "a's scratch\n")
+	gittest.Git(t, a, "stash")
+	gittest.Git(t, a, "checkout", "-q", "-b", "a-experiment")
+	if got := gittest.Read(t, filepath.Join(b, "f.txt")); got != "b's work in progress\n" {
 		t.Fatalf("story 1-2's file changed: %q", got)
 	}
-	if st := mustGit(t, root, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
 		t.Fatalf("user's tree changed: %s", st)
 	}
-	if br := strings.TrimSpace(mustGit(t, b, "symbolic-ref", "--short", "HEAD")); br != w.Branch("1-2") {
+	if br := strings.TrimSpace(gittest.Git(t, b, "symbolic-ref", "--short", "HEAD")); br != w.Branch("1-2") {
 		t.Fatalf("story 1-2 is on %s", br)
 	}
 }
@@ -155,37 +157,37 @@ func TestWorktreesAChildsCheckoutAndStashDisturbNoOtherStory(t *testing.T) {
 func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testing.T) {
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a := addWorktree(t, w, "1-1", base)
 	storyCommit(t, a, 3, "three")
 	// Killed in `git worktree add`: the checkout is gone, git's record locked.
-	mustGit(t, root, "worktree", "lock", "--reason", "initializing", a)
+	gittest.Git(t, root, "worktree", "lock", "--reason", "initializing", a)
 	if err := os.Remove(filepath.Join(a, ".git")); err != nil {
 		t.Fatal(err)
 	}
 	a = addWorktree(t, w, "1-1", base)
-	if got := readTestFile(t, filepath.Join(a, "f.txt")); !strings.Contains(got, "three") {
+	if got := gittest.Read(t, filepath.Join(a, "f.txt")); !strings.Contains(got, "three") {
 		t.Fatal("the recreated worktree lost the story's commit")
 	}
 	// Killed in a landing's rebase: a conflicting rebase is left in progress.
-	write(t, filepath.Join(root, "f.txt"), "1\n2\nTHREE\n4\n5\n6\n7\n8\n9\n10\n")
-	mustGit(t, root, "commit", "-q", "-am", "user")
-	userTip := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	gittest.Write(t, filepath.Join(root, "f.txt"), "1\n2\nTHREE\n4\n5\n6\n7\n8\n9\n10\n")
+	gittest.Git(t, root, "commit", "-q", "-am", "user")
+	userTip := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	cmd := []string{"rebase", "-q", userTip}
-	if out, err := runGit(a, cmd...); err == nil {
+	if out, err := gittest.Run(a, cmd...); err == nil {
 		t.Fatalf("rebase should conflict: %s", out)
 	}
-	_, err := w.Land(ctx, "1-1")
-	if Code(err) != CodeMergeConflict {
+	_, err := w.landBranch(ctx, "1-1")
+	if orchestrator.Code(err) != orchestrator.CodeMergeConflict {
 		t.Fatalf("err = %v, want merge_conflict", err)
 	}
-	if st := mustGit(t, a, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, a, "status", "--porcelain"); st != "" {
 		t.Fatalf("the story's worktree holds a half rebase: %s", st)
 	}
 	if err := w.Remove(ctx, "1-1"); err != nil {
 		t.Fatal(err)
 	}
-	if list := mustGit(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+	if list := gittest.Git(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Fatalf("worktrees left:\n%s", list)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".git", "story-automator")); !os.IsNotExist(err) {
@@ -193,20 +195,13 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 	}
 }
 
-func runGit(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
 func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	status := "development_status:\n  1-1-a: ready-for-dev\n  1-2-b: ready-for-dev\n"
-	write(t, filepath.Join(root, "sprint-status.yaml"), status)
-	mustGit(t, root, "add", "sprint-status.yaml")
-	mustGit(t, root, "commit", "-q", "-m", "status")
+	gittest.Write(t, filepath.Join(root, "sprint-status.yaml"), status)
+	gittest.Git(t, root, "add", "sprint-status.yaml")
+	gittest.Git(t, root, "commit", "-q", "-m", "status")
 	w.StatusFile = "sprint-status.yaml"
 	w.MarkDone = func(dir, story string) error {
 		p := filepath.Join(dir, "sprint-status.yaml")
@@ -217,26 +212,26 @@ func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
 		key := map[string]string{"1-1": "1-1-a", "1-2": "1-2-b"}[story]
 		return os.WriteFile(p, []byte(strings.Replace(string(data), key+": ready-for-dev", key+": done", 1)), 0o644)
 	}
-	base := strings.TrimSpace(mustGit(t, root, "rev-parse", "HEAD"))
+	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	// Each story's agent moves its own entry on: adjacent lines, which a text merge would refuse.
 	for dir, line := range map[string]string{a: "  1-1-a: review\n  1-2-b: ready-for-dev\n", b: "  1-1-a: ready-for-dev\n  1-2-b: review\n"} {
-		write(t, filepath.Join(dir, "sprint-status.yaml"), "development_status:\n"+line)
+		gittest.Write(t, filepath.Join(dir, "sprint-status.yaml"), "development_status:\n"+line)
 	}
 	storyCommit(t, a, 2, "two")
 	storyCommit(t, b, 9, "nine")
 	for _, s := range []string{"1-1", "1-2"} {
-		if _, err := w.Land(ctx, s); err != nil {
+		if _, err := w.landBranch(ctx, s); err != nil {
 			t.Fatalf("land %s: %v", s, err)
 		}
 	}
-	if got := readTestFile(t, filepath.Join(root, "sprint-status.yaml")); got != "development_status:\n  1-1-a: done\n  1-2-b: done\n" {
+	if got := gittest.Read(t, filepath.Join(root, "sprint-status.yaml")); got != "development_status:\n  1-1-a: done\n  1-2-b: done\n" {
 		t.Fatalf("sprint-status.yaml:\n%s", got)
 	}
-	if n := strings.TrimSpace(mustGit(t, root, "rev-list", "--count", base+"..HEAD")); n != "2" {
+	if n := strings.TrimSpace(gittest.Git(t, root, "rev-list", "--count", base+"..HEAD")); n != "2" {
 		t.Fatalf("%s commits landed, want one a story", n)
 	}
-	if st := mustGit(t, root, "status", "--porcelain"); st != "" {
+	if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
 		t.Fatalf("user's tree: %s", st)
 	}
 }

@@ -1,37 +1,41 @@
-package orchestrator
+// Package bmad is a run's view of a BMAD project on disk: its stories, their
+// story files and File Lists, and sprint-status.yaml.
+package bmad
 
 import (
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/spend"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/lazyre"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/workflows"
 )
 
-// BMADProject is the Project view of a BMAD project on disk.
-type BMADProject struct {
+// Project is the orchestrator.Project view of a BMAD project on disk.
+type Project struct {
 	P *workflows.Project
 	// beforeEpicSync, when set, runs between reading an epic's stories and
 	// updating the epic's entry (tests use it to race a parallel story).
 	beforeEpicSync func()
 }
 
-var _ Project = BMADProject{}
+var _ orchestrator.Project = Project{}
 
 // StatusFile is sprint-status.yaml relative to the project root.
-func (b BMADProject) StatusFile() string {
+func (b Project) StatusFile() string {
 	return b.rel(b.P.SprintStatusPath())
 }
 
 // StatusForCommit copies the unit's entry (the story's, or the epic's
 // retrospective's) and the epic's entry from the work tree's sprint-status.yaml
 // into committed; without a committed version the whole file is the unit's.
-func (b BMADProject) StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error) {
+func (b Project) StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error) {
 	now, err := b.P.ReadSprintStatus()
 	if err != nil {
 		return nil, err
@@ -67,12 +71,12 @@ func (b BMADProject) StatusForCommit(committed []byte, key, epic string, retro b
 }
 
 // rel is a path relative to the project root, slash-separated.
-func (b BMADProject) rel(path string) string {
+func (b Project) rel(path string) string {
 	return filepath.ToSlash(b.P.Rel(path))
 }
 
 // Select picks the run's stories with workflows.SelectStories.
-func (b BMADProject) Select(epic, spec string) ([]StoryInfo, error) {
+func (b Project) Select(epic, spec string) ([]orchestrator.StoryInfo, error) {
 	all, err := b.P.Stories()
 	if err != nil {
 		return nil, err
@@ -84,7 +88,7 @@ func (b BMADProject) Select(epic, spec string) ([]StoryInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]StoryInfo, 0, len(sel))
+	out := make([]orchestrator.StoryInfo, 0, len(sel))
 	for _, s := range sel {
 		info, err := b.info(s)
 		if err != nil {
@@ -96,25 +100,25 @@ func (b BMADProject) Select(epic, spec string) ([]StoryInfo, error) {
 }
 
 // Story re-reads one story by canonical key.
-func (b BMADProject) Story(key string) (StoryInfo, error) {
+func (b Project) Story(key string) (orchestrator.StoryInfo, error) {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
-		return StoryInfo{}, err
+		return orchestrator.StoryInfo{}, err
 	}
 	s, err := b.P.Story(k)
 	if err != nil {
-		return StoryInfo{}, err
+		return orchestrator.StoryInfo{}, err
 	}
 	return b.info(s)
 }
 
 // EpicStories lists every story of an epic.
-func (b BMADProject) EpicStories(epic string) ([]StoryInfo, error) {
+func (b Project) EpicStories(epic string) ([]orchestrator.StoryInfo, error) {
 	all, err := b.P.Stories()
 	if err != nil {
 		return nil, err
 	}
-	var out []StoryInfo
+	var out []orchestrator.StoryInfo
 	for _, s := range all {
 		if s.Key.Epic != epic {
 			continue
@@ -129,7 +133,7 @@ func (b BMADProject) EpicStories(epic string) ([]StoryInfo, error) {
 }
 
 // RetroDone reports whether sprint-status.yaml has the epic's retrospective done.
-func (b BMADProject) RetroDone(epic string) (bool, error) {
+func (b Project) RetroDone(epic string) (bool, error) {
 	ss, err := b.P.ReadSprintStatus()
 	if errors.Is(err, workflows.ErrSprintNotFound) {
 		return false, nil
@@ -148,7 +152,7 @@ func (b BMADProject) RetroDone(epic string) (bool, error) {
 // MarkStoryDone sets the story done in sprint-status.yaml and its story file,
 // and moves the epic's own entry along: in-progress while some of its stories
 // are not done, done once all are.
-func (b BMADProject) MarkStoryDone(key string) error {
+func (b Project) MarkStoryDone(key string) error {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return err
@@ -165,7 +169,7 @@ func (b BMADProject) MarkStoryDone(key string) error {
 // The epic is in progress as soon as one story is not done, so the story
 // files are read only until one is found: a commit costs the same with 200
 // stories as with 10.
-func (b BMADProject) syncEpicStatus(epic string) error {
+func (b Project) syncEpicStatus(epic string) error {
 	all, err := b.P.Stories()
 	if err != nil && !errors.Is(err, workflows.ErrSprintNotFound) {
 		return err
@@ -212,14 +216,14 @@ func (b BMADProject) syncEpicStatus(epic string) error {
 
 // info combines what sprint-status.yaml, the story file and the epics say.
 // A story either source calls done is done; one either calls review is in review.
-func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
+func (b Project) info(s workflows.Story) (orchestrator.StoryInfo, error) {
 	st, err := b.P.StoryStatus(s.Key)
 	if err != nil {
-		return StoryInfo{}, fmt.Errorf("status of story %s: %w", s.Key.Dotted(), err)
+		return orchestrator.StoryInfo{}, fmt.Errorf("status of story %s: %w", s.Key.Dotted(), err)
 	}
 	files, err := b.P.StoryFiles(s.Key)
 	if err != nil {
-		return StoryInfo{}, err
+		return orchestrator.StoryInfo{}, err
 	}
 	status := st.Sprint
 	switch {
@@ -230,7 +234,7 @@ func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
 	case status == "":
 		status = st.File
 	}
-	info := StoryInfo{Key: s.Key.String(), Dotted: s.Key.Dotted(), Epic: s.Key.Epic, Title: s.Title,
+	info := orchestrator.StoryInfo{Key: s.Key.String(), Dotted: s.Key.Dotted(), Epic: s.Key.Epic, Title: s.Title,
 		Status: status, HasFile: len(files) > 0}
 	for _, f := range files {
 		info.Files = append(info.Files, b.rel(f))
@@ -240,20 +244,6 @@ func (b BMADProject) info(s workflows.Story) (StoryInfo, error) {
 		info.DependsOn = append(info.DependsOn, d.String())
 	}
 	return info, nil
-}
-
-// PolicyFrom turns the workflow policy into the run loop's.
-func PolicyFrom(wp *workflows.Policy) Policy {
-	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
-		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget}
-	for name, s := range wp.Steps {
-		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
-			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}
-	}
-	if p.MaxCycles < 1 {
-		p.MaxCycles = DefaultMaxCycles
-	}
-	return p
 }
 
 // fileList reads the paths a story file's "File List" section names (the
@@ -291,22 +281,16 @@ func fileList(storyFile string) []string {
 	return out
 }
 
-// EpicChecker is implemented by a Project that can tell whether the epics
-// declare a story, which its create step writes from.
-type EpicChecker interface {
-	CheckEpicStory(key string) error
-}
-
 // CheckEpicStory fails with a Blocker (epics_not_found, story_not_in_epics)
 // when the epics are missing or do not declare the story.
-func (b BMADProject) CheckEpicStory(key string) error {
+func (b Project) CheckEpicStory(key string) error {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return err
 	}
 	_, err = b.P.EpicStory(k)
 	if errors.Is(err, workflows.ErrEpicsNotFound) || errors.Is(err, workflows.ErrStoryNotInEpics) {
-		return &Blocker{Code: workflows.Code(err), Err: err,
+		return &orchestrator.Blocker{Code: workflows.Code(err), Err: err,
 			Action: fmt.Sprintf("Declare story %s in the epics (a \"### Story %s: <title>\" section with its acceptance criteria), or write its story file by hand (create is then skipped), then run `story-automator run --resume`.",
 				k.Dotted(), k.Dotted())}
 	}
@@ -317,7 +301,7 @@ func (b BMADProject) CheckEpicStory(key string) error {
 // slash-separated) is a story file, and whose: a *.md file in the artifacts
 // directory or its stories/ subdirectory named by a story key, as
 // workflows.Project.StoryFiles finds them.
-func (b BMADProject) StoryFileOwner(rel string) (string, bool) {
+func (b Project) StoryFileOwner(rel string) (string, bool) {
 	abs := filepath.Join(b.P.Root, filepath.FromSlash(rel))
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
@@ -334,7 +318,7 @@ func (b BMADProject) StoryFileOwner(rel string) (string, bool) {
 // KeepFileList adds to the story file's File List the paths of its commit
 // it does not name yet (never the story file itself or sprint-status.yaml).
 // A story with no story file, or several, is left alone.
-func (b BMADProject) KeepFileList(key string, paths []string) (string, []string, error) {
+func (b Project) KeepFileList(key string, paths []string) (string, []string, error) {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return "", nil, err
@@ -365,7 +349,7 @@ func (b BMADProject) KeepFileList(key string, paths []string) (string, []string,
 }
 
 // FileList reads the File List of the story's story files.
-func (b BMADProject) FileList(key string) []string {
+func (b Project) FileList(key string) []string {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return nil
@@ -379,4 +363,14 @@ func (b BMADProject) FileList(key string) []string {
 		out = append(out, fileList(f)...)
 	}
 	return out
+}
+
+// storyFileName is the name of a BMAD story file: <epic>-<n>-<slug>.md.
+var storyFileName = lazyre.New(`^[A-Za-z0-9_]+-\d+-[A-Za-z0-9_.-]+\.md$`)
+
+// SweepTemps removes the temps of sprint-status.yaml and the story files.
+func (b Project) SweepTemps() []string {
+	return atomicfile.SweepTemps(b.P.ArtifactsDir, func(t string) bool {
+		return t == "sprint-status.yaml" || storyFileName().MatchString(t)
+	})
 }

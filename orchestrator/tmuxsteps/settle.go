@@ -1,4 +1,4 @@
-package orchestrator
+package tmuxsteps
 
 import (
 	"context"
@@ -23,7 +23,7 @@ const (
 // session closed at once (the hook's record wakes the monitor within
 // milliseconds) lost that message, and with it the usage read from it.
 // An agent that exited, or named no transcript, is not waited for.
-func (t *TmuxSteps) settleRecord(ctx context.Context, name string) {
+func (t *Runner) settleRecord(ctx context.Context, name string) {
 	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil || st.Transcript == "" || st.Lifecycle == sessionstate.LifecycleExited {
 		return

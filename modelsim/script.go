@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -78,15 +79,16 @@ const (
 	FaultError = "error"
 )
 
-// LoadScript reads and checks a script file.
+// LoadScript reads and checks a script file; its failures are coded
+// model_sim_script (internal/coded).
 func LoadScript(path string) (*Script, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read script: %w", err)
+		return nil, coded.Wrap("model_sim_script", fmt.Errorf("read script: %w", err))
 	}
 	s, err := ParseScript(data)
 	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
+		return nil, coded.Wrap("model_sim_script", fmt.Errorf("script %s: %w", path, err))
 	}
 	return s, nil
 }

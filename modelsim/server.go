@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/loophttp"
 )
 
@@ -68,8 +69,21 @@ type Server struct {
 	ids       atomic.Int64
 }
 
-// Start listens on a loopback address and serves until Close.
+// Start listens on a loopback address and serves until Close. An address
+// off the loopback is a usage error, any other failure model_sim_listen
+// (internal/coded).
 func Start(o Options) (*Server, error) {
+	s, err := listen(o)
+	switch {
+	case errors.Is(err, ErrNotLoopback):
+		return nil, coded.WrapUsage(err)
+	case err != nil:
+		return nil, coded.Wrap("model_sim_listen", err)
+	}
+	return s, nil
+}
+
+func listen(o Options) (*Server, error) {
 	addr := o.Listen
 	if addr == "" {
 		addr = "127.0.0.1:0"

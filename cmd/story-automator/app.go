@@ -92,12 +92,6 @@ func Run(args []string, s *cliio.Streams) int {
 	return cliio.ExitCode(s, cliapp.Run(newApp(s), args))
 }
 
-// Shorthands of the cliapp checks most commands start with.
-var (
-	noArgs      = cliapp.NoArgs
-	refuseBlank = cliapp.RefuseBlank
-)
-
 // failed maps a domain error to the failure users see: a coded error
 // (internal/coded) keeps its code, hint and exit status.
 func failed(err error) error {

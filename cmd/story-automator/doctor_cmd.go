@@ -29,9 +29,6 @@ func doctorCommand() *cli.Command {
 }
 
 func doctorAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	agents, err := doctor.Agents(c.Context, c.StringSlice("agent"), e.Environ())
 	if err != nil {

@@ -58,9 +58,6 @@ func currentHook(e *runtimeEnv) (settings.Hook, error) {
 
 // hooksChange runs install or uninstall on the selected file and prints the result.
 func hooksChange(c *cli.Context, install bool) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	ch := settings.Change{Provider: c.String("provider"), Scope: c.String("scope"), Install: install, DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
 	res, err := settings.Apply(c.Context, hooksEnv(e), ch)
@@ -75,9 +72,6 @@ func hooksChange(c *cli.Context, install bool) error {
 }
 
 func hooksStatus(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	rep, err := settings.Survey(c.Context, hooksEnv(e))
 	if err != nil {

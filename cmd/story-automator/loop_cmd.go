@@ -88,9 +88,6 @@ func loopProject(c *cli.Context) *loop.Project {
 // loopAction wires a subcommand that takes no arguments to one loop call.
 func loopAction(call func(c *cli.Context, p *loop.Project) (loop.Result, error)) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if err := noArgs(c); err != nil {
-			return err
-		}
 		return printLoop(c)(call(c, loopProject(c)))
 	}
 }

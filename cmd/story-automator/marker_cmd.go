@@ -78,9 +78,6 @@ func markerStore(c *cli.Context) *marker.Store {
 }
 
 func markerCreate(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	owner, claim := child.MarkerOwner(c.String("owner-session"), c.IsSet("owner-session"), e.Getenv)
 	m, err := marker.New(marker.Spec{Mode: c.String("mode"),
@@ -104,9 +101,6 @@ func markerCreate(c *cli.Context) error {
 // change reads the flags and returns the change to make.
 func markerChange(change func(c *cli.Context) (func(*marker.Marker), error)) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if err := noArgs(c); err != nil {
-			return err
-		}
 		fn, err := change(c)
 		if err != nil {
 			return err
@@ -160,9 +154,6 @@ func markerClaim(c *cli.Context) (func(*marker.Marker), error) {
 }
 
 func markerShow(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	st := markerStore(c)
 	m, err := st.Read()
@@ -178,9 +169,6 @@ func markerShow(c *cli.Context) error {
 }
 
 func markerRemove(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	st := markerStore(c)
 	existed, err := st.Remove(c.Context)
 	if err != nil {

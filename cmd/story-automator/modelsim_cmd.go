@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"os/signal"
@@ -42,24 +41,18 @@ func modelSimCommand() *cli.Command {
 
 func modelSimAction(c *cli.Context) error {
 	e := envOf(c)
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record")}
 	if f := c.String("script"); f != "" {
 		s, err := modelsim.LoadScript(f)
 		if err != nil {
-			return cliio.Fail("model_sim_script", "%v", err)
+			return failed(err)
 		}
 		opts.Script = s
 	}
 	opts.Exe, _ = e.Exe()
 	srv, err := modelsim.Start(opts)
-	if errors.Is(err, modelsim.ErrNotLoopback) {
-		return cliio.UsageError("%v", err)
-	}
 	if err != nil {
-		return cliio.Fail("model_sim_listen", "%v", err)
+		return failed(err)
 	}
 	defer srv.Close()
 	// Before the URLs are printed: whoever reads them may stop us at once.

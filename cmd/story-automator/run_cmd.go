@@ -46,9 +46,6 @@ func runCommand() *cli.Command {
 }
 
 func runAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	opts, err := orchestrator.FromFlags(c)
 	if err != nil {
 		return runFailure(err)

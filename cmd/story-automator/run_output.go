@@ -57,40 +57,25 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if res.DryRun {
 		return o.plan(res)
 	}
-	st := res.State
-	done, total := st.StoryCounts()
-	usage := st.Spend()
-	fields := map[string]any{"runId": st.RunID, "outcome": string(res.Outcome), "stateFile": res.StatePath,
-		"storiesDone": done, "storiesTotal": total, "commits": runview.Commits(st), "usage": usage}
-	if st.Config.Budget != nil {
-		fields["budget"] = st.Config.Budget
+	var f *cliio.Failure
+	code := ""
+	if err != nil {
+		f = runFailure(err)
+		code = f.Code
 	}
-	if len(res.Warnings) > 0 { // also logged on stderr as they happened
-		fields["warnings"] = res.Warnings
-	}
-	spent := orchestrator.SpendText(&usage, st.Config.Budget)
-	if err == nil {
-		if o.json {
-			return cliio.OKJSON(o.e.Out, fields)
-		}
-		fmt.Fprintf(o.e.Out, "run %s done: %d of %d stories, one commit each\n%s\nstate document: %s\n", st.RunID, done, total, spent, res.StatePath)
+	end := runview.Ended(res, code)
+	switch {
+	case err == nil && o.json:
+		return cliio.OKJSON(o.e.Out, end.Fields)
+	case err == nil:
+		fmt.Fprint(o.e.Out, end.Text)
 		return nil
 	}
-	f := runFailure(err)
-	f.Fields = fields
-	reason, action := st.PauseReason, "fix the cause, then run `story-automator run --resume`"
-	if st.Escalation != nil {
-		reason, action = st.Escalation.Reason, st.Escalation.Action
-		if st.Escalation.Code != "" { // a cause no retry changes has its own code
-			f.Code = st.Escalation.Code
-		}
-	}
-	fields["reason"], fields["action"] = reason, action
+	f.Code, f.Fields = end.Code, end.Fields
 	if o.json {
 		return f
 	}
-	fmt.Fprintf(o.e.Out, "run %s paused (%s): %d of %d stories done\n%s\nwhy: %s\nwhat to do: %s\nstate document: %s\n",
-		st.RunID, f.Code, done, total, spent, reason, action, res.StatePath)
+	fmt.Fprint(o.e.Out, end.Text)
 	return cliio.ExitStatus(1)
 }
 

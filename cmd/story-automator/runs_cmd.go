@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
@@ -30,7 +31,7 @@ func runsCommand() *cli.Command {
 }
 
 func runsAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
+	if err := cliapp.NoArgs(c); err != nil {
 		return err
 	}
 	e := envOf(c)

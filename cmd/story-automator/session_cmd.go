@@ -89,9 +89,6 @@ func warned(e *runtimeEnv, fields map[string]any, warnings []string) map[string]
 }
 
 func sessionList(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	sessions, warnings, err := projectSessions(e).List(c.Context)
 	if err != nil {
@@ -156,9 +153,6 @@ func sessionKill(c *cli.Context) error {
 }
 
 func sessionKillAll(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	project, all := c.Bool("project-only"), c.Bool("all-projects")
 	if project == all {
 		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")

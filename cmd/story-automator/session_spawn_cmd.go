@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -33,10 +32,7 @@ func sessionSpawnCommand() *cli.Command {
 }
 
 func sessionSpawn(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
-	if err := refuseBlank(c, "model", "agent", "command", "step", "story", "epic"); err != nil {
+	if err := cliapp.RefuseBlank(c, "model", "agent", "command", "step", "story", "epic"); err != nil {
 		return err
 	}
 	e := envOf(c)
@@ -51,11 +47,7 @@ func sessionSpawn(c *cli.Context) error {
 	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
 	sess, err := sp.Spawn(context.Background(), req)
 	if err != nil {
-		var te *tmux.Error
-		if errors.As(err, &te) || errors.Is(err, tmux.ErrUnsafeArgument) {
-			return tmuxFailure(err)
-		}
-		return cliio.Fail("spawn_failed", "%v", err)
+		return failed(child.SpawnFailure(err))
 	}
 	e.Log.Info().Str("session", sess.Name).Str("agent", req.Agent).Msg("spawned")
 	sweepOldSessions(e)

@@ -38,9 +38,6 @@ func skillTarget(c *cli.Context) skill.Target {
 }
 
 func skillInstall(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	r, err := skill.InstallTo(skillTarget(c), c.Bool("force"))
 	if err != nil {
 		return failed(err)
@@ -49,9 +46,6 @@ func skillInstall(c *cli.Context) error {
 }
 
 func skillUninstall(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	r, err := skill.UninstallFrom(skillTarget(c))
 	if err != nil {
 		return failed(err)

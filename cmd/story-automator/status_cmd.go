@@ -31,9 +31,6 @@ func statusCommand() *cli.Command {
 }
 
 func statusAction(c *cli.Context) error {
-	if err := noArgs(c); err != nil {
-		return err
-	}
 	e := envOf(c)
 	if c.Duration("interval") <= 0 {
 		return cliio.UsageError("--interval must be positive")

@@ -63,9 +63,18 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON on stdout even on 
 
 // Prepare makes flag errors usage errors (exit 2) on c and its subcommands,
 // a bare command group print its subcommands, an unknown subcommand a usage
-// error, and gives every leaf command --json.
+// error, and gives every leaf command --json. A leaf command whose usage
+// names no arguments (ArgsUsage "") refuses any (NoArgs).
 func Prepare(c *cli.Command) {
 	c.HideHelpCommand = true
+	if act := c.Action; act != nil && len(c.Subcommands) == 0 && c.ArgsUsage == "" && !c.SkipFlagParsing {
+		c.Action = func(ctx *cli.Context) error {
+			if err := NoArgs(ctx); err != nil {
+				return err
+			}
+			return act(ctx)
+		}
+	}
 	c.OnUsageError = func(ctx *cli.Context, err error, _ bool) error { return FlagUsageError(c.Flags, err) }
 	if len(c.Subcommands) > 0 && c.Action == nil {
 		name := c.Name

@@ -20,9 +20,14 @@ type Error struct {
 	Hint    string
 	Exit    int
 	Fields  map[string]any
+	// Err is the cause, when the refusal wraps one (errors.Is sees it).
+	Err error
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorCode, ExitStatus, ErrorHint and ErrorFields are what cliio.Coded reads.
 func (e *Error) ErrorCode() string           { return e.Code }
@@ -33,6 +38,16 @@ func (e *Error) ErrorFields() map[string]any { return e.Fields }
 // Fail is a failed operation (exit 1) with its code.
 func Fail(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Exit: ExitFailed}
+}
+
+// Wrap is err as a failed operation (exit 1) with its code; its message is err's.
+func Wrap(code string, err error) *Error {
+	return &Error{Code: code, Message: err.Error(), Exit: ExitFailed, Err: err}
+}
+
+// WrapUsage is err as a usage error (code usage_error, exit 2).
+func WrapUsage(err error) *Error {
+	return &Error{Code: "usage_error", Message: err.Error(), Exit: ExitUsage, Err: err}
 }
 
 // Usage is a usage error (code usage_error, exit 2).

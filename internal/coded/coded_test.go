@@ -21,3 +21,11 @@ func TestErrorCarriesItsPlaceInTheContract(t *testing.T) {
 		t.Fatalf("wrapped failure: %+v", got)
 	}
 }
+
+func TestWrapKeepsTheCauseForErrorsIs(t *testing.T) {
+	cause := errors.New("address in use")
+	w := Wrap("model_sim_listen", fmt.Errorf("listen: %w", cause))
+	if w.Code != "model_sim_listen" || w.Exit != ExitFailed || w.Error() != "listen: address in use" || !errors.Is(w, cause) {
+		t.Fatalf("%+v", w)
+	}
+}

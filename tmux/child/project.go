@@ -108,6 +108,16 @@ func (p Project) KillAll(ctx context.Context, all bool) ([]string, error) {
 	return killed, tmuxError(err)
 }
 
+// SpawnFailure codes an error of Spawner.Spawn: a tmux error with its own
+// code (tmux.Code), anything else spawn_failed. The cause stays wrapped.
+func SpawnFailure(err error) *coded.Error {
+	var te *tmux.Error
+	if errors.As(err, &te) || errors.Is(err, tmux.ErrUnsafeArgument) {
+		return coded.Wrap(tmux.Code(err), err)
+	}
+	return coded.Wrap("spawn_failed", err)
+}
+
 // tmuxError codes a tmux error with its contract code (tmux.Code).
 func tmuxError(err error) error {
 	if err == nil {

@@ -45,9 +45,6 @@ func agentSimAction(c *cli.Context) error {
 	if err != nil {
 		return cliio.UsageError("%v", err)
 	}
-	if c.IsSet("behaviour") {
-		opts.Behaviour = c.String("behaviour")
-	}
 	if c.IsSet("exit-code") {
 		opts.ExitCode = c.Int("exit-code")
 	}
@@ -63,7 +60,7 @@ func agentSimAction(c *cli.Context) error {
 	if c.IsSet("delay") {
 		opts.Delay = c.Duration("delay")
 	}
-	for flag, dst := range map[string]*string{"artifact": &opts.Artifact, "signal": &opts.Signal,
+	for flag, dst := range map[string]*string{"behaviour": &opts.Behaviour, "artifact": &opts.Artifact, "signal": &opts.Signal,
 		"prompt-file": &opts.PromptFile, "input-file": &opts.InputFile} {
 		if c.IsSet(flag) {
 			*dst = c.String(flag)

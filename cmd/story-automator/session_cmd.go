@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,14 +40,9 @@ func sessionCommand() *cli.Command {
 // sessionTmux is the tmux client for the configured socket.
 func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
 
-// sessionStateDir is the absolute directory of this project's session files.
-func sessionStateDir(e *runtimeEnv) string {
-	d := sessionstate.Dir(e.ProjectRoot, e.Getenv)
-	if abs, err := filepath.Abs(d); err == nil {
-		return abs
-	}
-	return d
-}
+// sessionStateDir is the directory of this project's session files
+// (absolute: the project root is).
+func sessionStateDir(e *runtimeEnv) string { return sessionstate.Dir(e.ProjectRoot, e.Getenv) }
 
 // projectSessions is this project's child sessions on the configured server.
 func projectSessions(e *runtimeEnv) child.Project {

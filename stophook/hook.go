@@ -103,7 +103,7 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, raw 
 	cur, readErr := store.Read()
 	d := s.decideFn()(in, cur, readErr, env, s.Now())
 	if d.ConsultAdvisor {
-		if d, err = s.advise(ctx, store, &unlock, in, raw, env, cur, d); err != nil {
+		if d, cur, err = s.advise(ctx, store, &unlock, in, raw, env, cur, d); err != nil {
 			return Decision{}, err
 		}
 	}
@@ -129,21 +129,22 @@ func (s *Shell) persist(ctx context.Context, store *marker.Store, in Input, raw 
 // wait for it), then takes the lock again (*unlock is its release) and
 // finishes d with the verdict. A marker that changed meanwhile (a loop
 // paused or cancelled from another terminal) lets this stop through
-// unchanged: the next stop decides on the marker as it is then.
-func (s *Shell) advise(ctx context.Context, store *marker.Store, unlock *func(), in Input, raw []byte, env Env, cur *marker.Marker, d Decision) (Decision, error) {
+// unchanged: the next stop decides on the marker as it is then. It returns
+// the marker as it is after the advisor too.
+func (s *Shell) advise(ctx context.Context, store *marker.Store, unlock *func(), in Input, raw []byte, env Env, cur *marker.Marker, d Decision) (Decision, *marker.Marker, error) {
 	(*unlock)()
 	*unlock = func() {}
 	v := s.consultAdvisor(ctx, raw, loopMessage(in, env), cur.Loop)
 	relock, err := store.Lock(ctx)
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, cur, err
 	}
 	*unlock = relock
 	now, readErr := store.Read()
 	if readErr != nil || !reflect.DeepEqual(now, cur) {
-		return Decision{Kind: KindFailOpen, Reason: "the marker changed while the loop's advisor ran; letting this stop through"}, nil
+		return Decision{Kind: KindFailOpen, Reason: "the marker changed while the loop's advisor ran; letting this stop through"}, now, nil
 	}
-	return d.Advised(v), nil
+	return d.Advised(v), cur, nil
 }
 
 func (s *Shell) stampChild(in Input, env Env) {

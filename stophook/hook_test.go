@@ -354,7 +354,7 @@ func TestShellDecidesOncePerCall(t *testing.T) {
 // terminal while the advisor ran stays paused, and the stop goes through.
 func TestAMarkerChangedWhileTheAdvisorRanIsKeptAndTheStopGoesThrough(t *testing.T) {
 	f := newFixture(t, nil)
-	paused := loopMarker()
+	paused := loopMarker(func(m *marker.Marker) { m.Loop.Iteration, m.StopHookBlocks = 4, 3 })
 	paused.Pause("paused from another terminal")
 	data, err := json.Marshal(paused)
 	if err != nil {
@@ -378,7 +378,7 @@ func TestAMarkerChangedWhileTheAdvisorRanIsKeptAndTheStopGoesThrough(t *testing.
 		t.Fatalf("marker %+v %v: want the paused loop as the other terminal left it", m, err)
 	}
 	h := historyLines(t, f)
-	if len(h) != 1 || h[0].Decision != KindFailOpen {
-		t.Fatalf("history %+v, want one fail-open line", h)
+	if len(h) != 1 || h[0].Decision != KindFailOpen || h[0].Iteration != paused.Loop.Iteration || h[0].Blocks != paused.StopHookBlocks {
+		t.Fatalf("history %+v, want one fail-open line about the marker as it is now", h)
 	}
 }

@@ -152,7 +152,8 @@ func sessionKillAll(c *cli.Context) error {
 		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")
 	}
 	e := envOf(c)
-	killed, err := projectSessions(e).KillAll(c.Context, all)
+	killed, warnings, err := projectSessions(e).KillAll(c.Context, all)
+	warn(e, warnings)
 	if err != nil {
 		return failed(err)
 	}

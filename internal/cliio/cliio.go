@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -170,10 +171,17 @@ func StdoutTerminal() (int, bool) {
 // before a "--"); every command accepts the flag.
 func WantsJSON(args []string) bool {
 	for _, a := range args {
-		switch a {
-		case "--":
+		if a == "--" {
 			return false
-		case "--json", "-json", "--json=true", "-json=true", "--json=1":
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "json" || !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if !hasVal {
+			return true
+		}
+		if on, err := strconv.ParseBool(val); err == nil && on {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package cliio
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +28,18 @@ func TestFromCodedMapsADomainError(t *testing.T) {
 	}
 	if _, ok := FromCoded(nil); ok {
 		t.Fatal("nil was mapped")
+	}
+}
+
+// --json asks for JSON however the flag parser would take it as true.
+func TestWantsJSONReadsTheFlagAsTheParserDoes(t *testing.T) {
+	for args, want := range map[string]bool{
+		"status --json": true, "status -json": true, "status --json=true": true, "status --json=t": true,
+		"status -json=1": true, "status --json=TRUE": true, "status --json=false": false, "status --json=0": false,
+		"status": false, "loop start -- --json": false, "status --jsonish": false, "json": false,
+	} {
+		if got := WantsJSON(strings.Fields(args)); got != want {
+			t.Errorf("%q: %v, want %v", args, got, want)
+		}
 	}
 }

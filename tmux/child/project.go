@@ -98,14 +98,15 @@ func (p Project) Kill(ctx context.Context, name string) error {
 }
 
 // KillAll kills this project's sessions, or every child session on the
-// server when all, and returns their names sorted.
-func (p Project) KillAll(ctx context.Context, all bool) ([]string, error) {
-	sessions, _, err := p.List(ctx)
+// server when all, and returns their names sorted, with the warnings of the
+// listing (see List).
+func (p Project) KillAll(ctx context.Context, all bool) (killed, warnings []string, err error) {
+	sessions, warnings, err := p.List(ctx)
 	if err != nil {
-		return nil, err
+		return nil, warnings, err
 	}
-	killed, err := KillAll(ctx, p.Tmux, sessions, all)
-	return killed, tmuxError(err)
+	killed, err = KillAll(ctx, p.Tmux, sessions, all)
+	return killed, warnings, tmuxError(err)
 }
 
 // SpawnFailure codes an error of Spawner.Spawn: a tmux error with its own

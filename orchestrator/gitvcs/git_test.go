@@ -15,11 +15,7 @@ import (
 )
 
 func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
-	root := gittest.Init(t)
-	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
-	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
-	gittest.Git(t, root, "add", "README.md", ".story-automator/workflow.yaml")
-	gittest.Git(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Seed(t, map[string]string{"README.md": "hi\n", ".story-automator/workflow.yaml": "version: 1\n"})
 	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
@@ -72,10 +68,7 @@ func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
 }
 
 func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
-	root := gittest.Init(t)
-	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
-	gittest.Git(t, root, "add", "README.md")
-	gittest.Git(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
@@ -168,10 +161,7 @@ func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
 }
 
 func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
-	root := gittest.Init(t)
-	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: backlog\nb: backlog\n")
-	gittest.Git(t, root, "add", "-A")
-	gittest.Git(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Seed(t, map[string]string{"status.yaml": "a: backlog\nb: backlog\n"})
 	g := &Git{Root: root}
 	ctx := context.Background()
 	if err := g.Prepare(ctx); err != nil {
@@ -373,10 +363,7 @@ func gitLog(t *testing.T) func() []string {
 // it must: no second status, the private index's path once per run, HEAD and
 // its parent in one call.
 func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
-	root := gittest.Init(t)
-	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
-	gittest.Git(t, root, "add", "-A")
-	gittest.Git(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 	calls := gitLog(t)
 	g := &Git{Root: root}
 	ctx := context.Background()

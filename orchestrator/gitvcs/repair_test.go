@@ -19,10 +19,7 @@ import (
 // preparedGit is a repository with one commit and a prepared Git on it.
 func preparedGit(t *testing.T) (*Git, string) {
 	t.Helper()
-	root := gittest.Init(t)
-	gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
-	gittest.Git(t, root, "add", "README.md")
-	gittest.Git(t, root, "commit", "-q", "-m", "init")
+	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}, lockGrace: time.Millisecond}
 	if err := g.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
@@ -148,10 +145,7 @@ func TestCommitFailuresNoRetryChangesAreBlockers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			root := gittest.Init(t)
-			gittest.Write(t, filepath.Join(root, "README.md"), "hi\n")
-			gittest.Git(t, root, "add", "README.md")
-			gittest.Git(t, root, "commit", "-q", "-m", "init")
+			root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 			tc.setup(t, root)
 			g := &Git{Root: root}
 			t.Setenv("GIT_AUTHOR_NAME", "")

@@ -22,6 +22,19 @@ func Init(t *testing.T) string {
 	return root
 }
 
+// Seed makes a repository (see Init) whose first commit holds files
+// (project-relative path: content) and returns its root.
+func Seed(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := Init(t)
+	for rel, text := range files {
+		Write(t, filepath.Join(root, rel), text)
+	}
+	Git(t, root, "add", "-A")
+	Git(t, root, "commit", "-q", "-m", "init")
+	return root
+}
+
 // Run runs git in dir with a fixed identity and returns its output.
 func Run(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)

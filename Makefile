@@ -49,6 +49,11 @@ test:
 bench: build
 	GO=$(GO) TAGS=$(TAGS) ./scripts/bench.sh
 
+# docs/commands.md from the command tree (a test fails when it drifts).
+.PHONY: docs
+docs:
+	$(GO) test -tags $(TAGS) -count=1 -run '^TestCommandReference$$' ./cmd/story-automator -update
+
 # The full run: the sample BMAD project, end to end with the simulated agent in tmux.
 demo: build
 	./scripts/demo.sh

@@ -24,7 +24,7 @@ func modelSimCommand() *cli.Command {
 		Usage: "serve a scripted model endpoint on loopback (Anthropic Messages, OpenAI Responses, Gemini) for running the real agent CLIs offline",
 		Description: "Prints its base URL, then serves until interrupted. The brain works through the CLI's own tools:\n" +
 			"a story-automator step prompt makes the agent run `story-automator agent-sim --behaviour bmad` in its shell;\n" +
-			"a prompt that says run `CMD` makes it run CMD; --script FILE adds rules (see the README).\n\n" +
+			"a prompt that says run `CMD` makes it run CMD; --script FILE adds rules (see docs/model-sim.md).\n\n" +
 			modelsim.PointingHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "loopback host:port to listen on (port 0 = any free port)"},

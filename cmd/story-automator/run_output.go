@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
 )
@@ -32,9 +33,8 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 }
 
 // runFailure is the failure users see for a run's error (see orchestrator.Coded).
-func runFailure(err error) *cliio.Failure {
-	f, _ := cliio.FromCoded(orchestrator.Coded(err))
-	return f
+func runFailure(err error) *coded.Error {
+	return orchestrator.Coded(err)
 }
 
 func (o *runOutput) start() {
@@ -57,7 +57,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if res.DryRun {
 		return o.plan(res)
 	}
-	var f *cliio.Failure
+	var f *coded.Error
 	code := ""
 	if err != nil {
 		f = runFailure(err)

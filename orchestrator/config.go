@@ -135,12 +135,6 @@ func effectivePolicy(pol Policy, cfg RunConfig) (Policy, error) {
 	return out, nil
 }
 
-// SettingsConfigurer is implemented by step runners that take the run's
-// recorded settings (model, monitor rechecks) before the first step.
-type SettingsConfigurer interface {
-	Configure(cfg RunConfig) error
-}
-
 // Duration is an optional duration: given (zero included) or not. It is
 // recorded as Go's duration text ("7s"), kept as written, and left out of
 // the JSON when not given.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
-	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/status"
 )
 
@@ -30,7 +29,7 @@ func statusWait(c *cli.Context, e *runtimeEnv) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := orchestrator.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
+	res, err := status.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
 	if err != nil && ctx.Err() == nil {
 		return coded.Fail("status_wait", "%v", err)
 	}

@@ -14,7 +14,7 @@ import (
 type runOutput struct {
 	e        *runtimeEnv
 	json     bool
-	live     *orchestrator.LiveReporter
+	live     *runview.LiveReporter
 	reporter orchestrator.Reporter
 }
 
@@ -22,12 +22,12 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	o := &runOutput{e: e, json: asJSON}
 	switch {
 	case asJSON:
-		o.reporter = &orchestrator.JSONReporter{W: e.Out}
+		o.reporter = &runview.JSONReporter{W: e.Out}
 	case cliio.IsTerminal(e.Out):
-		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
+		o.live = &runview.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
 		o.reporter = o.live
 	default:
-		o.reporter = &orchestrator.LineReporter{W: e.Out}
+		o.reporter = &runview.LineReporter{W: e.Out}
 	}
 	return o
 }

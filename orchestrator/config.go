@@ -7,10 +7,10 @@ import (
 )
 
 // RunConfig is a run's configuration. The same type carries it from the
-// command line (FromFlags: the values given), into the run (Merge) and into
-// the state document (State.Config: the values the run was started, or last
-// resumed, with). A new flag is one field here, one line in FromFlags and,
-// when a resumed run may change it, one in Merge.
+// command line (the run command's options: the values given), into the run
+// (Merge) and into the state document (State.Config: the values the run was
+// started, or last resumed, with). A new flag is one field here, one in the
+// run command's options and, when a resumed run may change it, one in Merge.
 type RunConfig struct {
 	Epic          string `json:"epic,omitempty"`
 	Stories       string `json:"stories"`

@@ -15,7 +15,7 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-// Options configure one `run` invocation (see FromFlags).
+// Options configure one `run` invocation (the command line fills them).
 type Options struct {
 	ProjectRoot string
 	// RunConfig is the configuration given: on a new run every flag,

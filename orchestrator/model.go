@@ -166,6 +166,13 @@ type StepRunner interface {
 	// CloseSession ends a child session left behind by an orchestrator
 	// that was killed, so its agent cannot keep editing the project.
 	CloseSession(ctx context.Context, name string) error
+	// CheckAgents tells, before any step, whether each agent CLI a run will
+	// use is installed and supported: a *Blocker for the first that is not.
+	CheckAgents(ctx context.Context, agents []string) error
+	// SweepSessions removes the files of the project's sessions that ended
+	// more than olderThan before now, but those keep names; it returns the
+	// names swept.
+	SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string
 }
 
 // CommitRequest asks for one story's commit, or an epic's retrospective's.

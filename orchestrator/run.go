@@ -160,10 +160,8 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	}
 	// A missing or unsupported agent CLI stops the run now, with its install
 	// command, not after a step's retries.
-	if c, ok := d.Steps.(AgentChecker); ok {
-		if err := c.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
-			return nil, "", Policy{}, err
-		}
+	if err := d.Steps.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
+		return nil, "", Policy{}, err
 	}
 	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
 		return nil, "", Policy{}, err
@@ -183,13 +181,6 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	}
 	testHookMarkerClaimed()
 	return st, path, pol, SaveState(path, st)
-}
-
-// AgentChecker is implemented by a StepRunner that can tell, before any
-// step, whether each agent CLI a run will use is installed and supported.
-type AgentChecker interface {
-	// CheckAgents returns a *Blocker for the first agent that cannot run.
-	CheckAgents(ctx context.Context, agents []string) error
 }
 
 // agentsUsed lists every agent the run may start: the run's primary and

@@ -49,11 +49,9 @@ type Runner struct {
 // The run loop finds the optional capabilities by type assertion; these
 // make a renamed method a compile error instead of a capability switched off.
 var (
-	_ orchestrator.StepRunner     = (*Runner)(nil)
-	_ orchestrator.AgentChecker   = (*Runner)(nil)
-	_ orchestrator.SessionSweeper = (*Runner)(nil)
-	_ orchestrator.UsageReader    = (*Runner)(nil)
-	_ orchestrator.TempSweeper    = (*Runner)(nil)
+	_ orchestrator.StepRunner  = (*Runner)(nil)
+	_ orchestrator.UsageReader = (*Runner)(nil)
+	_ orchestrator.TempSweeper = (*Runner)(nil)
 )
 
 // RunStep spawns the step's session, waits for its final state and then

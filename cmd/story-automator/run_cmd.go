@@ -54,6 +54,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 	}
 }
 
+// runAction wires the run's adapters, runs it and prints its progress and result.
 func runAction(c *cli.Context, o *runOptions) error {
 	opts := o.orchestratorOptions()
 	e := envOf(c)

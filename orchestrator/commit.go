@@ -63,10 +63,7 @@ func (e *Engine) gitCommit(ctx context.Context, u *Unit, st *StepState, sp StepP
 			err = fmt.Errorf("look for an earlier commit of the story: %w", err)
 		case found:
 			// The run that made it may have died before the index followed HEAD.
-			if s, ok := e.Git.(IndexSyncer); ok {
-				err = s.SyncIndex(ctx, sha)
-			}
-			if err == nil {
+			if err = e.Git.SyncIndex(ctx, sha); err == nil {
 				e.committed(ctx, u, st, sha, "commit found from an earlier attempt")
 				return stepOK
 			}
@@ -151,13 +148,6 @@ func (e *Engine) keepFileList(u *Unit, req *CommitRequest) {
 	e.updateUnit(u, func(s *State) {
 		s.addLog(now, u.Dotted, StepCommit, fmt.Sprintf("File List: added %s", strings.Join(added, ", ")))
 	})
-}
-
-// IndexSyncer is implemented by a Committer whose commits can leave the
-// user's index behind HEAD when the run dies in the middle of one.
-type IndexSyncer interface {
-	// SyncIndex makes the index follow HEAD on the paths of commit sha.
-	SyncIndex(ctx context.Context, sha string) error
 }
 
 func (e *Engine) committed(ctx context.Context, u *Unit, st *StepState, sha, why string) {

@@ -7,10 +7,10 @@ import (
 )
 
 // RunConfig is a run's configuration. The same type carries it from the
-// command line (FromFlags: the values given), into the run (Merge) and into
-// the state document (State.Config: the values the run was started, or last
-// resumed, with). A new flag is one field here, one line in FromFlags and,
-// when a resumed run may change it, one in Merge.
+// command line (the run command's options: the values given), into the run
+// (Merge) and into the state document (State.Config: the values the run was
+// started, or last resumed, with). A new flag is one field here, one in the
+// run command's options and, when a resumed run may change it, one in Merge.
 type RunConfig struct {
 	Epic          string `json:"epic,omitempty"`
 	Stories       string `json:"stories"`
@@ -133,12 +133,6 @@ func effectivePolicy(pol Policy, cfg RunConfig) (Policy, error) {
 		return out, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	return out, nil
-}
-
-// SettingsConfigurer is implemented by step runners that take the run's
-// recorded settings (model, monitor rechecks) before the first step.
-type SettingsConfigurer interface {
-	Configure(cfg RunConfig) error
 }
 
 // Duration is an optional duration: given (zero included) or not. It is

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/story-automator/story-automator/internal/coded"
 )
 
 func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
@@ -95,75 +93,5 @@ func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {
 	}
 	if err := c.check(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `recheck grace "soon"`) {
 		t.Fatalf("check: %v", err)
-	}
-}
-
-// flags is a command line for FromFlags: the values given, by name.
-type flags map[string]any
-
-func (f flags) IsSet(n string) bool { _, ok := f[n]; return ok }
-func (f flags) value(n string, def any) any {
-	if v, ok := f[n]; ok {
-		return v
-	}
-	return def
-}
-func (f flags) String(n string) string {
-	return f.value(n, map[string]string{"stories": "all", "agent": "claude"}[n]).(string)
-}
-func (f flags) StringSlice(n string) []string { v, _ := f.value(n, []string(nil)).([]string); return v }
-func (f flags) Int(n string) int {
-	return f.value(n, map[string]int{"parallel": 1, "completion-rechecks": 3}[n]).(int)
-}
-func (f flags) Int64(n string) int64     { return f.value(n, int64(0)).(int64) }
-func (f flags) Float64(n string) float64 { return f.value(n, float64(0)).(float64) }
-func (f flags) Duration(n string) time.Duration {
-	return f.value(n, map[string]time.Duration{"recheck-grace": 5 * time.Second}[n]).(time.Duration)
-}
-func (f flags) Bool(n string) bool { v, _ := f.value(n, false).(bool); return v }
-
-func TestFromFlagsTakesDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
-	o, err := FromFlags(flags{"model": []string{"m", "review=r"}, "max-duration": time.Hour, "backoff": time.Duration(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := RunConfig{Stories: "all", Agent: "claude", Parallel: 1, Model: "m", StepModels: map[string]string{StepReview: "r"},
-		Budget: &Budget{MaxDuration: DurationOf(time.Hour)}, Backoff: DurationOf(0), CompletionRechecks: 3,
-		RecheckGrace: DurationOf(5 * time.Second)}
-	if !reflect.DeepEqual(o.RunConfig, want) {
-		t.Fatalf("new run\n got %+v\nwant %+v", o.RunConfig, want)
-	}
-	o, err = FromFlags(flags{"resume": true, "parallel": 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (RunConfig{Stories: "all", Parallel: 2}); !o.Resume || !reflect.DeepEqual(o.RunConfig, want) {
-		t.Fatalf("resume\n got %+v\nwant %+v", o.RunConfig, want)
-	}
-}
-
-func TestFromFlagsRefusesWhatCannotWork(t *testing.T) {
-	tests := []struct {
-		f    flags
-		code string
-		msg  string
-	}{
-		{flags{"agent": " "}, "invalid_flag", "--agent must not be blank"},
-		{flags{"parallel": 0}, "usage_error", "--parallel must be at least 1"},
-		{flags{"isolate": "vm"}, "usage_error", `--isolate must be worktree or none, got "vm"`},
-		{flags{"fallback-agent": "nope"}, "usage_error", "--fallback-agent must be one of"},
-		{flags{"resume": true, "epic": "1"}, "usage_error", "--resume continues the run's own selection"},
-		{flags{"max-cycles": 0}, "usage_error", "--max-cycles must be at least 1"},
-		{flags{"backoff": -time.Second}, "usage_error", "must not be negative"},
-		{flags{"max-tokens": int64(-1)}, "usage_error", "must be positive"},
-		{flags{"model": []string{"nostep=m"}}, "usage_error", `no step "nostep"`},
-		{flags{"model": []string{"a", "b"}}, "usage_error", "--model given twice"},
-	}
-	for _, tt := range tests {
-		_, err := FromFlags(tt.f)
-		var f *coded.Error
-		if !errors.As(err, &f) || f.Code != tt.code || !strings.Contains(f.Message, tt.msg) {
-			t.Errorf("%v: %v, want %s %q", tt.f, err, tt.code, tt.msg)
-		}
 	}
 }

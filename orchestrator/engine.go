@@ -30,12 +30,6 @@ const (
 	OutcomeBudgetExceeded Outcome = "budget_exceeded"
 )
 
-// SessionCloser is implemented by step runners that can end a child session
-// left behind by an orchestrator that was killed.
-type SessionCloser interface {
-	CloseSession(ctx context.Context, name string) error
-}
-
 // Engine is the run loop: it drives every unit of a State through its steps.
 type Engine struct {
 	Steps   StepRunner
@@ -367,12 +361,8 @@ func prepareResume(s *State) (abandoned []string) {
 // closeAbandoned ends child sessions a stopped orchestrator left behind, so
 // an abandoned agent cannot keep editing the project while its step reruns.
 func (e *Engine) closeAbandoned(ctx context.Context, sessions []string) {
-	closer, ok := e.Steps.(SessionCloser)
-	if !ok {
-		return
-	}
 	for _, name := range sessions {
-		if err := closer.CloseSession(ctx, name); err != nil {
+		if err := e.Steps.CloseSession(ctx, name); err != nil {
 			e.Log.Debug().Err(err).Str("session", name).Msg("close abandoned session")
 		}
 	}

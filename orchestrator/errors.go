@@ -82,7 +82,7 @@ func Code(err error) string {
 }
 
 // Coded turns a run's error into the coded error its user sees: a
-// *coded.Error as it is (Wire's, FromFlags'), else one with the blocker's
+// *coded.Error as it is (Wire's), else one with the blocker's
 // code (its action in the "action" field), the workflow's or the run's code.
 func Coded(err error) *coded.Error {
 	var c *coded.Error

@@ -196,6 +196,12 @@ func (f *fakeSteps) RunStep(ctx context.Context, req StepRequest) (StepResult, e
 	return res, nil
 }
 
+// CheckAgents finds every agent installed.
+func (f *fakeSteps) CheckAgents(context.Context, []string) error { return nil }
+
+// SweepSessions sweeps nothing: the fake's sessions leave no files.
+func (f *fakeSteps) SweepSessions(time.Duration, time.Time, func(string) bool) []string { return nil }
+
 func (f *fakeSteps) CloseSession(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

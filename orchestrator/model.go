@@ -151,19 +151,28 @@ type StepResult struct {
 	UsageNote string
 }
 
-// StepRunner runs one attempt of one step in a child session and waits for
-// its final state. When ctx ends it stops the child and returns ctx's error.
+// StepRunner runs the steps of a run in child sessions.
 type StepRunner interface {
+	// Configure takes the run's recorded settings (model, monitor
+	// rechecks) before the first step.
+	Configure(cfg RunConfig) error
+	// RunStep runs one attempt of one step in a child session and waits for
+	// its final state. When ctx ends it stops the child and returns ctx's error.
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
-}
-
-// VerifierSource is implemented by step runners that can check a step
-// without an agent: a resumed run checks an escalated step first, since the
-// human may have finished it by hand.
-type VerifierSource interface {
 	// StepVerifier returns the verifier of req's step, to run once with no
-	// session; an error says why the step cannot be checked.
+	// session: a resumed run checks an escalated step first, since the human
+	// may have finished it by hand. An error says why the step cannot be checked.
 	StepVerifier(req StepRequest) (verify.Verifier, error)
+	// CloseSession ends a child session left behind by an orchestrator
+	// that was killed, so its agent cannot keep editing the project.
+	CloseSession(ctx context.Context, name string) error
+	// CheckAgents tells, before any step, whether each agent CLI a run will
+	// use is installed and supported: a *Blocker for the first that is not.
+	CheckAgents(ctx context.Context, agents []string) error
+	// SweepSessions removes the files of the project's sessions that ended
+	// more than olderThan before now, but those keep names; it returns the
+	// names swept.
+	SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string
 }
 
 // CommitRequest asks for one story's commit, or an epic's retrospective's.
@@ -202,6 +211,8 @@ type Clock interface {
 // SystemClock is the real clock.
 type SystemClock struct{}
 
+var _ Clock = SystemClock{}
+
 // Now is time.Now.
 func (SystemClock) Now() time.Time { return time.Now() }
 
@@ -230,6 +241,12 @@ type Repo interface {
 	// CommittedFile returns a project file as last committed; ok is false
 	// when it was never committed.
 	CommittedFile(ctx context.Context, path string) (data []byte, ok bool, err error)
+	// Repair mends what a killed run left in the repository; Run calls it
+	// holding the run lock.
+	Repair(ctx context.Context) error
+	// SyncIndex makes the index follow HEAD on the paths of commit sha: a
+	// run that dies in the middle of a commit can leave it behind.
+	SyncIndex(ctx context.Context, sha string) error
 }
 
 // Snapshot maps every changed or untracked path of the project (relative to

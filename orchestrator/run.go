@@ -15,7 +15,7 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-// Options configure one `run` invocation (see FromFlags).
+// Options configure one `run` invocation (the command line fills them).
 type Options struct {
 	ProjectRoot string
 	// RunConfig is the configuration given: on a new run every flag,
@@ -124,19 +124,11 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	return res, nil
 }
 
-// Repairer is implemented by a Repo that can mend what a killed run left
-// in it; Run calls it holding the run lock.
-type Repairer interface {
-	Repair(ctx context.Context) error
-}
-
 // repairProject mends, under the run lock, what a killed run left: its git
 // files and the temps of its atomic writes.
 func repairProject(ctx context.Context, store *marker.Store, root string, d Deps) error {
-	if r, ok := d.Repo.(Repairer); ok {
-		if err := r.Repair(ctx); err != nil {
-			return err
-		}
+	if err := d.Repo.Repair(ctx); err != nil {
+		return err
 	}
 	for _, p := range sweepRunTemps(ctx, root, store) {
 		d.Log.Debug().Str("path", p).Msg("removed a temp file left by a killed write")
@@ -163,17 +155,13 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	if err != nil {
 		return nil, "", Policy{}, err
 	}
-	if c, ok := d.Steps.(SettingsConfigurer); ok {
-		if err := c.Configure(st.Config); err != nil {
-			return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
-		}
+	if err := d.Steps.Configure(st.Config); err != nil {
+		return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
 	// A missing or unsupported agent CLI stops the run now, with its install
 	// command, not after a step's retries.
-	if c, ok := d.Steps.(AgentChecker); ok {
-		if err := c.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
-			return nil, "", Policy{}, err
-		}
+	if err := d.Steps.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {
+		return nil, "", Policy{}, err
 	}
 	if err := prepareRepo(ctx, d.Repo, !o.Resume); err != nil {
 		return nil, "", Policy{}, err
@@ -193,13 +181,6 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	}
 	testHookMarkerClaimed()
 	return st, path, pol, SaveState(path, st)
-}
-
-// AgentChecker is implemented by a StepRunner that can tell, before any
-// step, whether each agent CLI a run will use is installed and supported.
-type AgentChecker interface {
-	// CheckAgents returns a *Blocker for the first agent that cannot run.
-	CheckAgents(ctx context.Context, agents []string) error
 }
 
 // agentsUsed lists every agent the run may start: the run's primary and

@@ -39,14 +39,6 @@ func SessionTTL(getenv func(string) string) (time.Duration, error) {
 	return d, nil
 }
 
-// SessionSweeper is implemented by a StepRunner whose sessions leave files.
-type SessionSweeper interface {
-	// SweepSessions removes the files of the project's sessions that ended
-	// more than olderThan before now, but those keep names; it returns the
-	// names swept.
-	SweepSessions(olderThan time.Duration, now time.Time, keep func(name string) bool) []string
-}
-
 // NamedSessions reports whether a run's attempts name a session: its
 // output file is where an escalation sends the user.
 func NamedSessions(st *State) func(name string) bool {
@@ -68,11 +60,10 @@ func NamedSessions(st *State) func(name string) bool {
 // sweepSessions sweeps the step runner's finished sessions at the start of
 // a run (the run lock held, st the run's state).
 func (d Deps) sweepSessions(ttl time.Duration, st *State) {
-	s, ok := d.Steps.(SessionSweeper)
-	if !ok || ttl <= 0 {
+	if ttl <= 0 {
 		return
 	}
-	for _, name := range s.SweepSessions(ttl, d.Clock.Now(), NamedSessions(st)) {
+	for _, name := range d.Steps.SweepSessions(ttl, d.Clock.Now(), NamedSessions(st)) {
 		d.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
 	}
 }

@@ -139,16 +139,12 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 // it (for example set the story done after reading the review).
 func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	e.updateUnit(u, func(*State) { st.VerifyFirst = false })
-	src, ok := e.Steps.(VerifierSource)
-	if !ok {
-		return false
-	}
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, WorkDir: u.Worktree}
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
 	var verdict verify.Verdict
-	v, err := src.StepVerifier(req)
+	v, err := e.Steps.StepVerifier(req)
 	if err == nil {
 		verdict = v.Verify(ctx)
 		err = verdict.ContractErr

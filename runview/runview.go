@@ -1,5 +1,6 @@
-// Package runview renders a run's state document for people: the dry-run
-// plan, the run history table and one run's stories.
+// Package runview renders a run for people: its progress as it goes (a
+// live block on a terminal, or one line of text or JSON per event), the
+// dry-run plan, the run history table and one run's stories.
 package runview
 
 import (

@@ -1,5 +1,6 @@
 // Package status gathers a project's status (its marker, latest run, live
-// child sessions and the Stop hook's last decision) and renders it as text.
+// child sessions and the Stop hook's last decision), renders it as text, and
+// waits on a run for `status --wait`.
 package status
 
 import (

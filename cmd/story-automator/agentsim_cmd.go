@@ -8,6 +8,7 @@ import (
 
 	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/spend"
 )
 
@@ -39,11 +40,11 @@ func agentSimCommand() *cli.Command {
 func agentSimAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.NArg() > 1 {
-		return cliio.UsageError("agent-sim takes one PROMPT argument, got %d", c.NArg())
+		return coded.Usage("agent-sim takes one PROMPT argument, got %d", c.NArg())
 	}
 	opts, err := agentsim.OptionsFromEnv(e.Getenv)
 	if err != nil {
-		return cliio.UsageError("%v", err)
+		return coded.Usage("%v", err)
 	}
 	if c.IsSet("exit-code") {
 		opts.ExitCode = c.Int("exit-code")
@@ -53,7 +54,7 @@ func agentSimAction(c *cli.Context) error {
 	if c.IsSet("usage") {
 		u, err := agentsim.ParseUsage(c.String("usage"))
 		if err != nil {
-			return cliio.UsageError("--usage: %v", err)
+			return coded.Usage("--usage: %v", err)
 		}
 		opts.Usage = &u
 	}

@@ -91,12 +91,3 @@ func Run(args []string, s *cliio.Streams) int {
 	s = cliio.HumanStreams(s, args)
 	return cliio.ExitCode(s, cliapp.Run(newApp(s), args))
 }
-
-// failed maps a domain error to the failure users see: a coded error
-// (internal/coded) keeps its code, hint and exit status.
-func failed(err error) error {
-	if f, ok := cliio.FromCoded(err); ok {
-		return f
-	}
-	return err
-}

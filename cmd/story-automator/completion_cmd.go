@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/completion"
 	"github.com/urfave/cli/v2"
 )
@@ -18,10 +19,10 @@ func completionCommand() *cli.Command {
 			"fish:  story-automator completion fish > ~/.config/fish/completions/story-automator.fish",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return cliio.UsageError("completion needs one shell: bash, zsh or fish")
+				return coded.Usage("completion needs one shell: bash, zsh or fish")
 			}
 			if err := completion.Write(cliio.RawOut(c.App.Writer), c.Args().First(), c.App); err != nil {
-				return cliio.UsageError("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
+				return coded.Usage("completion: unknown shell %q (bash, zsh or fish)", c.Args().First())
 			}
 			return nil
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/story-automator/story-automator/doctor"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -32,7 +33,7 @@ func doctorAction(c *cli.Context) error {
 	e := envOf(c)
 	agents, err := doctor.Agents(c.Context, c.StringSlice("agent"), e.Environ())
 	if err != nil {
-		return cliio.UsageError("%s", err)
+		return coded.Usage("%s", err)
 	}
 	h, err := currentHook(e)
 	if err != nil {
@@ -40,7 +41,7 @@ func doctorAction(c *cli.Context) error {
 	}
 	exe, err := e.Exe()
 	if err != nil {
-		return cliio.Fail("binary_path", "cannot determine the path of this binary: %v", err)
+		return coded.Fail("binary_path", "cannot determine the path of this binary: %v", err)
 	}
 	o := doctor.Options{Root: e.ProjectRoot, Agents: agents, Offline: c.Bool("offline"), Getenv: e.Getenv,
 		Environ: e.Environ(), Hook: h, Euid: os.Geteuid()}

@@ -53,7 +53,7 @@ func hooksEnv(e *runtimeEnv) settings.Env {
 // currentHook is the entry install writes for this binary.
 func currentHook(e *runtimeEnv) (settings.Hook, error) {
 	h, err := hooksEnv(e).CurrentHook()
-	return h, failed(err)
+	return h, err
 }
 
 // hooksChange runs install or uninstall on the selected file and prints the result.
@@ -65,7 +65,7 @@ func hooksChange(c *cli.Context, install bool) error {
 		fmt.Fprintln(e.Err, "story-automator: "+res.Warning)
 	}
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	e.Log.Info().Str("file", res.Result.Path).Bool("changed", res.Result.Changed).Strs("actions", res.Result.Actions).Msg("hooks " + c.Command.Name)
 	return cliio.OKJSON(e.Out, res.Fields)
@@ -75,7 +75,7 @@ func hooksStatus(c *cli.Context) error {
 	e := envOf(c)
 	rep, err := settings.Survey(c.Context, hooksEnv(e))
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	out := map[string]any{"ok": true, "command": rep.Command, "installed": rep.Installed, "hooks": rep.Hooks}
 	return cliio.Emit(e.Out, out, func(w io.Writer) { settings.WriteTable(w, rep.Command, rep.Hooks) })

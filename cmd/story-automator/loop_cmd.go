@@ -96,9 +96,6 @@ func loopAction(call func(c *cli.Context, p *loop.Project) (loop.Result, error))
 func printLoop(c *cli.Context) func(loop.Result, error) error {
 	return func(out loop.Result, err error) error {
 		if err != nil {
-			if f, ok := cliio.FromCoded(err); ok {
-				return f
-			}
 			return markerFailure(err)
 		}
 		return cliio.OKJSON(envOf(c).Out, out)

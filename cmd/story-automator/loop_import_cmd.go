@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // loopImportCommand is `loop import FILE`: it takes over a Ralph or Forge
@@ -21,7 +21,7 @@ func loopImportCommand() *cli.Command {
 
 func loopImport(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return cliio.UsageError("loop import needs exactly one FILE")
+		return coded.Usage("loop import needs exactly one FILE")
 	}
 	return printLoop(c)(loopProject(c).Import(c.Context, c.Args().First(), loopShape(c), c.Bool("keep-source")))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -63,13 +64,13 @@ func markerCommand() *cli.Command {
 	}
 }
 
-// markerFailure turns a marker error into the JSON failure users see.
+// markerFailure turns a marker error into the JSON failure users see; a
+// coded error keeps its own code.
 func markerFailure(err error) error {
-	var f *cliio.Failure
-	if errors.As(err, &f) {
-		return f
+	if f := (*coded.Error)(nil); errors.As(err, &f) {
+		return err
 	}
-	return cliio.Fail(marker.Code(err), "%v", err)
+	return coded.Fail(marker.Code(err), "%v", err)
 }
 
 func markerStore(c *cli.Context) *marker.Store {
@@ -87,7 +88,7 @@ func markerCreate(c *cli.Context) error {
 		ClaimOnStop: claim,
 	}, e.Now())
 	if err != nil {
-		return cliio.UsageError("%v", err)
+		return coded.Usage("%v", err)
 	}
 	st := markerStore(c)
 	out, err := st.Create(c.Context, m, c.Bool("force"))
@@ -119,7 +120,7 @@ func markerHeartbeat(c *cli.Context) (func(*marker.Marker), error) {
 	if c.IsSet("remaining") {
 		n := c.Int("remaining")
 		if n < 0 {
-			return nil, cliio.UsageError("--remaining must not be negative")
+			return nil, coded.Usage("--remaining must not be negative")
 		}
 		p.Remaining = &n
 	}
@@ -148,7 +149,7 @@ func markerClaim(c *cli.Context) (func(*marker.Marker), error) {
 		owner = child.AgentSessionID(envOf(c).Getenv)
 	}
 	if owner == "" {
-		return nil, cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
+		return nil, coded.Usage("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")
 	}
 	return func(m *marker.Marker) { m.Claim(owner) }, nil
 }
@@ -161,7 +162,7 @@ func markerShow(c *cli.Context) error {
 		return cliio.OKJSON(e.Out, map[string]any{"exists": false, "path": st.Path})
 	}
 	if err != nil {
-		f := cliio.Fail(marker.Code(err), "%v", err)
+		f := coded.Fail(marker.Code(err), "%v", err)
 		f.Fields = map[string]any{"exists": true, "path": st.Path}
 		return f
 	}

@@ -45,14 +45,14 @@ func modelSimAction(c *cli.Context) error {
 	if f := c.String("script"); f != "" {
 		s, err := modelsim.LoadScript(f)
 		if err != nil {
-			return failed(err)
+			return err
 		}
 		opts.Script = s
 	}
 	opts.Exe, _ = e.Exe()
 	srv, err := modelsim.Start(opts)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	defer srv.Close()
 	// Before the URLs are printed: whoever reads them may stop us at once.
@@ -62,7 +62,7 @@ func modelSimAction(c *cli.Context) error {
 	var envLines []string
 	if c.String("home") != "" {
 		if envLines, err = offline.WriteHome(c.String("home-agent"), c.String("home"), srv.URL(), c.StringSlice("trust")); err != nil {
-			return failed(err)
+			return err
 		}
 	}
 	text := func(w io.Writer) { urls.WriteText(w, envLines) }

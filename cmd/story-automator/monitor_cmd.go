@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -10,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -57,8 +59,8 @@ func monitorSession(c *cli.Context) error {
 	dir := sessionStateDir(e)
 	ch, v, err := monitorVerifier(c, e, dir, name)
 	if err != nil {
-		if f, ok := cliio.FromCoded(err); ok {
-			return f
+		if ce := (*coded.Error)(nil); errors.As(err, &ce) {
+			return err
 		}
 		// The monitor still looks at the session: a missing one is not_found,
 		// an existing one gets this one (failing) verification at once.
@@ -89,10 +91,10 @@ func monitorOptions(c *cli.Context) (monitor.Options, error) {
 	opt.Rechecks, opt.RecheckGrace = c.Int("completion-rechecks"), c.Duration("recheck-grace")
 	opt.IdleDebounce, opt.StartTimeout, opt.StuckAfter = c.Duration("idle-debounce"), c.Duration("start-timeout"), c.Duration("stuck-after")
 	if err := opt.Validate(); err != nil {
-		return opt, cliio.UsageError("%v", err)
+		return opt, coded.Usage("%v", err)
 	}
 	if c.Duration("verify-timeout") < 0 {
-		return opt, cliio.UsageError("--verify-timeout must not be negative")
+		return opt, coded.Usage("--verify-timeout must not be negative")
 	}
 	return opt, nil
 }

@@ -14,42 +14,49 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-func init() { register(runCommand) }
+func init() { register(func() *cli.Command { return newRunCommand(runAction) }) }
 
-func runCommand() *cli.Command {
+// newRunCommand is `run`: its flags fill a runOptions, which is validated
+// and handed to run (runAction; tests pass their own).
+func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 	def := monitor.DefaultOptions()
+	o := &runOptions{}
 	return &cli.Command{
 		Name:  "run",
 		Usage: "work through the selected stories on their own: create → dev → automate → review → commit, every step verified",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "epic", Usage: "only stories of this epic"},
-			&cli.StringFlag{Name: "stories", Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
-			&cli.StringFlag{Name: "agent", Value: child.DefaultAgent(), Usage: child.OrList(child.RunAgents())},
-			&cli.StringFlag{Name: "fallback-agent", Usage: "agent of every other retry (default: the primary agent again)"},
-			&cli.StringSliceFlag{Name: "model", Usage: "model of every step's agent, or STEP=MODEL for one step (repeatable; default: workflow.yaml's steps.<step>.model, else the agent's own)"},
-			&cli.Float64Flag{Name: "max-cost", Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},
-			&cli.Int64Flag{Name: "max-tokens", Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
-			&cli.DurationFlag{Name: "max-duration", Usage: "pause the run once it has been running this long (pauses not counted)"},
-			&cli.IntFlag{Name: "parallel", Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
-			&cli.StringFlag{Name: "isolate", Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
-			&cli.BoolFlag{Name: "resume", Usage: "continue the paused or interrupted run from its state document"},
-			&cli.BoolFlag{Name: "dry-run", Usage: "print the plan and change nothing"},
-			&cli.BoolFlag{Name: "json", Usage: "one JSON object per event, then the result"},
-			&cli.IntFlag{Name: "max-cycles", Usage: "review cycles before escalating (default: the workflow policy's)"},
-			&cli.DurationFlag{Name: "backoff", Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
-			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
-			&cli.DurationFlag{Name: "recheck-grace", Value: def.RecheckGrace, Usage: "time between those verifications"},
-			&cli.BoolFlag{Name: "trust-project", Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
+			&cli.StringFlag{Name: "epic", Destination: &o.Epic, Usage: "only stories of this epic"},
+			&cli.StringFlag{Name: "stories", Destination: &o.Stories, Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
+			&cli.StringFlag{Name: "agent", Destination: &o.Agent, Value: child.DefaultAgent(), Usage: child.OrList(child.RunAgents())},
+			&cli.StringFlag{Name: "fallback-agent", Destination: &o.FallbackAgent, Usage: "agent of every other retry (default: the primary agent again)"},
+			&cli.StringSliceFlag{Name: "model", Destination: &o.Models, Usage: "model of every step's agent, or STEP=MODEL for one step (repeatable; default: workflow.yaml's steps.<step>.model, else the agent's own)"},
+			&cli.Float64Flag{Name: "max-cost", Destination: &o.MaxCost, Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},
+			&cli.Int64Flag{Name: "max-tokens", Destination: &o.MaxTokens, Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
+			&cli.DurationFlag{Name: "max-duration", Destination: &o.MaxDuration, Usage: "pause the run once it has been running this long (pauses not counted)"},
+			&cli.IntFlag{Name: "parallel", Destination: &o.Parallel, Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
+			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
+			&cli.BoolFlag{Name: "resume", Destination: &o.Resume, Usage: "continue the paused or interrupted run from its state document"},
+			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "one JSON object per event, then the result"},
+			&cli.IntFlag{Name: "max-cycles", Destination: &o.MaxCycles, Usage: "review cycles before escalating (default: the workflow policy's)"},
+			&cli.DurationFlag{Name: "backoff", Destination: &o.Backoff, Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
+			&cli.IntFlag{Name: "completion-rechecks", Destination: &o.CompletionRechecks, Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
+			&cli.DurationFlag{Name: "recheck-grace", Destination: &o.RecheckGrace, Value: def.RecheckGrace, Usage: "time between those verifications"},
+			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
-		Action: runAction,
+		Action: func(c *cli.Context) error {
+			o.IsSet = c.IsSet
+			if err := o.validate(); err != nil {
+				return err
+			}
+			return run(c, o)
+		},
 	}
 }
 
-func runAction(c *cli.Context) error {
-	opts, err := orchestrator.FromFlags(c)
-	if err != nil {
-		return runFailure(err)
-	}
+// runAction wires the run's adapters, runs it and prints its progress and result.
+func runAction(c *cli.Context, o *runOptions) error {
+	opts := o.orchestratorOptions()
 	e := envOf(c)
 	opts.ProjectRoot = e.ProjectRoot
 	opts, deps, err := wire.Build(context.Background(), opts, wire.Process{Getenv: e.Getenv, Environ: e.Environ(),
@@ -57,7 +64,7 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return runFailure(err)
 	}
-	out := newRunOutput(e, c.Bool("json"))
+	out := newRunOutput(e, o.JSON)
 	deps.Report = out.reporter
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

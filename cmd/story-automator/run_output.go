@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
 )
@@ -13,7 +14,7 @@ import (
 type runOutput struct {
 	e        *runtimeEnv
 	json     bool
-	live     *orchestrator.LiveReporter
+	live     *runview.LiveReporter
 	reporter orchestrator.Reporter
 }
 
@@ -21,20 +22,19 @@ func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
 	o := &runOutput{e: e, json: asJSON}
 	switch {
 	case asJSON:
-		o.reporter = &orchestrator.JSONReporter{W: e.Out}
+		o.reporter = &runview.JSONReporter{W: e.Out}
 	case cliio.IsTerminal(e.Out):
-		o.live = &orchestrator.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
+		o.live = &runview.LiveReporter{W: e.Out, Now: e.Now, Width: cliio.TerminalWidth(e.Out)}
 		o.reporter = o.live
 	default:
-		o.reporter = &orchestrator.LineReporter{W: e.Out}
+		o.reporter = &runview.LineReporter{W: e.Out}
 	}
 	return o
 }
 
 // runFailure is the failure users see for a run's error (see orchestrator.Coded).
-func runFailure(err error) *cliio.Failure {
-	f, _ := cliio.FromCoded(orchestrator.Coded(err))
-	return f
+func runFailure(err error) *coded.Error {
+	return orchestrator.Coded(err)
 }
 
 func (o *runOutput) start() {
@@ -57,7 +57,7 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	if res.DryRun {
 		return o.plan(res)
 	}
-	var f *cliio.Failure
+	var f *coded.Error
 	code := ""
 	if err != nil {
 		f = runFailure(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
 )
@@ -50,11 +51,11 @@ func runsAction(c *cli.Context) error {
 func runsShowAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.NArg() != 1 {
-		return cliio.UsageError("runs show takes one run ID (see `story-automator runs`)")
+		return coded.Usage("runs show takes one run ID (see `story-automator runs`)")
 	}
 	st, path, err := orchestrator.FindRun(e.ProjectRoot, c.Args().First())
 	if err != nil {
-		return cliio.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
+		return coded.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
 	}
 	sum := orchestrator.Summarize(st, path)
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {

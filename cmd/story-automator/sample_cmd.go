@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -22,14 +23,14 @@ func sampleCommand() *cli.Command {
 
 func sampleAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return cliio.UsageError("sample needs exactly one DIR")
+		return coded.Usage("sample needs exactly one DIR")
 	}
 	dir, err := filepath.Abs(c.Args().First())
 	if err != nil {
-		return cliio.UsageError("DIR %q: %v", c.Args().First(), err)
+		return coded.Usage("DIR %q: %v", c.Args().First(), err)
 	}
 	if err := sample.WriteSample(dir); err != nil {
-		return cliio.Fail("sample_failed", "%v", err)
+		return coded.Fail("sample_failed", "%v", err)
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"dir": dir, "stories": sample.Stories})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -52,18 +53,18 @@ func projectSessions(e *runtimeEnv) child.Project {
 // sessionName reads and checks the NAME argument.
 func sessionName(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", cliio.UsageError("%s needs exactly one session NAME", c.Command.FullName())
+		return "", coded.Usage("%s needs exactly one session NAME", c.Command.FullName())
 	}
 	name := c.Args().First()
 	if !sessionstate.ValidName(name) {
-		return "", cliio.UsageError("invalid session name %q: only letters, digits, '_' and '-'", name)
+		return "", coded.Usage("invalid session name %q: only letters, digits, '_' and '-'", name)
 	}
 	return name, nil
 }
 
 // tmuxFailure turns a tmux error into the JSON failure users see.
 func tmuxFailure(err error) error {
-	return cliio.Fail(tmux.Code(err), "%v", err)
+	return coded.Fail(tmux.Code(err), "%v", err)
 }
 
 // warn prints warnings on stderr.
@@ -86,7 +87,7 @@ func sessionList(c *cli.Context) error {
 	e := envOf(c)
 	sessions, warnings, err := projectSessions(e).List(c.Context)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	out := []map[string]any{}
 	for _, s := range sessions {
@@ -106,7 +107,7 @@ func sessionStatus(c *cli.Context) error {
 	st, err := projectSessions(e).Status(c.Context, name)
 	fields := warned(e, map[string]any{"session": name, "exists": st.Exists}, st.Warnings)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	if st.State != nil {
 		fields["state"], fields["lifecycle"], fields["outputFile"] = st.State, st.State.Lifecycle, st.State.OutputFile
@@ -120,12 +121,12 @@ func sessionCapture(c *cli.Context) error {
 		return err
 	}
 	if c.Int("lines") < 0 {
-		return cliio.UsageError("--lines must not be negative")
+		return coded.Usage("--lines must not be negative")
 	}
 	e := envOf(c)
 	got, err := projectSessions(e).Capture(c.Context, name, c.Int("lines"))
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	fields := map[string]any{"session": name, "source": got.Source, "text": got.Text}
 	if got.OutputFile != "" {
@@ -141,7 +142,7 @@ func sessionKill(c *cli.Context) error {
 	}
 	e := envOf(c)
 	if err := projectSessions(e).Kill(c.Context, name); err != nil {
-		return failed(err)
+		return err
 	}
 	return cliio.OKJSON(e.Out, map[string]any{"session": name, "killed": true})
 }
@@ -149,13 +150,13 @@ func sessionKill(c *cli.Context) error {
 func sessionKillAll(c *cli.Context) error {
 	project, all := c.Bool("project-only"), c.Bool("all-projects")
 	if project == all {
-		return cliio.UsageError("session kill-all needs exactly one of --project-only or --all-projects")
+		return coded.Usage("session kill-all needs exactly one of --project-only or --all-projects")
 	}
 	e := envOf(c)
 	killed, warnings, err := projectSessions(e).KillAll(c.Context, all)
 	warn(e, warnings)
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	scope := map[bool]string{false: "project", true: "all-projects"}[all]
 	return cliio.OKJSON(e.Out, map[string]any{"scope": scope, "killed": killed})

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -23,7 +24,7 @@ func sessionRunnerCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
 			if c.NArg() != 1 || !sessionstate.ValidName(name) {
-				return cliio.UsageError("session-runner needs one valid session NAME")
+				return coded.Usage("session-runner needs one valid session NAME")
 			}
 			if code := child.RunPane(c.String("state-dir"), name); code != 0 {
 				return cliio.ExitStatus(code)

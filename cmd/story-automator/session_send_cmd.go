@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -30,7 +31,7 @@ func sessionSend(c *cli.Context) error {
 	}
 	text := c.String("text")
 	if text == "" {
-		return cliio.UsageError("session send needs a non-empty --text")
+		return coded.Usage("session send needs a non-empty --text")
 	}
 	e := envOf(c)
 	enter := !c.Bool("no-enter")
@@ -39,9 +40,9 @@ func sessionSend(c *cli.Context) error {
 	})
 	switch {
 	case errors.Is(err, child.ErrSessionNotFound):
-		return cliio.Fail("session_not_found", "no session %s", name)
+		return coded.Fail("session_not_found", "no session %s", name)
 	case errors.Is(err, child.ErrSendUnverified):
-		return cliio.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
+		return coded.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
 	case err != nil:
 		return tmuxFailure(err)
 	}

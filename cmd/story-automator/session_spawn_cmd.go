@@ -7,6 +7,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -42,12 +43,12 @@ func sessionSpawn(c *cli.Context) error {
 	}
 	exe, err := e.Exe()
 	if err != nil {
-		return cliio.Fail("spawn_failed", "cannot find this binary: %v", err)
+		return coded.Fail("spawn_failed", "cannot find this binary: %v", err)
 	}
 	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
 	sess, err := sp.Spawn(context.Background(), req)
 	if err != nil {
-		return failed(child.SpawnFailure(err))
+		return child.SpawnFailure(err)
 	}
 	e.Log.Info().Str("session", sess.Name).Str("agent", req.Agent).Msg("spawned")
 	sweepOldSessions(e)
@@ -62,14 +63,14 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 		Agent: c.String("agent"), Model: c.String("model"), Command: c.String("command"),
 		TrustProject: c.Bool("trust-project")}
 	if c.IsSet("prompt") && c.IsSet("prompt-file") {
-		return r, cliio.UsageError("give --prompt or --prompt-file, not both")
+		return r, coded.Usage("give --prompt or --prompt-file, not both")
 	}
 	if err := r.Validate(); err != nil {
-		return r, cliio.UsageError("%v", err)
+		return r, coded.Usage("%v", err)
 	}
 	var err error
 	if r.Prompt, err = child.PromptFrom(c.String("prompt"), c.String("prompt-file"), e.In); err != nil {
-		return r, failed(err)
+		return r, err
 	}
 	return r, nil
 }

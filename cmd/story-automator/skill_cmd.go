@@ -40,7 +40,7 @@ func skillTarget(c *cli.Context) skill.Target {
 func skillInstall(c *cli.Context) error {
 	r, err := skill.InstallTo(skillTarget(c), c.Bool("force"))
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "installed": true, "changed": r.Changed})
 }
@@ -48,7 +48,7 @@ func skillInstall(c *cli.Context) error {
 func skillUninstall(c *cli.Context) error {
 	r, err := skill.UninstallFrom(skillTarget(c))
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": r.Path, "removed": r.Changed})
 }

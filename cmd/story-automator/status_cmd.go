@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/status"
 )
 
@@ -33,7 +33,7 @@ func statusCommand() *cli.Command {
 func statusAction(c *cli.Context) error {
 	e := envOf(c)
 	if c.Duration("interval") <= 0 {
-		return cliio.UsageError("--interval must be positive")
+		return coded.Usage("--interval must be positive")
 	}
 	if c.Bool("wait") {
 		return statusWait(c, e)

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/status"
 )
 
@@ -25,13 +25,13 @@ const defaultWaitBound = 100 * time.Second
 // bound passes) and prints what happened with the one next command.
 func statusWait(c *cli.Context, e *runtimeEnv) error {
 	if c.Duration("return-after") < 0 {
-		return cliio.UsageError("--return-after must not be negative (0 = no bound), e.g. --return-after 9m")
+		return coded.Usage("--return-after must not be negative (0 = no bound), e.g. --return-after 9m")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := orchestrator.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
+	res, err := status.WaitRun(ctx, e.ProjectRoot, e.Getenv, c.Duration("return-after"))
 	if err != nil && ctx.Err() == nil {
-		return cliio.Fail("status_wait", "%v", err)
+		return coded.Fail("status_wait", "%v", err)
 	}
 	text := func(w io.Writer) { fmt.Fprintf(w, "%s.\nNext: %s\n", res.Message, res.Next) }
 	if err := cliio.Emit(e.Out, cliio.OK(status.WaitFields(res)), text); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,12 +30,12 @@ func verifyCommand() *cli.Command {
 // when it is not, so scripts can test the exit status alone.
 func verifyAction(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return cliio.UsageError("verify needs STEP and STORY, got %d argument(s)", c.NArg())
+		return coded.Usage("verify needs STEP and STORY, got %d argument(s)", c.NArg())
 	}
 	e := envOf(c)
 	v, err := workflows.VerifyTarget(c.Context, e.ProjectRoot, c.Args().Get(0), c.Args().Get(1))
 	if err != nil {
-		return failed(err)
+		return err
 	}
 	e.Log.Debug().Str("step", v.Step).Str("story", v.Key.String()).Bool("verified", v.Verified).Msg(v.Detail)
 	switch {
@@ -47,7 +48,7 @@ func verifyAction(c *cli.Context) error {
 	case v.Verified:
 		return cliio.OKJSON(e.Out, v.Fields())
 	}
-	f := cliio.Fail("not_verified", "%s %s: %s", v.Step, v.Key.Dotted(), v.Detail)
+	f := coded.Fail("not_verified", "%s %s: %s", v.Step, v.Key.Dotted(), v.Detail)
 	f.Fields = v.Fields()
 	return f
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
@@ -52,7 +53,7 @@ func Run(app *cli.App, args []string) error {
 	full := append([]string{app.Name}, Reorder(app, HelpAsFlag(app, args))...)
 	err := app.Run(full)
 	if name, ok := app.Metadata[notFoundKey].(string); ok && err == nil {
-		err = cliio.UsageError("unknown command %q (see %s --help)", name, app.Name)
+		err = coded.Usage("unknown command %q (see %s --help)", name, app.Name)
 	}
 	return err
 }
@@ -80,7 +81,7 @@ func Prepare(c *cli.Command) {
 		name := c.Name
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.NArg() > 0 {
-				return cliio.UsageError("unknown %s command %q", name, ctx.Args().First()).
+				return coded.Usage("unknown %s command %q", name, ctx.Args().First()).
 					WithAction("see %s %s --help", ctx.App.Name, name)
 			}
 			return cli.ShowSubcommandHelp(ctx)
@@ -109,10 +110,10 @@ var badValue = lazyre.New(`invalid value "([^"]*)" for flag -+([A-Za-z0-9-]+)`)
 
 // FlagUsageError turns a flag parse error into a usage error; a bad
 // duration or number names the flag and shows what one looks like.
-func FlagUsageError(flags []cli.Flag, err error) *cliio.Failure {
+func FlagUsageError(flags []cli.Flag, err error) *coded.Error {
 	m := badValue().FindStringSubmatch(err.Error())
 	if m == nil {
-		return cliio.UsageError("%v", err)
+		return coded.Usage("%v", err)
 	}
 	for _, f := range flags {
 		if !hasFlag([]cli.Flag{f}, m[2]) {
@@ -120,20 +121,20 @@ func FlagUsageError(flags []cli.Flag, err error) *cliio.Failure {
 		}
 		switch f.(type) {
 		case *cli.DurationFlag:
-			return cliio.UsageError("--%s %q is not a duration: write it like 90s, 5m or 1h30m", m[2], m[1])
+			return coded.Usage("--%s %q is not a duration: write it like 90s, 5m or 1h30m", m[2], m[1])
 		case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag:
-			return cliio.UsageError("--%s %q is not a whole number", m[2], m[1])
+			return coded.Usage("--%s %q is not a whole number", m[2], m[1])
 		case *cli.Float64Flag:
-			return cliio.UsageError("--%s %q is not a number (for example 0.6)", m[2], m[1])
+			return coded.Usage("--%s %q is not a number (for example 0.6)", m[2], m[1])
 		}
 	}
-	return cliio.UsageError("--%s %q: %s", m[2], m[1], strings.TrimSpace(err.Error()[len(m[0]):]))
+	return coded.Usage("--%s %q: %s", m[2], m[1], strings.TrimSpace(err.Error()[len(m[0]):]))
 }
 
 // NoArgs refuses positional arguments to a command that takes none.
 func NoArgs(c *cli.Context) error {
 	if c.NArg() > 0 {
-		return cliio.UsageError("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
+		return coded.Usage("%s takes no arguments, got %q", c.Command.FullName(), c.Args().First())
 	}
 	return nil
 }
@@ -146,7 +147,7 @@ func RefuseBlank(c interface {
 }, names ...string) error {
 	for _, n := range names {
 		if c.IsSet(n) && strings.TrimSpace(c.String(n)) == "" {
-			return &cliio.Failure{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
+			return &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", n), Exit: 2}
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // A leaf command that names no arguments refuses them before it runs; one
@@ -28,7 +29,7 @@ func TestALeafCommandWithoutArgsUsageRefusesArguments(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"show", "extra"}, {"group", "list", "extra"}} {
-		var f *cliio.Failure
+		var f *coded.Error
 		if err := Run(app, args); !errors.As(err, &f) || f.Exit != 2 || !strings.Contains(f.Message, "takes no arguments") {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}

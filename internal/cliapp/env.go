@@ -8,7 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // ProjectRoot is the project directory a command works in, made absolute:
@@ -18,16 +18,16 @@ func ProjectRoot(given string, getwd func() (string, error)) (string, error) {
 	if root == "" {
 		wd, err := getwd()
 		if err != nil {
-			return "", cliio.Fail("project_root", "cannot determine the current directory: %v", err)
+			return "", coded.Fail("project_root", "cannot determine the current directory: %v", err)
 		}
 		root = wd
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return "", cliio.Fail("project_root", "project root %s: %v", root, err)
+		return "", coded.Fail("project_root", "project root %s: %v", root, err)
 	}
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", cliio.Fail("project_root_missing", "project root %s is not a directory", abs).
+		return "", coded.Fail("project_root_missing", "project root %s is not a directory", abs).
 			WithAction("pass --project-root with an existing directory, or run from inside the project")
 	}
 	return abs, nil
@@ -38,13 +38,13 @@ func ProjectRoot(given string, getwd func() (string, error)) (string, error) {
 func Logger(level, file string, stderr io.Writer) (zerolog.Logger, error) {
 	lv, err := zerolog.ParseLevel(strings.ToLower(level))
 	if err != nil {
-		return zerolog.Nop(), cliio.UsageError("invalid --log-level %q", level)
+		return zerolog.Nop(), coded.Usage("invalid --log-level %q", level)
 	}
 	w := stderr
 	if file != "" {
 		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
-			return zerolog.Nop(), cliio.Fail("log_file", "open log file %s: %v", file, err)
+			return zerolog.Nop(), coded.Fail("log_file", "open log file %s: %v", file, err)
 		}
 		w = f
 	}

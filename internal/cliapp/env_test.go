@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 func TestProjectRootIsAnExistingDirectoryMadeAbsolute(t *testing.T) {
@@ -22,12 +22,12 @@ func TestProjectRootIsAnExistingDirectoryMadeAbsolute(t *testing.T) {
 		t.Fatal(err)
 	}
 	for given, code := range map[string]string{file: "project_root_missing", filepath.Join(dir, "none"): "project_root_missing"} {
-		var f *cliio.Failure
+		var f *coded.Error
 		if _, err := ProjectRoot(given, wd); !errors.As(err, &f) || f.Code != code || f.Action == "" {
 			t.Errorf("%s: %v, want %s with an action", given, err, code)
 		}
 	}
-	var f *cliio.Failure
+	var f *coded.Error
 	if _, err := ProjectRoot("", func() (string, error) { return "", errors.New("gone") }); !errors.As(err, &f) || f.Code != "project_root" {
 		t.Errorf("no working directory: %v", err)
 	}
@@ -52,7 +52,7 @@ func TestLoggerWritesAtItsLevelToItsFile(t *testing.T) {
 	if data, _ := os.ReadFile(file); !strings.Contains(string(data), "to the file") {
 		t.Errorf("log file %q", data)
 	}
-	var f *cliio.Failure
+	var f *coded.Error
 	if _, err := Logger("loud", "", &stderr); !errors.As(err, &f) || f.Exit != 2 {
 		t.Errorf("a bad level: %v", err)
 	}

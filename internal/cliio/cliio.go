@@ -1,5 +1,5 @@
 // Package cliio is the command line's input and output: the injected streams,
-// the user-facing Failure, and results printed as JSON or, on a person's
+// failures (coded errors) and results printed as JSON or, on a person's
 // terminal, as text.
 package cliio
 
@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/textline"
 )
 
@@ -45,36 +46,6 @@ func SystemStreams() *Streams {
 		Getenv: os.Getenv, Environ: os.Environ, Now: time.Now,
 		Getwd: os.Getwd, Exe: os.Executable, OutTerminal: StdoutTerminal,
 	}
-}
-
-// Failure is a command error the user sees: a stable snake_case code, a human
-// message, what the user can do about it, the exit status, and optional extra
-// JSON fields.
-type Failure struct {
-	Code    string
-	Message string
-	// Action is the one thing the user can do next; "" when there is none.
-	Action string
-	Exit   int
-	Fields map[string]any
-}
-
-func (f *Failure) Error() string { return f.Message }
-
-// Fail builds an operation failure (exit 1).
-func Fail(code, format string, args ...any) *Failure {
-	return &Failure{Code: code, Message: fmt.Sprintf(format, args...), Exit: 1}
-}
-
-// UsageError builds a usage failure (exit 2).
-func UsageError(format string, args ...any) *Failure {
-	return &Failure{Code: "usage_error", Message: fmt.Sprintf(format, args...), Exit: 2}
-}
-
-// withAction sets the failure's next step and returns it.
-func (f *Failure) WithAction(format string, args ...any) *Failure {
-	f.Action = fmt.Sprintf(format, args...)
-	return f
 }
 
 // ExitStatus is returned by commands that printed their own output and only
@@ -119,8 +90,8 @@ func Emit(w io.Writer, v any, human func(io.Writer)) error {
 	return WriteJSON(w, v)
 }
 
-// FailureFields renders a Failure as {"ok":false,"error":code,"message":...}.
-func FailureFields(f *Failure) map[string]any {
+// FailureFields renders a failure as {"ok":false,"error":code,"message":...}.
+func FailureFields(f *coded.Error) map[string]any {
 	out := map[string]any{"ok": false, "error": f.Code, "message": f.Message}
 	if f.Action != "" {
 		out["action"] = f.Action
@@ -131,8 +102,8 @@ func FailureFields(f *Failure) map[string]any {
 	return out
 }
 
-// FailureJSON prints a Failure's JSON on w (always JSON: scripts read it).
-func FailureJSON(w io.Writer, f *Failure) {
+// FailureJSON prints a failure's JSON on w (always JSON: scripts read it).
+func FailureJSON(w io.Writer, f *coded.Error) {
 	if t, ok := w.(*TerminalOut); ok {
 		w = t.Writer
 	}
@@ -219,12 +190,12 @@ func TerminalWidth(w io.Writer) int {
 
 // PrintFailure tells a person what went wrong on stderr: one line with the
 // code, then the action when there is one.
-func PrintFailure(w io.Writer, f *Failure) {
+func PrintFailure(w io.Writer, f *coded.Error) {
 	fmt.Fprintf(w, "story-automator: %s (%s)\n", f.Message, f.Code)
 	switch {
 	case f.Action != "":
 		fmt.Fprintf(w, "  → %s\n", f.Action)
-	case f.Exit == 2:
+	case f.Exit == coded.ExitUsage:
 		fmt.Fprintln(w, "  → see story-automator --help")
 	}
 }
@@ -464,8 +435,9 @@ func RawOut(w io.Writer) io.Writer {
 }
 
 // ExitCode prints err for the user (text on a terminal, JSON otherwise) and
-// returns the process exit status.
-
+// returns the process exit status. This is the one place an error becomes a
+// code and a status: a *coded.Error anywhere in err's chain keeps its own,
+// any other error is internal_error (exit 1).
 func ExitCode(s *Streams, err error) int {
 	if err == nil {
 		return 0
@@ -474,44 +446,20 @@ func ExitCode(s *Streams, err error) int {
 	if errors.As(err, &st) {
 		return int(st)
 	}
-	var f *Failure
+	var f *coded.Error
 	if !errors.As(err, &f) {
-		f = Fail("internal_error", "%v", err)
+		f = coded.Fail("internal_error", "%v", err)
 	}
 	if _, human := s.Out.(*TerminalOut); human {
 		PrintFailure(s.Err, f)
 	} else {
-		if f.Exit == 2 {
+		if f.Exit == coded.ExitUsage {
 			fmt.Fprintf(s.Err, "story-automator: %s\n", f.Message)
 		}
 		FailureJSON(s.Out, f)
 	}
 	if f.Exit == 0 {
-		return 1
+		return coded.ExitFailed
 	}
 	return f.Exit
-}
-
-// Coded is a domain error that knows its place in the contract: its code,
-// exit status and next step. Domain packages implement it without importing
-// cliio; FromCoded turns one into the Failure the user sees. An error may also
-// have ErrorFields() map[string]any: extra JSON fields for the failure.
-type Coded interface {
-	error
-	ErrorCode() string
-	ExitStatus() int
-	ErrorHint() string
-}
-
-// FromCoded returns the Failure for err when err is (or wraps) a Coded error.
-func FromCoded(err error) (*Failure, bool) {
-	var c Coded
-	if !errors.As(err, &c) {
-		return nil, false
-	}
-	f := &Failure{Code: c.ErrorCode(), Message: c.Error(), Action: c.ErrorHint(), Exit: c.ExitStatus()}
-	if x, ok := c.(interface{ ErrorFields() map[string]any }); ok {
-		f.Fields = x.ErrorFields()
-	}
-	return f, true
 }

@@ -1,8 +1,7 @@
-// Package coded is the error a domain package returns when a refusal has a
-// place in the command line's contract: a stable snake_case code, the message
-// a user reads, an optional next step, the exit status, and extra JSON fields.
-// It satisfies cliio.Coded, so a command maps it to its failure without
-// knowing the rule that refused, and the domain package needs no cliio.
+// Package coded is the one user-facing error: a stable snake_case code, the
+// message a user reads, an optional next step, the exit status and extra JSON
+// fields. Domain packages return it; cliio.ExitCode finds it anywhere in a
+// returned error's chain and prints it, so no caller has to convert it.
 package coded
 
 import "fmt"
@@ -13,13 +12,14 @@ const (
 	ExitUsage  = 2
 )
 
-// Error is a refused operation.
+// Error is a refused or failed operation as the user sees it.
 type Error struct {
 	Code    string
 	Message string
-	Hint    string
-	Exit    int
-	Fields  map[string]any
+	// Action is the one thing the user can do next; "" when there is none.
+	Action string
+	Exit   int
+	Fields map[string]any
 	// Err is the cause, when the refusal wraps one (errors.Is sees it).
 	Err error
 }
@@ -29,11 +29,11 @@ func (e *Error) Error() string { return e.Message }
 // Unwrap is the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// ErrorCode, ExitStatus, ErrorHint and ErrorFields are what cliio.Coded reads.
-func (e *Error) ErrorCode() string           { return e.Code }
-func (e *Error) ExitStatus() int             { return e.Exit }
-func (e *Error) ErrorHint() string           { return e.Hint }
-func (e *Error) ErrorFields() map[string]any { return e.Fields }
+// WithAction sets the error's next step and returns it.
+func (e *Error) WithAction(format string, args ...any) *Error {
+	e.Action = fmt.Sprintf(format, args...)
+	return e
+}
 
 // Fail is a failed operation (exit 1) with its code.
 func Fail(code, format string, args ...any) *Error {

@@ -13,11 +13,11 @@ func TestErrorCarriesItsPlaceInTheContract(t *testing.T) {
 	if u.Code != "usage_error" || u.Exit != ExitUsage || u.Error() != "--x must be 3" {
 		t.Fatalf("usage: %+v", u)
 	}
-	f := Fail("marker_io", "cannot write %s", "m.json")
-	f.Hint, f.Fields = "check the disk", map[string]any{"file": "m.json"}
+	f := Fail("marker_io", "cannot write %s", "m.json").WithAction("check the %s", "disk")
+	f.Fields = map[string]any{"file": "m.json"}
 	var got *Error
-	if !errors.As(fmt.Errorf("loop start: %w", f), &got) || got.ErrorCode() != "marker_io" || got.ExitStatus() != ExitFailed ||
-		got.ErrorHint() != "check the disk" || got.ErrorFields()["file"] != "m.json" {
+	if !errors.As(fmt.Errorf("loop start: %w", f), &got) || got.Code != "marker_io" || got.Exit != ExitFailed ||
+		got.Action != "check the disk" || got.Fields["file"] != "m.json" {
 		t.Fatalf("wrapped failure: %+v", got)
 	}
 }

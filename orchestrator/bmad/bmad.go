@@ -25,7 +25,14 @@ type Project struct {
 	beforeEpicSync func()
 }
 
-var _ orchestrator.Project = Project{}
+// The run loop finds the optional capabilities by type assertion; these
+// make a renamed method a compile error instead of a capability switched off.
+var (
+	_ orchestrator.Project        = Project{}
+	_ orchestrator.FileListKeeper = Project{}
+	_ orchestrator.EpicChecker    = Project{}
+	_ orchestrator.TempSweeper    = Project{}
+)
 
 // StatusFile is sprint-status.yaml relative to the project root.
 func (b Project) StatusFile() string {

@@ -50,6 +50,8 @@ type Git struct {
 	afterGitCommit func()
 }
 
+var _ orchestrator.Repo = (*Git)(nil)
+
 // commitTimeout bounds a commit, which runs to its end even when the run is
 // interrupted: killing git mid-commit can leave .git/index.lock behind.
 const commitTimeout = 5 * time.Minute

@@ -46,6 +46,14 @@ type Runner struct {
 	TrustProject bool
 }
 
+// The run loop finds the optional capabilities by type assertion; these
+// make a renamed method a compile error instead of a capability switched off.
+var (
+	_ orchestrator.StepRunner  = (*Runner)(nil)
+	_ orchestrator.UsageReader = (*Runner)(nil)
+	_ orchestrator.TempSweeper = (*Runner)(nil)
+)
+
 // RunStep spawns the step's session, waits for its final state and then
 // kills the session (its output stays in the output file). When ctx ends the
 // session is killed at once: a paused run leaves no agent editing the project.

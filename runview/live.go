@@ -1,4 +1,4 @@
-package orchestrator
+package runview
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
 )
 
@@ -27,13 +28,15 @@ type LiveReporter struct {
 	done    int
 	total   int
 	usage   *spend.Total
-	budget  *Budget
+	budget  *orchestrator.Budget
 	running map[string]liveStep
 	recent  []string
 	drawn   int
 	stop    chan struct{}
 	stopped chan struct{}
 }
+
+var _ orchestrator.Reporter = (*LiveReporter)(nil)
 
 type liveStep struct {
 	step, detail string
@@ -82,7 +85,7 @@ func (r *LiveReporter) Stop() {
 }
 
 // Report folds the event into the picture and redraws it.
-func (r *LiveReporter) Report(ev Event) {
+func (r *LiveReporter) Report(ev orchestrator.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.running == nil {
@@ -98,23 +101,23 @@ func (r *LiveReporter) Report(ev Event) {
 		r.usage = ev.Usage
 	}
 	switch ev.Kind {
-	case EventRunStarted:
+	case orchestrator.EventRunStarted:
 		r.runID, r.done, r.total, r.budget = ev.Message, ev.Done, ev.Total, ev.Budget
-	case EventStepStarted:
+	case orchestrator.EventStepStarted:
 		detail := ev.Agent
 		if ev.Attempt > 0 {
 			detail = fmt.Sprintf("attempt %d%s · %s", ev.Attempt, cycleText(ev.Cycle), ev.Agent)
-			if ev.Role == RoleFallback {
+			if ev.Role == orchestrator.RoleFallback {
 				detail += " (fallback)"
 			}
 		}
 		r.running[ev.Unit] = liveStep{step: ev.Step, detail: detail, since: ev.At}
-	case EventUnitDone:
+	case orchestrator.EventUnitDone:
 		delete(r.running, ev.Unit)
 		r.done, r.total = ev.Done, ev.Total
 		r.note(ev)
-	case EventStepFinished, EventStepVerified:
-		if ev.Kind == EventStepFinished && ev.FinalState == FinalCompleted {
+	case orchestrator.EventStepFinished, orchestrator.EventStepVerified:
+		if ev.Kind == orchestrator.EventStepFinished && ev.FinalState == orchestrator.FinalCompleted {
 			return
 		}
 		r.note(ev)
@@ -124,7 +127,7 @@ func (r *LiveReporter) Report(ev Event) {
 	r.redrawLocked()
 }
 
-func (r *LiveReporter) note(ev Event) {
+func (r *LiveReporter) note(ev orchestrator.Event) {
 	r.recent = append(r.recent, ev.At.Local().Format("15:04:05")+" "+describeEvent(ev))
 	if len(r.recent) > liveRecent {
 		r.recent = r.recent[len(r.recent)-liveRecent:]
@@ -135,7 +138,7 @@ func (r *LiveReporter) note(ev Event) {
 func (r *LiveReporter) redrawLocked() {
 	now := r.Now()
 	lines := []string{fmt.Sprintf("story-automator run %s · %d/%d stories done · elapsed %s",
-		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second)), "  " + SpendText(r.usage, r.budget)}
+		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second)), "  " + orchestrator.SpendText(r.usage, r.budget)}
 	keys := make([]string, 0, len(r.running))
 	for k := range r.running {
 		keys = append(keys, k)

@@ -1,11 +1,8 @@
 package orchestrator
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/story-automator/story-automator/spend"
@@ -60,83 +57,10 @@ type Reporter interface {
 // DiscardReporter drops every event.
 type DiscardReporter struct{}
 
+var _ Reporter = DiscardReporter{}
+
 // Report does nothing.
 func (DiscardReporter) Report(Event) {}
-
-// LineReporter prints one line of text per event: for logs, pipes and CI.
-type LineReporter struct {
-	mu sync.Mutex
-	W  io.Writer
-}
-
-// Report prints the event as a line.
-func (r *LineReporter) Report(ev Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fmt.Fprintf(r.W, "%s %s\n", ev.At.UTC().Format("15:04:05"), describeEvent(ev))
-}
-
-// JSONReporter prints one JSON object per event, with its time in "at".
-type JSONReporter struct {
-	mu sync.Mutex
-	W  io.Writer
-}
-
-// Report prints the event as a JSON line.
-func (r *JSONReporter) Report(ev Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	type line struct {
-		At string `json:"at"`
-		Event
-	}
-	data, err := json.Marshal(line{At: ev.At.UTC().Format(time.RFC3339Nano), Event: ev})
-	if err != nil {
-		return
-	}
-	r.W.Write(append(data, '\n'))
-}
-
-// describeEvent is the human sentence for an event.
-func describeEvent(ev Event) string {
-	where := ev.Unit
-	if ev.Step != "" {
-		where += " " + ev.Step
-	}
-	switch ev.Kind {
-	case EventRunStarted:
-		return fmt.Sprintf("run %s started: %d of %d stories done", ev.Message, ev.Done, ev.Total)
-	case EventStepStarted:
-		if ev.Attempt == 0 {
-			return where + " started"
-		}
-		return fmt.Sprintf("%s attempt %d%s started (%s, %s)", where, ev.Attempt, cycleText(ev.Cycle), ev.Agent, ev.Role)
-	case EventStepFinished:
-		s := fmt.Sprintf("%s attempt %d%s: %s", where, ev.Attempt, cycleText(ev.Cycle), ev.FinalState)
-		if ev.Reason != "" {
-			s += " (" + ev.Reason + ")"
-		}
-		if u := ev.AttemptUsage; u != nil {
-			s += fmt.Sprintf(" · %s tokens, %s", spend.FormatTokens(u.Tokens()), spend.FormatCost(u.CostUSD))
-		}
-		return s
-	case EventStepVerified:
-		return where + " verified"
-	case EventStepSkipped:
-		return where + " skipped: " + ev.Reason
-	case EventStepFailed:
-		return where + " gave up (optional, the story goes on): " + ev.Reason
-	case EventBackoff:
-		return where + " retrying in " + ev.Wait
-	case EventUnitDone:
-		return fmt.Sprintf("%s done (%d of %d stories)", where, ev.Done, ev.Total)
-	case EventEscalated:
-		return "ESCALATED " + ev.Reason + " — " + ev.Message
-	case EventBudgetExceeded:
-		return "BUDGET REACHED " + ev.Reason + " — " + ev.Message
-	}
-	return where + " " + ev.Kind
-}
 
 // SpendText is a run's spend for people, against its budget when one is
 // set: "spent $0.03 · 16.6k tokens (limit $0.05)".
@@ -167,11 +91,4 @@ func SpendText(t *spend.Total, b *Budget) string {
 		}
 	}
 	return s
-}
-
-func cycleText(c int) string {
-	if c == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" (review cycle %d)", c)
 }

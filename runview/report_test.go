@@ -1,4 +1,4 @@
-package orchestrator
+package runview
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
 )
 
@@ -14,16 +15,16 @@ func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
-	r.Report(Event{At: now, Kind: EventRunStarted, Message: "run-x", Total: 4})
+	r.Report(orchestrator.Event{At: now, Kind: orchestrator.EventRunStarted, Message: "run-x", Total: 4})
 	now = now.Add(90 * time.Second)
-	r.Report(Event{At: now, Kind: EventStepStarted, Unit: "1.2", Step: StepDev, Attempt: 2, Agent: "codex", Role: RoleFallback})
+	r.Report(orchestrator.Event{At: now, Kind: orchestrator.EventStepStarted, Unit: "1.2", Step: orchestrator.StepDev, Attempt: 2, Agent: "codex", Role: orchestrator.RoleFallback})
 	frame := buf.String()
 	if !strings.Contains(frame, "0/4 stories done") || !strings.Contains(frame, "1.2") ||
 		!strings.Contains(frame, "attempt 2 · codex (fallback)") || !strings.Contains(frame, "elapsed 1m30s") {
 		t.Fatalf("frame:\n%q", frame)
 	}
 	buf.Reset()
-	r.Report(Event{At: now, Kind: EventUnitDone, Unit: "1.2", Done: 1, Total: 4})
+	r.Report(orchestrator.Event{At: now, Kind: orchestrator.EventUnitDone, Unit: "1.2", Done: 1, Total: 4})
 	second := buf.String()
 	// Two lines: the header and the spend line, then the running story.
 	if !strings.HasPrefix(second, "\x1b[3A") || !strings.Contains(second, "1/4 stories done") || strings.Contains(second, "attempt 2") {
@@ -34,12 +35,12 @@ func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
 func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
 	var js, text bytes.Buffer
 	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
-	ev := Event{At: at, Kind: EventStepFinished, Unit: "1.1", Step: StepReview, Attempt: 3, Cycle: 2, Agent: "sim",
-		FinalState: FinalIncomplete, Reason: "not_verified"}
+	ev := orchestrator.Event{At: at, Kind: orchestrator.EventStepFinished, Unit: "1.1", Step: orchestrator.StepReview, Attempt: 3, Cycle: 2, Agent: "sim",
+		FinalState: orchestrator.FinalIncomplete, Reason: "not_verified"}
 	(&JSONReporter{W: &js}).Report(ev)
 	(&LineReporter{W: &text}).Report(ev)
 	var got map[string]any
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got["event"] != EventStepFinished || got["at"] != "2026-01-02T15:04:05Z" || got["cycle"] != 2.0 {
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got["event"] != orchestrator.EventStepFinished || got["at"] != "2026-01-02T15:04:05Z" || got["cycle"] != 2.0 {
 		t.Fatalf("json line %s (%v)", js.String(), err)
 	}
 	if want := "15:04:05 1.1 review attempt 3 (review cycle 2): incomplete (not_verified)\n"; text.String() != want {
@@ -51,10 +52,10 @@ func TestLiveBlockShowsTheRunsSpendAgainstItsBudget(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
-	r.Report(Event{At: now, Kind: EventRunStarted, Message: "run-x", Total: 2, Budget: &Budget{MaxCostUSD: 0.05}})
+	r.Report(orchestrator.Event{At: now, Kind: orchestrator.EventRunStarted, Message: "run-x", Total: 2, Budget: &orchestrator.Budget{MaxCostUSD: 0.05}})
 	cost := 0.0291
 	tot := spend.Total{Usage: spend.Usage{InputTokens: 4000, OutputTokens: 800, CacheReadTokens: 12000, CacheWriteTokens: 400, CostUSD: &cost}, Attempts: 4}
-	r.Report(Event{At: now, Kind: EventStepFinished, Unit: "1.1", Step: StepReview, Attempt: 1, FinalState: FinalIncomplete, Usage: &tot})
+	r.Report(orchestrator.Event{At: now, Kind: orchestrator.EventStepFinished, Unit: "1.1", Step: orchestrator.StepReview, Attempt: 1, FinalState: orchestrator.FinalIncomplete, Usage: &tot})
 	if frame := buf.String(); !strings.Contains(frame, "spent $0.03 · 17.2k tokens of limit $0.05") {
 		t.Fatalf("frame:\n%q", frame)
 	}

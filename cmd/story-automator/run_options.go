@@ -1,0 +1,143 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// runOptions are `run`'s flags as given (gh's Options pattern): the flags
+// fill it, validate refuses what cannot work, and orchestratorOptions turns
+// it into the run's options.
+type runOptions struct {
+	Epic, Stories        string
+	Agent, FallbackAgent string
+	Models               cli.StringSlice
+	MaxCost              float64
+	MaxTokens            int64
+	MaxDuration          time.Duration
+	Parallel             int
+	Isolate              string
+	Resume, DryRun, JSON bool
+	MaxCycles            int
+	Backoff              time.Duration
+	CompletionRechecks   int
+	RecheckGrace         time.Duration
+	TrustProject         bool
+	// IsSet reports whether a flag was on the command line (not its default).
+	IsSet func(name string) bool
+}
+
+// validate refuses blank values and flag combinations that cannot work,
+// each with a usage error (*coded.Error, exit 2).
+func (o *runOptions) validate() error {
+	named := []struct{ name, value string }{{"agent", o.Agent}, {"fallback-agent", o.FallbackAgent}, {"epic", o.Epic}, {"stories", o.Stories}}
+	for _, f := range named {
+		if o.IsSet(f.name) && strings.TrimSpace(f.value) == "" {
+			return &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", f.name), Exit: coded.ExitUsage}
+		}
+	}
+	if o.Parallel < 1 {
+		return coded.Usage("--parallel must be at least 1")
+	}
+	if o.IsSet("isolate") && o.Isolate != orchestrator.IsolateWorktree && o.Isolate != orchestrator.IsolateNone {
+		return coded.Usage("--isolate must be worktree or none, got %q", o.Isolate)
+	}
+	agents := child.RunAgents()
+	for _, f := range named[:2] {
+		if f.value != "" && !slices.Contains(agents, f.value) {
+			return coded.Usage("--%s must be one of %s, got %q", f.name, strings.Join(agents, ", "), f.value)
+		}
+	}
+	if o.Resume && (o.IsSet("epic") || o.IsSet("stories")) {
+		return coded.Usage("--resume continues the run's own selection; drop --epic and --stories")
+	}
+	if o.IsSet("max-cycles") && o.MaxCycles < 1 {
+		return coded.Usage("--max-cycles must be at least 1")
+	}
+	if o.Backoff < 0 || o.RecheckGrace < 0 || o.CompletionRechecks < 1 {
+		return coded.Usage("--backoff and --recheck-grace must not be negative, --completion-rechecks at least 1")
+	}
+	if (o.IsSet("max-cost") && o.MaxCost <= 0) || (o.IsSet("max-tokens") && o.MaxTokens <= 0) ||
+		(o.IsSet("max-duration") && o.MaxDuration <= 0) {
+		return coded.Usage("--max-cost, --max-tokens and --max-duration must be positive")
+	}
+	_, _, err := parseModels(o.Models.Value())
+	return err
+}
+
+// orchestratorOptions is the run's options from valid flags. A new run takes
+// every flag, defaults included; a resumed run only those given again (the
+// rest are zero: not given), so it keeps its recorded configuration
+// (RunConfig.Merge).
+func (o *runOptions) orchestratorOptions() orchestrator.Options {
+	given := func(name string) bool { return o.IsSet(name) || !o.Resume }
+	opts := orchestrator.Options{Resume: o.Resume, DryRun: o.DryRun, TrustProject: o.TrustProject}
+	c := &opts.RunConfig
+	c.Epic, c.Stories = o.Epic, o.Stories
+	c.FallbackAgent, c.Isolate = o.FallbackAgent, o.Isolate
+	if given("agent") {
+		c.Agent = o.Agent
+	}
+	if given("parallel") {
+		c.Parallel = o.Parallel
+	}
+	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
+	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}
+	if o.MaxDuration > 0 {
+		b.MaxDuration = orchestrator.DurationOf(o.MaxDuration)
+	}
+	if b != (orchestrator.Budget{}) {
+		c.Budget = &b
+	}
+	if o.IsSet("max-cycles") {
+		c.MaxCycles = o.MaxCycles
+	}
+	if o.IsSet("backoff") {
+		c.Backoff = orchestrator.DurationOf(o.Backoff)
+	}
+	if given("completion-rechecks") {
+		c.CompletionRechecks = o.CompletionRechecks
+	}
+	if given("recheck-grace") {
+		c.RecheckGrace = orchestrator.DurationOf(o.RecheckGrace)
+	}
+	return opts
+}
+
+// parseModels splits --model values into the run's model and step models
+// (STEP=MODEL). A blank value, an unknown step or a second run-wide model
+// is refused.
+func parseModels(values []string) (model string, steps map[string]string, err error) {
+	for _, v := range values {
+		step, m, isStep := strings.Cut(v, "=")
+		if !isStep {
+			step, m = "", v
+		}
+		step, m = strings.TrimSpace(step), strings.TrimSpace(m)
+		switch {
+		case m == "":
+			return "", nil, &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--model %q: the model must not be blank", v), Exit: coded.ExitUsage}
+		case isStep && !slices.Contains(workflows.AllSteps(), step):
+			return "", nil, coded.Usage("--model %q: no step %q (steps: %s)", v, step, strings.Join(workflows.AllSteps(), ", "))
+		case isStep:
+			if steps == nil {
+				steps = map[string]string{}
+			}
+			steps[step] = m
+		case model != "" && model != m:
+			return "", nil, coded.Usage("--model given twice (%s, %s): give one model for every step, and STEP=MODEL for the others", model, m)
+		default:
+			model = m
+		}
+	}
+	return model, steps, nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// parseRun runs `run ARGS` through the real flags and validation, and
+// returns the orchestrator options it would run with.
+func parseRun(t *testing.T, args ...string) (orchestrator.Options, error) {
+	t.Helper()
+	var got orchestrator.Options
+	app := &cli.App{Name: "story-automator", Writer: io.Discard, ErrWriter: io.Discard,
+		Commands: []*cli.Command{newRunCommand(func(_ *cli.Context, o *runOptions) error {
+			got = o.orchestratorOptions()
+			return nil
+		})}}
+	err := app.Run(append([]string{"story-automator", "run"}, args...))
+	return got, err
+}
+
+func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
+	o, err := parseRun(t, "--model", "m", "--model", "review=r", "--max-duration", "1h", "--backoff", "0s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := monitor.DefaultOptions()
+	want := orchestrator.RunConfig{Stories: "all", Agent: child.DefaultAgent(), Parallel: 1, Model: "m",
+		StepModels: map[string]string{orchestrator.StepReview: "r"},
+		Budget:     &orchestrator.Budget{MaxDuration: orchestrator.DurationOf(time.Hour)}, Backoff: orchestrator.DurationOf(0),
+		CompletionRechecks: def.Rechecks, RecheckGrace: orchestrator.DurationOf(def.RecheckGrace)}
+	if !reflect.DeepEqual(o.RunConfig, want) || o.Resume || o.DryRun {
+		t.Fatalf("new run\n got %+v\nwant %+v", o.RunConfig, want)
+	}
+	o, err = parseRun(t, "--resume", "--parallel", "2", "--trust-project")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (orchestrator.RunConfig{Stories: "all", Parallel: 2}); !o.Resume || !o.TrustProject || !reflect.DeepEqual(o.RunConfig, want) {
+		t.Fatalf("resume\n got %+v\nwant %+v", o.RunConfig, want)
+	}
+}
+
+func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
+	tests := []struct {
+		args string
+		code string
+		msg  string
+	}{
+		{"--agent= ", "invalid_flag", "--agent must not be blank"},
+		{"--model= ", "invalid_flag", "the model must not be blank"},
+		{"--parallel 0", "usage_error", "--parallel must be at least 1"},
+		{"--isolate vm", "usage_error", `--isolate must be worktree or none, got "vm"`},
+		{"--fallback-agent nope", "usage_error", "--fallback-agent must be one of"},
+		{"--resume --epic 1", "usage_error", "--resume continues the run's own selection"},
+		{"--max-cycles 0", "usage_error", "--max-cycles must be at least 1"},
+		{"--backoff -1s", "usage_error", "must not be negative"},
+		{"--max-tokens -1", "usage_error", "must be positive"},
+		{"--model nostep=m", "usage_error", `no step "nostep"`},
+		{"--model a --model b", "usage_error", "--model given twice"},
+	}
+	for _, tt := range tests {
+		_, err := parseRun(t, strings.Fields(tt.args)...)
+		var f *coded.Error
+		if !errors.As(err, &f) || f.Code != tt.code || f.Exit != coded.ExitUsage || !strings.Contains(f.Message, tt.msg) {
+			t.Errorf("%s: %v, want %s %q", tt.args, err, tt.code, tt.msg)
+		}
+	}
+}

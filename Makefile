@@ -85,7 +85,8 @@ lint:
 
 # Each fuzz target in turn (go test -fuzz takes one target per run).
 FUZZ_TARGETS := stophook:FuzzDecodeInput stophook:FuzzAnalyzeResponse stophook:FuzzParseLoopFile \
-	stophook:FuzzScanControl marker:FuzzDecode stophook/settings:FuzzParse
+	stophook:FuzzScanControl stophook:FuzzDecodeInputAgainstGenericJSON marker:FuzzDecode \
+	stophook/settings:FuzzParse internal/tomledit:FuzzEditsAgainstGoTOML
 FUZZTIME ?= 20s
 
 fuzz:

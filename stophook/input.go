@@ -56,7 +56,8 @@ func ReadInput(r io.Reader) (Input, []byte, error) {
 // hook call carries an object, and the hook fails open on anything else.
 func DecodeInput(data []byte) (Input, error) {
 	var in Input
-	trimmed := bytes.TrimSpace(data)
+	// JSON's own white space only: anything else around the object is not JSON.
+	trimmed := bytes.Trim(data, " \t\r\n")
 	if len(trimmed) == 0 {
 		return in, errors.New("empty hook input")
 	}

@@ -298,28 +298,6 @@ func inSession(pid int, name string) bool {
 	return false
 }
 
-// pollGone checks every 10 ms until every pid exited (true) or the
-// deadline passed or ctx ended (false).
-func pollGone(ctx context.Context, pids []int, deadline time.Time) bool {
-	for {
-		alive := false
-		for _, pid := range pids {
-			alive = alive || proc.Alive(pid)
-		}
-		if !alive {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
 // stepKey is the workflows key of a request: the story, or for retro the epic.
 func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
 	if req.Step == orchestrator.StepRetro {

@@ -67,15 +67,16 @@ func (k *kernel) read(rc syscall.RawConn) {
 	for {
 		got := false
 		err := rc.Read(func(fd uintptr) bool {
-			n, err := unix.Kevent(int(fd), nil, events, &unix.Timespec{})
-			switch {
-			case errors.Is(err, unix.EINTR):
-				return false
-			case err != nil:
-				return true
+			for {
+				// Asked again when a signal interrupts it: the Go runtime
+				// preempts with signals, and an event seen as none is lost.
+				n, err := unix.Kevent(int(fd), nil, events, &unix.Timespec{})
+				if errors.Is(err, unix.EINTR) {
+					continue
+				}
+				got = err == nil && n > 0
+				return err != nil || got
 			}
-			got = n > 0
-			return got
 		})
 		if err != nil || !got {
 			return // closed

@@ -149,14 +149,24 @@ func (k *kernel) process(pid int) error {
 	k.pidfds[pid] = f
 	go func() {
 		// Read calls back until the pidfd is readable: the process has exited.
-		_ = rc.Read(func(fd uintptr) bool {
-			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(p, 0)
-			return err != nil || n > 0
-		})
+		_ = rc.Read(func(fd uintptr) bool { return readable(int32(fd)) })
 		k.wake()
 	}()
 	return nil
+}
+
+// readable reports whether fd is readable now, or cannot be asked. A poll
+// interrupted by a signal (the Go runtime preempts with SIGURG) is asked
+// again: taken for readiness, it woke the waiter before the process exited
+// and ended the watch.
+func readable(fd int32) bool {
+	p := []unix.PollFd{{Fd: fd, Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(p, 0)
+		if !errors.Is(err, unix.EINTR) {
+			return err != nil || n > 0
+		}
+	}
 }
 
 // close stops every watch and returns at once. Closing an inotify

@@ -38,7 +38,8 @@ type Deps struct {
 	ProcessGone func(pid int) bool
 	// VerifyBound caps one verification (default 2m).
 	VerifyBound time.Duration
-	// NoEvents disables inotify and pidfd wake-ups (tests of the fallback).
+	// NoEvents disables the kernel's wake-ups (internal/wake; tests of the
+	// periodic look alone).
 	NoEvents bool
 	// SelectionWait bounds the wait for a dialog the tool answers to show
 	// the selection made before it is confirmed (default 3s).

@@ -157,8 +157,8 @@ func (k *kernel) process(pid int) error {
 
 // readable reports whether fd is readable now, or cannot be asked. A poll
 // interrupted by a signal (the Go runtime preempts with SIGURG) is asked
-// again: taken for readiness, it woke the waiter before the process exited
-// and ended the watch.
+// again: taken for readiness, it would wake the waiter before the process
+// exited and end the watch.
 func readable(fd int32) bool {
 	p := []unix.PollFd{{Fd: fd, Events: unix.POLLIN}}
 	for {

@@ -8,7 +8,7 @@ PKGS    := ./...
 # builds it (build, bench; install and dist reuse them): static (no cgo, so
 # no dynamic loader at every start: ~0.7 ms of each Stop-hook call), without
 # the docs generators, without symbol tables (a smaller file to map).
-# internal/testbin builds the end-to-end tests' binary the same way.
+# internal/testing/testbin builds the end-to-end tests' binary the same way.
 # --version comes from the build info: the module version of a
 # `go install …@vX` build, the git revision of a build from a clone.
 BUILD_ENV   := CGO_ENABLED=0
@@ -74,7 +74,7 @@ CHAOS_ROUNDS ?= 20
 CHAOS_MODE   ?= mixed
 chaos:
 	CHAOS_SEED=$(CHAOS_SEED) CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_MODE=$(CHAOS_MODE) \
-		$(GO) test -tags '$(TAGS) chaos' -count=1 -timeout 180m -run '^TestChaos$$' -v ./internal/chaos
+		$(GO) test -tags '$(TAGS) chaos' -count=1 -timeout 180m -run '^TestChaos$$' -v ./internal/testing/chaos
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

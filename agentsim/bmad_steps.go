@@ -31,7 +31,7 @@ func init() {
 // bmadJob is one step the behaviour acts out.
 type bmadJob struct {
 	s       *Sim
-	p       *workflows.Project
+	p       *workflows.Layout
 	step    string
 	key     workflows.StoryKey
 	attempt int

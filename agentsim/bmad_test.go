@@ -19,7 +19,7 @@ import (
 )
 
 // bmadProject is a fresh copy of the embedded sample project.
-func bmadProject(t *testing.T) *workflows.Project {
+func bmadProject(t *testing.T) *workflows.Layout {
 	t.Helper()
 	root := t.TempDir()
 	if err := sample.WriteSample(root); err != nil {
@@ -33,7 +33,7 @@ func bmadProject(t *testing.T) *workflows.Project {
 }
 
 // actStep runs the BMAD behaviour for one step and returns its exit code and output.
-func actStep(t *testing.T, p *workflows.Project, env map[string]string) (int, string) {
+func actStep(t *testing.T, p *workflows.Layout, env map[string]string) (int, string) {
 	t.Helper()
 	full := map[string]string{"PROJECT_ROOT": p.Root, child.EnvAttempt: "1"}
 	for k, v := range env {
@@ -46,7 +46,7 @@ func actStep(t *testing.T, p *workflows.Project, env map[string]string) (int, st
 }
 
 // verified runs the project's own verifier for a step.
-func verified(t *testing.T, p *workflows.Project, step string, key workflows.StoryKey) workflows.Result {
+func verified(t *testing.T, p *workflows.Layout, step string, key workflows.StoryKey) workflows.Result {
 	t.Helper()
 	check, err := p.Verifier(step, key, nil)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/realagent"
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/workflows"

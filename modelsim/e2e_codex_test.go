@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )

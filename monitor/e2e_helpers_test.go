@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"

@@ -11,6 +11,7 @@ import (
 	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
+	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/sessionstate"
 
 	"github.com/story-automator/story-automator/marker"
@@ -37,7 +38,8 @@ type Deps struct {
 	ProcessGone func(pid int) bool
 	// VerifyBound caps one verification (default 2m).
 	VerifyBound time.Duration
-	// NoEvents disables inotify and pidfd wake-ups (tests of the fallback).
+	// NoEvents disables the kernel's wake-ups (internal/wake; tests of the
+	// periodic look alone).
 	NoEvents bool
 	// SelectionWait bounds the wait for a dialog the tool answers to show
 	// the selection made before it is confirmed (default 3s).
@@ -59,10 +61,10 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	if verify.IsContract(v) {
 		m.verifyAtOnce = true
 	}
-	w := newWakeups()
+	w := wake.New()
 	defer w.Close()
 	if !d.NoEvents {
-		_ = w.watchStateFile(d.StateDir, sessionstate.StatePath(d.StateDir, name))
+		_ = watchState(w, d.StateDir, name)
 	}
 	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
 	o.scanner.path = sessionstate.OutputPath(d.StateDir, name)
@@ -70,7 +72,7 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	for {
 		f := o.look(d.Now())
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
-			_ = w.watchProcess(f.State.PanePid)
+			_ = w.Process(f.State.PanePid) // the periodic look sees an exit too
 		}
 		act := m.Next(f)
 		if act.Kind != ActWait {
@@ -124,7 +126,7 @@ func (d Deps) withDefaults() Deps {
 
 // sleepUntil waits for a wake-up, the deadline or one tick, whichever is
 // first; it reports false when ctx ended.
-func sleepUntil(ctx context.Context, wake <-chan struct{}, now, until time.Time, tick time.Duration) bool {
+func sleepUntil(ctx context.Context, wakeup <-chan struct{}, now, until time.Time, tick time.Duration) bool {
 	d := tick
 	if !until.IsZero() && until.Sub(now) < d {
 		d = until.Sub(now)
@@ -137,7 +139,7 @@ func sleepUntil(ctx context.Context, wake <-chan struct{}, now, until time.Time,
 	select {
 	case <-ctx.Done():
 		return false
-	case <-wake:
+	case <-wakeup:
 	case <-t.C:
 	}
 	return true

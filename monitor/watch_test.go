@@ -119,7 +119,7 @@ func TestWatchWakesOnTheStateFileWithoutWaitingForATick(t *testing.T) {
 	}, "working")
 	done := make(chan Result)
 	go func() { done <- Watch(context.Background(), "sa-w", noneVerifier{}, quickOptions(), d) }()
-	// After the first look the loop sleeps: only the inotify event, never
+	// After the first look the loop sleeps: only the kernel's wake-up, never
 	// the hour-long tick, can wake it before the 5 s timeout.
 	<-looked
 	if _, err := sessionstate.StampCompletion(d.StateDir, "sa-w", time.Now(), "done"); err != nil {

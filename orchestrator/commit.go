@@ -95,7 +95,7 @@ func (e *Engine) commitRequest(u *Unit) (req CommitRequest, skip string) {
 		}
 		return req, ""
 	}
-	if info, err := e.Project.Story(u.Key); err == nil {
+	if info, err := e.Backlog.Story(u.Key); err == nil {
 		req.Story = info
 	}
 	return req, ""
@@ -110,7 +110,7 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 	e.treeWritten()
 	defer e.treeWritten()
 	if !req.Retro {
-		if err := e.Project.MarkStoryDone(u.Key); err != nil {
+		if err := e.Backlog.MarkStoryDone(u.Key); err != nil {
 			return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
 		}
 	}
@@ -126,7 +126,7 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 // file in the commit. A failure is logged, never fatal: the commit is what
 // matters.
 func (e *Engine) keepFileList(u *Unit, req *CommitRequest) {
-	k, ok := e.Project.(FileListKeeper)
+	k, ok := e.Backlog.(FileListKeeper)
 	if !ok || req.Retro {
 		return
 	}
@@ -171,7 +171,7 @@ func (e *Engine) markDone(u *Unit) error {
 		return nil
 	}
 	e.treeWritten()
-	return e.Project.MarkStoryDone(u.Key)
+	return e.Backlog.MarkStoryDone(u.Key)
 }
 
 // escalationAction tells the human what to do about an escalated step.

@@ -33,7 +33,7 @@ const (
 // Engine is the run loop: it drives every unit of a State through its steps.
 type Engine struct {
 	Steps   StepRunner
-	Project Project
+	Backlog Backlog
 	Git     Repo
 	// Marker is the run's marker; nil runs without one (dry tests).
 	Marker *marker.Store

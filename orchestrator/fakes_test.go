@@ -16,8 +16,8 @@ import (
 	"github.com/story-automator/story-automator/marker"
 )
 
-// fakeProject is an in-memory BMAD project.
-type fakeProject struct {
+// fakeBacklog is an in-memory BMAD project.
+type fakeBacklog struct {
 	mu      sync.Mutex
 	stories []StoryInfo
 	retro   map[string]bool
@@ -31,10 +31,10 @@ type fakeProject struct {
 	epicErr error
 }
 
-func (p *fakeProject) CheckEpicStory(string) error { return p.epicErr }
+func (p *fakeBacklog) CheckEpicStory(string) error { return p.epicErr }
 
-func newFakeProject(keys ...string) *fakeProject {
-	p := &fakeProject{retro: map[string]bool{}}
+func newFakeBacklog(keys ...string) *fakeBacklog {
+	p := &fakeBacklog{retro: map[string]bool{}}
 	for _, k := range keys {
 		epic, num, _ := strings.Cut(k, "-")
 		p.stories = append(p.stories, StoryInfo{Key: k, Dotted: epic + "." + num, Epic: epic, Title: "Story " + k, Status: "backlog"})
@@ -42,7 +42,7 @@ func newFakeProject(keys ...string) *fakeProject {
 	return p
 }
 
-func (p *fakeProject) set(key string, fn func(*StoryInfo)) {
+func (p *fakeBacklog) set(key string, fn func(*StoryInfo)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range p.stories {
@@ -52,7 +52,7 @@ func (p *fakeProject) set(key string, fn func(*StoryInfo)) {
 	}
 }
 
-func (p *fakeProject) Select(epic, spec string) ([]StoryInfo, error) {
+func (p *fakeBacklog) Select(epic, spec string) ([]StoryInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []StoryInfo
@@ -67,7 +67,7 @@ func (p *fakeProject) Select(epic, spec string) ([]StoryInfo, error) {
 	return out, nil
 }
 
-func (p *fakeProject) Story(key string) (StoryInfo, error) {
+func (p *fakeBacklog) Story(key string) (StoryInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.stories {
@@ -78,7 +78,7 @@ func (p *fakeProject) Story(key string) (StoryInfo, error) {
 	return StoryInfo{}, fmt.Errorf("unknown story %s", key)
 }
 
-func (p *fakeProject) EpicStories(epic string) ([]StoryInfo, error) {
+func (p *fakeBacklog) EpicStories(epic string) ([]StoryInfo, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []StoryInfo
@@ -90,13 +90,13 @@ func (p *fakeProject) EpicStories(epic string) ([]StoryInfo, error) {
 	return out, nil
 }
 
-func (p *fakeProject) RetroDone(epic string) (bool, error) {
+func (p *fakeBacklog) RetroDone(epic string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.retro[epic], nil
 }
 
-func (p *fakeProject) MarkStoryDone(key string) error {
+func (p *fakeBacklog) MarkStoryDone(key string) error {
 	var files []string
 	p.set(key, func(s *StoryInfo) { s.Status, files = StatusDone, s.Files })
 	if p.repo != nil {
@@ -111,14 +111,14 @@ func (p *fakeProject) MarkStoryDone(key string) error {
 	return nil
 }
 
-func (p *fakeProject) StatusFile() string { return p.statusFile }
+func (p *fakeBacklog) StatusFile() string { return p.statusFile }
 
 // StatusForCommit names the unit whose entries the content carries.
-func (p *fakeProject) StatusForCommit(_ []byte, key, _ string, _ bool) ([]byte, error) {
+func (p *fakeBacklog) StatusForCommit(_ []byte, key, _ string, _ bool) ([]byte, error) {
 	return []byte("entries of " + key), nil
 }
 
-func (p *fakeProject) StoryFileOwner(path string) (string, bool) {
+func (p *fakeBacklog) StoryFileOwner(path string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, s := range p.stories {
@@ -129,7 +129,7 @@ func (p *fakeProject) StoryFileOwner(path string) (string, bool) {
 	return "", false
 }
 
-func (p *fakeProject) FileList(key string) []string {
+func (p *fakeBacklog) FileList(key string) []string {
 	s, err := p.Story(key)
 	if err != nil {
 		return nil
@@ -137,7 +137,7 @@ func (p *fakeProject) FileList(key string) []string {
 	return s.FileList
 }
 
-func (p *fakeProject) status(key string) string {
+func (p *fakeBacklog) status(key string) string {
 	s, _ := p.Story(key)
 	return s.Status
 }
@@ -387,7 +387,7 @@ func (c *fakeClock) slept() []time.Duration {
 type harness struct {
 	t       *testing.T
 	root    string
-	project *fakeProject
+	project *fakeBacklog
 	steps   *fakeSteps
 	repo    *fakeRepo
 	clock   *fakeClock
@@ -397,7 +397,7 @@ type harness struct {
 
 func newHarness(t *testing.T, keys ...string) *harness {
 	t.Helper()
-	h := &harness{t: t, root: t.TempDir(), project: newFakeProject(keys...), steps: &fakeSteps{},
+	h := &harness{t: t, root: t.TempDir(), project: newFakeBacklog(keys...), steps: &fakeSteps{},
 		repo: &fakeRepo{}, clock: newFakeClock(), env: map[string]string{}, policy: DefaultPolicy()}
 	return h
 }
@@ -412,7 +412,7 @@ func (h *harness) options() Options {
 }
 
 func (h *harness) deps() Deps {
-	return Deps{Project: h.project, Steps: h.steps, Repo: h.repo, Clock: h.clock, Report: DiscardReporter{}, Log: zerolog.Nop()}
+	return Deps{Backlog: h.project, Steps: h.steps, Repo: h.repo, Clock: h.clock, Report: DiscardReporter{}, Log: zerolog.Nop()}
 }
 
 func (h *harness) run(ctx context.Context, o Options) (*Result, error) {

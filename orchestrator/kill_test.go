@@ -76,7 +76,7 @@ func crashAt(t *testing.T, h *harness, point string) {
 			}
 		}
 	}
-	eng := &Engine{Steps: h.steps, Project: h.project, Git: h.repo, Marker: store, Clock: h.clock, Policy: h.policy,
+	eng := &Engine{Steps: h.steps, Backlog: h.project, Git: h.repo, Marker: store, Clock: h.clock, Policy: h.policy,
 		Save: func(s *State) error {
 			if dead.Load() {
 				return nil

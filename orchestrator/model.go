@@ -65,8 +65,9 @@ type StoryInfo struct {
 	FileList []string `json:"fileList,omitempty"`
 }
 
-// Project is the view of the BMAD files a run needs.
-type Project interface {
+// Backlog is the view of the BMAD files a run needs: the stories it works
+// through and the files that record them.
+type Backlog interface {
 	// Select returns the stories a run over (epic, spec) works on, in key order.
 	Select(epic, spec string) ([]StoryInfo, error)
 	// Story re-reads one story by canonical key.
@@ -92,7 +93,7 @@ type Project interface {
 	FileList(key string) []string
 }
 
-// FileListKeeper is implemented by a Project that keeps a story file's File
+// FileListKeeper is implemented by a Backlog that keeps a story file's File
 // List true to its commit: KeepFileList adds to it the paths (project-relative)
 // it does not name yet, and returns the story file it changed (relative, ""
 // when none) and the paths it added.
@@ -100,7 +101,7 @@ type FileListKeeper interface {
 	KeepFileList(key string, paths []string) (storyFile string, added []string, err error)
 }
 
-// EpicChecker is implemented by a Project that can tell whether the epics
+// EpicChecker is implemented by a Backlog that can tell whether the epics
 // declare a story, which its create step writes from.
 type EpicChecker interface {
 	CheckEpicStory(key string) error

@@ -83,7 +83,7 @@ func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest)
 	}
 	req.Paths = e.commitPaths(u, snap)
 	req.Changed = snap
-	status := e.Project.StatusFile()
+	status := e.Backlog.StatusFile()
 	if _, changed := snap[status]; status == "" || !changed {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest)
 	if !ok {
 		committed = nil
 	}
-	data, err := e.Project.StatusForCommit(committed, u.Key, u.Epic, u.Kind == KindRetro)
+	data, err := e.Backlog.StatusForCommit(committed, u.Key, u.Epic, u.Kind == KindRetro)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (e *Engine) commitContent(ctx context.Context, u *Unit, req *CommitRequest)
 
 // commitPaths lists the changed paths of snap that go into unit u's commit.
 func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
-	o := ownership{self: u.Key, status: e.Project.StatusFile(), claims: map[string][]string{}}
+	o := ownership{self: u.Key, status: e.Backlog.StatusFile(), claims: map[string][]string{}}
 	stories := map[string]bool{}
 	e.mu.Lock()
 	for _, x := range e.state.Units {
@@ -125,14 +125,14 @@ func (e *Engine) commitPaths(u *Unit, snap Snapshot) []string {
 	}
 	e.mu.Unlock()
 	o.storyFile = func(path string) (string, bool) {
-		key, ok := e.Project.StoryFileOwner(path)
+		key, ok := e.Backlog.StoryFileOwner(path)
 		return key, ok && stories[key]
 	}
 	lists := map[string][]string{}
 	o.listedBy = func(key, path string) bool {
 		list, ok := lists[key]
 		if !ok {
-			list = e.Project.FileList(key) // a story the project no longer knows lists nothing
+			list = e.Backlog.FileList(key) // a story the project no longer knows lists nothing
 			lists[key] = list
 		}
 		return slices.Contains(list, path)

@@ -20,7 +20,7 @@ type PlanInput struct {
 // NewPlan selects the run's stories and builds its initial state: one unit
 // per story not yet done, with the steps it needs, and a retrospective unit
 // for every epic the run finishes.
-func NewPlan(p Project, in PlanInput) (*State, error) {
+func NewPlan(p Backlog, in PlanInput) (*State, error) {
 	selected, err := p.Select(in.Config.Epic, in.Config.Stories)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func storyUnit(info StoryInfo, pol Policy) *Unit {
 
 // resolveDependencies keeps the dependencies on stories of the run and drops
 // those already done; any other dependency cannot be met by this run.
-func resolveDependencies(p Project, s *State) error {
+func resolveDependencies(p Backlog, s *State) error {
 	for _, u := range s.Units {
 		var keep []string
 		for _, d := range u.DependsOn {
@@ -94,7 +94,7 @@ func resolveDependencies(p Project, s *State) error {
 
 // addRetros plans a retrospective for every epic of the selection whose
 // stories are all done or part of the run.
-func addRetros(p Project, s *State, selected []StoryInfo, pol Policy) error {
+func addRetros(p Backlog, s *State, selected []StoryInfo, pol Policy) error {
 	if !pol.Step(StepRetro).Enabled {
 		return nil
 	}

@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-func planFor(t *testing.T, p *fakeProject, stories string) (*State, error) {
+func planFor(t *testing.T, p *fakeBacklog, stories string) (*State, error) {
 	t.Helper()
 	return NewPlan(p, PlanInput{RunID: "run-x", ProjectRoot: "/p", Policy: DefaultPolicy(), Now: time.Unix(0, 0),
 		Config: RunConfig{Stories: stories, Agent: "sim", Parallel: 1, MaxCycles: 5}})
 }
 
 func TestPlanSkipsDoneStoriesExistingFilesAndStoriesInReview(t *testing.T) {
-	p := newFakeProject("1-1", "1-2", "1-3")
+	p := newFakeBacklog("1-1", "1-2", "1-3")
 	p.set("1-1", func(s *StoryInfo) { s.Status = StatusDone })
 	p.set("1-2", func(s *StoryInfo) { s.HasFile = true })
 	p.set("1-3", func(s *StoryInfo) { s.HasFile, s.Status = true, "review" })
@@ -35,7 +35,7 @@ func TestPlanSkipsDoneStoriesExistingFilesAndStoriesInReview(t *testing.T) {
 }
 
 func TestPlanAddsARetroOnlyForEpicsTheRunFinishes(t *testing.T) {
-	p := newFakeProject("1-1", "1-2", "2-1", "2-2")
+	p := newFakeBacklog("1-1", "1-2", "2-1", "2-2")
 	p.set("1-1", func(s *StoryInfo) { s.Status = StatusDone })
 	st, err := planFor(t, p, "1-2,2-1")
 	if err != nil {
@@ -55,7 +55,7 @@ func TestPlanAddsARetroOnlyForEpicsTheRunFinishes(t *testing.T) {
 }
 
 func TestPlanRefusesUnmetDependenciesAndCycles(t *testing.T) {
-	p := newFakeProject("1-1", "1-2", "1-3")
+	p := newFakeBacklog("1-1", "1-2", "1-3")
 	p.set("1-3", func(s *StoryInfo) { s.DependsOn = []string{"1-2"} })
 	if _, err := planFor(t, p, "1-3"); !errors.Is(err, ErrDependency) || !strings.Contains(err.Error(), "1.2") {
 		t.Fatalf("unselected dependency: %v", err)
@@ -72,7 +72,7 @@ func TestPlanRefusesUnmetDependenciesAndCycles(t *testing.T) {
 }
 
 func TestWavesGroupStoriesByDependencyDepth(t *testing.T) {
-	p := newFakeProject("1-1", "1-2", "1-3", "1-4")
+	p := newFakeBacklog("1-1", "1-2", "1-3", "1-4")
 	p.retro["1"] = true
 	p.set("1-2", func(s *StoryInfo) { s.DependsOn = []string{"1-1"} })
 	p.set("1-3", func(s *StoryInfo) { s.DependsOn = []string{"1-2"} })
@@ -153,7 +153,7 @@ func TestBackoffIsCapped(t *testing.T) {
 }
 
 func TestStateDocumentRoundTripsAndReadsAsMarkdown(t *testing.T) {
-	p := newFakeProject("1-1", "1-2")
+	p := newFakeBacklog("1-1", "1-2")
 	p.set("1-1", func(s *StoryInfo) { s.Title = "Login | OAuth" })
 	st, err := planFor(t, p, "all")
 	if err != nil {

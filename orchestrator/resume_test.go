@@ -31,7 +31,7 @@ func killedMidRun(t *testing.T, h *harness) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	snapshot := []byte(nil)
-	eng := &Engine{Steps: h.steps, Project: h.project, Git: h.repo, Marker: store, Clock: h.clock, Policy: h.policy,
+	eng := &Engine{Steps: h.steps, Backlog: h.project, Git: h.repo, Marker: store, Clock: h.clock, Policy: h.policy,
 		Save: func(s *State) error {
 			if snapshot == nil && devRunning(s) {
 				// 1.2's dev session exists and has not ended: freeze the file as a kill leaves it.

@@ -36,7 +36,7 @@ type Options struct {
 
 // Deps are a run's collaborators.
 type Deps struct {
-	Project Project
+	Backlog Backlog
 	Steps   StepRunner
 	Repo    Repo
 	// Worktrees, when set, makes the worktrees of a run (by its id) that
@@ -101,7 +101,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		return nil, err
 	}
 	d.sweepSessions(ttl, st)
-	eng := &Engine{Steps: d.Steps, Project: d.Project, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
+	eng := &Engine{Steps: d.Steps, Backlog: d.Backlog, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
 		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d)}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
@@ -234,7 +234,7 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Parallel: 1, StateFile: path, MarkerFile: store.Path,
 		OwnerSession: child.AgentSessionID(o.Getenv)}
 	cfg.Merge(o.RunConfig, o.Policy)
-	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
+	st, err := NewPlan(d.Backlog, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err
 }
 

@@ -16,7 +16,7 @@ import (
 // the abandoned sessions are closed, the BMAD files and session files) and
 // the marker lock (the marker).
 
-// TempSweeper is implemented by a Project or StepRunner that writes files of
+// TempSweeper is implemented by a Backlog or StepRunner that writes files of
 // its own: it removes their temp files a killed writer left behind.
 type TempSweeper interface {
 	SweepTemps() []string
@@ -38,7 +38,7 @@ func sweepRunTemps(ctx context.Context, root string, store *marker.Store) []stri
 
 // sweepTemps removes what the project and the step runner left half-written.
 func (e *Engine) sweepTemps() {
-	for _, x := range []any{e.Project, e.Steps} {
+	for _, x := range []any{e.Backlog, e.Steps} {
 		if s, ok := x.(TempSweeper); ok {
 			for _, p := range s.SweepTemps() {
 				e.Log.Debug().Str("path", p).Msg("removed a temp file left by a killed write")

@@ -71,13 +71,13 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 // createStep skips create when the story file already exists (written by
 // hand, or by an attempt whose verification the orchestrator did not live to see).
 func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
-	info, err := e.Project.Story(u.Key)
+	info, err := e.Backlog.Story(u.Key)
 	if err == nil && info.HasFile {
 		e.skip(u, st, "the story file exists")
 		return stepOK
 	}
 	// create writes the story from the epics: without them no agent can.
-	if c, ok := e.Project.(EpicChecker); ok && u.Kind != KindRetro {
+	if c, ok := e.Backlog.(EpicChecker); ok && u.Kind != KindRetro {
 		if err := c.CheckEpicStory(u.Key); err != nil {
 			b, isBlocker := AsBlocker(err)
 			if !isBlocker {

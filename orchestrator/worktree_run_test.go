@@ -33,7 +33,7 @@ func worktreeRun(t *testing.T) (*orchestrator.Harness, orchestrator.Deps) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (bmad.Project{P: p}).MarkStoryDone("1-1"); err != nil {
+	if err := (bmad.Files{P: p}).MarkStoryDone("1-1"); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Write(t, filepath.Join(root, "shared.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
@@ -41,8 +41,8 @@ func worktreeRun(t *testing.T) (*orchestrator.Harness, orchestrator.Deps) {
 	gittest.Git(t, root, "commit", "-q", "-m", "planned")
 	d := h.Deps()
 	repo := &gitvcs.Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}}
-	project := bmad.Project{P: p}
-	d.Project, d.Repo, d.Worktrees = project, repo, wire.Worktrees(repo, project)
+	project := bmad.Files{P: p}
+	d.Backlog, d.Repo, d.Worktrees = project, repo, wire.Worktrees(repo, project)
 	return h, d
 }
 

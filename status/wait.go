@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/dirwatch"
+	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 )
@@ -45,11 +45,11 @@ const waitBackstop = 5 * time.Second
 func WaitRun(ctx context.Context, root string, getenv func(string) string, returnAfter time.Duration) (WaitResult, error) {
 	start := time.Now()
 	store := marker.NewStore(root, getenv)
-	w, err := dirwatch.Watch(orchestrator.RunsDir(root), filepath.Dir(store.Path))
-	if err != nil {
-		return WaitResult{}, fmt.Errorf("watch the run: %w", err)
-	}
+	w := wake.New()
 	defer w.Close()
+	for _, dir := range []string{orchestrator.RunsDir(root), filepath.Dir(store.Path)} {
+		_ = w.Dir(dir) // a missing one is skipped: the backstop still looks
+	}
 	var deadline <-chan time.Time
 	if returnAfter > 0 {
 		t := time.NewTimer(returnAfter)

@@ -12,7 +12,7 @@ import (
 
 // benchProject writes a BMAD project of epics×stories stories, every story with
 // a story file, and returns it opened.
-func benchProject(b *testing.B, epics, stories int) *Project {
+func benchProject(b *testing.B, epics, stories int) *Layout {
 	b.Helper()
 	root := b.TempDir()
 	var sprint, epicsMD strings.Builder

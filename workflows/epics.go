@@ -45,7 +45,7 @@ var (
 // EpicFiles lists the files epics are read from, in reading order: in the
 // artifacts directory and then each planning directory, epics.md, then
 // epic-*.md, then epics/*.md (names holding "retro" are skipped).
-func (p *Project) EpicFiles() ([]string, error) {
+func (p *Layout) EpicFiles() ([]string, error) {
 	var files []string
 	for _, dir := range append([]string{p.ArtifactsDir}, p.PlanningDirs...) {
 		for _, pattern := range []string{"epics.md", "epic-*.md", filepath.Join("epics", "*.md")} {
@@ -67,14 +67,14 @@ func (p *Project) EpicFiles() ([]string, error) {
 // Epics reads every epic file and merges them: an epic declared in several
 // files keeps its first title, and a story its first declaration. Epics and
 // their stories come out in key order.
-func (p *Project) Epics() ([]Epic, error) {
+func (p *Layout) Epics() ([]Epic, error) {
 	epics, _, err := p.epics()
 	return slices.Clone(epics), err
 }
 
 // epics reads the epic files and returns their epics (shared with the
 // cache: not to be changed) and the generation of their parse.
-func (p *Project) epics() ([]Epic, int, error) {
+func (p *Layout) epics() ([]Epic, int, error) {
 	paths, err := p.EpicFiles()
 	if err != nil {
 		return nil, 0, err

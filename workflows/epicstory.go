@@ -10,7 +10,7 @@ import (
 // writes from them (create): ErrEpicsNotFound naming where epics were looked
 // for when there are none, ErrStoryNotInEpics naming the files read when
 // none declares the story.
-func (p *Project) EpicStory(k StoryKey) (EpicStory, error) {
+func (p *Layout) EpicStory(k StoryKey) (EpicStory, error) {
 	files, err := p.EpicFiles()
 	if err != nil {
 		return EpicStory{}, err

@@ -17,7 +17,7 @@ func copyProject(t *testing.T) string {
 }
 
 // openProject opens a fresh copy of testdata/project.
-func openProject(t *testing.T) *Project {
+func openProject(t *testing.T) *Layout {
 	t.Helper()
 	p, err := Open(copyProject(t))
 	if err != nil {

@@ -23,7 +23,7 @@ const (
 	StateDir = ".story-automator"
 )
 
-// How Project.ArtifactsDir was found.
+// How Layout.ArtifactsDir was found.
 const (
 	SourceConfig  = "config"
 	SourceDefault = "default"
@@ -34,8 +34,8 @@ const (
 // directory and the artifacts directory.
 var defaultPlanningDirs = []string{"_bmad-output/planning-artifacts", "docs/bmad/planning-artifacts", "docs"}
 
-// Project is a BMAD project on disk: its root and where its artifacts live.
-type Project struct {
+// Layout is a BMAD project on disk: its root and where its artifacts live.
+type Layout struct {
 	// Root is the absolute project root.
 	Root string
 	// ArtifactsDir holds sprint-status.yaml and the story files.
@@ -54,12 +54,12 @@ type Project struct {
 // project), else _bmad-output/implementation-artifacts, else
 // docs/bmad/implementation-artifacts. A configured directory need not exist yet;
 // without a config one of the two defaults must.
-func Open(root string) (*Project, error) {
+func Open(root string) (*Layout, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("project root %s: %w", root, err)
 	}
-	p := &Project{Root: abs, cache: newParseCache()}
+	p := &Layout{Root: abs, cache: newParseCache()}
 	cfg, err := readBMADConfig(abs)
 	if err != nil {
 		return nil, err
@@ -96,12 +96,12 @@ func Open(root string) (*Project, error) {
 }
 
 // SprintStatusPath is <artifacts>/sprint-status.yaml.
-func (p *Project) SprintStatusPath() string {
+func (p *Layout) SprintStatusPath() string {
 	return filepath.Join(p.ArtifactsDir, SprintStatusFile)
 }
 
 // Rel returns path relative to the project root when it lies inside it.
-func (p *Project) Rel(path string) string {
+func (p *Layout) Rel(path string) string {
 	if rel, err := filepath.Rel(p.Root, path); err == nil && !escapes(rel) {
 		return rel
 	}

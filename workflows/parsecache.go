@@ -39,12 +39,12 @@ type cachedFile struct {
 	data []byte
 }
 
-// newParseCache is set by Open; a Project made by hand parses every time.
+// newParseCache is set by Open; a Layout made by hand parses every time.
 func newParseCache() *parseCache { return &parseCache{sprintGen: 1, epicsGen: 1} }
 
 // sprintView reads sprint-status.yaml for reading only: the result is
 // shared, never to be changed (ReadSprintStatus returns one to edit).
-func (p *Project) sprintView() (*SprintStatus, int, error) {
+func (p *Layout) sprintView() (*SprintStatus, int, error) {
 	if p.cache == nil {
 		ss, err := p.ReadSprintStatus()
 		return ss, 0, err
@@ -70,7 +70,7 @@ func (p *Project) sprintView() (*SprintStatus, int, error) {
 
 // cachedEpics returns the epics parsed from files (read just now), and the
 // generation of that parse; ok is false without a cache.
-func (p *Project) cachedEpics(files []cachedFile) (epics []Epic, gen int, ok bool) {
+func (p *Layout) cachedEpics(files []cachedFile) (epics []Epic, gen int, ok bool) {
 	if p.cache == nil {
 		return nil, 0, false
 	}
@@ -89,7 +89,7 @@ func (p *Project) cachedEpics(files []cachedFile) (epics []Epic, gen int, ok boo
 
 // cachedStories returns the stories made from the given generations of
 // sprint status and epics, making them with build when they changed.
-func (p *Project) cachedStories(sprintGen, epicsGen int, build func() ([]Story, error)) ([]Story, error) {
+func (p *Layout) cachedStories(sprintGen, epicsGen int, build func() ([]Story, error)) ([]Story, error) {
 	if p.cache == nil || sprintGen == 0 || epicsGen == 0 {
 		return build()
 	}

@@ -53,7 +53,7 @@ type PromptData struct {
 // Prompt renders the prompt of step for a story (for StepRetro, key names
 // the epic or any of its stories): the project's
 // .story-automator/prompts/<step>.md when it exists, else the built-in one.
-func (p *Project) Prompt(step string, key StoryKey, pol *Policy, vars PromptVars) (string, error) {
+func (p *Layout) Prompt(step string, key StoryKey, pol *Policy, vars PromptVars) (string, error) {
 	if pol == nil {
 		var err error
 		if pol, err = LoadPolicy(p.Root); err != nil {
@@ -75,7 +75,7 @@ func (p *Project) Prompt(step string, key StoryKey, pol *Policy, vars PromptVars
 }
 
 // promptTemplate returns the override file's name and text, or the built-in's.
-func (p *Project) promptTemplate(step string) (string, string, error) {
+func (p *Layout) promptTemplate(step string) (string, string, error) {
 	rel := filepath.Join(PromptDir, step+".md")
 	data, err := os.ReadFile(filepath.Join(p.Root, rel))
 	if err == nil {
@@ -104,7 +104,7 @@ func renderPrompt(name, text string, data PromptData) (string, error) {
 	return strings.TrimSpace(b.String()) + "\n", nil
 }
 
-func (p *Project) promptData(step string, key StoryKey, pol *Policy, vars PromptVars) (PromptData, error) {
+func (p *Layout) promptData(step string, key StoryKey, pol *Policy, vars PromptVars) (PromptData, error) {
 	cmd, _ := pol.CommandFor(pol.Steps[step])
 	d := PromptData{
 		Step: step, Epic: key.Epic, Story: key.Dotted(), Key: key.String(), FullKey: key.String(),
@@ -137,7 +137,7 @@ func (p *Project) promptData(step string, key StoryKey, pol *Policy, vars Prompt
 	return p.storyPromptData(d, key, epics)
 }
 
-func (p *Project) storyPromptData(d PromptData, key StoryKey, epics []Epic) (PromptData, error) {
+func (p *Layout) storyPromptData(d PromptData, key StoryKey, epics []Epic) (PromptData, error) {
 	if key.IsEpic() {
 		return d, fmt.Errorf("%w: step %s needs a story, got epic %s", ErrInvalidKey, d.Step, key.Epic)
 	}
@@ -163,7 +163,7 @@ func (p *Project) storyPromptData(d PromptData, key StoryKey, epics []Epic) (Pro
 // ReviewNotes returns the open review items of a story: the unchecked "- [ ]"
 // lines under its story file's "Review Follow-ups" heading, or "" when there
 // are none or no single story file.
-func (p *Project) ReviewNotes(key StoryKey) (string, error) {
+func (p *Layout) ReviewNotes(key StoryKey) (string, error) {
 	files, err := p.StoryFiles(key)
 	if err != nil || len(files) != 1 {
 		return "", err

@@ -199,7 +199,7 @@ func TestConcurrentStatusUpdatesLoseNothing(t *testing.T) {
 	errs := make(chan error, len(keys))
 	for _, k := range keys {
 		go func() {
-			// A Project per goroutine, as separate processes would have.
+			// A Layout per goroutine, as separate processes would have.
 			q, err := Open(p.Root)
 			if err == nil {
 				err = q.UpdateSprintStatus(func(s *SprintStatus) error { return s.SetStory(k, "s", StatusInProgress) })

@@ -18,7 +18,7 @@ const sprintLockWait = 10 * time.Second
 
 // ReadSprintStatus reads <artifacts>/sprint-status.yaml (ErrSprintNotFound
 // when it does not exist).
-func (p *Project) ReadSprintStatus() (*SprintStatus, error) {
+func (p *Layout) ReadSprintStatus() (*SprintStatus, error) {
 	path := p.SprintStatusPath()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -33,7 +33,7 @@ func (p *Project) ReadSprintStatus() (*SprintStatus, error) {
 // UpdateSprintStatus runs fn on the current sprint status under an exclusive
 // lock (<root>/.story-automator/sprint-status.lock, shared by every
 // story-automator process) and writes the result atomically when it changed.
-func (p *Project) UpdateSprintStatus(fn func(*SprintStatus) error) error {
+func (p *Layout) UpdateSprintStatus(fn func(*SprintStatus) error) error {
 	unlock, err := p.lockSprint()
 	if err != nil {
 		return err
@@ -75,7 +75,7 @@ func (p *Project) UpdateSprintStatus(fn func(*SprintStatus) error) error {
 // sprintRetries bounds how often an update starts over because the file changed.
 const sprintRetries = 5
 
-func (p *Project) lockSprint() (func(), error) {
+func (p *Layout) lockSprint() (func(), error) {
 	dir := filepath.Join(p.Root, StateDir)
 	if err := atomicfile.EnsureDir(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sprint-status lock: %w", err)
@@ -110,7 +110,7 @@ func (s StoryStatus) Is(statuses ...string) bool {
 
 // StoryStatus reads a story's status from sprint-status.yaml and from its
 // story file; a missing sprint-status file or story file leaves that part "".
-func (p *Project) StoryStatus(k StoryKey) (StoryStatus, error) {
+func (p *Layout) StoryStatus(k StoryKey) (StoryStatus, error) {
 	all, err := p.storyStatuses([]StoryKey{k})
 	if err != nil {
 		return StoryStatus{}, err
@@ -120,7 +120,7 @@ func (p *Project) StoryStatus(k StoryKey) (StoryStatus, error) {
 
 // storyStatuses reads the status of several stories, reading sprint-status.yaml
 // and listing the story files once.
-func (p *Project) storyStatuses(keys []StoryKey) ([]StoryStatus, error) {
+func (p *Layout) storyStatuses(keys []StoryKey) ([]StoryStatus, error) {
 	ss, _, err := p.sprintView()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return nil, err
@@ -152,7 +152,7 @@ func (p *Project) storyStatuses(keys []StoryKey) ([]StoryStatus, error) {
 // SetStoryStatus sets a story's status in sprint-status.yaml (adding its entry
 // when missing) and in its story file when it has exactly one. It fails when
 // the story has neither, or several story files.
-func (p *Project) SetStoryStatus(k StoryKey, status string) error {
+func (p *Layout) SetStoryStatus(k StoryKey, status string) error {
 	if err := validStatus(status); err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (p *Project) SetStoryStatus(k StoryKey, status string) error {
 
 // slugOf finds a story's slug: from its story file name, else from its title
 // in the epics.
-func (p *Project) slugOf(k StoryKey, files []string) string {
+func (p *Layout) slugOf(k StoryKey, files []string) string {
 	if len(files) == 1 {
 		if _, slug, err := splitStoryKey(filepath.Base(files[0])); err == nil && slug != "" {
 			return slug

@@ -34,7 +34,7 @@ func (s Story) FullKey() string {
 
 // Stories returns every story declared in sprint-status.yaml or the epics, in
 // key order. Either source may be missing, not both.
-func (p *Project) Stories() ([]Story, error) {
+func (p *Layout) Stories() ([]Story, error) {
 	ss, sprintGen, err := p.sprintView()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return nil, err
@@ -48,7 +48,7 @@ func (p *Project) Stories() ([]Story, error) {
 
 // mergeStories makes the story list from the sprint status (nil when there
 // is none) and the epics; it reads nothing.
-func (p *Project) mergeStories(ss *SprintStatus, epics []Epic) ([]Story, error) {
+func (p *Layout) mergeStories(ss *SprintStatus, epics []Epic) ([]Story, error) {
 	var out []Story
 	at := map[StoryKey]int{}
 	if ss != nil {
@@ -82,7 +82,7 @@ func (p *Project) mergeStories(ss *SprintStatus, epics []Epic) ([]Story, error) 
 
 // Story returns one story; one that only a story file knows is found too.
 // An unknown story is ErrStoryNotFound.
-func (p *Project) Story(k StoryKey) (Story, error) {
+func (p *Layout) Story(k StoryKey) (Story, error) {
 	all, err := p.Stories()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return Story{}, err

@@ -25,7 +25,7 @@ var statusHeading = lazyre.New(`(?i)^#{1,4}\s*status\s*$`)
 // StoryFiles returns every story file of k, sorted: the *.md files in the
 // artifacts directory (or its stories/ subdirectory) whose name is a story key
 // equal to k, such as 1-2-user-login.md.
-func (p *Project) StoryFiles(k StoryKey) ([]string, error) {
+func (p *Layout) StoryFiles(k StoryKey) ([]string, error) {
 	index, err := p.storyFileIndex()
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (p *Project) StoryFiles(k StoryKey) ([]string, error) {
 }
 
 // storyFileIndex lists every story file once, by story key, each list sorted.
-func (p *Project) storyFileIndex() (map[StoryKey][]string, error) {
+func (p *Layout) storyFileIndex() (map[StoryKey][]string, error) {
 	index := map[StoryKey][]string{}
 	for _, dir := range []string{p.ArtifactsDir, filepath.Join(p.ArtifactsDir, "stories")} {
 		ents, err := os.ReadDir(dir)
@@ -62,7 +62,7 @@ func (p *Project) storyFileIndex() (map[StoryKey][]string, error) {
 
 // StoryFile returns the one story file of k: ErrStoryFileNotFound when there is
 // none, an error naming them when there are several.
-func (p *Project) StoryFile(k StoryKey) (string, error) {
+func (p *Layout) StoryFile(k StoryKey) (string, error) {
 	files, err := p.StoryFiles(k)
 	if err != nil {
 		return "", err
@@ -76,7 +76,7 @@ func (p *Project) StoryFile(k StoryKey) (string, error) {
 	return "", fmt.Errorf("story %s has %d story files: %s", k.Dotted(), len(files), strings.Join(p.rels(files), ", "))
 }
 
-func (p *Project) rels(paths []string) []string {
+func (p *Layout) rels(paths []string) []string {
 	out := make([]string, len(paths))
 	for i, f := range paths {
 		out[i] = p.Rel(f)

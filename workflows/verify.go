@@ -45,7 +45,7 @@ type Result = verify.Verdict
 // key may name the epic or any of its stories). An unknown step, an unknown
 // story or epic, or an epic key for a story step is a contract error
 // (errors.Is(err, ErrContract)). pol nil means the project's policy.
-func (p *Project) Verifier(step string, key StoryKey, pol *Policy) (Check, error) {
+func (p *Layout) Verifier(step string, key StoryKey, pol *Policy) (Check, error) {
 	if pol == nil {
 		var err error
 		if pol, err = LoadPolicy(p.Root); err != nil {
@@ -70,7 +70,7 @@ func (p *Project) Verifier(step string, key StoryKey, pol *Policy) (Check, error
 }
 
 // checkTarget makes sure the story (or, for retro, the epic) exists.
-func (p *Project) checkTarget(step string, key StoryKey) error {
+func (p *Layout) checkTarget(step string, key StoryKey) error {
 	if step == StepRetro {
 		stories, err := p.epicStories(key.Epic)
 		if err != nil {
@@ -93,7 +93,7 @@ func (p *Project) checkTarget(step string, key StoryKey) error {
 	return nil
 }
 
-func (p *Project) epicStories(epic string) ([]Story, error) {
+func (p *Layout) epicStories(epic string) ([]Story, error) {
 	all, err := p.Stories()
 	if err != nil && !errors.Is(err, ErrSprintNotFound) {
 		return nil, err
@@ -101,7 +101,7 @@ func (p *Project) epicStories(epic string) ([]Story, error) {
 	return filter(all, func(s Story) bool { return s.Key.Epic == epic }), nil
 }
 
-func (p *Project) namedCheck(name, step string, key StoryKey, pol *Policy, s *Step) Check {
+func (p *Layout) namedCheck(name, step string, key StoryKey, pol *Policy, s *Step) Check {
 	switch name {
 	case VerifyCreateStoryArtifact:
 		return checkFunc{name, func(context.Context) Result { return p.verifyStoryFile(key) }}
@@ -160,7 +160,7 @@ func (a allOf) Verify(ctx context.Context) Result {
 	return Result{Verified: true, Detail: strings.Join(details, "; ")}
 }
 
-func (p *Project) verifyStoryFile(key StoryKey) Result {
+func (p *Layout) verifyStoryFile(key StoryKey) Result {
 	files, err := p.StoryFiles(key)
 	if err != nil {
 		return Result{Detail: err.Error()}
@@ -178,7 +178,7 @@ func (p *Project) verifyStoryFile(key StoryKey) Result {
 	return Result{Detail: fmt.Sprintf("%d story files for %s, want exactly one: %s", len(files), key.Dotted(), strings.Join(p.rels(files), ", "))}
 }
 
-func (p *Project) verifyStatus(key StoryKey, want ...string) Result {
+func (p *Layout) verifyStatus(key StoryKey, want ...string) Result {
 	st, err := p.StoryStatus(key)
 	if err != nil {
 		return Result{Detail: err.Error()}
@@ -193,7 +193,7 @@ func (p *Project) verifyStatus(key StoryKey, want ...string) Result {
 		key.Dotted(), strings.Join(want, " or "), orNone(st.Sprint), orNone(st.File))}
 }
 
-func (p *Project) verifyEpic(epic string) Result {
+func (p *Layout) verifyEpic(epic string) Result {
 	stories, err := p.epicStories(epic)
 	if err != nil {
 		return Result{Detail: err.Error()}

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func mustVerifier(t *testing.T, p *Project, step string, key StoryKey, pol *Policy) Check {
+func mustVerifier(t *testing.T, p *Layout, step string, key StoryKey, pol *Policy) Check {
 	t.Helper()
 	c, err := p.Verifier(step, key, pol)
 	if err != nil {

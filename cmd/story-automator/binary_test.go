@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 )
 
 // builtBinary returns the path of the binary, built once for all end-to-end tests.

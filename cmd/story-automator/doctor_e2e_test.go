@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 )
 
 type doctorReport struct {

@@ -26,14 +26,14 @@ func loopCommand() *cli.Command {
 					&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file (- = stdin) instead of PROMPT"}),
 				Action: loopStart,
 			},
-			{Name: "status", Usage: "print the loop", Action: loopAction(func(c *cli.Context, p *loop.Project) (loop.Result, error) {
+			{Name: "status", Usage: "print the loop", Action: loopAction(func(c *cli.Context, p *loop.Controller) (loop.Result, error) {
 				return p.Status()
 			})},
 			{
 				Name:  "pause",
 				Usage: "pause the loop: the Stop hook lets every stop through until resume",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the loop is paused (shown by loop status)"}},
-				Action: loopAction(func(c *cli.Context, p *loop.Project) (loop.Result, error) {
+				Action: loopAction(func(c *cli.Context, p *loop.Controller) (loop.Result, error) {
 					return p.Pause(c.Context, c.String("reason"))
 				}),
 			},
@@ -41,11 +41,11 @@ func loopCommand() *cli.Command {
 				Name:  "resume",
 				Usage: "resume a paused loop (counters reset)",
 				Flags: []cli.Flag{&cli.IntFlag{Name: "max-iterations", Usage: fmt.Sprintf("raise or lower the iteration limit (1..%d)", marker.MaxIterationsCeiling)}},
-				Action: loopAction(func(c *cli.Context, p *loop.Project) (loop.Result, error) {
+				Action: loopAction(func(c *cli.Context, p *loop.Controller) (loop.Result, error) {
 					return p.Resume(c.Context, c.Int("max-iterations"), c.IsSet("max-iterations"))
 				}),
 			},
-			{Name: "cancel", Usage: "end the loop and remove its marker", Action: loopAction(func(c *cli.Context, p *loop.Project) (loop.Result, error) {
+			{Name: "cancel", Usage: "end the loop and remove its marker", Action: loopAction(func(c *cli.Context, p *loop.Controller) (loop.Result, error) {
 				return p.Cancel(c.Context)
 			})},
 			loopImportCommand(),
@@ -80,15 +80,15 @@ func loopShape(c *cli.Context) loop.Shape {
 	}
 }
 
-func loopProject(c *cli.Context) *loop.Project {
+func loopController(c *cli.Context) *loop.Controller {
 	e := envOf(c)
-	return &loop.Project{Store: markerStore(c), Root: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now}
+	return &loop.Controller{Store: markerStore(c), Root: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now}
 }
 
 // loopAction wires a subcommand that takes no arguments to one loop call.
-func loopAction(call func(c *cli.Context, p *loop.Project) (loop.Result, error)) cli.ActionFunc {
+func loopAction(call func(c *cli.Context, p *loop.Controller) (loop.Result, error)) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		return printLoop(c)(call(c, loopProject(c)))
+		return printLoop(c)(call(c, loopController(c)))
 	}
 }
 
@@ -107,5 +107,5 @@ func loopStart(c *cli.Context) error {
 	if err != nil {
 		return printLoop(c)(nil, err)
 	}
-	return printLoop(c)(loopProject(c).Start(c.Context, prompt, loopShape(c)))
+	return printLoop(c)(loopController(c).Start(c.Context, prompt, loopShape(c)))
 }

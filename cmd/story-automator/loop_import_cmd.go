@@ -23,5 +23,5 @@ func loopImport(c *cli.Context) error {
 	if c.NArg() != 1 {
 		return coded.Usage("loop import needs exactly one FILE")
 	}
-	return printLoop(c)(loopProject(c).Import(c.Context, c.Args().First(), loopShape(c), c.Bool("keep-source")))
+	return printLoop(c)(loopController(c).Import(c.Context, c.Args().First(), loopShape(c), c.Bool("keep-source")))
 }

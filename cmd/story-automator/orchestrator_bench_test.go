@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 )
 
 // BenchmarkOrchestratingSessionTurns measures what the orchestrating Claude

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"

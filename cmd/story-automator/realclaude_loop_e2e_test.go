@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/realagent"
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"

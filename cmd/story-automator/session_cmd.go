@@ -46,8 +46,8 @@ func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
 func sessionStateDir(e *runtimeEnv) string { return sessionstate.Dir(e.ProjectRoot, e.Getenv) }
 
 // projectSessions is this project's child sessions on the configured server.
-func projectSessions(e *runtimeEnv) child.Project {
-	return child.Project{Tmux: sessionTmux(e), Root: e.ProjectRoot, Dir: sessionStateDir(e)}
+func projectSessions(e *runtimeEnv) child.Sessions {
+	return child.Sessions{Tmux: sessionTmux(e), Root: e.ProjectRoot, Dir: sessionStateDir(e)}
 }
 
 // sessionName reads and checks the NAME argument.

@@ -13,7 +13,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 )
 
 // runOnTerminal runs a command in-process as if stdout were a person's terminal.

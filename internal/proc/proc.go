@@ -25,7 +25,8 @@ func Alive(pid int) bool {
 	if readErr != nil {
 		// EPERM from kill means the process exists; /proc may hide another
 		// user's processes (hidepid), so a failed read then proves nothing.
-		return err != nil || !errors.Is(readErr, os.ErrNotExist)
+		// A process reaped between the two looks reads as ESRCH.
+		return err != nil || !(errors.Is(readErr, os.ErrNotExist) || errors.Is(readErr, syscall.ESRCH))
 	}
 	// The state letter follows the command name, which ends at the last ')'.
 	i := bytes.LastIndexByte(b, ')')

@@ -17,9 +17,10 @@ import (
 	"github.com/story-automator/story-automator/workflows"
 )
 
-// Project is the orchestrator.Project view of a BMAD project on disk.
-type Project struct {
-	P *workflows.Project
+// Files is the orchestrator.Backlog read from and written to a BMAD
+// project's files on disk.
+type Files struct {
+	P *workflows.Layout
 	// beforeEpicSync, when set, runs between reading an epic's stories and
 	// updating the epic's entry (tests use it to race a parallel story).
 	beforeEpicSync func()
@@ -28,21 +29,21 @@ type Project struct {
 // The run loop finds the optional capabilities by type assertion; these
 // make a renamed method a compile error instead of a capability switched off.
 var (
-	_ orchestrator.Project        = Project{}
-	_ orchestrator.FileListKeeper = Project{}
-	_ orchestrator.EpicChecker    = Project{}
-	_ orchestrator.TempSweeper    = Project{}
+	_ orchestrator.Backlog        = Files{}
+	_ orchestrator.FileListKeeper = Files{}
+	_ orchestrator.EpicChecker    = Files{}
+	_ orchestrator.TempSweeper    = Files{}
 )
 
 // StatusFile is sprint-status.yaml relative to the project root.
-func (b Project) StatusFile() string {
+func (b Files) StatusFile() string {
 	return b.rel(b.P.SprintStatusPath())
 }
 
 // StatusForCommit copies the unit's entry (the story's, or the epic's
 // retrospective's) and the epic's entry from the work tree's sprint-status.yaml
 // into committed; without a committed version the whole file is the unit's.
-func (b Project) StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error) {
+func (b Files) StatusForCommit(committed []byte, key, epic string, retro bool) ([]byte, error) {
 	now, err := b.P.ReadSprintStatus()
 	if err != nil {
 		return nil, err
@@ -78,12 +79,12 @@ func (b Project) StatusForCommit(committed []byte, key, epic string, retro bool)
 }
 
 // rel is a path relative to the project root, slash-separated.
-func (b Project) rel(path string) string {
+func (b Files) rel(path string) string {
 	return filepath.ToSlash(b.P.Rel(path))
 }
 
 // Select picks the run's stories with workflows.SelectStories.
-func (b Project) Select(epic, spec string) ([]orchestrator.StoryInfo, error) {
+func (b Files) Select(epic, spec string) ([]orchestrator.StoryInfo, error) {
 	all, err := b.P.Stories()
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (b Project) Select(epic, spec string) ([]orchestrator.StoryInfo, error) {
 }
 
 // Story re-reads one story by canonical key.
-func (b Project) Story(key string) (orchestrator.StoryInfo, error) {
+func (b Files) Story(key string) (orchestrator.StoryInfo, error) {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return orchestrator.StoryInfo{}, err
@@ -120,7 +121,7 @@ func (b Project) Story(key string) (orchestrator.StoryInfo, error) {
 }
 
 // EpicStories lists every story of an epic.
-func (b Project) EpicStories(epic string) ([]orchestrator.StoryInfo, error) {
+func (b Files) EpicStories(epic string) ([]orchestrator.StoryInfo, error) {
 	all, err := b.P.Stories()
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func (b Project) EpicStories(epic string) ([]orchestrator.StoryInfo, error) {
 }
 
 // RetroDone reports whether sprint-status.yaml has the epic's retrospective done.
-func (b Project) RetroDone(epic string) (bool, error) {
+func (b Files) RetroDone(epic string) (bool, error) {
 	ss, err := b.P.ReadSprintStatus()
 	if errors.Is(err, workflows.ErrSprintNotFound) {
 		return false, nil
@@ -159,7 +160,7 @@ func (b Project) RetroDone(epic string) (bool, error) {
 // MarkStoryDone sets the story done in sprint-status.yaml and its story file,
 // and moves the epic's own entry along: in-progress while some of its stories
 // are not done, done once all are.
-func (b Project) MarkStoryDone(key string) error {
+func (b Files) MarkStoryDone(key string) error {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return err
@@ -176,7 +177,7 @@ func (b Project) MarkStoryDone(key string) error {
 // The epic is in progress as soon as one story is not done, so the story
 // files are read only until one is found: a commit costs the same with 200
 // stories as with 10.
-func (b Project) syncEpicStatus(epic string) error {
+func (b Files) syncEpicStatus(epic string) error {
 	all, err := b.P.Stories()
 	if err != nil && !errors.Is(err, workflows.ErrSprintNotFound) {
 		return err
@@ -223,7 +224,7 @@ func (b Project) syncEpicStatus(epic string) error {
 
 // info combines what sprint-status.yaml, the story file and the epics say.
 // A story either source calls done is done; one either calls review is in review.
-func (b Project) info(s workflows.Story) (orchestrator.StoryInfo, error) {
+func (b Files) info(s workflows.Story) (orchestrator.StoryInfo, error) {
 	st, err := b.P.StoryStatus(s.Key)
 	if err != nil {
 		return orchestrator.StoryInfo{}, fmt.Errorf("status of story %s: %w", s.Key.Dotted(), err)
@@ -290,7 +291,7 @@ func fileList(storyFile string) []string {
 
 // CheckEpicStory fails with a Blocker (epics_not_found, story_not_in_epics)
 // when the epics are missing or do not declare the story.
-func (b Project) CheckEpicStory(key string) error {
+func (b Files) CheckEpicStory(key string) error {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return err
@@ -307,8 +308,8 @@ func (b Project) CheckEpicStory(key string) error {
 // StoryFileOwner tells from its path alone whether path (project-relative,
 // slash-separated) is a story file, and whose: a *.md file in the artifacts
 // directory or its stories/ subdirectory named by a story key, as
-// workflows.Project.StoryFiles finds them.
-func (b Project) StoryFileOwner(rel string) (string, bool) {
+// workflows.Layout.StoryFiles finds them.
+func (b Files) StoryFileOwner(rel string) (string, bool) {
 	abs := filepath.Join(b.P.Root, filepath.FromSlash(rel))
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
@@ -325,7 +326,7 @@ func (b Project) StoryFileOwner(rel string) (string, bool) {
 // KeepFileList adds to the story file's File List the paths of its commit
 // it does not name yet (never the story file itself or sprint-status.yaml).
 // A story with no story file, or several, is left alone.
-func (b Project) KeepFileList(key string, paths []string) (string, []string, error) {
+func (b Files) KeepFileList(key string, paths []string) (string, []string, error) {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return "", nil, err
@@ -356,7 +357,7 @@ func (b Project) KeepFileList(key string, paths []string) (string, []string, err
 }
 
 // FileList reads the File List of the story's story files.
-func (b Project) FileList(key string) []string {
+func (b Files) FileList(key string) []string {
 	k, err := workflows.ParseStoryKey(key)
 	if err != nil {
 		return nil
@@ -376,7 +377,7 @@ func (b Project) FileList(key string) []string {
 var storyFileName = lazyre.New(`^[A-Za-z0-9_]+-\d+-[A-Za-z0-9_.-]+\.md$`)
 
 // SweepTemps removes the temps of sprint-status.yaml and the story files.
-func (b Project) SweepTemps() []string {
+func (b Files) SweepTemps() []string {
 	return atomicfile.SweepTemps(b.P.ArtifactsDir, func(t string) bool {
 		return t == "sprint-status.yaml" || storyFileName().MatchString(t)
 	})

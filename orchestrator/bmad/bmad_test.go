@@ -12,7 +12,7 @@ import (
 )
 
 // sampleProject opens a fresh copy of the embedded sample BMAD project.
-func sampleProject(t *testing.T) *workflows.Project {
+func sampleProject(t *testing.T) *workflows.Layout {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "p")
 	if err := sample.WriteSample(dir); err != nil {
@@ -27,7 +27,7 @@ func sampleProject(t *testing.T) *workflows.Project {
 
 func TestMarkStoryDoneMovesTheEpicAlong(t *testing.T) {
 	p := sampleProject(t)
-	b := Project{P: p}
+	b := Files{P: p}
 	epicStatus := func() string {
 		data, _ := os.ReadFile(filepath.Join(p.ArtifactsDir, workflows.SprintStatusFile))
 		for _, line := range strings.Split(string(data), "\n") {
@@ -65,7 +65,7 @@ func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
 	if err := os.WriteFile(story, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b := Project{P: p}
+	b := Files{P: p}
 	info, err := b.Story("1-2")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +94,7 @@ func TestStoryInfoNamesTheStoryFilesAndTheirFileList(t *testing.T) {
 
 func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
 	p := sampleProject(t)
-	b := Project{P: p}
+	b := Files{P: p}
 	if got := b.StatusFile(); got != "_bmad-output/implementation-artifacts/sprint-status.yaml" {
 		t.Fatalf("status file %s", got)
 	}
@@ -139,20 +139,20 @@ func TestStatusForCommitTakesOnlyTheUnitsEntries(t *testing.T) {
 
 func TestParallelStoriesFinishingTogetherLeaveTheEpicDone(t *testing.T) {
 	p := sampleProject(t)
-	stories, err := Project{P: p}.EpicStories("1")
+	stories, err := Files{P: p}.EpicStories("1")
 	if err != nil || len(stories) < 2 {
 		t.Fatalf("%v %v", stories, err)
 	}
 	for _, s := range stories[:len(stories)-2] {
-		if err := (Project{P: p}).MarkStoryDone(s.Key); err != nil {
+		if err := (Files{P: p}).MarkStoryDone(s.Key); err != nil {
 			t.Fatal(err)
 		}
 	}
 	a, b := stories[len(stories)-2].Key, stories[len(stories)-1].Key
 	// Story a has read its epic's stories (b not done yet) when b finishes
 	// entirely; a's epic update comes last.
-	racing := Project{P: p, beforeEpicSync: func() {
-		if err := (Project{P: p}).MarkStoryDone(b); err != nil {
+	racing := Files{P: p, beforeEpicSync: func() {
+		if err := (Files{P: p}).MarkStoryDone(b); err != nil {
 			t.Error(err)
 		}
 	}}
@@ -170,7 +170,7 @@ func TestParallelStoriesFinishingTogetherLeaveTheEpicDone(t *testing.T) {
 
 func TestBMADProjectSweepsSprintStatusAndStoryTemps(t *testing.T) {
 	dir := t.TempDir()
-	p := Project{P: &workflows.Project{Root: dir, ArtifactsDir: dir}}
+	p := Files{P: &workflows.Layout{Root: dir, ArtifactsDir: dir}}
 	for _, n := range []string{".sprint-status.yaml.tmp-1", ".1-2-greet.md.tmp-22", ".notes.md.tmp-3", ".sprint-status.yaml.tmp-x"} {
 		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
 			t.Fatal(err)

@@ -32,7 +32,7 @@ type Runner struct {
 	Tmux     *tmux.Client
 	Exe      string
 	Environ  []string
-	Project  *workflows.Project
+	Layout   *workflows.Layout
 	Policy   *workflows.Policy
 	StateDir string
 	Monitor  monitor.Options
@@ -79,7 +79,7 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	}
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story
-	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Project.Root, StateDir: t.StateDir, Epic: req.Epic,
+	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Layout.Root, StateDir: t.StateDir, Epic: req.Epic,
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
 		TrustProject: t.TrustProject, WorkDir: req.WorkDir})
 	if err != nil {
@@ -131,7 +131,7 @@ func (t *Runner) SessionUsage(agent, name, dir string) orchestrator.StepResult {
 	since, _ := marker.ParseTime(st.CreatedAt)
 	env := envMap(t.Environ)
 	if dir == "" {
-		dir = t.Project.Root
+		dir = t.Layout.Root
 	}
 	getenv := func(k string) string { return env[k] }
 	r, err := spend.Read(prof.Usage, spend.Session{Transcript: st.Transcript, StateDir: prof.StateHome(getenv),
@@ -232,7 +232,7 @@ func (t *Runner) onlySessionExit(step string) (bool, error) {
 	pol := t.Policy
 	if pol == nil {
 		var err error
-		if pol, err = workflows.LoadPolicy(t.Project.Root); err != nil {
+		if pol, err = workflows.LoadPolicy(t.Layout.Root); err != nil {
 			return false, err
 		}
 	}
@@ -306,28 +306,6 @@ func inSession(pid int, name string) bool {
 	return false
 }
 
-// pollGone checks every 10 ms until every pid exited (true) or the
-// deadline passed or ctx ended (false).
-func pollGone(ctx context.Context, pids []int, deadline time.Time) bool {
-	for {
-		alive := false
-		for _, pid := range pids {
-			alive = alive || proc.Alive(pid)
-		}
-		if !alive {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
 // stepKey is the workflows key of a request: the story, or for retro the epic.
 func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
 	if req.Step == orchestrator.StepRetro {
@@ -337,7 +315,7 @@ func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
 }
 
 // prompt renders the step's prompt; a review after the first gets the open notes.
-func (t *Runner) prompt(proj *workflows.Project, req orchestrator.StepRequest, key workflows.StoryKey) (string, error) {
+func (t *Runner) prompt(proj *workflows.Layout, req orchestrator.StepRequest, key workflows.StoryKey) (string, error) {
 	vars := workflows.PromptVars{Cycle: req.Cycle}
 	if req.Step == orchestrator.StepReview && req.Cycle > 1 {
 		vars.ReviewNotes, _ = proj.ReviewNotes(key)
@@ -348,9 +326,9 @@ func (t *Runner) prompt(proj *workflows.Project, req orchestrator.StepRequest, k
 // projectOf is the project a step works on: the one in the story's git
 // worktree when it has one (its prompt names those paths and its verifiers
 // look there), else the run's.
-func (t *Runner) projectOf(req orchestrator.StepRequest) (*workflows.Project, error) {
+func (t *Runner) projectOf(req orchestrator.StepRequest) (*workflows.Layout, error) {
 	if req.WorkDir == "" {
-		return t.Project, nil
+		return t.Layout, nil
 	}
 	return workflows.Open(req.WorkDir)
 }

@@ -81,7 +81,7 @@ func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stories, err := bmad.Project{P: p}.EpicStories("1")
+	stories, err := bmad.Files{P: p}.EpicStories("1")
 	if err != nil || len(stories) == 0 {
 		t.Fatalf("%v %v", stories, err)
 	}
@@ -89,14 +89,14 @@ func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	if got := pol.Steps[orchestrator.StepAutomate].Verifiers; !slices.Equal(got, []string{workflows.VerifySessionExit}) {
 		t.Fatalf("automate verifiers %v: the test needs session_exit alone", got)
 	}
-	ts := &Runner{Project: p, Policy: pol}
+	ts := &Runner{Layout: p, Policy: pol}
 	req := orchestrator.StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: orchestrator.StepAutomate}
 	if v, err := ts.StepVerifier(req); err != nil || v.Verify(context.Background()).Verified {
 		t.Fatalf("automate verified with no session: %v", err)
 	}
 	// A step with a verifier that reads the files is still checked.
 	pol.Steps[orchestrator.StepAutomate].Verifiers = []string{workflows.VerifySessionExit, workflows.VerifyReviewCompletion}
-	if err := (bmad.Project{P: p}).MarkStoryDone(stories[0].Key); err != nil {
+	if err := (bmad.Files{P: p}).MarkStoryDone(stories[0].Key); err != nil {
 		t.Fatal(err)
 	}
 	v, err := ts.StepVerifier(req)

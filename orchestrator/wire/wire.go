@@ -37,7 +37,7 @@ type Process struct {
 
 // Build opens the project (its BMAD layout and workflow policy), checks tmux
 // unless the run is a dry run, and builds the run's real adapters: the BMAD
-// files (bmad.Project), a child session in tmux per step (tmuxsteps.Runner),
+// files (bmad.Files), a child session in tmux per step (tmuxsteps.Runner),
 // git and its worktrees (gitvcs), the system clock. The caller
 // adds its Reporter and calls Run. Failures are *coded.Error with the
 // project's or tmux's code.
@@ -61,24 +61,24 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 		}
 	}
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
-	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Project: proj, Policy: wpol,
+	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Layout: proj, Policy: wpol,
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
 	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
-	project := bmad.Project{P: proj}
-	return o, orchestrator.Deps{Project: project, Steps: steps, Repo: repo, Worktrees: Worktrees(repo, project),
+	project := bmad.Files{P: proj}
+	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: Worktrees(repo, project),
 		Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
 }
 
 // Worktrees makes a run's story worktrees in repo, which land a story's
 // done status in project's sprint-status.yaml without merging its text.
-func Worktrees(repo *gitvcs.Git, project bmad.Project) func(run string) orchestrator.Worktrees {
+func Worktrees(repo *gitvcs.Git, project bmad.Files) func(run string) orchestrator.Worktrees {
 	return func(run string) orchestrator.Worktrees {
 		return repo.Worktrees(run, project.StatusFile(), func(dir, story string) error {
 			p, err := workflows.Open(dir)
 			if err != nil {
 				return err
 			}
-			return bmad.Project{P: p}.MarkStoryDone(story)
+			return bmad.Files{P: p}.MarkStoryDone(story)
 		})
 	}
 }

@@ -13,9 +13,10 @@ import (
 	"github.com/story-automator/story-automator/stophook"
 )
 
-// Project is one project's loop: its marker store and the process's view of
-// the world (environment, clock).
-type Project struct {
+// Controller starts, pauses, resumes, cancels and reports one project's
+// loop, with its marker store and the process's view of the world
+// (environment, clock).
+type Controller struct {
 	Store  *marker.Store
 	Root   string
 	Getenv func(string) string
@@ -26,7 +27,7 @@ type Project struct {
 type Result map[string]any
 
 // Start starts a loop that re-injects prompt, shaped by s.
-func (p *Project) Start(ctx context.Context, prompt string, s Shape) (Result, error) {
+func (p *Controller) Start(ctx context.Context, prompt string, s Shape) (Result, error) {
 	l, warnings, err := s.state(p.Root)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (p *Project) Start(ctx context.Context, prompt string, s Shape) (Result, er
 
 // newMarker builds an active loop marker owned by owner, with the git
 // fingerprint the hook will compare against for progress.
-func (p *Project) newMarker(ctx context.Context, l *marker.LoopState, owner string) *marker.Marker {
+func (p *Controller) newMarker(ctx context.Context, l *marker.LoopState, owner string) *marker.Marker {
 	now := marker.Timestamp(p.Now())
 	if l.StartedAt == "" {
 		l.StartedAt = now
@@ -52,7 +53,7 @@ func (p *Project) newMarker(ctx context.Context, l *marker.LoopState, owner stri
 
 // create writes m unless an active or paused run or loop is in the way
 // (replace replaces it), and reports the result.
-func (p *Project) create(ctx context.Context, m *marker.Marker, replace bool, warnings []string, extra Result) (Result, error) {
+func (p *Controller) create(ctx context.Context, m *marker.Marker, replace bool, warnings []string, extra Result) (Result, error) {
 	st := p.Store
 	if err := atomicfile.EnsureDir(st.Dir(), 0o700); err != nil {
 		return nil, fail("marker_io", "%v", err)
@@ -87,7 +88,7 @@ func (p *Project) create(ctx context.Context, m *marker.Marker, replace bool, wa
 	return out, nil
 }
 
-func (p *Project) historyFile() string { return p.Store.HistoryPath() }
+func (p *Controller) historyFile() string { return p.Store.HistoryPath() }
 
 // refuseOver says why a new loop may not replace cur (read with readErr).
 func refuseOver(cur *marker.Marker, readErr error, replace bool) error {
@@ -118,7 +119,7 @@ func iteration(m *marker.Marker) int {
 }
 
 // Status reports the project's marker as a loop.
-func (p *Project) Status() (Result, error) {
+func (p *Controller) Status() (Result, error) {
 	st := p.Store
 	m, err := st.Read()
 	if errors.Is(err, marker.ErrNotFound) {
@@ -140,7 +141,7 @@ func (p *Project) Status() (Result, error) {
 }
 
 // Pause makes the Stop hook let every stop through until Resume.
-func (p *Project) Pause(ctx context.Context, reason string) (Result, error) {
+func (p *Controller) Pause(ctx context.Context, reason string) (Result, error) {
 	if reason == "" {
 		reason = "paused with `story-automator loop pause`"
 	}
@@ -149,7 +150,7 @@ func (p *Project) Pause(ctx context.Context, reason string) (Result, error) {
 
 // Resume makes a paused loop run again with fresh counters; maxIterations > 0
 // also sets a new iteration limit (it must be 1..ceiling when set).
-func (p *Project) Resume(ctx context.Context, maxIterations int, set bool) (Result, error) {
+func (p *Controller) Resume(ctx context.Context, maxIterations int, set bool) (Result, error) {
 	if set && (maxIterations < 1 || maxIterations > marker.MaxIterationsCeiling) {
 		return nil, usage("--max-iterations must be 1..%d, got %d", marker.MaxIterationsCeiling, maxIterations)
 	}
@@ -166,7 +167,7 @@ func (p *Project) Resume(ctx context.Context, maxIterations int, set bool) (Resu
 }
 
 // modify changes the loop under the lock; a missing or story-mode marker is refused.
-func (p *Project) modify(ctx context.Context, fn func(m *marker.Marker)) (Result, error) {
+func (p *Controller) modify(ctx context.Context, fn func(m *marker.Marker)) (Result, error) {
 	st := p.Store
 	if err := requireDir(st); err != nil {
 		return nil, err
@@ -185,7 +186,7 @@ func (p *Project) modify(ctx context.Context, fn func(m *marker.Marker)) (Result
 }
 
 // Cancel ends the loop and removes its marker.
-func (p *Project) Cancel(ctx context.Context) (Result, error) {
+func (p *Controller) Cancel(ctx context.Context) (Result, error) {
 	st := p.Store
 	if err := requireDir(st); err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func requireLoop(m *marker.Marker, readErr error) error {
 // Import takes over a Ralph or Forge loop from its state file at path
 // (relative to the project root) and, unless keepSource, renames the file out
 // of the old hook's sight so the two hooks never drive the same loop.
-func (p *Project) Import(ctx context.Context, path string, s Shape, keepSource bool) (Result, error) {
+func (p *Controller) Import(ctx context.Context, path string, s Shape, keepSource bool) (Result, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(p.Root, path)
 	}

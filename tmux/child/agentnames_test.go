@@ -18,7 +18,7 @@ var agentNameHomes = []string{
 	"tmux/child/dialogs.go", // the table's dialogs: what each CLI shows
 	"agentsim/",
 	"modelsim/",
-	"internal/chaos/", // kills runs of the simulated agent, and only of it
+	"internal/testing/chaos/", // kills runs of the simulated agent, and only of it
 }
 
 // notAgentName marks a literal that only looks like an agent's name (a

@@ -10,10 +10,10 @@ import (
 	"github.com/story-automator/story-automator/tmux"
 )
 
-// Project is one project's child sessions on one tmux server: what the
+// Sessions is one project's child sessions on one tmux server: what the
 // session commands and status list, inspect, capture and kill. Its errors
 // are coded (internal/coded) with the contract's codes.
-type Project struct {
+type Sessions struct {
 	Tmux *tmux.Client
 	Root string // the project root
 	Dir  string // its session state directory
@@ -21,7 +21,7 @@ type Project struct {
 
 // List lists the server's child sessions (see ListSessions), with a
 // warning for each corrupt state file moved aside on the way.
-func (p Project) List(ctx context.Context) ([]Listed, []string, error) {
+func (p Sessions) List(ctx context.Context) ([]Listed, []string, error) {
 	out, moved, err := ListSessions(ctx, p.Tmux, p.Root, p.Dir)
 	var warnings []string
 	for _, m := range moved {
@@ -39,7 +39,7 @@ type Status struct {
 }
 
 // Status looks one session up on the server and in the state directory.
-func (p Project) Status(ctx context.Context, name string) (Status, error) {
+func (p Sessions) Status(ctx context.Context, name string) (Status, error) {
 	var s Status
 	var err error
 	if s.Exists, err = p.Tmux.HasSession(ctx, name); err != nil {
@@ -69,7 +69,7 @@ type Capture struct {
 // Capture reads the last lines of a session's screen with its scrollback
 // (0: the visible screen); a session that is gone is read from its output
 // file, which still has everything it printed.
-func (p Project) Capture(ctx context.Context, name string, lines int) (Capture, error) {
+func (p Sessions) Capture(ctx context.Context, name string, lines int) (Capture, error) {
 	text, err := p.Tmux.CapturePane(ctx, name, lines)
 	if err == nil {
 		return Capture{Source: "pane", Text: text}, nil
@@ -89,7 +89,7 @@ func (p Project) Capture(ctx context.Context, name string, lines int) (Capture, 
 }
 
 // Kill kills one session.
-func (p Project) Kill(ctx context.Context, name string) error {
+func (p Sessions) Kill(ctx context.Context, name string) error {
 	err := p.Tmux.KillSession(ctx, name)
 	if errors.Is(err, tmux.ErrNoServer) {
 		return coded.Fail("session_not_found", "no session %s: no tmux server", name)
@@ -100,7 +100,7 @@ func (p Project) Kill(ctx context.Context, name string) error {
 // KillAll kills this project's sessions, or every child session on the
 // server when all, and returns their names sorted, with the warnings of the
 // listing (see List).
-func (p Project) KillAll(ctx context.Context, all bool) (killed, warnings []string, err error) {
+func (p Sessions) KillAll(ctx context.Context, all bool) (killed, warnings []string, err error) {
 	sessions, warnings, err := p.List(ctx)
 	if err != nil {
 		return nil, warnings, err

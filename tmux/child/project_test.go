@@ -41,7 +41,7 @@ func TestKillAllWarnsOfACorruptStateItMovedAside(t *testing.T) {
 	if _, err := tc.NewSession(ctx, tmux.NewSessionSpec{Name: name, Argv: []string{"sleep", "60"}}); err != nil {
 		t.Fatal(err)
 	}
-	killed, warnings, err := Project{Tmux: tc, Root: root, Dir: dir}.KillAll(ctx, true)
+	killed, warnings, err := Sessions{Tmux: tc, Root: root, Dir: dir}.KillAll(ctx, true)
 	if err != nil || len(killed) != 1 || killed[0] != name || len(warnings) != 1 || !strings.Contains(warnings[0], "moved it aside") {
 		t.Fatalf("killed %v, warnings %v, err %v", killed, warnings, err)
 	}

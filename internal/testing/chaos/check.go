@@ -36,7 +36,7 @@ func (f *Findings) left(format string, a ...any) {
 // Check inspects a project whose run should have finished: the run done,
 // one commit per story with the run's trailers, the work tree clean, the
 // index equal to HEAD, no temp or lock file, no marker, no session left.
-func Check(p *Project) Findings {
+func Check(p *Sample) Findings {
 	var f Findings
 	store := marker.NewStore(p.Root, func(string) string { return "" })
 	path := orchestrator.LatestState(store, p.Root)
@@ -82,7 +82,7 @@ func errOrNil(err error) string {
 }
 
 // checkCommits wants each sample story committed exactly once, by the run.
-func checkCommits(p *Project, runID string, f *Findings) {
+func checkCommits(p *Sample, runID string, f *Findings) {
 	out, err := p.Git("log", "--format=%H%x00%(trailers:key=Story-Automator-Run,valueonly,separator=%x01)%x00%(trailers:key=Story-Automator-Story,valueonly,separator=%x01)")
 	if err != nil {
 		f.lost("git log: %v", err)
@@ -139,7 +139,7 @@ func stray(root string) []string {
 }
 
 // sessions lists the tmux sessions still on the project's server.
-func sessions(p *Project) string {
+func sessions(p *Sample) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "tmux", "-L", p.Socket, "list-sessions", "-F", "#{session_name}").Output()

@@ -188,7 +188,7 @@ func planKill(rng *rand.Rand, mode string) killPlan {
 
 // execute starts the binary with args and kills it as the plan says; it
 // reports whether the kill happened (else the command ran to its end).
-func (k killPlan) execute(p *Project, args ...string) (bool, *Command, error) {
+func (k killPlan) execute(p *Sample, args ...string) (bool, *Command, error) {
 	c, err := p.Start(args...)
 	if err != nil {
 		return false, nil, err
@@ -228,7 +228,7 @@ func (k killPlan) execute(p *Project, args ...string) (bool, *Command, error) {
 // killRound starts a run, kills it one to three times (resuming after
 // each), lets a last resume finish and checks the project.
 func killRound(cfg Config, dir string, rng *rand.Rand, mode string, extra []string) (o outcome) {
-	p, err := NewProject(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
+	p, err := NewSample(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
 	if err != nil {
 		return outcome{err: err}
 	}
@@ -263,7 +263,7 @@ func killRound(cfg Config, dir string, rng *rand.Rand, mode string, extra []stri
 // nextArgs is what the user runs after a kill: `run --resume`, or `run`
 // again when the kill came before the run had written its state document
 // (it had started nothing).
-func nextArgs(p *Project) []string {
+func nextArgs(p *Sample) []string {
 	store := marker.NewStore(p.Root, func(string) string { return "" })
 	if orchestrator.LatestState(store, p.Root) == "" {
 		return append(append([]string{"run"}, runFlags...), p.RunFlags...)
@@ -272,7 +272,7 @@ func nextArgs(p *Project) []string {
 }
 
 // finish resumes the run until it ends, and reports an escalation.
-func finish(p *Project, o *outcome) (string, error) {
+func finish(p *Sample, o *outcome) (string, error) {
 	res, exit, err := p.Run(3*time.Minute, nextArgs(p)...)
 	if err != nil {
 		return "", err

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/story-automator/story-automator/internal/testbin"
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
 

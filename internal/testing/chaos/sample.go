@@ -21,9 +21,9 @@ import (
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
-// Project is a git-initialised copy of the sample BMAD project driven by
+// Sample is a git-initialised copy of the sample BMAD project driven by
 // the built binary on a private tmux server.
-type Project struct {
+type Sample struct {
 	Bin    string
 	Root   string
 	Home   string
@@ -35,9 +35,9 @@ type Project struct {
 	RunFlags []string
 }
 
-// NewProject writes the sample into dir/project and commits it.
-func NewProject(bin, dir, socket string) (*Project, error) {
-	p := &Project{Bin: bin, Root: filepath.Join(dir, "project"), Home: filepath.Join(dir, "home"), Socket: socket}
+// NewSample writes the sample into dir/project and commits it.
+func NewSample(bin, dir, socket string) (*Sample, error) {
+	p := &Sample{Bin: bin, Root: filepath.Join(dir, "project"), Home: filepath.Join(dir, "home"), Socket: socket}
 	if err := os.MkdirAll(p.Home, 0o700); err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func NewProject(bin, dir, socket string) (*Project, error) {
 
 // environ is the binary's environment: nothing of the caller's tmux, agent
 // session or project, a private HOME (no git identity: the tool brings its own).
-func (p *Project) environ() []string {
+func (p *Sample) environ() []string {
 	drop := []string{"TMUX", "TMUX_PANE", "PROJECT_ROOT", "HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"}
 	drop = append(append(drop, child.SessionVars()...), child.ProjectDirVars()...)
 	var env []string
@@ -77,7 +77,7 @@ func (p *Project) environ() []string {
 }
 
 // Git runs git in the project (as the user, with an identity of its own).
-func (p *Project) Git(args ...string) (string, error) {
+func (p *Sample) Git(args ...string) (string, error) {
 	c := exec.Command("git", append([]string{"-C", p.Root}, args...)...)
 	c.Env = append(p.environ(), "GIT_AUTHOR_NAME=chaos", "GIT_AUTHOR_EMAIL=chaos@localhost",
 		"GIT_COMMITTER_NAME=chaos", "GIT_COMMITTER_EMAIL=chaos@localhost")
@@ -100,7 +100,7 @@ type Command struct {
 }
 
 // Start starts the binary with args.
-func (p *Project) Start(args ...string) (*Command, error) {
+func (p *Sample) Start(args ...string) (*Command, error) {
 	c := exec.Command(p.Bin, args...)
 	c.Dir, c.Env = p.Root, p.environ()
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -161,7 +161,7 @@ func (c *Command) Stderr() string { return c.err.String() }
 
 // Run runs the binary to its end (bounded by d) and returns its last JSON
 // line and exit code.
-func (p *Project) Run(d time.Duration, args ...string) (map[string]any, int, error) {
+func (p *Sample) Run(d time.Duration, args ...string) (map[string]any, int, error) {
 	c, err := p.Start(args...)
 	if err != nil {
 		return nil, 0, err
@@ -171,7 +171,7 @@ func (p *Project) Run(d time.Duration, args ...string) (map[string]any, int, err
 }
 
 // Shutdown kills the project's tmux server and removes its socket.
-func (p *Project) Shutdown() {
+func (p *Sample) Shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if pid, ok := p.TmuxServerPid(); ok {
@@ -182,7 +182,7 @@ func (p *Project) Shutdown() {
 }
 
 // TmuxServerPid returns the pid of the project's tmux server.
-func (p *Project) TmuxServerPid() (int, bool) {
+func (p *Sample) TmuxServerPid() (int, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	// list-sessions needs no client; the server exits with its last session.

@@ -10,7 +10,7 @@ import (
 // The tests build the binary as the Makefile does, so what they measure is
 // what users run.
 func TestBuildFlagsAreTheMakefiles(t *testing.T) {
-	raw, err := os.ReadFile("../../Makefile")
+	raw, err := os.ReadFile("../../../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,13 +33,13 @@ var specialRounds = []specialRound{
 }
 
 // newRound makes a round's project.
-func newRound(cfg Config, dir string) (*Project, error) {
-	return NewProject(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
+func newRound(cfg Config, dir string) (*Sample, error) {
+	return NewSample(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
 }
 
 // settle resumes the run (bounded), then checks the project; a failure of
 // the round itself so far is kept.
-func settle(p *Project, o *outcome) {
+func settle(p *Sample, o *outcome) {
 	esc, err := finish(p, o)
 	o.escalated = esc
 	if o.err == nil {
@@ -217,7 +217,7 @@ func plant(kind, path, target string) error {
 }
 
 // runHook runs the Stop hook as Claude Code would, bounded by 10 s.
-func runHook(p *Project) (string, error) {
+func runHook(p *Sample) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := exec.CommandContext(ctx, p.Bin, "stop-hook")

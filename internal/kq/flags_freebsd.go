@@ -1,5 +1,0 @@
-package kq
-
-import "golang.org/x/sys/unix"
-
-const dirOpenFlags = unix.O_RDONLY | unix.O_DIRECTORY

@@ -2,7 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
-	"github.com/story-automator/story-automator/internal/loophttp"
+	"net/http"
 	"path/filepath"
 	"strings"
 )
@@ -115,7 +115,7 @@ func userText(blocks []antBlock) string {
 	return strings.Join(parts, "\n")
 }
 
-func (s *Server) anthropicMessages(w *loophttp.Response, r *loophttp.Request, body []byte) {
+func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req antRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSONBody(w, 400, antError("invalid_request_error", "model-sim: "+err.Error()))
@@ -124,7 +124,7 @@ func (s *Server) anthropicMessages(w *loophttp.Response, r *loophttp.Request, bo
 	conv := anthropicConversation(&req)
 	rep := s.brain.Respond(conv)
 	content := s.anthropicContent(conv, rep)
-	ex := Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.Target, Model: req.Model,
+	ex := Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.RequestURI, Model: req.Model,
 		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
 	if rep.ErrorStatus != 0 {
 		ex.Status = rep.ErrorStatus
@@ -219,10 +219,10 @@ func antError(kind, msg string) map[string]any {
 }
 
 // anthropicCountTokens answers count_tokens: a count, no usage spent.
-func (s *Server) anthropicCountTokens(w *loophttp.Response, r *loophttp.Request, body []byte) {
+func (s *Server) anthropicCountTokens(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req antRequest
 	_ = json.Unmarshal(body, &req)
-	s.add(Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.Target, Model: req.Model,
+	s.add(Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.RequestURI, Model: req.Model,
 		Side: true, Status: 200, Request: rawOrNil(body)})
 	writeJSONBody(w, 200, map[string]any{"input_tokens": len(body) / 4})
 }

@@ -83,7 +83,7 @@ func (b *Brain) step() string {
 	if exe == "" {
 		exe = "story-automator"
 	}
-	return ShellQuote(exe) + ` agent-sim --behaviour bmad --crash-kills "$PPID"`
+	return shellArg(exe) + ` agent-sim --behaviour bmad --crash-kills "$PPID"`
 }
 
 // crashCommand kills the agent's process: the shell tool's parent.

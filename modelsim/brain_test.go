@@ -30,7 +30,7 @@ func TestBuiltinBrainRunsTheStepThroughAgentSim(t *testing.T) {
 	b := &Brain{Exe: "/opt/it's/story-automator"}
 	prompt := "You are the developer of a BMAD project at /p. Implement story 1.2."
 	r := b.Respond(conv(user(prompt)))
-	want := `'/opt/it'\''s/story-automator' agent-sim --behaviour bmad --crash-kills "$PPID"`
+	want := `"/opt/it's/story-automator" agent-sim --behaviour bmad --crash-kills "$PPID"`
 	if r.Call == nil || r.Call.Shell != want {
 		t.Fatalf("call %+v, want shell %s", r.Call, want)
 	}
@@ -85,7 +85,7 @@ rules:
 	}
 	first = append(first, called("echo tick >> ticks")...)
 	r = b.Respond(conv(first...))
-	if r.Call == nil || r.Call.shellCommand() != `printf '%s' 'a'\''b' > 'notes.txt'` || r.Delay != 0 {
+	if r.Call == nil || r.Call.shellCommand() != `printf '%s' "a'b" > notes.txt` || r.Delay != 0 {
 		t.Fatalf("second call %+v (%q) delay %v", r.Call, r.Call.shellCommand(), r.Delay)
 	}
 	first = append(first, called("printf")...)

@@ -141,11 +141,11 @@ func (c *Call) shellCommand() string {
 	if c.Shell != "" {
 		return c.Shell
 	}
-	return "printf '%s' " + ShellQuote(c.WriteContent) + " > " + ShellQuote(c.WritePath)
+	return "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
 }
 
-// ShellQuote quotes s for a POSIX shell (a NUL byte, which no shell can
-// carry, is dropped).
-func ShellQuote(s string) string {
+// shellArg is s as one shell word (a NUL byte, which no shell can carry,
+// is dropped).
+func shellArg(s string) string {
 	return shellword.MustQuote(strings.ReplaceAll(s, "\x00", ""))
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
@@ -16,8 +17,8 @@ func blockOnceHook(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "hook.sh")
-	script := "#!/bin/sh\ncat > /dev/null\nif [ ! -e " + modelsim.ShellQuote(dir+"/blocked") + " ]; then\n" +
-		"  touch " + modelsim.ShellQuote(dir+"/blocked") + "\n" +
+	script := "#!/bin/sh\ncat > /dev/null\nif [ ! -e " + shellword.MustQuote(dir+"/blocked") + " ]; then\n" +
+		"  touch " + shellword.MustQuote(dir+"/blocked") + "\n" +
 		"  printf '%s\\n' '{\"decision\":\"block\",\"reason\":\"Run `echo 2 >> ticks.txt`, then stop.\"}'\nfi\nexit 0\n"
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
-	"github.com/story-automator/story-automator/internal/loophttp"
+	"net/http"
 	"strings"
 )
 
@@ -113,16 +113,16 @@ func gemText(parts []gemPart) string {
 	return strings.Join(out, "\n")
 }
 
-func (s *Server) gemini(w *loophttp.Response, r *loophttp.Request, body []byte) {
-	model, method := gemModelMethod(r.Path)
+func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
+	model, method := gemModelMethod(r.URL.Path)
 	if method == "countTokens" {
-		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Model: model,
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.RequestURI, Model: model,
 			Side: true, Status: 200, Request: rawOrNil(body)})
 		writeJSONBody(w, 200, map[string]any{"totalTokens": len(body) / 4})
 		return
 	}
 	if method != "generateContent" && method != "streamGenerateContent" {
-		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Status: 404})
+		s.add(Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.RequestURI, Status: 404})
 		writeJSONBody(w, 404, gemError(404, "model-sim: no such method "+method))
 		return
 	}
@@ -135,7 +135,7 @@ func (s *Server) gemini(w *loophttp.Response, r *loophttp.Request, body []byte) 
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}
-	ex := Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.Target, Model: model,
+	ex := Exchange{Protocol: ProtocolGemini, Method: r.Method, Path: r.RequestURI, Model: model,
 		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
 	if rep.ErrorStatus != 0 {
 		ex.Status = rep.ErrorStatus

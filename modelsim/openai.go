@@ -2,8 +2,8 @@ package modelsim
 
 import (
 	"encoding/json"
-	"github.com/story-automator/story-automator/internal/loophttp"
 	"html"
+	"net/http"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
@@ -150,7 +150,7 @@ func openaiConversation(req *oaiRequest) *Conversation {
 	return c
 }
 
-func (s *Server) openaiResponses(w *loophttp.Response, r *loophttp.Request, body []byte) {
+func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []byte) {
 	var req oaiRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		writeJSONBody(w, 400, oaiError("invalid_request_error", "model-sim: "+err.Error()))
@@ -160,7 +160,7 @@ func (s *Server) openaiResponses(w *loophttp.Response, r *loophttp.Request, body
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}
-	ex := Exchange{Protocol: ProtocolOpenAI, Method: r.Method, Path: r.Target, Model: req.Model,
+	ex := Exchange{Protocol: ProtocolOpenAI, Method: r.Method, Path: r.RequestURI, Model: req.Model,
 		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
 	if rep.ErrorStatus != 0 {
 		ex.Status = rep.ErrorStatus
@@ -301,8 +301,8 @@ func oaiError(kind, msg string) map[string]any {
 
 // openaiModels lists the one model callers ask about, for clients that
 // check the list before they start.
-func (s *Server) openaiModels(w *loophttp.Response, r *loophttp.Request) {
-	s.add(Exchange{Protocol: ProtocolOpenAI, Method: r.Method, Path: r.Target, Side: true, Status: 200})
+func (s *Server) openaiModels(w http.ResponseWriter, r *http.Request) {
+	s.add(Exchange{Protocol: ProtocolOpenAI, Method: r.Method, Path: r.RequestURI, Side: true, Status: 200})
 	writeJSONBody(w, 200, map[string]any{"object": "list", "data": []any{
 		map[string]any{"id": "model-sim", "object": "model", "owned_by": "model-sim"}}})
 }

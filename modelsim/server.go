@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -14,8 +16,10 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/coded"
-	"github.com/story-automator/story-automator/internal/loophttp"
 )
+
+// maxBody is the largest request body model-sim reads.
+const maxBody = 64 << 20
 
 // ErrNotLoopback refuses a listen address off the loopback interface: the
 // endpoint hands out shell commands and must never be reachable from elsewhere.
@@ -56,7 +60,7 @@ type Exchange struct {
 type Server struct {
 	brain    *Brain
 	ln       net.Listener
-	http     *loophttp.Server
+	http     *http.Server
 	url      string
 	record   *os.File
 	closing  chan struct{}
@@ -103,7 +107,10 @@ func listen(o Options) (*Server, error) {
 			return nil, fmt.Errorf("open record file: %w", err)
 		}
 	}
-	s.http = &loophttp.Server{Handler: s.route}
+	// A request's head must arrive within 10 s; net/http bounds its size.
+	// Its log stays quiet: a dropped stream is a fault model-sim plays on purpose.
+	s.http = &http.Server{Handler: http.HandlerFunc(s.route), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = s.http.Serve(ln) }()
 	return s, nil
 }
@@ -189,9 +196,15 @@ func (s *Server) newID(prefix string) string {
 	return fmt.Sprintf("%smodelsim%06d", prefix, s.ids.Add(1))
 }
 
-func (s *Server) route(w *loophttp.Response, r *loophttp.Request) {
-	body := r.Body
-	p := r.Path
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			http.Error(w, "model-sim: request body over 64 MiB", http.StatusRequestEntityTooLarge)
+		}
+		return // otherwise the client went away while sending
+	}
+	p := r.URL.Path
 	switch {
 	case r.Method == "POST" && p == "/v1/messages":
 		s.anthropicMessages(w, r, body)
@@ -204,21 +217,21 @@ func (s *Server) route(w *loophttp.Response, r *loophttp.Request) {
 	case strings.HasPrefix(p, "/v1beta/models/") || strings.HasPrefix(p, "/v1/models/") || strings.HasPrefix(p, "/v1alpha/models/"):
 		s.gemini(w, r, body)
 	default:
-		s.add(Exchange{Method: r.Method, Path: r.Target, Status: 404, Request: rawOrNil(body)})
-		loophttp.Error(w, "model-sim: no such endpoint", 404)
+		s.add(Exchange{Method: r.Method, Path: r.RequestURI, Status: 404, Request: rawOrNil(body)})
+		http.Error(w, "model-sim: no such endpoint", http.StatusNotFound)
 	}
 }
 
 // wait does the reply's delay or hang; false means the client or the
 // server went away first. A hang never answers: when it ends, the
 // connection is dropped without a response.
-func (s *Server) wait(r *loophttp.Request, rep Reply) bool {
+func (s *Server) wait(r *http.Request, rep Reply) bool {
 	if rep.Hang {
 		select {
 		case <-r.Context().Done():
 		case <-s.closing:
 		}
-		panic(loophttp.ErrAbort)
+		panic(http.ErrAbortHandler)
 	}
 	if rep.Delay <= 0 {
 		return true
@@ -243,14 +256,15 @@ func rawOrNil(body []byte) json.RawMessage {
 
 // sse writes server-sent events and flushes each one.
 type sse struct {
-	w *loophttp.Response
+	w  http.ResponseWriter
+	rc *http.ResponseController
 }
 
-func newSSE(w *loophttp.Response) *sse {
+func newSSE(w http.ResponseWriter) *sse {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(200)
-	return &sse{w: w}
+	return &sse{w: w, rc: http.NewResponseController(w)}
 }
 
 // event writes one event; name "" writes a data-only event (Gemini's form).
@@ -260,10 +274,10 @@ func (e *sse) event(name string, data any) {
 		fmt.Fprintf(e.w, "event: %s\n", name)
 	}
 	fmt.Fprintf(e.w, "data: %s\n\n", b)
-	e.w.Flush()
+	_ = e.rc.Flush() // a client that went away misses the rest; nothing to tell it
 }
 
-func writeJSONBody(w *loophttp.Response, status int, v any) {
+func writeJSONBody(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(marshal(v), '\n'))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,42 @@ func TestRecordFileGetsOneLinePerExchange(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Call == nil || first.Call.Shell != "true" ||
 		first.Usage != DefaultUsage || !strings.Contains(string(first.Request), `"model":"m"`) {
 		t.Errorf("first line %s (%v)", lines[0], err)
+	}
+}
+
+// net/http bounds a request's head (1 MiB): a bigger one is refused before
+// it reaches model-sim, and nothing is recorded.
+func TestAnOversizedRequestHeadIsRefused(t *testing.T) {
+	s := start(t, Options{})
+	req, err := http.NewRequest("GET", s.URL()+"/v1/models", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Padding", strings.Repeat("a", 1<<20+8<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("status %d, want 431", resp.StatusCode)
+	}
+	if ex := s.Exchanges(); len(ex) != 0 {
+		t.Errorf("exchanges %+v, want none", ex)
+	}
+}
+
+// A streamed answer goes out event by event: the handler flushes through
+// net/http's Flusher.
+func TestAStreamedAnswerIsFlushedAsServerSentEvents(t *testing.T) {
+	s := &Server{brain: &Brain{}, closing: make(chan struct{}), changed: make(chan struct{})}
+	w := httptest.NewRecorder()
+	s.route(w, httptest.NewRequest("POST", "/v1/messages",
+		strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)))
+	if !w.Flushed || w.Code != 200 || w.Header().Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("flushed %v, status %d, type %q", w.Flushed, w.Code, w.Header().Get("Content-Type"))
+	}
+	if body := w.Body.String(); !strings.HasPrefix(body, "event: message_start\n") || !strings.Contains(body, "event: message_stop\n") {
+		t.Errorf("stream %s", body)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/internal/wake"
@@ -44,13 +43,6 @@ type Deps struct {
 	// SelectionWait bounds the wait for a dialog the tool answers to show
 	// the selection made before it is confirmed (default 3s).
 	SelectionWait time.Duration
-	// Waiting, when set, runs when the monitor goes to sleep after doing
-	// more than look (first: the first sleep), so a long wait can give back
-	// what starting, verifying or reading the screen touched. A sleep after
-	// a plain look, every tick, does not call it: the look touches the same
-	// few pages each time, and giving them back only to fault them in again
-	// a second later cost every waiting monitor CPU at every tick.
-	Waiting func(first bool)
 }
 
 // Watch blocks until the session reaches a final state and returns the result.
@@ -68,16 +60,12 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 	}
 	o := &observer{dir: d.StateDir, name: name, gone: d.ProcessGone}
 	o.scanner.path = sessionstate.OutputPath(d.StateDir, name)
-	slept, busy := false, true
 	for {
 		f := o.look(d.Now())
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
 			_ = w.Process(f.State.PanePid) // the periodic look sees an exit too
 		}
 		act := m.Next(f)
-		if act.Kind != ActWait {
-			busy = true
-		}
 		switch act.Kind {
 		case ActFinish:
 			return o.result(act, m, v, d.Now().Sub(start))
@@ -93,10 +81,6 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
 		case ActWait:
-			if d.Waiting != nil && busy {
-				d.Waiting(!slept)
-			}
-			slept, busy = true, false
 			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
 				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
 				return o.result(act, m, v, d.Now().Sub(start))
@@ -275,16 +259,4 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 		r.Dialog, r.Action = act.Dialog.Kind, strings.ReplaceAll(act.Dialog.Action, "NAME", o.name)
 	}
 	return r
-}
-
-// TrimWhileWaiting is a Deps.Waiting for a monitor process: a monitor may
-// wait for minutes beside hundreds of others, so while it sleeps what it
-// touched while awake need not stay resident — all of it the first time,
-// then the executable's pages.
-func TrimWhileWaiting(first bool) {
-	if first {
-		memtrim.Trim()
-	} else {
-		memtrim.TrimExecutable()
-	}
 }

@@ -206,59 +206,6 @@ func TestWatchConsultsABrokenVerifierOnceTheSessionExists(t *testing.T) {
 	}
 }
 
-// neverVerified finds the output incomplete every time.
-type neverVerified struct{}
-
-func (neverVerified) Name() string                   { return "never" }
-func (neverVerified) Verify(context.Context) Verdict { return Verdict{Detail: "not yet"} }
-
-// Waiting runs on the first sleep, and again only after the monitor did
-// more than look (a verification here): a sleep after a plain look, at
-// every tick, must not give back pages only to fault them in a second later.
-func TestWatchCallsWaitingAfterWorkNotAtEveryTick(t *testing.T) {
-	tm := &fakeTmux{exists: true}
-	d := fakeDeps(t, tm, false)
-	writeSession(t, d, "sa-w", func(st *sessionstate.State) {
-		st.Agent, st.Lifecycle, st.PanePid = "sim", sessionstate.LifecycleStarted, os.Getpid()
-	}, "working")
-	var firsts, laters int
-	d.Waiting = func(first bool) {
-		if first {
-			firsts++
-		} else {
-			laters++
-		}
-	}
-	d.Tick = 5 * time.Millisecond
-	o := quickOptions()
-	o.ReturnAfter = 100 * time.Millisecond // ends the watch as running, after some twenty ticks
-	o.IdleDebounce = time.Hour             // and no screen is read before
-	r := Watch(context.Background(), "sa-w", noneVerifier{}, o, d)
-	if r.FinalState != Running {
-		t.Fatalf("final state %s, want running", r.FinalState)
-	}
-	if firsts != 1 || laters != 0 {
-		t.Fatalf("ticks only: Waiting(first) %d times, Waiting(later) %d times; want once and never", firsts, laters)
-	}
-
-	// An exit whose output fails verification: verify, sleep out the grace
-	// (the first sleep), verify, sleep (after work: trim), verify, give up.
-	firsts, laters = 0, 0
-	code := 0
-	writeSession(t, d, "sa-v", func(st *sessionstate.State) {
-		st.Agent, st.Lifecycle, st.ExitCode = "sim", sessionstate.LifecycleExited, &code
-	}, "done")
-	o = quickOptions()
-	o.Rechecks = 3
-	r = Watch(context.Background(), "sa-v", neverVerified{}, o, d)
-	if r.Rechecks != 3 {
-		t.Fatalf("%+v", r)
-	}
-	if firsts != 1 || laters != 1 {
-		t.Fatalf("with a recheck: Waiting(first) %d times, Waiting(later) %d times; want once each", firsts, laters)
-	}
-}
-
 // A look reads the state file again only when it was replaced, and then
 // always, even when the new one has the same size and time.
 func TestLookReadsTheStateAgainOnlyWhenItWasReplaced(t *testing.T) {

@@ -69,7 +69,7 @@ func monitorSession(c *cli.Context) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res := monitor.Watch(ctx, name, v, opt, monitor.Deps{Tmux: sessionTmux(e), StateDir: dir, Now: e.Now,
-		VerifyBound: c.Duration("verify-timeout") + 5*time.Second, Waiting: monitor.TrimWhileWaiting})
+		VerifyBound: c.Duration("verify-timeout") + 5*time.Second})
 	e.Log.Info().Str("session", name).Str("finalState", string(res.FinalState)).Str("reason", res.Reason).Msg("monitor finished")
 	return printMonitorResult(e, res)
 }

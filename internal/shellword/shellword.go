@@ -1,21 +1,61 @@
-// Package shellword quotes words for a POSIX shell, for the few commands the
-// tool hands to a shell on purpose (hook commands, scripted tool calls).
+// Package shellword reads and writes the words of a POSIX shell command,
+// through mvdan.cc/sh's parser and quoter: the one place the tool quotes a
+// word for a shell.
 package shellword
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
-// Quote returns s as one POSIX shell word that expands to exactly s: single
-// quotes, each quote inside closed, escaped and reopened. (Control characters such as a newline pass
-// through as they are: a written file's content can hold them.) A NUL byte cannot pass through a shell and is an error.
+// Quote returns s as one POSIX shell word that expands to exactly s: as it
+// is when no character in it means anything to a shell, else quoted. A NUL
+// byte cannot pass through a shell and is an error.
 func Quote(s string) (string, error) {
-	if strings.IndexByte(s, 0) >= 0 {
+	if i := strings.IndexByte(s, 0); i >= 0 {
 		return "", fmt.Errorf("quote %q for a shell: it holds a NUL byte", s)
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", nil
+	if s == "" {
+		return "''", nil
+	}
+	// syntax.Quote refuses, for a POSIX shell, control characters and bytes
+	// that are not UTF-8 (it would need $'…'); POSIX single quotes carry
+	// them as they are (a written file's content holds newlines), so those
+	// runs are single-quoted here and the rest is left to syntax.Quote.
+	var b strings.Builder
+	for s != "" {
+		plain := strings.IndexFunc(s, unprintable)
+		if plain < 0 {
+			plain = len(s)
+		}
+		if plain > 0 {
+			q, err := syntax.Quote(s[:plain], syntax.LangPOSIX)
+			if err != nil {
+				return "", fmt.Errorf("quote %q for a shell: %w", s, err)
+			}
+			b.WriteString(q)
+		}
+		rest := s[plain:]
+		ctl := strings.IndexFunc(rest, func(r rune) bool { return !unprintable(r) })
+		if ctl < 0 {
+			ctl = len(rest)
+		}
+		if ctl > 0 {
+			b.WriteString("'" + rest[:ctl] + "'")
+		}
+		s = rest[ctl:]
+	}
+	return b.String(), nil
+}
+
+// unprintable is a rune syntax.Quote will not put in a POSIX word.
+func unprintable(r rune) bool {
+	return r == utf8.RuneError || !unicode.IsPrint(r)
 }
 
 // MustQuote is Quote for strings known to hold no NUL byte (paths from the OS).
@@ -39,131 +79,104 @@ var ErrNotWords = errors.New("not a plain command of words")
 // substitutions, other parameter expansions, an unclosed quote) is
 // ErrNotWords.
 func Split(cmd string) ([]string, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotWords, err)
+	}
+	if len(f.Stmts) == 0 {
+		return nil, nil
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if len(f.Stmts) > 1 || !ok || len(st.Redirs) > 0 || st.Background || st.Negated || st.Coprocess {
+		return nil, fmt.Errorf("%w: %q", ErrNotWords, cmd)
+	}
 	var words []string
-	var w strings.Builder
-	inWord := false
-	end := func() {
-		if inWord {
-			words = append(words, w.String())
-			w.Reset()
-			inWord = false
+	for _, a := range call.Assigns {
+		if a.Value == nil || a.Append || a.Naked || a.Index != nil || a.Array != nil {
+			return nil, fmt.Errorf("%w: assignment in %q", ErrNotWords, cmd)
 		}
-	}
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			end()
-		case c == '#' && !inWord:
-			return words, nil
-		case c == '\\':
-			inWord = true
-			if i+1 < len(cmd) {
-				i++
-				if cmd[i] != '\n' { // backslash-newline joins lines
-					w.WriteByte(cmd[i])
-				}
-			}
-		case c == '\'':
-			inWord = true
-			j := strings.IndexByte(cmd[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("%w: unclosed single quote", ErrNotWords)
-			}
-			w.WriteString(cmd[i+1 : i+1+j])
-			i += j + 1
-		case c == '"':
-			inWord = true
-			n, err := doubleQuoted(cmd[i+1:], &w)
-			if err != nil {
-				return nil, err
-			}
-			i += n // at the closing quote
-		case c == '$':
-			inWord = true
-			n, err := parameter(cmd[i:], &w)
-			if err != nil {
-				return nil, err
-			}
-			i += n - 1
-		case strings.IndexByte("|&;<>()`", c) >= 0:
-			return nil, fmt.Errorf("%w: %q", ErrNotWords, c)
-		default:
-			inWord = true
-			w.WriteByte(c)
+		v, err := wordText(cmd, a.Value)
+		if err != nil {
+			return nil, err
 		}
+		words = append(words, a.Name.Value+"="+v)
 	}
-	end()
+	for _, w := range call.Args {
+		v, err := wordText(cmd, w)
+		if err != nil {
+			return nil, err
+		}
+		words = append(words, v)
+	}
 	return words, nil
 }
 
-// doubleQuoted copies the inside of a double-quoted string (s starts after
-// the opening quote) to w and returns how many bytes it used, the closing
-// quote included.
-func doubleQuoted(s string, w *strings.Builder) (int, error) {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			return i + 1, nil
-		case '\\':
-			// Inside double quotes a backslash escapes only these.
-			if i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-				i++
-				if s[i] != '\n' {
-					w.WriteByte(s[i])
-				}
-				continue
+// wordText is a parsed word after quote removal, parameters as "$NAME".
+func wordText(src string, w *syntax.Word) (string, error) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if err := partText(src, part, false, &b); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+func partText(src string, part syntax.WordPart, quoted bool, b *strings.Builder) error {
+	switch p := part.(type) {
+	case *syntax.Lit:
+		b.WriteString(unescape(p.Value, quoted))
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			return fmt.Errorf("%w: $'…' quoting", ErrNotWords)
+		}
+		b.WriteString(p.Value)
+	case *syntax.DblQuoted:
+		if p.Dollar {
+			return fmt.Errorf("%w: $\"…\" quoting", ErrNotWords)
+		}
+		for _, inner := range p.Parts {
+			if err := partText(src, inner, true, b); err != nil {
+				return err
 			}
-			w.WriteByte(c)
-		case '$':
-			n, err := parameter(s[i:], w)
-			if err != nil {
-				return 0, err
-			}
-			i += n - 1
-		case '`':
-			return 0, fmt.Errorf("%w: command substitution", ErrNotWords)
-		default:
-			w.WriteByte(c)
 		}
+	case *syntax.ParamExp:
+		name, ok := plainParameter(src, p)
+		if !ok {
+			return fmt.Errorf("%w: parameter expansion %q", ErrNotWords, src[p.Pos().Offset():p.End().Offset()])
+		}
+		b.WriteString("$" + name)
+	default:
+		return fmt.Errorf("%w: %s", ErrNotWords, src[part.Pos().Offset():part.End().Offset()])
 	}
-	return 0, fmt.Errorf("%w: unclosed double quote", ErrNotWords)
+	return nil
 }
 
-// parameter reads $NAME or ${NAME} at the start of s, writes "$NAME" to w
-// and returns its length; a lone "$" is itself.
-func parameter(s string, w *strings.Builder) (int, error) {
-	if len(s) > 1 && s[1] == '{' {
-		end := strings.IndexByte(s, '}')
-		if end < 0 || !isName(s[2:end]) {
-			return 0, fmt.Errorf("%w: parameter expansion %q", ErrNotWords, s)
-		}
-		w.WriteString("$" + s[2:end])
-		return end + 1, nil
+// plainParameter is the name of $NAME, $1, $@ or ${NAME}: a parameter read
+// as it is, with no operator applied.
+func plainParameter(src string, p *syntax.ParamExp) (string, bool) {
+	if p.Param == nil {
+		return "", false
 	}
-	if len(s) > 1 && s[1] == '(' {
-		return 0, fmt.Errorf("%w: command substitution", ErrNotWords)
-	}
-	n := 1
-	for n < len(s) && isNameByte(s[n], n == 1) {
-		n++
-	}
-	w.WriteString(s[:n])
-	return n, nil
+	text := src[p.Pos().Offset():p.End().Offset()]
+	name := p.Param.Value
+	return name, text == "$"+name || text == "${"+name+"}" && syntax.ValidName(name)
 }
 
-func isName(s string) bool {
-	if s == "" {
-		return false
+// unescape removes the backslashes a shell removes: before any character
+// outside quotes, and inside double quotes only before $ ` " and \. (The
+// parser has already joined backslash-newline continuations.)
+func unescape(s string, quoted bool) string {
+	if !strings.Contains(s, `\`) {
+		return s
 	}
+	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i], i == 0) {
-			return false
+		if s[i] == '\\' && i+1 < len(s) && (!quoted || strings.IndexByte("$`\"\\", s[i+1]) >= 0) {
+			i++
 		}
+		b.WriteByte(s[i])
 	}
-	return true
-}
-
-func isNameByte(c byte, first bool) bool {
-	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || !first && '0' <= c && c <= '9'
+	return b.String()
 }

@@ -9,7 +9,8 @@ import (
 )
 
 func TestQuoteRoundTripsThroughARealShell(t *testing.T) {
-	for _, s := range []string{"", "plain", "/path with spaces/sa", `it's "quoted" $(x) ` + "`y` \\ ;&|*?~", "ünïcode\nnew line", "-n"} {
+	for _, s := range []string{"", "plain", "/path with spaces/sa", `it's "quoted" $(x) ` + "`y` \\ ;&|*?~", "ünïcode\nnew line", "-n",
+		"tab\tbell\a\x01'q'\n", "bad \xff utf-8", "if", "a=b", "~user", "#not a comment", "{a,b}"} {
 		q, err := Quote(s)
 		if err != nil {
 			t.Fatal(err)
@@ -18,6 +19,10 @@ func TestQuoteRoundTripsThroughARealShell(t *testing.T) {
 		if err != nil || string(out) != s {
 			t.Errorf("Quote(%q) = %s: shell gave %q (%v)", s, q, out, err)
 		}
+	}
+	// A word with nothing special to a shell stays as it is.
+	if q := MustQuote("/usr/local/bin/story-automator"); q != "/usr/local/bin/story-automator" {
+		t.Errorf("a plain path quoted as %s", q)
 	}
 	if _, err := Quote("nul\x00byte"); err == nil {
 		t.Error("a NUL byte was quoted")
@@ -38,6 +43,7 @@ func TestSplitAgreesWithARealShell(t *testing.T) {
 		"one \\\ntwo\tthree  # a comment",
 		`it"'s"'joined'parts`,
 		`cost $ 5 "a$"`,
+		`FOO=1 story-automator stop-hook`,
 	} {
 		got, err := Split(cmd)
 		if err != nil {

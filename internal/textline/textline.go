@@ -4,25 +4,13 @@ package textline
 import "strings"
 
 // Cut shortens s to at most width terminal columns (wide CJK and emoji count
-// two), ending a cut line with "…"; a width below 1 leaves s as it is.
+// two; a cut never splits a grapheme cluster), ending a cut line with "…";
+// a width below 1 leaves s as it is.
 func Cut(s string, width int) string {
-	if width < 1 {
+	if width < 1 || Width(s) <= width {
 		return s
 	}
-	if Width(s) <= width {
-		return s
-	}
-	var b strings.Builder
-	used := 0
-	for _, r := range s {
-		w := RuneWidth(r)
-		if used+w > width-1 { // one column for the ellipsis
-			break
-		}
-		b.WriteRune(r)
-		used += w
-	}
-	return b.String() + "…"
+	return cutToWidth(s, width-1) + "…" // one column for the ellipsis
 }
 
 // OneLine joins s's words with single spaces: newlines and runs of blanks go.

@@ -35,6 +35,11 @@ func TestWidthCountsTerminalColumns(t *testing.T) {
 		{"a\u200db\ufe0f", 2}, // joiner and variation selector take none
 		{"tab\there", 7},      // controls take none
 		{"—", 1},
+		{"\U0001F44D\U0001F3FD", 2}, // thumbs up with a skin tone is one picture
+		{"\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466", 2}, // a ZWJ family is one picture
+		{"\U0001F1EF\U0001F1F5", 2},                                       // a flag: two regional indicators
+		{"e\u0301\u0302", 1},                                              // a base with two combining marks
+		{"\u0301", 0},                                                     // a combining mark alone takes none
 	}
 	for _, c := range cases {
 		if got := Width(c.s); got != c.want {
@@ -49,6 +54,24 @@ func TestWidthCountsTerminalColumns(t *testing.T) {
 	}
 	if got := Cut("🚀🚀🚀", 5); got != "🚀🚀…" {
 		t.Errorf("Cut of emoji = %q", got)
+	}
+	// A cut keeps whole clusters: the skin tone stays with its hand, the
+	// family is not split at a joiner, the mark stays on its letter.
+	thumbs := "\U0001F44D\U0001F3FD"
+	family := "\U0001F468\u200d\U0001F469\u200d\U0001F467"
+	for _, c := range []struct {
+		s    string
+		w    int
+		want string
+	}{
+		{thumbs + thumbs + thumbs, 5, thumbs + thumbs + "…"},
+		{family + family, 3, family + "…"},
+		{"ab" + family, 3, "ab…"},
+		{"he\u0301llo", 3, "he\u0301…"},
+	} {
+		if got := Cut(c.s, c.w); got != c.want || Width(got) > c.w {
+			t.Errorf("Cut(%q, %d) = %q (%d columns), want %q", c.s, c.w, got, Width(got), c.want)
+		}
 	}
 }
 

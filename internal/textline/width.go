@@ -2,18 +2,16 @@ package textline
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/rivo/uniseg"
 )
 
-// Width is the number of terminal columns s takes: wide East Asian
-// characters and emoji two, combining marks, format characters and
-// controls none, every other character one.
+// Width is the number of terminal columns s takes, counted per grapheme
+// cluster as a terminal draws it: wide East Asian characters and emoji two
+// (a skin-toned or joined emoji is one picture), combining marks, format
+// characters and controls none, every other character one.
 func Width(s string) int {
-	n := 0
-	for _, r := range s {
-		n += RuneWidth(r)
-	}
-	return n
+	return uniseg.StringWidth(s)
 }
 
 // PadRight fills s with spaces to width columns; a wider s stays as it is.
@@ -24,62 +22,20 @@ func PadRight(s string, width int) string {
 	return s
 }
 
-// RuneWidth is the number of terminal columns r takes.
-func RuneWidth(r rune) int {
-	switch {
-	case r < 0x20 || r >= 0x7f && r < 0xa0:
-		return 0
-	case r < 0x300:
-		return 1
-	case r == 0x200d || r >= 0xfe00 && r <= 0xfe0f || r >= 0xe0100 && r <= 0xe01ef:
-		return 0 // joiner and variation selectors
-	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
-		return 0
-	case isWide(r):
-		return 2
-	}
-	return 1
-}
-
-// wide are the ranges of East Asian Wide and Fullwidth characters and of
-// emoji shown as pictures by default (Unicode's EastAsianWidth W and F),
-// sorted; the single code points of the symbol blocks are listed as
-// one-rune ranges.
-var wide = [...][2]rune{
-	{0x1100, 0x115f}, {0x231a, 0x231b}, {0x2329, 0x232a}, {0x23e9, 0x23ec}, {0x23f0, 0x23f0},
-	{0x23f3, 0x23f3}, {0x25fd, 0x25fe}, {0x2614, 0x2615}, {0x2648, 0x2653}, {0x267f, 0x267f},
-	{0x2693, 0x2693}, {0x26a1, 0x26a1}, {0x26aa, 0x26ab}, {0x26bd, 0x26be}, {0x26c4, 0x26c5},
-	{0x26ce, 0x26ce}, {0x26d4, 0x26d4}, {0x26ea, 0x26ea}, {0x26f2, 0x26f3}, {0x26f5, 0x26f5},
-	{0x26fa, 0x26fa}, {0x26fd, 0x26fd}, {0x2705, 0x2705}, {0x270a, 0x270b}, {0x2728, 0x2728},
-	{0x274c, 0x274c}, {0x274e, 0x274e}, {0x2753, 0x2755}, {0x2757, 0x2757}, {0x2795, 0x2797},
-	{0x27b0, 0x27b0}, {0x27bf, 0x27bf}, {0x2b1b, 0x2b1c}, {0x2b50, 0x2b50}, {0x2b55, 0x2b55},
-	{0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf}, {0x4e00, 0x9fff}, {0xa000, 0xa4cf},
-	{0xa960, 0xa97f}, {0xac00, 0xd7a3}, {0xf900, 0xfaff}, {0xfe10, 0xfe19}, {0xfe30, 0xfe6f},
-	{0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x16fe0, 0x16fe4}, {0x16ff0, 0x16ff1}, {0x17000, 0x18cd5},
-	{0x18d00, 0x18d08}, {0x1aff0, 0x1b2fb}, {0x1f004, 0x1f004}, {0x1f0cf, 0x1f0cf}, {0x1f18e, 0x1f18e},
-	{0x1f191, 0x1f19a}, {0x1f200, 0x1f202}, {0x1f210, 0x1f23b}, {0x1f240, 0x1f248}, {0x1f250, 0x1f251},
-	{0x1f260, 0x1f265}, {0x1f300, 0x1f320}, {0x1f32d, 0x1f335}, {0x1f337, 0x1f37c}, {0x1f37e, 0x1f393},
-	{0x1f3a0, 0x1f3ca}, {0x1f3cf, 0x1f3d3}, {0x1f3e0, 0x1f3f0}, {0x1f3f4, 0x1f3f4}, {0x1f3f8, 0x1f43e},
-	{0x1f440, 0x1f440}, {0x1f442, 0x1f4fc}, {0x1f4ff, 0x1f53d}, {0x1f54b, 0x1f54e}, {0x1f550, 0x1f567},
-	{0x1f57a, 0x1f57a}, {0x1f595, 0x1f596}, {0x1f5a4, 0x1f5a4}, {0x1f5fb, 0x1f64f}, {0x1f680, 0x1f6c5},
-	{0x1f6cc, 0x1f6cc}, {0x1f6d0, 0x1f6d2}, {0x1f6d5, 0x1f6d7}, {0x1f6dc, 0x1f6df}, {0x1f6eb, 0x1f6ec},
-	{0x1f6f4, 0x1f6fc}, {0x1f7e0, 0x1f7eb}, {0x1f7f0, 0x1f7f0}, {0x1f90c, 0x1f93a}, {0x1f93c, 0x1f945},
-	{0x1f947, 0x1f9ff}, {0x1fa70, 0x1fa7c}, {0x1fa80, 0x1fa89}, {0x1fa8f, 0x1fac6}, {0x1face, 0x1fadc},
-	{0x1fadf, 0x1fae9}, {0x1faf0, 0x1faf8}, {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
-}
-
-func isWide(r rune) bool {
-	lo, hi := 0, len(wide)
-	for lo < hi {
-		m := (lo + hi) / 2
-		switch {
-		case r < wide[m][0]:
-			hi = m
-		case r > wide[m][1]:
-			lo = m + 1
-		default:
-			return true
+// cutToWidth is the longest prefix of s, in whole grapheme clusters, that
+// takes at most width columns.
+func cutToWidth(s string, width int) string {
+	used, end := 0, 0
+	state := -1
+	for rest := s; rest != ""; {
+		var cluster string
+		var w int
+		cluster, rest, w, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		if used+w > width {
+			break
 		}
+		used += w
+		end += len(cluster)
 	}
-	return false
+	return s[:end]
 }

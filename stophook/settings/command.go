@@ -59,23 +59,7 @@ func NewHook(exe string) (Hook, error) {
 	if err != nil {
 		return Hook{}, fmt.Errorf("binary path %s: %w", abs, err)
 	}
-	return Hook{Command: shellQuote(real) + " stop-hook", Timeout: DefaultTimeout}, nil
-}
-
-// shellQuote wraps s in double quotes, escaping the characters a POSIX shell
-// still interprets there.
-func shellQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\', '$', '`':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	b.WriteByte('"')
-	return b.String()
+	return Hook{Command: shellword.MustQuote(real) + " stop-hook", Timeout: DefaultTimeout}, nil
 }
 
 // splitWords splits a hook command into words the way a POSIX shell would,

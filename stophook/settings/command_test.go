@@ -27,7 +27,7 @@ func TestNewHookQuotesTheResolvedAbsolutePath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `"` + dir + `/dir with space \$HOME \` + "`x\\`" + ` \"q\"/story-automator" stop-hook`
+	want := "'" + dir + "/dir with space $HOME `x` \"q\"/story-automator' stop-hook"
 	if h.Command != want {
 		t.Fatalf("command\n got %s\nwant %s", h.Command, want)
 	}

@@ -450,7 +450,7 @@ const (
 )
 
 func buildTemplate(inv Invocation) (Launch, error) {
-	words, err := SplitWords(inv.Template)
+	words, err := shellword.Split(inv.Template)
 	if err != nil {
 		return Launch{}, fmt.Errorf("custom command: %w", err)
 	}
@@ -479,65 +479,6 @@ func buildTemplate(inv Invocation) (Launch, error) {
 		l.Stdin, l.UseStdin = inv.Prompt, true
 	}
 	return l, nil
-}
-
-// SplitWords splits a command template into words the way a shell would
-// quote them, with no expansion of any kind: whitespace separates words,
-// '…' is literal, "…" allows \" and \\, and \ escapes one character.
-func SplitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if inWord {
-				words, inWord = append(words, cur.String()), false
-				cur.Reset()
-			}
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i, inWord = i+1+j, true
-		case ch == '"':
-			n, err := readDoubleQuoted(s[i+1:], &cur)
-			if err != nil {
-				return nil, err
-			}
-			i, inWord = i+n, true
-		case ch == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			i, inWord = i+1, true
-		default:
-			cur.WriteByte(ch)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-// readDoubleQuoted copies a "…" body (s starts after the opening quote) and
-// returns how many bytes it consumed, closing quote included.
-func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '"':
-			return i + 1, nil
-		case s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
-			cur.WriteByte(s[i+1])
-			i++
-		default:
-			cur.WriteByte(s[i])
-		}
-	}
-	return 0, fmt.Errorf("unterminated \" in command template")
 }
 
 // OrList joins names for a sentence: "a, b or c".

@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/stophook/settings"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
@@ -165,7 +165,7 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 
 // Each CLI agent's hook is checked where the installer puts it.
 func TestHookProvidersAreTheInstallers(t *testing.T) {
-	for _, a := range child.CLIAgents() {
+	for _, a := range agent.CLIAgents() {
 		if len(settings.Scopes(settings.Provider(a))) == 0 {
 			t.Errorf("%s: no settings file the installer knows", a)
 		}
@@ -174,12 +174,12 @@ func TestHookProvidersAreTheInstallers(t *testing.T) {
 
 // Every CLI agent can be rehearsed offline: model-sim writes a home for it.
 func TestEveryCLIAgentHasAnOfflineHome(t *testing.T) {
-	for _, a := range child.CLIAgents() {
+	for _, a := range agent.CLIAgents() {
 		if _, ok := offline.For(a); !ok {
 			t.Errorf("no offline home for %s", a)
 		}
 	}
-	if _, ok := offline.For(child.AgentSim); ok {
+	if _, ok := offline.For(agent.AgentSim); ok {
 		t.Error("the sim needs no offline home")
 	}
 }

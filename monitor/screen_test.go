@@ -1,12 +1,11 @@
 package monitor
 
 import (
+	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Golden screens: done-*.txt are finished Claude Code turns, the others are not.
@@ -57,7 +56,7 @@ func TestClaudeTurnSummaryForms(t *testing.T) {
 }
 
 func TestDetectorRegistry(t *testing.T) {
-	if DetectorFor(child.ScreenTurnSummary) == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
+	if DetectorFor(agent.ScreenTurnSummary) == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
 		t.Fatal("registry")
 	}
 }

@@ -2,12 +2,12 @@ package orchestrator
 
 import (
 	"fmt"
+	"github.com/story-automator/story-automator/agent"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/coded"
-	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -80,7 +80,7 @@ func checkFlags(f FlagValues) error {
 	if v := f.String("isolate"); f.IsSet("isolate") && v != IsolateWorktree && v != IsolateNone {
 		return coded.Usage("--isolate must be worktree or none, got %q", v)
 	}
-	agents := child.RunAgents()
+	agents := agent.RunAgents()
 	for _, n := range []string{"agent", "fallback-agent"} {
 		if v := f.String(n); v != "" && !slices.Contains(agents, v) {
 			return coded.Usage("--%s must be one of %s, got %q", n, strings.Join(agents, ", "), v)

@@ -6,13 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/agent"
 	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Options configure one `run` invocation (see FromFlags).
@@ -251,7 +251,7 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	id := newRunID(d.Clock)
 	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Parallel: 1, StateFile: path, MarkerFile: store.Path,
-		OwnerSession: child.AgentSessionID(o.Getenv)}
+		OwnerSession: agent.AgentSessionID(o.Getenv)}
 	cfg.Merge(o.RunConfig, o.Policy)
 	st, err := NewPlan(d.Project, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err

@@ -1,6 +1,7 @@
 package stophook
 
 import (
+	"github.com/story-automator/story-automator/agent"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,7 +10,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // ProjectRoot is the project the hook guards: flag (--project-root), else
@@ -20,7 +20,7 @@ import (
 // there is no usable directory (the hook then allows the stop).
 func ProjectRoot(flag string, getenv func(string) string, getwd func() (string, error)) (root string, ok bool) {
 	dirs := []string{flag, getenv("PROJECT_ROOT")}
-	for _, v := range child.ProjectDirVars() {
+	for _, v := range agent.ProjectDirVars() {
 		dirs = append(dirs, getenv(v))
 	}
 	for _, dir := range dirs {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"github.com/story-automator/story-automator/agent"
 
 	"github.com/urfave/cli/v2"
 
@@ -145,7 +146,7 @@ func markerResume(*cli.Context) (func(*marker.Marker), error) {
 func markerClaim(c *cli.Context) (func(*marker.Marker), error) {
 	owner := c.String("owner-session")
 	if owner == "" {
-		owner = child.AgentSessionID(envOf(c).Getenv)
+		owner = agent.AgentSessionID(envOf(c).Getenv)
 	}
 	if owner == "" {
 		return nil, cliio.UsageError("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")

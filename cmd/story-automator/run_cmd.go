@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/story-automator/story-automator/agent"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,7 +12,6 @@ import (
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(runCommand) }
@@ -24,7 +24,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "epic", Usage: "only stories of this epic"},
 			&cli.StringFlag{Name: "stories", Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
-			&cli.StringFlag{Name: "agent", Value: child.DefaultAgent(), Usage: child.OrList(child.RunAgents())},
+			&cli.StringFlag{Name: "agent", Value: agent.DefaultAgent(), Usage: agent.OrList(agent.RunAgents())},
 			&cli.StringFlag{Name: "fallback-agent", Usage: "agent of every other retry (default: the primary agent again)"},
 			&cli.StringSliceFlag{Name: "model", Usage: "model of every step's agent, or STEP=MODEL for one step (repeatable; default: workflow.yaml's steps.<step>.model, else the agent's own)"},
 			&cli.Float64Flag{Name: "max-cost", Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},

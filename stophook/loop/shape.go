@@ -2,6 +2,7 @@ package loop
 
 import (
 	"fmt"
+	"github.com/story-automator/story-automator/agent"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/stophook/settings"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // MaxFileBytes bounds what `loop import` and --prompt-file read.
@@ -88,7 +88,7 @@ func (s Shape) owner(fromFile string, getenv func(string) string) string {
 	if fromFile != "" {
 		return fromFile
 	}
-	return child.AgentSessionID(getenv)
+	return agent.AgentSessionID(getenv)
 }
 
 // Prompt is the PROMPT words joined by spaces, or --prompt-file's text (file

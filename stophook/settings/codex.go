@@ -14,7 +14,7 @@ import (
 	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
-// The config-toml-hash trust step (child.HookTrustTOMLHash), Codex's: the
+// The config-toml-hash trust step (agent.HookTrustTOMLHash), Codex's: the
 // CLI keeps its feature switches and the trust of each hook in config.toml
 // in its state directory ($CODEX_HOME, default ~/.codex). Hooks are on by default since the
 // feature became stable ("features.hooks"); "features.codex_hooks" is the

@@ -3,14 +3,13 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/agent"
 	"path/filepath"
 	"strings"
-
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Provider is the agent whose settings are edited: an agent of the profile
-// table with HookFiles (child.HookProviders).
+// table with HookFiles (agent.HookProviders).
 type Provider string
 
 // Scope is which of a provider's settings files is edited.
@@ -28,8 +27,8 @@ const (
 const EventStop = "Stop"
 
 // facts are the profile of provider p; ok is false when p takes no hook.
-func facts(p Provider) (child.Profile, bool) {
-	prof, ok := child.LookupProfile(string(p))
+func facts(p Provider) (agent.Profile, bool) {
+	prof, ok := agent.LookupProfile(string(p))
 	return prof, ok && len(prof.HookFiles) > 0
 }
 
@@ -95,7 +94,7 @@ func Locate(p Provider, s Scope, projectRoot string, getenv func(string) string)
 
 // userPath resolves a user-scope path of the profile: after "$NAME/"
 // under $NAME (HOME when unset), else under the agent's state directory.
-func userPath(prof child.Profile, rel string, getenv func(string) string) (string, error) {
+func userPath(prof agent.Profile, rel string, getenv func(string) string) (string, error) {
 	if v, rest, ok := strings.Cut(rel, "/"); ok && strings.HasPrefix(v, "$") {
 		if dir := getenv(v[1:]); dir != "" {
 			return filepath.Join(dir, rest), nil
@@ -107,7 +106,7 @@ func userPath(prof child.Profile, rel string, getenv func(string) string) (strin
 
 // statePath is rel under the agent's state directory: $StateDirEnv when
 // set, else StateDir under HOME.
-func statePath(prof child.Profile, rel string, getenv func(string) string) (string, error) {
+func statePath(prof agent.Profile, rel string, getenv func(string) string) (string, error) {
 	if prof.StateDirEnv != "" {
 		if dir := getenv(prof.StateDirEnv); dir != "" {
 			return filepath.Join(dir, rel), nil

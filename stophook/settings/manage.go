@@ -3,9 +3,8 @@ package settings
 import (
 	"context"
 	"errors"
+	"github.com/story-automator/story-automator/agent"
 	"time"
-
-	"github.com/story-automator/story-automator/tmux/child"
 
 	"github.com/story-automator/story-automator/internal/coded"
 )
@@ -100,7 +99,7 @@ func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 	var codexKeys []string
 	h, err := e.CurrentHook()
 	trust := trustOf(loc.Provider)
-	if !ch.Install && trust == child.HookTrustTOMLHash {
+	if !ch.Install && trust == agent.HookTrustTOMLHash {
 		// Codex's trust keys name the entries' positions: read them before they go.
 		if codexKeys, err = CodexHookKeys(loc.Path, h); err != nil {
 			return out, fileError(err, loc)
@@ -127,7 +126,7 @@ func Apply(ctx context.Context, e Env, ch Change) (Changed, error) {
 	if out.Warning != "" {
 		out.Fields["warning"] = out.Warning
 	}
-	if trust == child.HookTrustTOMLHash {
+	if trust == agent.HookTrustTOMLHash {
 		report, action, err := e.codexConfigChange(ctx, loc, h, codexKeys, ch.Install, opt.DryRun)
 		if err != nil {
 			return out, fileError(err, loc)
@@ -245,11 +244,11 @@ func Survey(ctx context.Context, e Env) (Report, error) {
 // profile table, in the order status reports them.
 func Providers() []Provider {
 	var out []Provider
-	for _, p := range child.HookProviders() {
+	for _, p := range agent.HookProviders() {
 		out = append(out, Provider(p))
 	}
 	return out
 }
 
 // providerList is the providers as a sentence: "a, b or c".
-func providerList() string { return child.OrList(child.HookProviders()) }
+func providerList() string { return agent.OrList(agent.HookProviders()) }

@@ -1,6 +1,8 @@
 package settings
 
-import "github.com/story-automator/story-automator/tmux/child"
+import (
+	"github.com/story-automator/story-automator/agent"
+)
 
 // Status is what one settings file says about our Stop hook.
 type Status struct {
@@ -58,7 +60,7 @@ func Inspect(loc Location, h Hook, getenv func(string) string) Status {
 		st.Command = st.Entries[0].Command
 		st.BinaryExists = ProgramExists(st.Entries[0].Program, getenv)
 	}
-	if prof, _ := facts(loc.Provider); prof.HookSwitches == child.HookSwitchesConfig {
+	if prof, _ := facts(loc.Provider); prof.HookSwitches == agent.HookSwitchesConfig {
 		st.Off = hooksConfigOff(l.doc, st.Command, prof.Product)
 	}
 	return st

@@ -2,15 +2,14 @@ package settings
 
 import (
 	"context"
-
-	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // What the profile table says of a provider, for the steps and messages
 // that differ by CLI: each is read from its Facts, never from its name.
 
 // trustOf names the trust step provider p's CLI needs before it runs an
-// installed hook (child.HookTrustTOMLHash), "" when it runs any.
+// installed hook (agent.HookTrustTOMLHash), "" when it runs any.
 func trustOf(p Provider) string {
 	prof, _ := facts(p)
 	return prof.HookTrust
@@ -50,7 +49,7 @@ func (e Env) lister(p Provider) CodexLister {
 // file at loc, for a provider with a trust step; ok is false for one
 // without, or when its trust cannot be located.
 func InspectTrust(ctx context.Context, loc Location, h Hook, getenv func(string) string, lister CodexLister, cwd string) (st CodexHookStatus, ok bool) {
-	if trustOf(loc.Provider) != child.HookTrustTOMLHash {
+	if trustOf(loc.Provider) != agent.HookTrustTOMLHash {
 		return st, false
 	}
 	cfg, err := CodexConfigPath(loc.Provider, getenv)
@@ -63,10 +62,10 @@ func InspectTrust(ctx context.Context, loc Location, h Hook, getenv func(string)
 // DefaultProvider is the provider `hooks install` targets when none is
 // named: the default agent, when it takes the hook, else the first provider.
 func DefaultProvider() string {
-	if _, ok := facts(Provider(child.DefaultAgent())); ok {
-		return child.DefaultAgent()
+	if _, ok := facts(Provider(agent.DefaultAgent())); ok {
+		return agent.DefaultAgent()
 	}
-	if ps := child.HookProviders(); len(ps) > 0 {
+	if ps := agent.HookProviders(); len(ps) > 0 {
 		return ps[0]
 	}
 	return ""
@@ -83,5 +82,5 @@ func ProviderUsage() string {
 		}
 		names = append(names, n)
 	}
-	return child.OrList(names)
+	return agent.OrList(names)
 }

@@ -2,6 +2,7 @@ package child
 
 import (
 	"encoding/json"
+	"github.com/story-automator/story-automator/agent"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,64 +11,55 @@ import (
 func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
 	cases := map[string][]string{
-		AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
-		AgentCodex: {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+		agent.AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
+		agent.AgentCodex: {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
 			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="'/bin/sa' stop-hook",timeout=30}]}]`,
 			"--model", "opus", "--", prompt},
-		AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
-		AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
+		agent.AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
+		agent.AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
 	}
-	for agent, want := range cases {
-		p, ok := LookupProfile(agent)
+	for name, want := range cases {
+		p, ok := agent.LookupProfile(name)
 		if !ok {
-			t.Fatalf("no profile %s", agent)
+			t.Fatalf("no profile %s", name)
 		}
-		l, err := p.Build(Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt})
+		l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt})
 		if err != nil || !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
-			t.Errorf("%s: %q %v, want %q", agent, l.Argv, err, want)
+			t.Errorf("%s: %q %v, want %q", name, l.Argv, err, want)
 		}
 	}
 }
 
 func TestEmptyPromptAddsNothing(t *testing.T) {
-	p, _ := LookupProfile(AgentClaude)
-	l, _ := p.Build(Invocation{})
+	p, _ := agent.LookupProfile(agent.AgentClaude)
+	l, _ := Build(p, Invocation{})
 	if !reflect.DeepEqual(l.Argv, []string{"claude", "--dangerously-skip-permissions"}) {
 		t.Fatalf("%q", l.Argv)
 	}
 }
 
-func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
-	if p, _ := LookupProfile(AgentClaude); p.Screen != ScreenTurnSummary {
-		t.Fatalf("claude: %+v", p)
-	}
-	if p, _ := LookupProfile(AgentCodex); p.Screen != "" {
-		t.Fatalf("codex exits when done: %+v", p)
-	}
-}
-
 func TestCustomTemplate(t *testing.T) {
-	p, _ := LookupProfile(AgentCustom)
+	p, _ := agent.LookupProfile(agent.AgentCustom)
 	prompt := "it's \"hard\" $(rm -rf /)"
-	l, err := p.Build(Invocation{Template: `mytool --msg={prompt} -m '{model}' "a b"`, Prompt: prompt, Model: "m1"})
+	l, err := Build(p, Invocation{Template: `mytool --msg={prompt} -m '{model}' "a b"`, Prompt: prompt, Model: "m1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"mytool", "--msg=" + prompt, "-m", "m1", "a b"}; !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
 		t.Fatalf("%q", l.Argv)
 	}
-	l, err = p.Build(Invocation{Template: "tool --file {prompt_file}", Prompt: prompt, PromptFile: "/s/x.prompt"})
+	l, err = Build(p, Invocation{Template: "tool --file {prompt_file}", Prompt: prompt, PromptFile: "/s/x.prompt"})
 	if err != nil || !l.WritePromptFile || !reflect.DeepEqual(l.Argv, []string{"tool", "--file", "/s/x.prompt"}) {
 		t.Fatalf("file mode %q %v", l.Argv, err)
 	}
-	l, err = p.Build(Invocation{Template: "tool --read-stdin", Prompt: prompt})
+	l, err = Build(p, Invocation{Template: "tool --read-stdin", Prompt: prompt})
 	if err != nil || !l.UseStdin || l.Stdin != prompt {
 		t.Fatalf("stdin mode %+v %v", l, err)
 	}
-	if _, err := p.Build(Invocation{Template: ""}); err == nil {
+	if _, err := Build(p, Invocation{Template: ""}); err == nil {
 		t.Fatal("empty template accepted")
 	}
-	if _, err := p.Build(Invocation{Template: "x", Prompt: "nul\x00"}); err == nil {
+	if _, err := Build(p, Invocation{Template: "x", Prompt: "nul\x00"}); err == nil {
 		t.Fatal("NUL accepted")
 	}
 }
@@ -116,15 +108,9 @@ func TestClaudeChildHookSettings(t *testing.T) {
 	}
 }
 
-// The agent lists commands offer come from the table, so a new agent is one entry.
-func TestAgentListsComeFromTheTable(t *testing.T) {
-	if got := strings.Join(RunAgents(), ","); got != "claude,codex,gemini,sim" {
-		t.Errorf("RunAgents = %s", got)
-	}
-	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,gemini" {
-		t.Errorf("CLIAgents = %s", got)
-	}
-	if got := strings.Join(HookProviders(), ","); got != strings.Join(CLIAgents(), ",") {
-		t.Errorf("HookProviders = %s, want every CLI agent", got)
+func TestEveryAgentsSessionVariablesAreClearedForAChild(t *testing.T) {
+	env := ChildEnv([]string{"CODEX_THREAD_ID=t", "KEEP=1"}, nil)
+	if strings.Join(env, " ") != "KEEP=1" {
+		t.Fatalf("%q", env)
 	}
 }

@@ -1,4 +1,4 @@
-package child
+package agent
 
 import (
 	"go/ast"
@@ -14,8 +14,9 @@ import (
 // agentNameHomes may name an agent: the profile table itself, and the
 // simulators of the agents and of their vendors' APIs.
 var agentNameHomes = []string{
-	"tmux/child/profile.go",
-	"tmux/child/dialogs.go", // the table's dialogs: what each CLI shows
+	"agent/profile.go",
+	"agent/session.go", // which variables each CLI's session sets
+	"agent/dialogs.go", // the table's dialogs: what each CLI shows
 	"agentsim/",
 	"modelsim/",
 	"internal/chaos/", // kills runs of the simulated agent, and only of it
@@ -28,7 +29,7 @@ const notAgentName = "not an agent name"
 // Issue 15: adding an agent is adding a profile table entry, so no package
 // outside the table names one.
 func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join(".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestOnlyTheProfileTableNamesAnAgent(t *testing.T) {
 			return nil
 		}
 		for _, hit := range agentLiterals(t, path, names) {
-			t.Errorf("%s:%s names an agent outside the profile table (tmux/child/profile.go)", rel, hit)
+			t.Errorf("%s:%s names an agent outside the profile table (agent/profile.go)", rel, hit)
 		}
 		return nil
 	})
@@ -99,7 +100,7 @@ func agentLiterals(t *testing.T, path string, names map[string]bool) []string {
 				hits = append(hits, strconv.Itoa(line)+": "+n.Value)
 			}
 		case *ast.SelectorExpr:
-			// child.AgentClaude and the like name one agent as surely as "claude".
+			// agent.AgentClaude and the like name one agent as surely as "claude".
 			if a, ok := strings.CutPrefix(n.Sel.Name, "Agent"); ok && names[strings.ToLower(a)] {
 				hits = append(hits, strconv.Itoa(fset.Position(n.Pos()).Line)+": "+n.Sel.Name)
 			}

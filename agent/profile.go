@@ -1,16 +1,11 @@
-package child
+// Package agent is the table of agent CLIs this tool drives: how each starts, what it shows, and the facts other packages read instead of naming one.
+package agent
 
 import (
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/story-automator/story-automator/internal/shellword"
-	"github.com/story-automator/story-automator/internal/tomledit"
-	"github.com/story-automator/story-automator/spend"
 )
 
 // Profile is how one kind of agent is started and how its completion shows
@@ -33,11 +28,10 @@ type Profile struct {
 	// RunEnv is added to the environment of a story run's child, for each
 	// variable the run's own environment does not set.
 	RunEnv map[string]string
-	// ChildHook, when set, gives the arguments that register this binary's
-	// stop-hook (exe) for the one session being started, so the user's
-	// settings files are never edited: Claude Code's --settings with a Stop
-	// hook, Codex's -c overrides.
-	ChildHook func(exe string) []string
+	// ChildHook names how this tool's Stop hook is registered for the one
+	// session being started, so the user's settings files are never edited
+	// (ChildHookSettingsFlag, ChildHookConfigFlag); "" = it is not.
+	ChildHook string
 	// MinVersion is the oldest CLI version supported ("" = any); Install is
 	// the command that installs a supported one; Package is its npm package,
 	// whose package.json tells the installed version without starting it.
@@ -53,7 +47,7 @@ type Profile struct {
 	TrustEnv map[string]string
 	// Usage names the reader of the agent's own record of its usage (its
 	// transcript, session log or stats); "" = the agent reports none.
-	Usage spend.Source
+	Usage UsageFormat
 	// RootEnv is the variable (NAME=value) without which the CLI refuses
 	// to run unattended as root; doctor checks it.
 	RootEnv string
@@ -248,30 +242,36 @@ func init() {
 	}
 }
 
-// childHookTimeout bounds a child's Stop hook (seconds, as Claude Code reads it).
-const childHookTimeout = 30
+// Ways of ChildHook: Claude Code's --settings with a Stop hook, Codex's -c
+// overrides of its hooks table.
+const (
+	ChildHookSettingsFlag = "settings-flag"
+	ChildHookConfigFlag   = "config-flag"
+)
 
-// ChildHookSettings is the settings JSON that registers exe's stop-hook as a
-// Stop hook for one child session.
-func ChildHookSettings(exe string) string {
-	hook := map[string]any{"type": "command", "command": shellword.MustQuote(exe) + " stop-hook", "timeout": childHookTimeout}
-	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
-	return string(b)
-}
+// HookTimeout is the seconds an agent gives this tool's Stop hook before
+// killing it, in every settings file and child session that registers it;
+// the hook finishes in milliseconds, the margin covers a slow disk or a held lock.
+const HookTimeout = 30
 
-func claudeChildHook(exe string) []string { return []string{"--settings", ChildHookSettings(exe)} }
+// UsageFormat names the format in which an agent CLI records its usage;
+// spend has a reader for each.
+type UsageFormat string
 
-// codexChildHook registers the Stop hook as a -c override of the hooks table
-// (Codex 0.169 reads hooks from config layers, the command line being one).
-// A hook from the command line has no persisted trust, so this one
-// invocation runs enabled hooks without it (--dangerously-bypass-hook-trust):
-// the child already runs without approvals or sandbox, and the user's own
-// hooks it may also run are hooks the user configured.
-func codexChildHook(exe string) []string {
-	cmd := tomledit.String(shellword.MustQuote(exe) + " stop-hook")
-	return []string{"--dangerously-bypass-hook-trust",
-		"-c", fmt.Sprintf("hooks.Stop=[{hooks=[{type=\"command\",command=%s,timeout=%d}]}]", cmd, childHookTimeout)}
-}
+// Usage formats.
+const (
+	// UsageAnthropicJSONL: a transcript of Anthropic messages, one per
+	// line, whose path the child's Stop hook records (Claude Code's; the
+	// simulated agent writes one too).
+	UsageAnthropicJSONL UsageFormat = "anthropic-jsonl"
+	// UsageRolloutJSONL: a rollout session log under the agent's state
+	// directory, sessions/YYYY/MM/DD/rollout-*.jsonl (Codex's).
+	UsageRolloutJSONL UsageFormat = "rollout-jsonl"
+	// UsageChatSessionJSONL: a chat session record under the agent's state
+	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
+	// listed in projects.json (Gemini CLI's).
+	UsageChatSessionJSONL UsageFormat = "chat-session-jsonl"
+)
 
 // Agent names.
 const (
@@ -291,19 +291,19 @@ const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
-		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: claudeChildHook,
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: spend.SourceAnthropicJSONL,
+		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: ChildHookSettingsFlag,
+		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
 	// approvals and the sandbox and runs outside a git repository too.
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
-		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: codexChildHook, Usage: spend.SourceRolloutJSONL,
+		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: ChildHookConfigFlag, Usage: UsageRolloutJSONL,
 		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
-		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: spend.SourceChatSessionJSONL,
+		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: UsageChatSessionJSONL,
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -317,9 +317,13 @@ var profiles = map[string]Profile{
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
 	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
-		Screen: ScreenTurnSummary, Usage: spend.SourceAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
+		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
 	AgentCustom: {Name: AgentCustom},
 }
+
+// RunsThisBinary reports whether the agent is this tool itself (the
+// simulated agent), started as the running binary.
+func (p Profile) RunsThisBinary() bool { return p.Name == AgentSim }
 
 // LookupProfile returns the profile of an agent name.
 func LookupProfile(agent string) (Profile, bool) {
@@ -393,153 +397,6 @@ func CLIAgents() []string {
 	return out
 }
 
-// Invocation is what varies per spawn.
-type Invocation struct {
-	Exe      string // this binary, for sim
-	Model    string
-	Prompt   string
-	Template string // custom only: the command template
-	// PromptFile is where the prompt is written when a template asks for {prompt_file}.
-	PromptFile string
-}
-
-// Launch is the agent's command line and how its prompt travels.
-type Launch struct {
-	Argv []string
-	// Stdin, when UseStdin, is written to the agent's standard input, then closed.
-	Stdin    string
-	UseStdin bool
-	// WritePromptFile asks the spawner to write the prompt to Invocation.PromptFile.
-	WritePromptFile bool
-}
-
-// Build makes the agent's argv; the prompt is always one argv element,
-// stdin or a file, never part of a shell string.
-func (p Profile) Build(inv Invocation) (Launch, error) {
-	if strings.ContainsRune(inv.Prompt, 0) {
-		return Launch{}, fmt.Errorf("the prompt contains a NUL byte")
-	}
-	if p.Name == AgentCustom {
-		return buildTemplate(inv)
-	}
-	prog := p.Program
-	if p.Name == AgentSim {
-		prog = inv.Exe
-	}
-	if prog == "" {
-		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
-	}
-	argv := append([]string{prog}, p.Args...)
-	if p.ChildHook != nil && inv.Exe != "" {
-		argv = append(argv, p.ChildHook(inv.Exe)...)
-	}
-	if inv.Model != "" && p.ModelFlag != "" {
-		argv = append(argv, p.ModelFlag, inv.Model)
-	}
-	if inv.Prompt != "" {
-		argv = append(argv, p.PromptFlag, inv.Prompt)
-	}
-	return Launch{Argv: argv}, nil
-}
-
-// Template placeholders of the custom agent.
-const (
-	PlaceholderPrompt     = "{prompt}"
-	PlaceholderPromptFile = "{prompt_file}"
-	PlaceholderModel      = "{model}"
-)
-
-func buildTemplate(inv Invocation) (Launch, error) {
-	words, err := SplitWords(inv.Template)
-	if err != nil {
-		return Launch{}, fmt.Errorf("custom command: %w", err)
-	}
-	if len(words) == 0 {
-		return Launch{}, fmt.Errorf("custom agent needs --command")
-	}
-	var l Launch
-	usesPrompt := false
-	for _, w := range words {
-		if strings.Contains(w, PlaceholderPrompt) {
-			usesPrompt = true
-		}
-		if strings.Contains(w, PlaceholderPromptFile) {
-			usesPrompt, l.WritePromptFile = true, true
-		}
-		// One template word stays one argv element, whatever the prompt holds.
-		w = strings.ReplaceAll(w, PlaceholderPromptFile, inv.PromptFile)
-		w = strings.ReplaceAll(w, PlaceholderModel, inv.Model)
-		w = strings.ReplaceAll(w, PlaceholderPrompt, inv.Prompt)
-		l.Argv = append(l.Argv, w)
-	}
-	if l.WritePromptFile && inv.PromptFile == "" {
-		return Launch{}, fmt.Errorf("custom command uses %s but no prompt file path was given", PlaceholderPromptFile)
-	}
-	if !usesPrompt {
-		l.Stdin, l.UseStdin = inv.Prompt, true
-	}
-	return l, nil
-}
-
-// SplitWords splits a command template into words the way a shell would
-// quote them, with no expansion of any kind: whitespace separates words,
-// '…' is literal, "…" allows \" and \\, and \ escapes one character.
-func SplitWords(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if inWord {
-				words, inWord = append(words, cur.String()), false
-				cur.Reset()
-			}
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i, inWord = i+1+j, true
-		case ch == '"':
-			n, err := readDoubleQuoted(s[i+1:], &cur)
-			if err != nil {
-				return nil, err
-			}
-			i, inWord = i+n, true
-		case ch == '\\' && i+1 < len(s):
-			cur.WriteByte(s[i+1])
-			i, inWord = i+1, true
-		default:
-			cur.WriteByte(ch)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
-}
-
-// readDoubleQuoted copies a "…" body (s starts after the opening quote) and
-// returns how many bytes it consumed, closing quote included.
-func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '"':
-			return i + 1, nil
-		case s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\'):
-			cur.WriteByte(s[i+1])
-			i++
-		default:
-			cur.WriteByte(s[i])
-		}
-	}
-	return 0, fmt.Errorf("unterminated \" in command template")
-}
-
 // OrList joins names for a sentence: "a, b or c".
 func OrList(names []string) string {
 	switch len(names) {
@@ -551,7 +408,7 @@ func OrList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// --- Hook providers (used by stophook/settings) ---
+// --- Hook providers (used by hooks) ---
 
 // HookProviders lists the agents whose settings files take this tool's
 // hook (HookFiles), sorted: the providers `hooks install` and `hooks
@@ -564,75 +421,4 @@ func HookProviders() []string {
 		}
 	}
 	return out
-}
-
-// --- Agent sessions and Stop-hook block caps (used by marker owners and stophook/loop) ---
-
-// BlockCap is an agent CLI's own limit on consecutive Stop-hook blocks:
-// after more than Default ($Env when set) blocks in a row it ends the turn,
-// whatever the hook says.
-type BlockCap struct {
-	Product string // the CLI's name as a user knows it
-	Env     string
-	Default int
-}
-
-// sessionFacts are, per agent, the variable its shell tool sets to the
-// session id, the one that only says a command runs inside one ("" = none),
-// and its block cap (nil = none), read from the pinned CLIs. The order is
-// precedence. Claude Code 2.1.x ends a turn after more than
-// CLAUDE_CODE_STOP_HOOK_BLOCK_CAP (default 8) consecutive blocks.
-var sessionFacts = []struct {
-	agent, idVar, flagVar string
-	cap                   *BlockCap
-}{
-	{AgentClaude, "CLAUDE_CODE_SESSION_ID", "CLAUDECODE", &BlockCap{Product: "Claude Code", Env: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", Default: 8}},
-	{AgentCodex, "CODEX_THREAD_ID", "", nil},
-}
-
-// AgentSessionID is the id of the agent session running this process
-// ($CLAUDE_CODE_SESSION_ID, then $CODEX_THREAD_ID), or "" outside one: a
-// marker made here is owned by it.
-func AgentSessionID(getenv func(string) string) string {
-	for _, f := range sessionFacts {
-		if v := strings.TrimSpace(getenv(f.idVar)); v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// InAgentSession reports whether this process runs inside an agent session's
-// shell tool, even one that does not say its id (Claude Code sets CLAUDECODE=1).
-func InAgentSession(getenv func(string) string) bool {
-	if AgentSessionID(getenv) != "" {
-		return true
-	}
-	for _, f := range sessionFacts {
-		if f.flagVar != "" && strings.TrimSpace(getenv(f.flagVar)) == "1" {
-			return true
-		}
-	}
-	return false
-}
-
-// SessionBlockCap is the block cap of the agent session this process runs
-// in (the first agent whose session variable is set); outside any known
-// session it is the cap of the agent that has one, as the loop may yet run
-// there. ok is false when the session's agent has no cap.
-func SessionBlockCap(getenv func(string) string) (BlockCap, bool) {
-	for _, f := range sessionFacts {
-		if getenv(f.idVar) != "" {
-			if f.cap == nil {
-				return BlockCap{}, false
-			}
-			return *f.cap, true
-		}
-	}
-	for _, f := range sessionFacts {
-		if f.cap != nil {
-			return *f.cap, true
-		}
-	}
-	return BlockCap{}, false
 }

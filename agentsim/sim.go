@@ -6,7 +6,6 @@ package agentsim
 import (
 	"context"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"io"
 	"sort"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/spend"
 )

@@ -3,7 +3,6 @@ package agentsim
 import (
 	"bytes"
 	"context"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
 )

@@ -3,9 +3,9 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 

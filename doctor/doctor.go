@@ -7,14 +7,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/hooks"
 	"github.com/story-automator/story-automator/internal/tomledit"
-	"github.com/story-automator/story-automator/stophook/settings"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -51,12 +51,12 @@ type Options struct {
 	// Environ is the environment children get (the user's own).
 	Environ []string
 	// Hook is what `hooks install` would register (its command names this binary).
-	Hook settings.Hook
+	Hook hooks.Hook
 	// Euid is the user the tool runs as (os.Geteuid()): some CLIs refuse root.
 	Euid int
 	// Codex lists the hooks the installed CLI sees, for an agent whose
-	// hooks need trust (nil: its app-server, settings.Lister).
-	Codex settings.CodexLister
+	// hooks need trust (nil: its app-server, hooks.Lister).
+	Codex hooks.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agentName string) Check
 }
@@ -286,19 +286,19 @@ func trustedByEnv(p agent.Profile, getenv func(string) string) (string, bool) {
 func checkHooks(ctx context.Context, agentName string, o Options, getenv func(string) string) Check {
 	c := Check{Name: "hooks", Agent: agentName}
 	root, h := o.Root, o.Hook
-	p := settings.Provider(agentName)
-	scopes := settings.Scopes(p)
+	p := hooks.Provider(agentName)
+	scopes := hooks.Scopes(p)
 	if len(scopes) == 0 {
 		c.Status, c.Detail = OK, "children of "+agentName+" need no installed hook (their exit ends a step)"
 		return c
 	}
 	h = h.For(p)
 	for _, s := range scopes {
-		loc, err := settings.Locate(p, s, root, getenv)
+		loc, err := hooks.Locate(p, s, root, getenv)
 		if err != nil {
 			continue
 		}
-		st := settings.Inspect(loc, h, getenv)
+		st := hooks.Inspect(loc, h, getenv)
 		if !st.Installed {
 			continue
 		}
@@ -325,12 +325,12 @@ func checkHooks(ctx context.Context, agentName string, o Options, getenv func(st
 // hookRuns adds, for an agent whose hooks need trust (Codex), whether it
 // will run the installed hook: hooks on in config.toml and the entry
 // trusted, as the CLI itself lists it.
-func hookRuns(ctx context.Context, c *Check, loc settings.Location, o Options, getenv func(string) string) {
+func hookRuns(ctx context.Context, c *Check, loc hooks.Location, o Options, getenv func(string) string) {
 	lister := o.Codex
 	if lister == nil {
-		lister = settings.Lister(loc.Provider, o.Environ)
+		lister = hooks.Lister(loc.Provider, o.Environ)
 	}
-	st, ok := settings.InspectTrust(ctx, loc, o.Hook, getenv, lister, o.Root)
+	st, ok := hooks.InspectTrust(ctx, loc, o.Hook, getenv, lister, o.Root)
 	if !ok {
 		return
 	}

@@ -3,11 +3,11 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"

@@ -3,11 +3,11 @@ package monitor
 import (
 	"context"
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 

@@ -2,13 +2,13 @@ package monitor
 
 import (
 	"context"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 

@@ -2,9 +2,9 @@ package monitor
 
 import (
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )

@@ -1,9 +1,9 @@
 package monitor
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/sessionstate"
 )

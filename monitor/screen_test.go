@@ -1,11 +1,12 @@
 package monitor
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Golden screens: done-*.txt are finished Claude Code turns, the others are not.

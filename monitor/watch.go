@@ -3,12 +3,12 @@ package monitor
 import (
 	"context"
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/memtrim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"

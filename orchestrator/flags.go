@@ -2,11 +2,11 @@ package orchestrator
 
 import (
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/workflows"
 )

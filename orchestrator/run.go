@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"path/filepath"
 	"strings"
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 )
 

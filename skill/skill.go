@@ -7,11 +7,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 )
 

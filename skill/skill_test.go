@@ -2,13 +2,14 @@ package skill
 
 import (
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // tree lists every path under root with its content, to compare before and after.

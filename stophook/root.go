@@ -1,7 +1,6 @@
 package stophook
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 )
 

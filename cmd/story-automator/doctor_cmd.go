@@ -1,12 +1,12 @@
 package main
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/doctor"
 	"github.com/story-automator/story-automator/internal/cliio"
 )

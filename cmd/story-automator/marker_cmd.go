@@ -2,10 +2,10 @@ package main
 
 import (
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/tmux/child"

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/story-automator/story-automator/agent"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/modelsim/offline"
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/skill"
 )

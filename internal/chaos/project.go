@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/workflows/sample"
 	"io"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Project is a git-initialised copy of the sample BMAD project driven by

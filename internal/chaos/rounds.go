@@ -3,7 +3,6 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"io"
 	"math/rand"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 )

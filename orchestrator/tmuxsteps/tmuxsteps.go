@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"maps"
 	"os"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"

@@ -3,13 +3,13 @@ package tmuxsteps
 import (
 	"context"
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"os/exec"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/monitor"

@@ -2,9 +2,10 @@ package loop
 
 import (
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"strconv"
 	"strings"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // BlockCapWarning tells, at loop start, when the agent CLI's own cap on

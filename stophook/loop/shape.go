@@ -2,16 +2,15 @@ package loop
 
 import (
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
-	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 // MaxFileBytes bounds what `loop import` and --prompt-file read.
@@ -48,7 +47,7 @@ func (s Shape) state(projectRoot string) (*marker.LoopState, []string, error) {
 	to := s.AdvisorTimeout
 	if to <= 0 || to > stophook.MaxAdvisorTimeout {
 		return nil, nil, usage("--advisor-timeout must be in (0, %s] so the advisor ends before the agent kills the Stop hook (%ds), got %s",
-			stophook.MaxAdvisorTimeout, settings.DefaultTimeout, to)
+			stophook.MaxAdvisorTimeout, agent.HookTimeout, to)
 	}
 	l := &marker.LoopState{MaxIterations: n, CompletionPromise: strings.TrimSpace(s.CompletionPromise),
 		ExitStrategy: strings.TrimSpace(s.ExitStrategy), Threshold: th}

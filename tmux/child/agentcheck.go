@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Codes of an agent CLI that cannot run.

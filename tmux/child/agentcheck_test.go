@@ -2,10 +2,11 @@ package child
 
 import (
 	"context"
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // fakeCLI puts an executable named name on a fresh PATH that prints out for --version.

@@ -1,10 +1,10 @@
 package child
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"sort"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 

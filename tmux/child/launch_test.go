@@ -2,10 +2,11 @@ package child
 
 import (
 	"encoding/json"
-	"github.com/story-automator/story-automator/agent"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {

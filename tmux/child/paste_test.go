@@ -1,13 +1,14 @@
 package child
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // pasteCaptures are real screens of each pinned CLI's interactive input

@@ -1,9 +1,10 @@
 package child
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestRequestValidate(t *testing.T) {

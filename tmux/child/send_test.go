@@ -1,10 +1,11 @@
 package child
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {

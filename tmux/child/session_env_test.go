@@ -1,8 +1,9 @@
 package child
 
 import (
-	"github.com/story-automator/story-automator/agent"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestAgentSessionFromEnvironment(t *testing.T) {

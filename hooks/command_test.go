@@ -1,10 +1,12 @@
-package settings
+package hooks
 
 import (
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestNewHookQuotesTheResolvedAbsolutePath(t *testing.T) {
@@ -31,7 +33,7 @@ func TestNewHookQuotesTheResolvedAbsolutePath(t *testing.T) {
 	if h.Command != want {
 		t.Fatalf("command\n got %s\nwant %s", h.Command, want)
 	}
-	if h.Timeout != DefaultTimeout {
+	if h.Timeout != agent.HookTimeout {
 		t.Fatalf("timeout %d", h.Timeout)
 	}
 	if got := splitWords(h.Command); !reflect.DeepEqual(got, []string{real, "stop-hook"}) {

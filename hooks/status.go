@@ -1,4 +1,4 @@
-package settings
+package hooks
 
 import (
 	"github.com/story-automator/story-automator/agent"

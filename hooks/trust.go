@@ -1,7 +1,8 @@
-package settings
+package hooks
 
 import (
 	"context"
+
 	"github.com/story-automator/story-automator/agent"
 )
 

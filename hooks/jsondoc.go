@@ -1,7 +1,5 @@
-// Package settings edits agent settings files (Claude Code's settings.json, Codex's
-// hooks.json) to install, normalise, remove and report the story-automator Stop hook,
-// keeping every other key, hook and the order of keys.
-package settings
+// Package hooks installs, removes and reports this tool's Stop hook in the agents' settings files, keeping every other key, hook and key order.
+package hooks
 
 import (
 	"bytes"

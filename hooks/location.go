@@ -1,11 +1,12 @@
-package settings
+package hooks
 
 import (
 	"errors"
 	"fmt"
-	"github.com/story-automator/story-automator/agent"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Provider is the agent whose settings are edited: an agent of the profile

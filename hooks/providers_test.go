@@ -1,4 +1,4 @@
-package settings
+package hooks
 
 // The providers the tests name: the profile table's agents that take the hook.
 const (

@@ -1,4 +1,4 @@
-package settings
+package hooks
 
 import (
 	"fmt"
@@ -6,12 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/shellword"
 )
-
-// DefaultTimeout is the seconds an agent gives our Stop hook before killing it;
-// the hook finishes in milliseconds, the margin covers a slow disk or a held lock.
-const DefaultTimeout = 30
 
 // Hook is the entry install writes: a shell command and its timeout in
 // seconds, under the event the provider ends a turn with (see Hook.For).
@@ -59,7 +56,7 @@ func NewHook(exe string) (Hook, error) {
 	if err != nil {
 		return Hook{}, fmt.Errorf("binary path %s: %w", abs, err)
 	}
-	return Hook{Command: shellQuote(real) + " stop-hook", Timeout: DefaultTimeout}, nil
+	return Hook{Command: shellQuote(real) + " stop-hook", Timeout: agent.HookTimeout}, nil
 }
 
 // shellQuote wraps s in double quotes, escaping the characters a POSIX shell

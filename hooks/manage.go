@@ -1,11 +1,11 @@
-package settings
+package hooks
 
 import (
 	"context"
 	"errors"
-	"github.com/story-automator/story-automator/agent"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 )
 

@@ -1,12 +1,8 @@
 package stophook
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
@@ -49,20 +45,4 @@ func ProjectRoot(flag string, getenv func(string) string, getwd func() (string, 
 		}
 		dir = parent
 	}
-}
-
-// Logger is the hook's logger, built leniently: an unknown level is warn, and
-// a log file that cannot be opened leaves the log on stderr.
-func Logger(level, file string, stderr io.Writer) zerolog.Logger {
-	lv, err := zerolog.ParseLevel(strings.ToLower(level))
-	if err != nil || level == "" {
-		lv = zerolog.WarnLevel
-	}
-	w := stderr
-	if file != "" {
-		if f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			w = f
-		}
-	}
-	return zerolog.New(w).Level(lv).With().Timestamp().Logger()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 // Hook is the entry install writes: a shell command and its timeout in
@@ -45,8 +46,10 @@ func (h Hook) timeoutSeconds(v int) int {
 	return v
 }
 
-// NewHook builds the entry that runs exe (made absolute, symlinks resolved) as
-// `"<exe>" stop-hook`, quoted so a path with spaces or shell characters works.
+// NewHook builds the entry that runs the Stop hook of exe (made absolute,
+// symlinks resolved): `"<dir>/story-automator-hook"` when that sits beside
+// it, else `"<exe>" stop-hook` (stophook.Program), quoted so a path with
+// spaces or shell characters works.
 func NewHook(exe string) (Hook, error) {
 	abs, err := filepath.Abs(exe)
 	if err != nil {
@@ -56,7 +59,12 @@ func NewHook(exe string) (Hook, error) {
 	if err != nil {
 		return Hook{}, fmt.Errorf("binary path %s: %w", abs, err)
 	}
-	return Hook{Command: shellQuote(real) + " stop-hook", Timeout: agent.HookTimeout}, nil
+	argv := stophook.Program(real)
+	cmd := shellQuote(argv[0])
+	for _, a := range argv[1:] {
+		cmd += " " + a
+	}
+	return Hook{Command: cmd, Timeout: agent.HookTimeout}, nil
 }
 
 // shellQuote wraps s in double quotes, escaping the characters a POSIX shell
@@ -94,13 +102,14 @@ var legacyScripts = map[string]bool{
 }
 
 // OurProgram reports whether a hook command is a story-automator Stop hook
-// (current, older binary path, bare name, a binary named story-automator*, or
-// a legacy wrapper script) and returns the program path it runs.
+// (the hook's own program, current, older binary path, bare name, a binary
+// named story-automator* running stop-hook, or a legacy wrapper script) and
+// returns the program path it runs.
 func OurProgram(cmd string) (string, bool) {
 	words := splitWords(cmd)
 	for i, w := range words {
 		base := filepath.Base(w)
-		if legacyScripts[base] {
+		if legacyScripts[base] || base == stophook.BinaryName {
 			return w, true
 		}
 		// Any binary named story-automator* (story-automator, story-automator-dev,

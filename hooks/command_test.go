@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 func TestNewHookQuotesTheResolvedAbsolutePath(t *testing.T) {
@@ -44,6 +45,32 @@ func TestNewHookQuotesTheResolvedAbsolutePath(t *testing.T) {
 	}
 }
 
+// Beside the main binary, the hook's own program is what the entry runs;
+// the main binary's stop-hook is the fallback (above).
+func TestNewHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "story-automator")
+	hook := filepath.Join(dir, stophook.BinaryName)
+	for _, p := range []string{exe, hook} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := NewHook(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Command != `"`+hook+`"` {
+		t.Fatalf("command %s", h.Command)
+	}
+	if prog, ok := OurProgram(h.Command); !ok || prog != hook {
+		t.Fatalf("OurProgram = %q, %v", prog, ok)
+	}
+}
+
 func TestNewHookFailsForAMissingBinary(t *testing.T) {
 	if _, err := NewHook(filepath.Join(t.TempDir(), "gone")); err == nil {
 		t.Fatal("want an error for a binary that does not exist")
@@ -65,6 +92,8 @@ func TestOurProgramRecognisesCurrentAndOlderEntries(t *testing.T) {
 		{`/home/u/.claude/hooks/story-automator-stop-hook.sh`, "/home/u/.claude/hooks/story-automator-stop-hook.sh", true},
 		{`story-automator marker heartbeat`, "", false},
 		{`story-automator-dev stop-hook`, "story-automator-dev", true},
+		{`"/opt/sa/story-automator-hook"`, "/opt/sa/story-automator-hook", true},
+		{`story-automator-hook --log-level debug`, "story-automator-hook", true},
 		{`my-story-automator stop-hook`, "", false},
 		{`echo story-automator`, "", false},
 		{`npx prettier --write .`, "", false},

@@ -62,6 +62,11 @@ func (s *Shell) Run(ctx context.Context) {
 		store.LockTimeout = DefaultLockTimeout
 	}
 	m, readErr := store.Read()
+	if unknownVersion(m, readErr) {
+		s.Log.Warn("the marker is of a version this hook does not know; allowing the stop",
+			"version", m.Version, "known", marker.SchemaVersion)
+		return
+	}
 	if noActiveMarker(m, readErr) {
 		return // every stop proceeds: the input need not even be parsed
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/tomledit"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 // Invocation is what varies per spawn.
@@ -157,10 +158,17 @@ func readDoubleQuoted(s string, cur *strings.Builder) (int, error) {
 	return 0, fmt.Errorf("unterminated \" in command template")
 }
 
-// ChildHookSettings is the settings JSON that registers exe's stop-hook as a
-// Stop hook for one child session.
+// childHookCommand is the shell command that runs exe's Stop hook
+// (stophook.Program: the hook's own program when it sits beside exe).
+func childHookCommand(exe string) string {
+	argv := stophook.Program(exe)
+	return strings.Join(append([]string{shellword.MustQuote(argv[0])}, argv[1:]...), " ")
+}
+
+// ChildHookSettings is the settings JSON that registers exe's Stop hook
+// for one child session.
 func ChildHookSettings(exe string) string {
-	hook := map[string]any{"type": "command", "command": shellword.MustQuote(exe) + " stop-hook", "timeout": agent.HookTimeout}
+	hook := map[string]any{"type": "command", "command": childHookCommand(exe), "timeout": agent.HookTimeout}
 	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
 	return string(b)
 }
@@ -186,7 +194,7 @@ func claudeChildHook(exe string) []string { return []string{"--settings", ChildH
 // the child already runs without approvals or sandbox, and the user's own
 // hooks it may also run are hooks the user configured.
 func codexChildHook(exe string) []string {
-	cmd := tomledit.String(shellword.MustQuote(exe) + " stop-hook")
+	cmd := tomledit.String(childHookCommand(exe))
 	return []string{"--dangerously-bypass-hook-trust",
 		"-c", fmt.Sprintf("hooks.Stop=[{hooks=[{type=\"command\",command=%s,timeout=%d}]}]", cmd, agent.HookTimeout)}
 }

@@ -2,11 +2,15 @@ package child
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
@@ -113,5 +117,24 @@ func TestEveryAgentsSessionVariablesAreClearedForAChild(t *testing.T) {
 	env := ChildEnv([]string{"CODEX_THREAD_ID=t", "KEEP=1"}, nil)
 	if strings.Join(env, " ") != "KEEP=1" {
 		t.Fatalf("%q", env)
+	}
+}
+
+// With story-automator-hook beside the binary, a child's Stop hook runs it
+// (quoted, no command word); without, the binary's stop-hook (above).
+func TestChildHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "story-automator")
+	hook := filepath.Join(dir, stophook.BinaryName)
+	if err := os.WriteFile(hook, nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := childHookCommand(exe); got != shellword.MustQuote(hook) {
+		t.Fatalf("command %s", got)
+	}
+	p, _ := agent.LookupProfile(agent.AgentCodex)
+	l, err := Build(p, Invocation{Exe: exe, Prompt: "go"})
+	if err != nil || !strings.Contains(strings.Join(l.Argv, " "), `command="'`+hook+`'"`) {
+		t.Fatalf("%q %v", l.Argv, err)
 	}
 }

@@ -88,7 +88,7 @@ lint:
 
 # Each fuzz target in turn (go test -fuzz takes one target per run).
 FUZZ_TARGETS := stophook:FuzzDecodeInput stophook:FuzzAnalyzeResponse stophook:FuzzParseLoopFile \
-	stophook:FuzzScanControl marker:FuzzDecode hooks:FuzzParse
+	stophook:FuzzScanControl stophook:FuzzFixPlanParsers marker:FuzzDecode hooks:FuzzParse
 FUZZTIME ?= 20s
 
 fuzz:

@@ -61,6 +61,6 @@ func hookBinary(exe string, force bool, getenv func(string) string) (path, warni
 		return exe, "WARNING: the hook runs " + exe + ", which will vanish: " + why, nil
 	}
 	f := failure("binary_transient", "refusing to install a hook that runs %s: %s", exe, why)
-	f.Hint = "install the tool first (go install github.com/story-automator/story-automator/cmd/story-automator@latest, or make install) and run hooks install from it, or pass --force"
+	f.Hint = "install the tool first (CGO_ENABLED=0 go install -tags urfave_cli_no_docs github.com/story-automator/story-automator/cmd/...@latest, or make install) and run hooks install from it, or pass --force"
 	return "", "", f
 }

@@ -2,6 +2,10 @@ GO      ?= go
 # urfave_cli_no_docs drops the man/markdown generators (and their init cost) from the binary.
 TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
+HOOK_BIN := bin/story-automator-hook
+# The main binary and the Stop hook's own program, installed side by side
+# (hooks install points at the hook when it sits beside the main binary).
+CMDS    := ./cmd/story-automator ./cmd/story-automator-hook
 PKGS    := ./...
 
 # How the binary users run is built, in one place for every target that
@@ -21,20 +25,24 @@ PREFIX      ?= $(shell $(GO) env GOPATH)
 
 build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/story-automator
+	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(HOOK_BIN) ./cmd/story-automator-hook
 
 # Installs into $(PREFIX)/bin ($$GOPATH/bin, where `go install` puts it too).
 install:
-	$(BUILD_ENV) GOBIN=$(PREFIX)/bin $(GO) install $(BUILD_FLAGS) ./cmd/story-automator
-	@echo "installed $(PREFIX)/bin/story-automator"
+	$(BUILD_ENV) GOBIN=$(PREFIX)/bin $(GO) install $(BUILD_FLAGS) $(CMDS)
+	@echo "installed $(PREFIX)/bin/story-automator and $(PREFIX)/bin/story-automator-hook"
 
 # Static binaries for every supported target, cross-built from this machine,
-# with SHA-256 checksums: dist/story-automator-<os>-<arch>, dist/SHA256SUMS.
+# with SHA-256 checksums: dist/story-automator-<os>-<arch> and
+# dist/story-automator-hook-<os>-<arch> (rename it to story-automator-hook
+# beside story-automator when installing), dist/SHA256SUMS.
 dist:
 	rm -rf dist && mkdir -p dist
 	@for t in $(DIST_TARGETS); do \
 		os=$${t%/*}; arch=$${t#*/}; \
 		echo "== $$os/$$arch"; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-$$os-$$arch ./cmd/story-automator || exit 1; \
+		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-hook-$$os-$$arch ./cmd/story-automator-hook || exit 1; \
 	done
 	cd dist && sha256sum story-automator-* > SHA256SUMS && cat SHA256SUMS
 
@@ -85,8 +93,8 @@ lint:
 
 # Each fuzz target in turn (go test -fuzz takes one target per run).
 FUZZ_TARGETS := stophook:FuzzDecodeInput stophook:FuzzAnalyzeResponse stophook:FuzzParseLoopFile \
-	stophook:FuzzScanControl stophook:FuzzDecodeInputAgainstGenericJSON marker:FuzzDecode \
-	stophook/settings:FuzzParse internal/tomledit:FuzzEditsAgainstGoTOML
+	stophook:FuzzScanControl stophook:FuzzFixPlanParsers stophook:FuzzDecodeInputAgainstGenericJSON \
+	marker:FuzzDecode hooks:FuzzParse internal/tomledit:FuzzEditsAgainstGoTOML
 FUZZTIME ?= 20s
 
 fuzz:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 func init() {
@@ -141,7 +142,9 @@ func stopHookTurn(ctx context.Context, s *Sim) bool {
 		"session_id": fmt.Sprintf("agent-sim-%d", os.Getpid()), "hook_event_name": "Stop",
 		"stop_hook_active": false, "last_assistant_message": "The step is done.",
 	})
-	cmd := exec.CommandContext(ctx, s.Exe, "stop-hook")
+	// The hook a child's settings name (stophook.Program), as Claude Code runs it.
+	argv := stophook.Program(s.Exe)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.Output()
 	fmt.Fprintf(s.Out, "agent-sim: turn finished; stop hook said %q (err %v)\n", strings.TrimSpace(string(out)), err)

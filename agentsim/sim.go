@@ -13,15 +13,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/spend"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Environment variables that configure the simulated agent when its flags
 // are not given (a spawned child inherits them from the spawner).
 const (
-	EnvBehaviour  = child.EnvSimBehaviour
+	EnvBehaviour  = agent.EnvSimBehaviour
 	EnvExitCode   = "STORY_AUTOMATOR_SIM_EXIT_CODE"
 	EnvDelay      = "STORY_AUTOMATOR_SIM_DELAY"
 	EnvArtifact   = "STORY_AUTOMATOR_SIM_ARTIFACT"

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func newSim(t *testing.T, o Options, prompt string) (*Sim, *bytes.Buffer) {
@@ -175,7 +175,7 @@ func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
 // A story run's sim child acts out a behaviour the sim knows, named by the
 // variable the sim reads.
 func TestRunDefaultOfTheSimProfileIsABehaviour(t *testing.T) {
-	p, _ := child.LookupProfile(child.AgentSim)
+	p, _ := agent.LookupProfile(agent.AgentSim)
 	b, ok := p.RunEnv[EnvBehaviour]
 	if !ok || b != BehaviourBMAD {
 		t.Fatalf("sim's run environment %v, want %s=%s", p.RunEnv, EnvBehaviour, BehaviourBMAD)

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Checkable lists the agents doctor can check, sorted: every one a story run
 // can drive.
-func Checkable() []string { return child.RunAgents() }
+func Checkable() []string { return agent.RunAgents() }
 
 // Agents are the agents to check: the ones asked for (repeatable, or
 // comma-separated), else every agent CLI found on the PATH (or found too
@@ -18,7 +19,7 @@ func Checkable() []string { return child.RunAgents() }
 // unknown name is an error that lists the known ones.
 func Agents(ctx context.Context, asked, environ []string) ([]string, error) {
 	if len(asked) == 0 {
-		for _, a := range child.CLIAgents() {
+		for _, a := range agent.CLIAgents() {
 			if _, _, err := child.CheckAgent(ctx, a, environ); err == nil {
 				asked = append(asked, a)
 			} else if ae, ok := child.AsAgentError(err); ok && ae.Code == child.CodeAgentUnsupported {
@@ -26,7 +27,7 @@ func Agents(ctx context.Context, asked, environ []string) ([]string, error) {
 			}
 		}
 		if len(asked) == 0 {
-			asked = []string{child.DefaultAgent()}
+			asked = []string{agent.DefaultAgent()}
 		}
 		return asked, nil
 	}
@@ -35,7 +36,7 @@ func Agents(ctx context.Context, asked, environ []string) ([]string, error) {
 		for _, one := range strings.Split(a, ",") {
 			one = strings.TrimSpace(one)
 			if !isCheckable(one) {
-				return nil, fmt.Errorf("--agent %q: use %s", one, child.OrList(Checkable()))
+				return nil, fmt.Errorf("--agent %q: use %s", one, agent.OrList(Checkable()))
 			}
 			out = append(out, one)
 		}

@@ -12,8 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/hooks"
 	"github.com/story-automator/story-automator/internal/tomledit"
-	"github.com/story-automator/story-automator/stophook/settings"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -50,14 +51,14 @@ type Options struct {
 	// Environ is the environment children get (the user's own).
 	Environ []string
 	// Hook is what `hooks install` would register (its command names this binary).
-	Hook settings.Hook
+	Hook hooks.Hook
 	// Euid is the user the tool runs as (os.Geteuid()): some CLIs refuse root.
 	Euid int
 	// Codex lists the hooks the installed CLI sees, for an agent whose
-	// hooks need trust (nil: its app-server, settings.Lister).
-	Codex settings.CodexLister
+	// hooks need trust (nil: its app-server, hooks.Lister).
+	Codex hooks.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
-	Rehearse func(ctx context.Context, agent string) Check
+	Rehearse func(ctx context.Context, agentName string) Check
 }
 
 // Run makes every check, in order.
@@ -70,7 +71,7 @@ func Run(ctx context.Context, o Options) Report {
 		if found.Status == Fail {
 			continue
 		}
-		if p, ok := child.LookupProfile(a); ok && p.Program != "" {
+		if p, ok := agent.LookupProfile(a); ok && p.Program != "" {
 			if !o.Offline {
 				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok {
 					checks = append(checks, c)
@@ -107,9 +108,9 @@ func checkTmux(ctx context.Context) Check {
 	return c
 }
 
-func checkCLI(ctx context.Context, agent string, environ []string) Check {
-	c := Check{Name: "cli", Agent: agent}
-	path, version, err := child.CheckAgent(ctx, agent, environ)
+func checkCLI(ctx context.Context, agentName string, environ []string) Check {
+	c := Check{Name: "cli", Agent: agentName}
+	path, version, err := child.CheckAgent(ctx, agentName, environ)
 	if err != nil {
 		c.Status, c.Detail = Fail, err.Error()
 		if ae, ok := child.AsAgentError(err); ok {
@@ -120,46 +121,46 @@ func checkCLI(ctx context.Context, agent string, environ []string) Check {
 	c.Status = OK
 	switch {
 	case path == "":
-		c.Detail = agent + " needs no CLI"
+		c.Detail = agentName + " needs no CLI"
 	default:
-		c.Detail = fmt.Sprintf("%s %s at %s", agent, orDash(version), path)
+		c.Detail = fmt.Sprintf("%s %s at %s", agentName, orDash(version), path)
 	}
 	return c
 }
 
 // trustAction is the profile's action for its trust dialog, on screen or at exit.
-func trustAction(agent string) string {
-	p, _ := child.LookupProfile(agent)
+func trustAction(agentName string) string {
+	p, _ := agent.LookupProfile(agentName)
 	for _, d := range p.Dialogs {
-		if d.Kind == child.DialogTrustFolder {
+		if d.Kind == agent.DialogTrustFolder {
 			return d.Action
 		}
 	}
 	for _, d := range p.ExitDialogs {
-		if d.Kind == child.DialogTrustFolder {
+		if d.Kind == agent.DialogTrustFolder {
 			return d.Action
 		}
 	}
-	return "trust the project folder in " + agent
+	return "trust the project folder in " + agentName
 }
 
 // checkRoot, for a CLI that refuses to run unattended as root without a
 // variable (Profile.RootEnv), says whether a child started now would run;
 // ok is false when the check does not apply (not root, or no such refusal).
-func checkRoot(agent string, euid int, getenv func(string) string) (Check, bool) {
-	p, _ := child.LookupProfile(agent)
+func checkRoot(agentName string, euid int, getenv func(string) string) (Check, bool) {
+	p, _ := agent.LookupProfile(agentName)
 	name, value, _ := strings.Cut(p.RootEnv, "=")
 	if euid != 0 || name == "" {
 		return Check{}, false
 	}
-	c := Check{Name: "root", Agent: agent}
+	c := Check{Name: "root", Agent: agentName}
 	if getenv(name) == value {
 		c.Status, c.Detail = OK, "running as root with "+p.RootEnv+" (the machine is declared a sandbox)"
 		return c, true
 	}
-	c.Status, c.Detail = Fail, agent+" refuses to run its children unattended as root without "+p.RootEnv
+	c.Status, c.Detail = Fail, agentName+" refuses to run its children unattended as root without "+p.RootEnv
 	for _, d := range p.Dialogs {
-		if d.Kind == child.DialogRunAsRoot {
+		if d.Kind == agent.DialogRunAsRoot {
 			c.Fix = d.Action
 		}
 	}
@@ -168,11 +169,11 @@ func checkRoot(agent string, euid int, getenv func(string) string) (Check, bool)
 
 // checkAuth says whether the CLI has credentials, naming where they are
 // found and never printing them: the variables and files its profile names.
-func checkAuth(agent string, getenv func(string) string) Check {
-	c := Check{Name: "auth", Agent: agent}
-	p, _ := child.LookupProfile(agent)
+func checkAuth(agentName string, getenv func(string) string) Check {
+	c := Check{Name: "auth", Agent: agentName}
+	p, _ := agent.LookupProfile(agentName)
 	envVars := p.AuthEnv
-	if p.AuthConfig == child.AuthProviderTOML {
+	if p.AuthConfig == agent.AuthProviderTOML {
 		if k := providerKey(p, getenv); k != "" {
 			envVars = append([]string{k}, envVars...)
 		}
@@ -197,9 +198,9 @@ func checkAuth(agent string, getenv func(string) string) Check {
 // checkTrust says whether the CLI already trusts the project folder, so a
 // child will not stop at the trust dialog: the record its profile names,
 // read by its format, or the environment that trusts a child (TrustEnv).
-func checkTrust(agent, root string, getenv func(string) string) Check {
-	c := Check{Name: "trust", Agent: agent}
-	p, _ := child.LookupProfile(agent)
+func checkTrust(agentName, root string, getenv func(string) string) Check {
+	c := Check{Name: "trust", Agent: agentName}
+	p, _ := agent.LookupProfile(agentName)
 	if p.TrustFormat == "" && p.TrustNote != "" {
 		c.Status, c.Detail = OK, p.TrustNote
 		return c
@@ -213,7 +214,7 @@ func checkTrust(agent, root string, getenv func(string) string) Check {
 		trusted, where = true, name
 	}
 	if p.TrustFormat != "" {
-		c.Fix = trustAction(agent)
+		c.Fix = trustAction(agentName)
 	}
 	if trusted {
 		c.Status, c.Detail, c.Fix = OK, "the project folder is trusted ("+where+")", ""
@@ -231,7 +232,7 @@ func trustRecorded(format, path, root string) bool {
 		return false
 	}
 	switch format {
-	case child.TrustProjectsJSON:
+	case agent.TrustProjectsJSON:
 		// {"projects": {dir: {"hasTrustDialogAccepted": true}}}; a trusted parent covers root.
 		var state struct {
 			Projects map[string]struct {
@@ -246,7 +247,7 @@ func trustRecorded(format, path, root string) bool {
 				return true
 			}
 		}
-	case child.TrustFoldersJSON:
+	case agent.TrustFoldersJSON:
 		// {dir: "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}.
 		var folders map[string]string
 		if json.Unmarshal(b, &folders) != nil {
@@ -263,7 +264,7 @@ func trustRecorded(format, path, root string) bool {
 
 // trustedByEnv says whether the environment already holds every variable
 // the profile's TrustEnv sets (compared without case), naming the first.
-func trustedByEnv(p child.Profile, getenv func(string) string) (string, bool) {
+func trustedByEnv(p agent.Profile, getenv func(string) string) (string, bool) {
 	if len(p.TrustEnv) == 0 {
 		return "", false
 	}
@@ -282,28 +283,28 @@ func trustedByEnv(p child.Profile, getenv func(string) string) (string, bool) {
 // provider reads it and points at an existing binary. Children get theirs
 // per session (Claude Code: --settings), so this matters for an orchestrating
 // session and for loops.
-func checkHooks(ctx context.Context, agent string, o Options, getenv func(string) string) Check {
-	c := Check{Name: "hooks", Agent: agent}
+func checkHooks(ctx context.Context, agentName string, o Options, getenv func(string) string) Check {
+	c := Check{Name: "hooks", Agent: agentName}
 	root, h := o.Root, o.Hook
-	p := settings.Provider(agent)
-	scopes := settings.Scopes(p)
+	p := hooks.Provider(agentName)
+	scopes := hooks.Scopes(p)
 	if len(scopes) == 0 {
-		c.Status, c.Detail = OK, "children of "+agent+" need no installed hook (their exit ends a step)"
+		c.Status, c.Detail = OK, "children of "+agentName+" need no installed hook (their exit ends a step)"
 		return c
 	}
 	h = h.For(p)
 	for _, s := range scopes {
-		loc, err := settings.Locate(p, s, root, getenv)
+		loc, err := hooks.Locate(p, s, root, getenv)
 		if err != nil {
 			continue
 		}
-		st := settings.Inspect(loc, h, getenv)
+		st := hooks.Inspect(loc, h, getenv)
 		if !st.Installed {
 			continue
 		}
 		if !st.BinaryExists {
 			c.Status, c.Detail = Fail, "the "+h.Event+" hook in "+loc.Path+" runs a binary that does not exist: "+st.Command
-			c.Fix = "story-automator hooks install --provider " + agent
+			c.Fix = "story-automator hooks install --provider " + agentName
 			return c
 		}
 		if st.Off != "" {
@@ -316,24 +317,24 @@ func checkHooks(ctx context.Context, agent string, o Options, getenv func(string
 		return c
 	}
 	c.Status = Warn
-	c.Detail = "no " + h.Event + " hook installed: steps are unaffected (each child gets what it needs), but an orchestrating " + agent + " session or a loop is not held"
-	c.Fix = "story-automator hooks install --provider " + agent
+	c.Detail = "no " + h.Event + " hook installed: steps are unaffected (each child gets what it needs), but an orchestrating " + agentName + " session or a loop is not held"
+	c.Fix = "story-automator hooks install --provider " + agentName
 	return c
 }
 
 // hookRuns adds, for an agent whose hooks need trust (Codex), whether it
 // will run the installed hook: hooks on in config.toml and the entry
 // trusted, as the CLI itself lists it.
-func hookRuns(ctx context.Context, c *Check, loc settings.Location, o Options, getenv func(string) string) {
+func hookRuns(ctx context.Context, c *Check, loc hooks.Location, o Options, getenv func(string) string) {
 	lister := o.Codex
 	if lister == nil {
-		lister = settings.Lister(loc.Provider, o.Environ)
+		lister = hooks.Lister(loc.Provider, o.Environ)
 	}
-	st, ok := settings.InspectTrust(ctx, loc, o.Hook, getenv, lister, o.Root)
+	st, ok := hooks.InspectTrust(ctx, loc, o.Hook, getenv, lister, o.Root)
 	if !ok {
 		return
 	}
-	prof, _ := child.LookupProfile(string(loc.Provider))
+	prof, _ := agent.LookupProfile(string(loc.Provider))
 	switch {
 	case !st.HooksEnabled:
 		c.Status, c.Detail, c.Fix = Fail, "Stop hook installed in "+loc.Path+", but hooks are off in "+st.ConfigFile, st.Action
@@ -348,7 +349,7 @@ func hookRuns(ctx context.Context, c *Check, loc settings.Location, o Options, g
 
 // providerKey is the variable that holds the key of the model provider the
 // CLI's config.toml selects (model_provider with its env_key), if any.
-func providerKey(p child.Profile, getenv func(string) string) string {
+func providerKey(p agent.Profile, getenv func(string) string) string {
 	doc, err := os.ReadFile(p.StatePath("config.toml", getenv))
 	if err != nil {
 		return ""

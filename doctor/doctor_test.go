@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/hooks"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
-	"github.com/story-automator/story-automator/stophook/settings"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
@@ -99,13 +99,13 @@ func TestCodexAuthReadsTheProvidersEnvKey(t *testing.T) {
 
 // fakeCodex lists one hook with the trust status given.
 type fakeCodex struct {
-	hook   settings.Hook
+	hook   hooks.Hook
 	path   string
 	status string
 }
 
-func (f fakeCodex) ListHooks(ctx context.Context, cwd string) ([]settings.CodexHook, error) {
-	return []settings.CodexHook{{Key: "k", EventName: "stop", Command: f.hook.Command, SourcePath: f.path, TrustStatus: f.status}}, nil
+func (f fakeCodex) ListHooks(ctx context.Context, cwd string) ([]hooks.CodexHook, error) {
+	return []hooks.CodexHook{{Key: "k", EventName: "stop", Command: f.hook.Command, SourcePath: f.path, TrustStatus: f.status}}, nil
 }
 
 // An installed Codex hook that Codex does not trust (or runs with hooks
@@ -115,12 +115,12 @@ func TestCodexHookMustBeEnabledAndTrusted(t *testing.T) {
 	env := map[string]string{"HOME": home}
 	getenv := func(k string) string { return env[k] }
 	exe, _ := os.Executable()
-	hook, err := settings.NewHook(exe)
+	hook, err := hooks.NewHook(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(home, ".codex", "hooks.json")
-	if _, err := settings.Install(path, hook, settings.Options{}); err != nil {
+	if _, err := hooks.Install(path, hook, hooks.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	o := Options{Root: t.TempDir(), Hook: hook, Getenv: getenv, Codex: fakeCodex{hook, path, "untrusted"}}
@@ -143,7 +143,7 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 	getenv := func(k string) string { return map[string]string{"HOME": home, "PATH": os.Getenv("PATH")}[k] }
 	exe := filepath.Join(t.TempDir(), "story-automator")
 	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700)
-	h := settings.Hook{Command: `"` + exe + `" stop-hook`, Timeout: 30}
+	h := hooks.Hook{Command: `"` + exe + `" stop-hook`, Timeout: 30}
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Fix, "--provider gemini") {
 		t.Fatalf("no hook: %+v", c)
 	}
@@ -165,8 +165,8 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 
 // Each CLI agent's hook is checked where the installer puts it.
 func TestHookProvidersAreTheInstallers(t *testing.T) {
-	for _, a := range child.CLIAgents() {
-		if len(settings.Scopes(settings.Provider(a))) == 0 {
+	for _, a := range agent.CLIAgents() {
+		if len(hooks.Scopes(hooks.Provider(a))) == 0 {
 			t.Errorf("%s: no settings file the installer knows", a)
 		}
 	}
@@ -174,12 +174,12 @@ func TestHookProvidersAreTheInstallers(t *testing.T) {
 
 // Every CLI agent can be rehearsed offline: model-sim writes a home for it.
 func TestEveryCLIAgentHasAnOfflineHome(t *testing.T) {
-	for _, a := range child.CLIAgents() {
+	for _, a := range agent.CLIAgents() {
 		if _, ok := offline.For(a); !ok {
 			t.Errorf("no offline home for %s", a)
 		}
 	}
-	if _, ok := offline.For(child.AgentSim); ok {
+	if _, ok := offline.For(agent.AgentSim); ok {
 		t.Error("the sim needs no offline home")
 	}
 }

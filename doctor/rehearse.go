@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
@@ -35,12 +36,12 @@ type Rehearsal struct {
 // Run spawns a child of agent on a private tmux server, waits for it with the
 // monitor, and reports whether the prompt arrived, the turn's end was seen,
 // the child's hook fired and no dialog stopped it.
-func (r Rehearsal) Run(ctx context.Context, agent string) Check {
-	c := Check{Name: "rehearsal", Agent: agent}
+func (r Rehearsal) Run(ctx context.Context, agentName string) Check {
+	c := Check{Name: "rehearsal", Agent: agentName}
 	if r.Timeout <= 0 {
 		r.Timeout = 2 * time.Minute
 	}
-	env, srv, cleanup, err := r.environment(agent)
+	env, srv, cleanup, err := r.environment(agentName)
 	defer cleanup()
 	if err != nil {
 		c.Status, c.Detail = Fail, "cannot prepare the rehearsal: "+err.Error()
@@ -61,7 +62,7 @@ func (r Rehearsal) Run(ctx context.Context, agent string) Check {
 	defer func() { _ = tc.KillServer(context.WithoutCancel(ctx)) }()
 	sp := &child.Spawner{Tmux: tc, Exe: r.Exe, Environ: env, Now: time.Now}
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: r.Root, StateDir: stateDir, Step: "dev", Story: "0.1",
-		Agent: agent, Prompt: rehearsalPrompt})
+		Agent: agentName, Prompt: rehearsalPrompt})
 	if err != nil {
 		c.Status, c.Detail = Fail, "cannot start a child: "+err.Error()
 		return c
@@ -74,12 +75,12 @@ func (r Rehearsal) Run(ctx context.Context, agent string) Check {
 	// directories go: an agent still exiting writes into both.
 	closer := &tmuxsteps.Runner{Tmux: tc, StateDir: stateDir}
 	_ = closer.CloseSession(context.WithoutCancel(ctx), sess.Name)
-	c = judge(c, agent, res, srv)
+	c = judge(c, agentName, res, srv)
 	return c
 }
 
 // judge turns the monitor's result into the rehearsal's check.
-func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Check {
+func judge(c Check, agentName string, res monitor.Result, srv *modelsim.Server) Check {
 	if res.Reason == monitor.ReasonDialog {
 		c.Status, c.Detail, c.Fix = Fail, "the child stopped at the "+res.Dialog+" dialog", res.Action
 		return c
@@ -88,18 +89,18 @@ func judge(c Check, agent string, res monitor.Result, srv *modelsim.Server) Chec
 		c.Status = Fail
 		c.Detail = fmt.Sprintf("the child ended %s (%s) after %.0fs%s; its output is in %s", res.FinalState, res.Reason,
 			res.ElapsedSeconds, lastWords(res.OutputFile), res.OutputFile)
-		c.Fix = "read that output, then run `story-automator doctor --agent " + agent + "` again"
+		c.Fix = "read that output, then run `story-automator doctor --agent " + agentName + "` again"
 		return c
 	}
 	if srv != nil && !promptArrived(srv) {
 		c.Status, c.Detail = Fail, "the turn ended but model-sim never received the rehearsal prompt"
 		return c
 	}
-	p, _ := child.LookupProfile(agent)
+	p, _ := agent.LookupProfile(agentName)
 	c.Status = OK
 	c.Detail = fmt.Sprintf("one turn in tmux: prompt delivered, completion seen (%s) in %.1fs, no dialog", res.Reason, res.ElapsedSeconds)
 	// Where the screen is the fallback, the child's own hook is what makes completion quick.
-	if p.ChildHook != nil && p.Screen != "" && res.Reason != monitor.SignalStopHook {
+	if p.ChildHook != "" && p.Screen != "" && res.Reason != monitor.SignalStopHook {
 		c.Status = Warn
 		c.Detail += "; the child's own Stop hook did not fire, so completions are seen only from the screen (slower)"
 		c.Fix = "check that hooks are not disabled in the agent's settings (disableAllHooks)"
@@ -135,11 +136,11 @@ func promptArrived(srv *modelsim.Server) bool {
 
 // environment is the child's environment: the user's own, or with --offline
 // a private home pointing the CLI at a model-sim started here.
-func (r Rehearsal) environment(agent string) ([]string, *modelsim.Server, func(), error) {
+func (r Rehearsal) environment(agentName string) ([]string, *modelsim.Server, func(), error) {
 	if !r.Offline {
 		return r.Environ, nil, func() {}, nil
 	}
-	write, ok := offline.For(agent)
+	write, ok := offline.For(agentName)
 	if !ok {
 		return r.Environ, nil, func() {}, nil
 	}

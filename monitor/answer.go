@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // defaultSelectionWait bounds the wait for a dialog to show the selection
@@ -20,9 +20,9 @@ var errAnswered = errors.New("dialog already answered")
 // mayAnswer reports whether the tool may answer d for this session: the
 // user asked for it (the kind is in the session's AcceptDialogs), the kind is
 // one a flag may answer, the profile knows how, and it was not answered yet.
-func (o *observer) mayAnswer(d child.Dialog) bool {
+func (o *observer) mayAnswer(d agent.Dialog) bool {
 	st := o.last
-	return st != nil && d.Accept != nil && child.AcceptableKind(d.Kind) &&
+	return st != nil && d.Accept != nil && agent.AcceptableKind(d.Kind) &&
 		slices.Contains(st.AcceptDialogs, d.Kind) && !slices.Contains(st.AnsweredDialogs, d.Kind)
 }
 
@@ -30,7 +30,7 @@ func (o *observer) mayAnswer(d child.Dialog) bool {
 // first (a dialog is answered at most once, whichever monitor sees it),
 // moves the selection, confirms only once the screen shows the expected
 // selection, and reports whether the answer was given.
-func (o *observer) answerDialog(ctx context.Context, t Tmux, d child.Dialog, wait time.Duration) bool {
+func (o *observer) answerDialog(ctx context.Context, t Tmux, d agent.Dialog, wait time.Duration) bool {
 	a := d.Accept
 	if a == nil || !o.mayAnswer(d) {
 		return false

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func readFixture(t *testing.T, path string) string {
@@ -29,7 +29,7 @@ func trustDialogSession(t *testing.T, accept []string) (*fakeTmux, Deps) {
 	d := fakeDeps(t, tm, false)
 	d.SelectionWait = 200 * time.Millisecond
 	writeSession(t, d, "sa-t", func(st *sessionstate.State) {
-		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = child.AgentClaude, sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = agent.AgentClaude, sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 		st.AcceptDialogs = accept
 	}, "the dialog")
 	return tm, d
@@ -49,7 +49,7 @@ func appendOutput(t *testing.T, d Deps, name, s string) {
 // With --trust-project the trust dialog is answered as the user would
 // (select Yes, see it selected, confirm) and the turn that follows completes.
 func TestWatchAnswersTheTrustDialogTheUserAllowed(t *testing.T) {
-	tm, d := trustDialogSession(t, []string{child.DialogTrustFolder})
+	tm, d := trustDialogSession(t, []string{agent.DialogTrustFolder})
 	done := readFixture(t, "testdata/claude/done-real-2.1.328-baked-100cols.txt")
 	tm.onKey = func(f *fakeTmux, key string) {
 		switch key {
@@ -66,7 +66,7 @@ func TestWatchAnswersTheTrustDialogTheUserAllowed(t *testing.T) {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
 	st, err := sessionstate.Read(d.StateDir, "sa-t")
-	if err != nil || !slices.Equal(st.AnsweredDialogs, []string{child.DialogTrustFolder}) {
+	if err != nil || !slices.Equal(st.AnsweredDialogs, []string{agent.DialogTrustFolder}) {
 		t.Fatalf("answered = %+v %v", st, err)
 	}
 }
@@ -75,16 +75,16 @@ func TestWatchAnswersTheTrustDialogTheUserAllowed(t *testing.T) {
 func TestWatchNeverAnswersADialogUnasked(t *testing.T) {
 	tm, d := trustDialogSession(t, nil)
 	r := Watch(context.Background(), "sa-t", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Stuck || r.Dialog != child.DialogTrustFolder || len(tm.keys) != 0 {
+	if r.FinalState != Stuck || r.Dialog != agent.DialogTrustFolder || len(tm.keys) != 0 {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
 }
 
 // A dialog that does not show the expected selection is never confirmed.
 func TestWatchLeavesADialogThatDoesNotShowTheSelection(t *testing.T) {
-	tm, d := trustDialogSession(t, []string{child.DialogTrustFolder})
+	tm, d := trustDialogSession(t, []string{agent.DialogTrustFolder})
 	r := Watch(context.Background(), "sa-t", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Stuck || r.Dialog != child.DialogTrustFolder || !slices.Equal(tm.keys, []string{"Down"}) {
+	if r.FinalState != Stuck || r.Dialog != agent.DialogTrustFolder || !slices.Equal(tm.keys, []string{"Down"}) {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
 }
@@ -92,14 +92,14 @@ func TestWatchLeavesADialogThatDoesNotShowTheSelection(t *testing.T) {
 // A dialog still there after its answer (or seen by a later monitor) is
 // answered once only: the child is stuck at it.
 func TestWatchAnswersADialogOnce(t *testing.T) {
-	tm, d := trustDialogSession(t, []string{child.DialogTrustFolder})
+	tm, d := trustDialogSession(t, []string{agent.DialogTrustFolder})
 	tm.onKey = func(f *fakeTmux, key string) {
 		if key == "Down" {
 			f.screen = strings.Replace(f.screen, "  Yes, I trust this folder", "❯ Yes, I trust this folder", 1)
 		}
 	}
 	r := Watch(context.Background(), "sa-t", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Stuck || r.Dialog != child.DialogTrustFolder || !slices.Equal(tm.keys, []string{"Down", "Enter"}) {
+	if r.FinalState != Stuck || r.Dialog != agent.DialogTrustFolder || !slices.Equal(tm.keys, []string{"Down", "Enter"}) {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
 	tm.keys = nil
@@ -111,23 +111,23 @@ func TestWatchAnswersADialogOnce(t *testing.T) {
 
 // The bypass warning and an API key are never answered, whatever a session asks.
 func TestOnlyTrustCanBeAnswered(t *testing.T) {
-	for _, name := range child.AgentNames() {
-		p, _ := child.LookupProfile(name)
+	for _, name := range agent.AgentNames() {
+		p, _ := agent.LookupProfile(name)
 		for _, dl := range p.Dialogs {
-			if dl.Accept != nil && !child.AcceptableKind(dl.Kind) {
+			if dl.Accept != nil && !agent.AcceptableKind(dl.Kind) {
 				t.Errorf("%s: dialog %s has an answer", name, dl.Kind)
 			}
 		}
 	}
-	for _, k := range []string{child.DialogBypassPermissions, child.DialogAPIKey, child.DialogOnboarding, child.DialogUnknownPrompt} {
-		if child.AcceptableKind(k) {
+	for _, k := range []string{agent.DialogBypassPermissions, agent.DialogAPIKey, agent.DialogOnboarding, agent.DialogUnknownPrompt} {
+		if agent.AcceptableKind(k) {
 			t.Errorf("%s is acceptable", k)
 		}
 	}
-	tm, d := trustDialogSession(t, []string{child.DialogBypassPermissions, child.DialogAPIKey})
+	tm, d := trustDialogSession(t, []string{agent.DialogBypassPermissions, agent.DialogAPIKey})
 	tm.screen = readFixture(t, "testdata/dialogs/claude-2.1.328-bypass_permissions.txt")
 	r := Watch(context.Background(), "sa-t", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Stuck || r.Dialog != child.DialogBypassPermissions || len(tm.keys) != 0 {
+	if r.FinalState != Stuck || r.Dialog != agent.DialogBypassPermissions || len(tm.keys) != 0 {
 		t.Fatalf("%+v, keys %v", r, tm.keys)
 	}
 }

@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Real captures of each first-run dialog of the pinned Claude Code, named
 // claude-<version>-<kind>.txt: each is recognised as its kind, and no
 // finished or working turn screen is taken for a dialog.
 func TestClaudeDialogsOnRealScreens(t *testing.T) {
-	p, _ := child.LookupProfile(child.AgentClaude)
+	p, _ := agent.LookupProfile(agent.AgentClaude)
 	files, _ := filepath.Glob("testdata/dialogs/claude-*.txt")
 	if len(files) < 4 {
 		t.Fatalf("dialog fixtures: %v", files)
@@ -27,7 +27,7 @@ func TestClaudeDialogsOnRealScreens(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := strings.TrimSuffix(filepath.Base(f)[strings.LastIndex(filepath.Base(f), "-")+1:], ".txt")
-		d, ok := child.MatchDialog(p.Dialogs, string(b))
+		d, ok := agent.MatchDialog(p.Dialogs, string(b))
 		if !ok || d.Kind != want || d.Action == "" {
 			t.Errorf("%s: dialog %+v %v, want %s with an action", filepath.Base(f), d, ok, want)
 		}
@@ -38,7 +38,7 @@ func TestClaudeDialogsOnRealScreens(t *testing.T) {
 	turns, _ := filepath.Glob("testdata/claude/*.txt")
 	for _, f := range turns {
 		b, _ := os.ReadFile(f)
-		if d, ok := child.MatchDialog(p.Dialogs, string(b)); ok {
+		if d, ok := agent.MatchDialog(p.Dialogs, string(b)); ok {
 			t.Errorf("%s: turn screen taken for dialog %s", filepath.Base(f), d.Kind)
 		}
 	}
@@ -47,17 +47,17 @@ func TestClaudeDialogsOnRealScreens(t *testing.T) {
 func TestADialogOnScreenEndsTheWaitStuck(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	m := NewMachine(DefaultOptions(), now)
-	st := &sessionstate.State{Agent: child.AgentClaude, Lifecycle: sessionstate.LifecycleStarted, PanePid: 1, AgentPid: 2}
+	st := &sessionstate.State{Agent: agent.AgentClaude, Lifecycle: sessionstate.LifecycleStarted, PanePid: 1, AgentPid: 2}
 	f := Facts{Now: now, State: st, OutputSize: 100, ScreenHeuristic: true}
 	m.Next(f)
 	f.Now = now.Add(DefaultOptions().IdleDebounce)
 	if a := m.Next(f); a.Kind != ActProbeScreen {
 		t.Fatalf("after the idle debounce: %+v, want a screen probe", a)
 	}
-	d := child.Dialog{Kind: child.DialogTrustFolder, Action: "trust it"}
+	d := agent.Dialog{Kind: agent.DialogTrustFolder, Action: "trust it"}
 	m.ScreenProbed(ScreenVerdict{Dialog: &d}, 100)
 	a := m.Next(f)
-	if a.Kind != ActFinish || a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != child.DialogTrustFolder {
+	if a.Kind != ActFinish || a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != agent.DialogTrustFolder {
 		t.Fatalf("action = %+v, want stuck at the trust dialog", a)
 	}
 }
@@ -66,13 +66,13 @@ func TestADialogOnScreenEndsTheWaitStuck(t *testing.T) {
 func TestAnExitTheProfileKnowsAsADialogIsStuckNotCrashed(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	code := 55
-	st := &sessionstate.State{Agent: child.AgentGemini, Lifecycle: sessionstate.LifecycleExited, ExitCode: &code}
+	st := &sessionstate.State{Agent: agent.AgentGemini, Lifecycle: sessionstate.LifecycleExited, ExitCode: &code}
 	a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st})
-	if a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != child.DialogTrustFolder {
+	if a.State != Stuck || a.Reason != ReasonDialog || a.Dialog == nil || a.Dialog.Kind != agent.DialogTrustFolder {
 		t.Fatalf("gemini exit 55: %+v", a)
 	}
 	other := 55
-	st = &sessionstate.State{Agent: child.AgentCodex, Lifecycle: sessionstate.LifecycleExited, ExitCode: &other}
+	st = &sessionstate.State{Agent: agent.AgentCodex, Lifecycle: sessionstate.LifecycleExited, ExitCode: &other}
 	if a := NewMachine(DefaultOptions(), now).Next(Facts{Now: now, State: st}); a.State != Crashed {
 		t.Fatalf("codex exit 55: %+v, want crashed", a)
 	}
@@ -92,19 +92,19 @@ func TestAClaudeThatRefusesRootIsStuckNotCrashed(t *testing.T) {
 		d := fakeDeps(t, tm, true)
 		writeSession(t, d, "sa-r", func(st *sessionstate.State) {
 			code := 1
-			st.Agent, st.Lifecycle, st.ExitCode = child.AgentClaude, sessionstate.LifecycleExited, &code
+			st.Agent, st.Lifecycle, st.ExitCode = agent.AgentClaude, sessionstate.LifecycleExited, &code
 		}, tc.output)
 		r := Watch(context.Background(), "sa-r", noneVerifier{}, quickOptions(), d)
 		if r.FinalState != tc.want {
 			t.Fatalf("%q: %+v, want %s", tc.output, r, tc.want)
 		}
-		if tc.want == Stuck && (r.Reason != ReasonDialog || r.Dialog != child.DialogRunAsRoot || !strings.Contains(r.Action, "IS_SANDBOX=1")) {
+		if tc.want == Stuck && (r.Reason != ReasonDialog || r.Dialog != agent.DialogRunAsRoot || !strings.Contains(r.Action, "IS_SANDBOX=1")) {
 			t.Fatalf("refusal: %+v", r)
 		}
 	}
 	// A live screen with the same words is not the refusal.
-	p, _ := child.LookupProfile(child.AgentClaude)
-	if d, ok := child.MatchDialog(p.Dialogs, out); ok {
+	p, _ := agent.LookupProfile(agent.AgentClaude)
+	if d, ok := agent.MatchDialog(p.Dialogs, out); ok {
 		t.Fatalf("live screen matched the exit-only dialog %s", d.Kind)
 	}
 }
@@ -118,10 +118,10 @@ func TestAGeminiWithoutAuthIsStuckNotCrashed(t *testing.T) {
 		d := fakeDeps(t, tm, true)
 		writeSession(t, d, "sa-g", func(st *sessionstate.State) {
 			code := 41
-			st.Agent, st.Lifecycle, st.ExitCode = child.AgentGemini, sessionstate.LifecycleExited, &code
+			st.Agent, st.Lifecycle, st.ExitCode = agent.AgentGemini, sessionstate.LifecycleExited, &code
 		}, out)
 		r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
-		if r.FinalState != Stuck || r.Reason != ReasonDialog || r.Dialog != child.DialogAuthMethod || !strings.Contains(r.Action, "GEMINI_API_KEY") {
+		if r.FinalState != Stuck || r.Reason != ReasonDialog || r.Dialog != agent.DialogAuthMethod || !strings.Contains(r.Action, "GEMINI_API_KEY") {
 			t.Fatalf("%s: %+v", f, r)
 		}
 	}

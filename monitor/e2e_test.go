@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 func sim(behaviour string, more ...string) []string {
@@ -195,8 +197,13 @@ func TestE2EClaudeScreenCompletesViaHeuristics(t *testing.T) {
 	}
 }
 
+// The child's Stop hook runs story-automator-hook, built beside the binary
+// (testbin), as a child's settings name it (stophook.Program).
 func TestE2EChildStopHookStampCompletesWithoutScreenHeuristics(t *testing.T) {
 	t.Parallel()
+	if got := stophook.Program(builtBinary(t)); len(got) != 1 || got[0] != testbin.HookPath(t) {
+		t.Fatalf("the hook runs as %q, not the hook binary", got)
+	}
 	p := newProject(t)
 	name := p.spawnSim(sim("stop-hook"))
 	// A debounce of an hour rules the screen heuristic out.

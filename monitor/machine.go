@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -48,7 +49,7 @@ type Facts struct {
 	ScreenHeuristic bool
 	// ExitDialog: the agent exited non-zero refusing to start for a reason
 	// its user must settle, read from its last output (Dialog.OnExit).
-	ExitDialog *child.Dialog
+	ExitDialog *agent.Dialog
 }
 
 // ActionKind is what the machine asks its driver to do next.
@@ -72,7 +73,7 @@ type Action struct {
 	State  FinalState
 	Reason string
 	// Dialog is the dialog a stuck child waits at (Reason = ReasonDialog).
-	Dialog *child.Dialog
+	Dialog *agent.Dialog
 }
 
 // ScreenVerdict is what one read of the child's screen showed.
@@ -80,7 +81,7 @@ type ScreenVerdict struct {
 	// Done: the agent's turn is over (its profile's screen heuristic).
 	Done bool
 	// Dialog: the agent waits at a dialog only its user can settle.
-	Dialog *child.Dialog
+	Dialog *agent.Dialog
 	// Answer: the user let the tool answer this dialog, and it has not yet.
 	Answer bool
 }
@@ -113,7 +114,7 @@ type Machine struct {
 	// soon as the session is known to exist, not at a completion.
 	verifyAtOnce bool
 	// answering is a dialog to answer before anything else.
-	answering *child.Dialog
+	answering *agent.Dialog
 
 	final *Action
 }
@@ -375,19 +376,19 @@ func (m *Machine) DialogAnswered(ok bool, now time.Time) {
 }
 
 // exitDialog maps an exit code the agent's profile knows as a dialog.
-func (m *Machine) exitDialog(st *sessionstate.State) (child.Dialog, bool) {
+func (m *Machine) exitDialog(st *sessionstate.State) (agent.Dialog, bool) {
 	if st.ExitCode == nil {
-		return child.Dialog{}, false
+		return agent.Dialog{}, false
 	}
-	p, ok := child.LookupProfile(st.Agent)
+	p, ok := agent.LookupProfile(st.Agent)
 	if !ok {
-		return child.Dialog{}, false
+		return agent.Dialog{}, false
 	}
 	d, ok := p.ExitDialogs[*st.ExitCode]
 	return d, ok
 }
 
-func (m *Machine) finishAtDialog(d child.Dialog) Action {
+func (m *Machine) finishAtDialog(d agent.Dialog) Action {
 	a := m.finish(Stuck, ReasonDialog)
 	m.final.Dialog = &d
 	a.Dialog = &d

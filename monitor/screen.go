@@ -3,16 +3,16 @@ package monitor
 import (
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/sessionstate"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // ScreenDetector says from a captured screen whether the agent's turn is over.
 type ScreenDetector func(screen string) bool
 
 var screenDetectors = map[string]ScreenDetector{
-	child.ScreenTurnSummary: ClaudeTurnDone,
+	agent.ScreenTurnSummary: ClaudeTurnDone,
 }
 
 // DetectorFor returns the screen heuristic an agent profile names, or nil.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Golden screens: done-*.txt are finished Claude Code turns, the others are not.
@@ -57,7 +57,7 @@ func TestClaudeTurnSummaryForms(t *testing.T) {
 }
 
 func TestDetectorRegistry(t *testing.T) {
-	if DetectorFor(child.ScreenTurnSummary) == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
+	if DetectorFor(agent.ScreenTurnSummary) == nil || DetectorFor("") != nil || DetectorFor("nope") != nil {
 		t.Fatal("registry")
 	}
 }

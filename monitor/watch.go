@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/sessionstate"
 
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Tmux is what the monitor asks tmux, and only when a file cannot tell.
@@ -137,7 +137,7 @@ type observer struct {
 	last      *sessionstate.State
 	// exitRead: the output of an exited child was read for a refusal.
 	exitRead   bool
-	exitDialog *child.Dialog
+	exitDialog *agent.Dialog
 	// lastFile is the state file last read into last (nil: read it again).
 	lastFile os.FileInfo
 }
@@ -160,7 +160,7 @@ func (o *observer) look(now time.Time) Facts {
 	}
 	f.State = st
 	if st != nil {
-		if p, ok := child.LookupProfile(st.Agent); ok && (DetectorFor(p.Screen) != nil || len(p.Dialogs) > 0) {
+		if p, ok := agent.LookupProfile(st.Agent); ok && (DetectorFor(p.Screen) != nil || len(p.Dialogs) > 0) {
 			f.ScreenHeuristic = true
 		}
 		if st.OutputFile != "" {
@@ -184,12 +184,12 @@ const exitTailLines = 40
 
 // refusal reads, once, the last output of a child that exited non-zero for
 // the refusals its profile knows (a CLI that will not start as root).
-func (o *observer) refusal(st *sessionstate.State) *child.Dialog {
+func (o *observer) refusal(st *sessionstate.State) *agent.Dialog {
 	if o.exitRead || st == nil || st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
 		return o.exitDialog
 	}
 	o.exitRead = true
-	p, ok := child.LookupProfile(st.Agent)
+	p, ok := agent.LookupProfile(st.Agent)
 	if !ok {
 		return nil
 	}
@@ -197,7 +197,7 @@ func (o *observer) refusal(st *sessionstate.State) *child.Dialog {
 	if err != nil {
 		return nil
 	}
-	if d, ok := child.MatchExitDialog(p.Dialogs, tail); ok {
+	if d, ok := agent.MatchExitDialog(p.Dialogs, tail); ok {
 		o.exitDialog = &d
 	}
 	return o.exitDialog
@@ -231,7 +231,7 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if o.last == nil {
 		return ScreenVerdict{}
 	}
-	p, _ := child.LookupProfile(o.last.Agent)
+	p, _ := agent.LookupProfile(o.last.Agent)
 	detect := DetectorFor(p.Screen)
 	if detect == nil && len(p.Dialogs) == 0 {
 		return ScreenVerdict{}
@@ -240,7 +240,7 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if err != nil {
 		return ScreenVerdict{}
 	}
-	if d, ok := child.MatchDialog(p.Dialogs, screen); ok {
+	if d, ok := agent.MatchDialog(p.Dialogs, screen); ok {
 		return ScreenVerdict{Dialog: &d, Answer: o.mayAnswer(d)}
 	}
 	return ScreenVerdict{Done: detect != nil && detect(screen)}

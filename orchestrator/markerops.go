@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // markerState is the state document the project's story marker names:
@@ -93,7 +93,7 @@ func supersedeOld(root, newRunID string, now time.Time, l *stateLoader) error {
 // again, owned by this process, with the run's remaining stories.
 func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options, c Clock) error {
 	now := c.Now()
-	owner := child.AgentSessionID(o.Getenv)
+	owner := agent.AgentSessionID(o.Getenv)
 	if err := atomicfile.EnsureDir(store.Dir(), 0o700); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		}
 		// Started from an agent's shell that does not say its session id:
 		// the first session to stop claims the run.
-		m.ClaimOnStop = m.OwnerSession == "" && child.InAgentSession(o.Getenv)
+		m.ClaimOnStop = m.OwnerSession == "" && agent.InAgentSession(o.Getenv)
 		st.Config.OwnerSession = m.OwnerSession
 		m.Mode, m.Status, m.PauseReason = marker.ModeStory, marker.StatusActive, ""
 		// Config.StateFile is where the document is now (Run sets it on resume).

@@ -11,8 +11,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Options configure one `run` invocation (the command line fills them).
@@ -232,7 +232,7 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	id := newRunID(d.Clock)
 	path := filepath.Join(RunsDir(o.ProjectRoot), id+".md")
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Parallel: 1, StateFile: path, MarkerFile: store.Path,
-		OwnerSession: child.AgentSessionID(o.Getenv)}
+		OwnerSession: agent.AgentSessionID(o.Getenv)}
 	cfg.Merge(o.RunConfig, o.Policy)
 	st, err := NewPlan(d.Backlog, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
 	return st, path, err

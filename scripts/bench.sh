@@ -31,8 +31,12 @@ cat <<TABLE
 | --- | --- | --- |
 | Stop hook, no marker: median (p99) | $(metric StopHookVsFloor hook-no-marker-median-ms) ms ($(metric StopHookVsFloor hook-no-marker-p99-ms) ms) | ≤ 2.0 ms |
 | Stop hook, bystander: median (p99) | $(metric StopHookVsFloor hook-bystander-median-ms) ms ($(metric StopHookVsFloor hook-bystander-p99-ms) ms) | — |
+| story-automator-hook, no marker: median (p99) | $(metric StopHookVsFloor hookbin-no-marker-median-ms) ms ($(metric StopHookVsFloor hookbin-no-marker-p99-ms) ms) | — |
+| story-automator-hook, bystander: median (p99) | $(metric StopHookVsFloor hookbin-bystander-median-ms) ms ($(metric StopHookVsFloor hookbin-bystander-p99-ms) ms) | — |
 | static no-op Go binary (the floor): median | $(metric StopHookVsFloor floor-median-ms) ms | — |
-| Stop hook ÷ floor | $(metric StopHookVsFloor hook-no-marker-x-floor)× | — |
+| Stop hook ÷ floor: stop-hook / story-automator-hook | $(metric StopHookVsFloor hook-no-marker-x-floor)× / $(metric StopHookVsFloor hookbin-no-marker-x-floor)× | — |
+| Stop hook CPU, no marker: floor / stop-hook / story-automator-hook | $(metric StopHookVsFloor floor-cpu-median-ms) / $(metric StopHookVsFloor hook-no-marker-cpu-median-ms) / $(metric StopHookVsFloor hookbin-no-marker-cpu-median-ms) ms | — |
+| Stop hook CPU ÷ floor's, no marker (bystander): stop-hook / story-automator-hook | $(metric StopHookVsFloor hook-no-marker-cpu-x-floor)× ($(metric StopHookVsFloor hook-bystander-cpu-x-floor)×) / $(metric StopHookVsFloor hookbin-no-marker-cpu-x-floor)× ($(metric StopHookVsFloor hookbin-bystander-cpu-x-floor)×) | story-automator-hook ≤ 1.5× |
 | Python tool's Stop hook: median (÷ ours) | $(metric StopHookVsFloor python-median-ms) ms ($(metric StopHookVsFloor python-x-hook)×) | ≥ 100× |
 | Stop hook peak RSS (floor, Python) | $(metric StopHookVsFloor hook-bystander-peak-rss-MiB) MiB ($(metric StopHookVsFloor floor-peak-rss-MiB), $(metric StopHookVsFloor python-peak-rss-MiB)) | ≤ 10 MiB |
 | child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Name is the skill's folder and frontmatter name.
@@ -32,10 +32,10 @@ const (
 )
 
 // DefaultProvider is the provider an install targets when none is named.
-func DefaultProvider() string { return child.DefaultAgent() }
+func DefaultProvider() string { return agent.DefaultAgent() }
 
 // Providers lists the agents that read the skills this tool installs.
-func Providers() []string { return child.SkillAgents() }
+func Providers() []string { return agent.SkillAgents() }
 
 // Path is where provider reads a skill of this name at scope: its profile's
 // skill folder for the scope, under the project root (project) or its state
@@ -43,7 +43,7 @@ func Providers() []string { return child.SkillAgents() }
 // ~/.claude/skills; Codex 0.169 reads .agents/skills (project) and
 // $CODEX_HOME/skills (checked against the pinned CLIs).
 func Path(provider, scope, root string, getenv func(string) string) (string, error) {
-	p, _ := child.LookupProfile(provider)
+	p, _ := agent.LookupProfile(provider)
 	dir, ok := p.SkillDirs[scope]
 	if !ok || (scope != Project && scope != User) {
 		return "", fmt.Errorf("unknown provider %q or scope %q (providers: %s; scopes: %s, %s)",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // tree lists every path under root with its content, to compare before and after.
@@ -29,7 +29,7 @@ func tree(t *testing.T, root string) string {
 }
 
 func TestInstallThenUninstallLeavesTheTreeAsItWas(t *testing.T) {
-	for _, provider := range []string{child.AgentClaude, child.AgentCodex} {
+	for _, provider := range []string{agent.AgentClaude, agent.AgentCodex} {
 		root := t.TempDir()
 		os.MkdirAll(filepath.Join(root, ".claude"), 0o755)
 		os.WriteFile(filepath.Join(root, ".claude", "settings.json"), []byte("{ \"keep\": 1 }\n"), 0o644)
@@ -58,7 +58,7 @@ func TestInstallThenUninstallLeavesTheTreeAsItWas(t *testing.T) {
 
 func TestAFileTheUserWroteIsNeverReplacedOrRemoved(t *testing.T) {
 	root := t.TempDir()
-	p, _ := Path(child.AgentClaude, Project, root, os.Getenv)
+	p, _ := Path(agent.AgentClaude, Project, root, os.Getenv)
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	os.WriteFile(p, []byte("mine\n"), 0o644)
 	if _, err := Install(p, false); !errors.Is(err, ErrNotOurs) {
@@ -76,10 +76,10 @@ func TestPathsWhereEachCLIReadsSkills(t *testing.T) {
 	env := map[string]string{"HOME": "/h", "CODEX_HOME": "/c"}
 	get := func(k string) string { return env[k] }
 	for _, c := range []struct{ p, s, want string }{
-		{child.AgentClaude, Project, "/r/.claude/skills/story-automator/SKILL.md"},
-		{child.AgentClaude, User, "/h/.claude/skills/story-automator/SKILL.md"},
-		{child.AgentCodex, Project, "/r/.agents/skills/story-automator/SKILL.md"},
-		{child.AgentCodex, User, "/c/skills/story-automator/SKILL.md"},
+		{agent.AgentClaude, Project, "/r/.claude/skills/story-automator/SKILL.md"},
+		{agent.AgentClaude, User, "/h/.claude/skills/story-automator/SKILL.md"},
+		{agent.AgentCodex, Project, "/r/.agents/skills/story-automator/SKILL.md"},
+		{agent.AgentCodex, User, "/c/skills/story-automator/SKILL.md"},
 	} {
 		if got, _ := Path(c.p, c.s, "/r", get); got != c.want {
 			t.Errorf("%s %s: %s, want %s", c.p, c.s, got, c.want)

@@ -9,26 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
-)
 
-// Source names the format in which an agent CLI records its usage; an
-// agent profile names its source, so adding an agent is adding an entry
-// there (and a reader here only for a new format).
-type Source string
-
-// Sources of usage, by format.
-const (
-	// SourceAnthropicJSONL: a transcript of Anthropic messages, one per
-	// line, whose path the child's Stop hook records (Claude Code's; the
-	// simulated agent writes one too).
-	SourceAnthropicJSONL Source = "anthropic-jsonl"
-	// SourceRolloutJSONL: a rollout session log under the agent's state
-	// directory, sessions/YYYY/MM/DD/rollout-*.jsonl (Codex's).
-	SourceRolloutJSONL Source = "rollout-jsonl"
-	// SourceChatSessionJSONL: a chat session record under the agent's state
-	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
-	// listed in projects.json (Gemini CLI's).
-	SourceChatSessionJSONL Source = "chat-session-jsonl"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Session is what a reader knows of one child session to find its record.
@@ -48,17 +30,19 @@ type Session struct {
 // ErrNoRecord means the agent's record of the session was not found.
 var ErrNoRecord = errors.New("no record of the session found")
 
-// Read reads a session's usage from its source.
-func Read(src Source, s Session) (Reading, error) {
+// Read reads a session's usage from its record, kept in format src (an
+// agent profile names its format, so a new agent needs a reader here only
+// for a new format).
+func Read(src agent.UsageFormat, s Session) (Reading, error) {
 	path := s.Transcript
 	var err error
 	switch src {
-	case SourceAnthropicJSONL:
+	case agent.UsageAnthropicJSONL:
 		if path == "" {
 			return Reading{}, fmt.Errorf("%w: the child's Stop hook named no transcript", ErrNoRecord)
 		}
 		return ReadClaudeTranscript(path)
-	case SourceRolloutJSONL:
+	case agent.UsageRolloutJSONL:
 		if path == "" {
 			path, err = findCodexRollout(s)
 		}
@@ -66,7 +50,7 @@ func Read(src Source, s Session) (Reading, error) {
 			return Reading{}, err
 		}
 		return ReadCodexRollout(path)
-	case SourceChatSessionJSONL:
+	case agent.UsageChatSessionJSONL:
 		if path == "" {
 			path, err = findGeminiSession(s)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // The fixtures are real records, written by the pinned CLIs (Claude Code
@@ -166,19 +168,19 @@ func TestReadFindsTheCodexAndGeminiRecordsOfTheChildsDirectory(t *testing.T) {
 	}
 	codex := Session{StateDir: filepath.Join(home, ".codex"), Dir: dir, Since: since}
 	gemini := Session{StateDir: filepath.Join(home, ".gemini"), Dir: dir, Since: since}
-	if r, err := Read(SourceRolloutJSONL, codex); err != nil || r.Usage.OutputTokens != 120 {
+	if r, err := Read(agent.UsageRolloutJSONL, codex); err != nil || r.Usage.OutputTokens != 120 {
 		t.Errorf("codex: %+v %v", r, err)
 	}
-	if r, err := Read(SourceChatSessionJSONL, gemini); err != nil || r.Usage.OutputTokens != 120 {
+	if r, err := Read(agent.UsageChatSessionJSONL, gemini); err != nil || r.Usage.OutputTokens != 120 {
 		t.Errorf("gemini: %+v %v", r, err)
 	}
-	for src, s := range map[Source]Session{SourceRolloutJSONL: codex, SourceChatSessionJSONL: gemini} {
+	for src, s := range map[agent.UsageFormat]Session{agent.UsageRolloutJSONL: codex, agent.UsageChatSessionJSONL: gemini} {
 		s.Since = since.Add(time.Hour)
 		if _, err := Read(src, s); !errors.Is(err, ErrNoRecord) {
 			t.Errorf("%s: a record older than the session was taken: %v", src, err)
 		}
 	}
-	if _, err := Read(SourceAnthropicJSONL, codex); !errors.Is(err, ErrNoRecord) {
+	if _, err := Read(agent.UsageAnthropicJSONL, codex); !errors.Is(err, ErrNoRecord) {
 		t.Errorf("claude without a transcript path: %v", err)
 	}
 }

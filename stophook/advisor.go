@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/shellcmd"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 // Advisor limits.
@@ -23,7 +23,7 @@ const (
 	// MaxAdvisorTimeout is the longest bound a loop may ask for: safely below
 	// the timeout `hooks install` gives the hook, because an agent that kills
 	// the hook loses its decision and history line and orphans the advisor.
-	MaxAdvisorTimeout = time.Duration(settings.DefaultTimeout)*time.Second - advisorHookMargin
+	MaxAdvisorTimeout = time.Duration(agent.HookTimeout)*time.Second - advisorHookMargin
 	// advisorHookMargin is the part of the hook's timeout kept for the hook
 	// itself: the lock wait, git, killing the advisor and writing the marker.
 	advisorHookMargin = 5 * time.Second

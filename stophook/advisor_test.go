@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func TestParseAdvisorAnswer(t *testing.T) {
@@ -164,7 +164,7 @@ func processRunning(pid string) bool {
 // no history line, no escalation, an orphaned advisor. The advisor's cap
 // leaves the hook room for the lock wait, git, the kill and the write.
 func TestMaxAdvisorTimeoutFitsTheInstalledHook(t *testing.T) {
-	hook := time.Duration(settings.DefaultTimeout) * time.Second
+	hook := time.Duration(agent.HookTimeout) * time.Second
 	if MaxAdvisorTimeout <= DefaultAdvisorTimeout || MaxAdvisorTimeout+advisorHookMargin > hook {
 		t.Fatalf("MaxAdvisorTimeout %s: want above the default %s and at least %s below the hook timeout %s",
 			MaxAdvisorTimeout, DefaultAdvisorTimeout, advisorHookMargin, hook)

@@ -183,12 +183,26 @@ func notOwnerStop(in Input, m *marker.Marker, readErr error, env Env) string {
 		return "child session"
 	case in.HookEventName == hookEventSubag:
 		return "subagent stop"
-	case readErr != nil || m == nil || !m.Active():
+	case unknownVersion(m, readErr):
+		return fmt.Sprintf("marker version %d is not one this hook knows", m.Version)
+	case noActiveMarker(m, readErr):
 		return "no active marker"
 	case m.OwnerSession != "" && in.SessionID != m.OwnerSession:
 		return "bystander session"
 	}
 	return ""
+}
+
+// noActiveMarker reports whether there is no marker to guard (none, an
+// unreadable one, or one no longer active): every stop then proceeds.
+func noActiveMarker(m *marker.Marker, readErr error) bool {
+	return readErr != nil || m == nil || !m.Active()
+}
+
+// unknownVersion reports whether the marker was written in a format this
+// hook does not know (a newer tool's): it guards nothing it cannot read.
+func unknownVersion(m *marker.Marker, readErr error) bool {
+	return readErr == nil && m != nil && m.Version != marker.SchemaVersion
 }
 
 // progressed reports verified progress since the hook last looked.

@@ -59,6 +59,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "child with session stamps and never blocks", in: ownerIn(boolp(true)), m: active(), env: env(func(e *Env) { e.Child = true; e.ChildSession = "sa-x-1" }), stampChild: true},
 		{name: "child SubagentStop does not stamp", in: Input{SessionID: "owner", HookEventName: "SubagentStop"}, m: active(), env: env(func(e *Env) { e.Child = true; e.ChildSession = "sa-x-1" })},
+		{name: "unknown marker version fails open", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.Version = marker.SchemaVersion + 1 }), env: env()},
 		{name: "unknown marker mode fails open", in: ownerIn(boolp(true)), m: active(func(m *marker.Marker) { m.Mode = "future"; m.StoriesRemaining = 0 }), env: env()},
 		{name: "background task listed as a bare id allows", in: Input{SessionID: "owner", StopHookActive: boolp(true), BackgroundTasks: []byte(`["bash_1"]`)}, m: active(), env: env(), kind: KindAllowBackground, written: true, blocks: 1},
 		{name: "child without session never blocks", in: ownerIn(boolp(true)), m: active(), env: env(func(e *Env) { e.Child = true })},

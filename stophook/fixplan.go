@@ -3,8 +3,6 @@ package stophook
 import (
 	"strconv"
 	"strings"
-
-	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // FixPlanStatus counts the steps of a fix-plan checklist.
@@ -22,13 +20,6 @@ type FixPlanStatus struct {
 	Open      int
 }
 
-// The patterns compile on first use: every hook call starts a process, and
-// only fix_plan loops need them.
-var (
-	fixPlanItem     = lazyre.New(`^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`)
-	fixPlanAttempts = lazyre.New(`(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`)
-)
-
 // ParseFixPlan reads a fix-plan checklist.
 func ParseFixPlan(text string) FixPlanStatus {
 	var st FixPlanStatus
@@ -41,15 +32,15 @@ func ParseFixPlan(text string) FixPlanStatus {
 		if inFence {
 			continue
 		}
-		m := fixPlanItem().FindStringSubmatch(strings.TrimRight(line, "\r\n"))
-		if m == nil {
+		mark, text, ok := taskItem(strings.TrimRight(line, "\r\n"))
+		if !ok {
 			continue
 		}
 		st.Steps++
 		switch {
-		case m[1] != " ":
+		case mark != ' ':
 			st.Done++
-		case outOfAttempts(m[2]):
+		case outOfAttempts(text):
 			st.Exhausted++
 		default:
 			st.Open++
@@ -58,14 +49,92 @@ func ParseFixPlan(text string) FixPlanStatus {
 	return st
 }
 
-func outOfAttempts(text string) bool {
-	m := fixPlanAttempts().FindStringSubmatch(text)
-	if m == nil {
-		return false
+// The two parsers below are written out rather than regular expressions so
+// that the hook, a process started at every stop, links no regexp package
+// (fuzz_test.go checks them against the expressions they stand for).
+
+// taskItem reads a task-list item, `^\s*(?:[-*+]|\d+[.)])\s+\[([ xX])\]\s*(.*)$`
+// (\s and \d in ASCII): its checkbox mark and its text.
+func taskItem(line string) (mark byte, text string, ok bool) {
+	s := trimSpaceLeft(line)
+	if s != "" && strings.IndexByte("-*+", s[0]) >= 0 {
+		s = s[1:]
+	} else {
+		n := digits(s)
+		if n == 0 || n == len(s) || (s[n] != '.' && s[n] != ')') {
+			return 0, "", false
+		}
+		s = s[n+1:]
 	}
-	used, err1 := strconv.Atoi(m[1])
-	allowed, err2 := strconv.Atoi(m[2])
-	return err1 == nil && err2 == nil && allowed > 0 && used >= allowed
+	t := trimSpaceLeft(s)
+	if len(t) == len(s) || len(t) < 3 || t[0] != '[' || t[2] != ']' || strings.IndexByte(" xX", t[1]) < 0 {
+		return 0, "", false
+	}
+	return t[1], trimSpaceLeft(t[3:]), true
+}
+
+// outOfAttempts reads the first attempts note in text,
+// `(?i)\(attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)`, and reports whether it says
+// the attempts are used up.
+func outOfAttempts(text string) bool {
+	for i := strings.IndexByte(text, '('); i >= 0; {
+		if used, allowed, ok := attemptsNote(text[i+1:]); ok {
+			u, err1 := strconv.Atoi(used)
+			a, err2 := strconv.Atoi(allowed)
+			return err1 == nil && err2 == nil && a > 0 && u >= a
+		}
+		next := strings.IndexByte(text[i+1:], '(')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
+}
+
+// attemptsNote reads `attempts?:\s*(\d+)\s*/\s*(\d+)\s*\)` (case folded as
+// (?i) folds it) at the start of s.
+func attemptsNote(s string) (used, allowed string, ok bool) {
+	const word = "attempt"
+	if len(s) < len(word) || !strings.EqualFold(s[:len(word)], word) {
+		return "", "", false
+	}
+	s = s[len(word):]
+	for _, plural := range []string{"s", "S", "\u017f"} { // ſ folds to s
+		if rest, cut := strings.CutPrefix(s, plural); cut {
+			s = rest
+			break
+		}
+	}
+	s, ok = strings.CutPrefix(s, ":")
+	if !ok {
+		return "", "", false
+	}
+	s = trimSpaceLeft(s)
+	n := digits(s)
+	used, s = s[:n], trimSpaceLeft(s[n:])
+	if n == 0 || !strings.HasPrefix(s, "/") {
+		return "", "", false
+	}
+	s = trimSpaceLeft(s[1:])
+	n = digits(s)
+	allowed, s = s[:n], trimSpaceLeft(s[n:])
+	if n == 0 || !strings.HasPrefix(s, ")") {
+		return "", "", false
+	}
+	return used, allowed, true
+}
+
+// trimSpaceLeft drops leading \s (ASCII space, \t, \n, \f, \r).
+func trimSpaceLeft(s string) string { return strings.TrimLeft(s, " \t\n\f\r") }
+
+// digits is the length of s's leading run of ASCII digits.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // Finished reports whether the plan has steps and none is still open.

@@ -29,7 +29,7 @@ func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d
 	path := store.HistoryPath()
 	if locked {
 		if err := RotateHistory(path); err != nil {
-			s.Log.Warn().Err(err).Msg("cannot roll the decision history over")
+			s.Log.Warn("cannot roll the decision history over", "error", err)
 		}
 	}
 	e := HistoryEntry{TS: marker.Timestamp(s.Now()), Session: in.SessionID, Decision: d.Kind, Reason: d.Reason}
@@ -41,7 +41,7 @@ func (s *Shell) appendHistory(store *marker.Store, in Input, m *marker.Marker, d
 		}
 	}
 	if err := AppendHistory(path, e); err != nil {
-		s.Log.Warn().Err(err).Msg("cannot append to the decision history")
+		s.Log.Warn("cannot append to the decision history", "error", err)
 	}
 }
 

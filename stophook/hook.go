@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 )
@@ -22,7 +20,7 @@ type Shell struct {
 	Getenv      func(string) string
 	Now         func() time.Time
 	ProjectRoot string
-	Log         zerolog.Logger
+	Log         Log
 	// LockTimeout bounds the wait for the marker lock; past it the stop is allowed.
 	LockTimeout time.Duration
 
@@ -44,16 +42,13 @@ const DefaultLockTimeout = 2 * time.Second
 func (s *Shell) Run(ctx context.Context) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.Log.Error().Interface("panic", r).Msg("stop hook failed open")
+			s.Log.Error("stop hook failed open", "panic", r)
 		}
 	}()
 	env := EnvFrom(s.Getenv)
-	in, raw, inErr := ReadInput(s.In)
-	if inErr != nil && !env.Child {
-		s.Log.Warn().Err(inErr).Msg("unreadable hook input; allowing the stop")
-		return
-	}
+	raw, inErr := ReadInputBytes(s.In)
 	if env.Child {
+		in, _ := DecodeInput(raw)
 		if d := s.decideFn()(in, nil, nil, env, s.Now()); d.StampChild {
 			s.stampChild(in, env)
 		}
@@ -67,13 +62,29 @@ func (s *Shell) Run(ctx context.Context) {
 		store.LockTimeout = DefaultLockTimeout
 	}
 	m, readErr := store.Read()
+	if unknownVersion(m, readErr) {
+		s.Log.Warn("the marker is of a version this hook does not know; allowing the stop",
+			"version", m.Version, "known", marker.SchemaVersion)
+		return
+	}
+	if noActiveMarker(m, readErr) {
+		return // every stop proceeds: the input need not even be parsed
+	}
+	var in Input
+	if inErr == nil {
+		in, inErr = DecodeInput(raw)
+	}
+	if inErr != nil {
+		s.Log.Warn("unreadable hook input; allowing the stop", "error", inErr)
+		return
+	}
 	if notOwnerStop(in, m, readErr, env) != "" {
 		return // Decide would let the stop through and write nothing
 	}
 	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, env)
 	d, err := s.persist(ctx, store, in, raw, env)
 	if err != nil {
-		s.Log.Warn().Err(err).Msg("cannot persist the hook's decision; allowing the stop")
+		s.Log.Warn("cannot persist the hook's decision; allowing the stop", "error", err)
 		// Without the lock: append only, never rotate (see RotateHistory).
 		s.appendHistory(store, in, m, Decision{Kind: KindFailOpen, Reason: err.Error()}, false)
 		return
@@ -154,7 +165,7 @@ func (s *Shell) stampChild(in Input, env Env) {
 	root := s.ProjectRoot
 	dir := sessionstate.Dir(root, s.Getenv)
 	if _, err := sessionstate.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
-		s.Log.Warn().Err(err).Str("session", env.ChildSession).Msg("cannot record the child's completion")
+		s.Log.Warn("cannot record the child's completion", "error", err, "session", env.ChildSession)
 	}
 }
 

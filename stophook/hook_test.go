@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/rs/zerolog"
 
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
@@ -41,7 +40,7 @@ func (f *shellFixture) run(t *testing.T, input string) string {
 	t.Helper()
 	var out bytes.Buffer
 	sh := &Shell{In: strings.NewReader(input), Out: &out, Getenv: f.env.get, Now: func() time.Time { return t0 },
-		ProjectRoot: f.root, Log: zerolog.Nop(), LockTimeout: 200 * time.Millisecond}
+		ProjectRoot: f.root, Log: Log{}, LockTimeout: 200 * time.Millisecond}
 	sh.Run(context.Background())
 	return out.String()
 }
@@ -260,7 +259,7 @@ func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
 	f.env[marker.EnvLockTimeout] = "5s"
 	var out bytes.Buffer
 	sh := &Shell{In: strings.NewReader(`{"session_id":"owner","stop_hook_active":true}`), Out: &out, Getenv: f.env.get,
-		Now: func() time.Time { return t0 }, ProjectRoot: f.root, Log: zerolog.Nop()}
+		Now: func() time.Time { return t0 }, ProjectRoot: f.root, Log: Log{}}
 	sh.Run(context.Background())
 	if !strings.Contains(out.String(), `"block"`) {
 		t.Fatalf("hook did not wait for the lock as configured: %q", out.String())
@@ -333,7 +332,7 @@ func TestShellDecidesOncePerCall(t *testing.T) {
 			n := 0
 			var out bytes.Buffer
 			sh := &Shell{In: strings.NewReader(c.input), Out: &out, Getenv: f.env.get, Now: func() time.Time { return t0 },
-				ProjectRoot: f.root, Log: zerolog.Nop(), LockTimeout: time.Second,
+				ProjectRoot: f.root, Log: Log{}, LockTimeout: time.Second,
 				decide: func(in Input, m *marker.Marker, err error, env Env, now time.Time) Decision {
 					n++
 					return Decide(in, m, err, env, now)

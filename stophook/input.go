@@ -41,15 +41,24 @@ const HookAfterAgent = "AfterAgent"
 
 // ReadInput reads at most MaxInputBytes from r and decodes them.
 func ReadInput(r io.Reader) (Input, []byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
+	data, err := ReadInputBytes(r)
 	if err != nil {
-		return Input{}, nil, fmt.Errorf("read hook input: %w", err)
-	}
-	if len(data) > MaxInputBytes {
-		return Input{}, nil, ErrInputTooLarge
+		return Input{}, data, err
 	}
 	in, err := DecodeInput(data)
 	return in, data, err
+}
+
+// ReadInputBytes reads the hook's input, undecoded, up to MaxInputBytes.
+func ReadInputBytes(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read hook input: %w", err)
+	}
+	if len(data) > MaxInputBytes {
+		return nil, ErrInputTooLarge
+	}
+	return data, nil
 }
 
 // DecodeInput parses the hook's JSON. Empty input is an error: every real

@@ -30,7 +30,7 @@ func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *ma
 	if in.LastAssistantMessage == nil && in.TranscriptPath != "" {
 		text, err := LastAssistantText(in.TranscriptPath, MaxTranscriptTail)
 		if err != nil {
-			s.Log.Debug().Err(err).Msg("no assistant text in the transcript")
+			s.Log.Debug("no assistant text in the transcript", "error", err)
 		}
 		f.TranscriptMessage = text
 	}
@@ -48,7 +48,7 @@ func (s *Shell) consultAdvisor(ctx context.Context, raw []byte, msg string, l *m
 	}
 	start := time.Now()
 	v := RunAdvisor(ctx, l.Advisor, s.ProjectRoot, req, AdvisorTimeout(l))
-	s.Log.Debug().Dur("took", time.Since(start)).AnErr("err", v.Err).Msg("advisor consulted")
+	s.Log.Debug("advisor consulted", "took", time.Since(start), "err", v.Err)
 	return &v
 }
 

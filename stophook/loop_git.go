@@ -3,10 +3,10 @@ package stophook
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/exec"
@@ -24,21 +24,25 @@ const gitWorkTreeTimeout = 5 * time.Second
 // a commit or a staged change shows; with workTree it also hashes
 // `git status --porcelain` and `git diff HEAD`, so an unstaged edit shows too
 // (two git processes). The two forms never compare equal to each other.
+// The hash is FNV-1a, 128 bits: it detects change, it need not resist an
+// attacker, and a cryptographic hash would cost the hook's every start the
+// initialisation of Go's crypto packages (g1/g2 fingerprints were SHA-256:
+// a marker holding one sees a change once).
 func GitFingerprint(ctx context.Context, root string, workTree bool) string {
 	gitDir, ok := findGitDir(root)
 	if !ok {
 		return ""
 	}
-	h := sha256.New()
+	h := fnv.New128a()
 	head := readSmall(filepath.Join(gitDir, "HEAD"), 4096)
 	fmt.Fprintf(h, "head:%s\n", head)
 	if ref, isRef := strings.CutPrefix(head, "ref: "); isRef {
 		fmt.Fprintf(h, "commit:%s\n", resolveRef(gitDir, strings.TrimSpace(ref)))
 	}
 	writeIndexChecksum(h, filepath.Join(gitDir, "index"))
-	prefix := "g1:"
+	prefix := "g3:"
 	if workTree {
-		prefix = "g2:"
+		prefix = "g4:"
 		hashGitOutput(ctx, h, root, "status", "--porcelain=v1", "-z", "--untracked-files=normal")
 		hashGitOutput(ctx, h, root, "diff", "HEAD", "--no-color", "--no-ext-diff", "--binary")
 	}

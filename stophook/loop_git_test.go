@@ -42,7 +42,7 @@ func TestGitFingerprintCheapSeesCommitsAndStagingOnly(t *testing.T) {
 	root := gitRepo(t)
 	fp := func() string { return GitFingerprint(ctx, root, false) }
 	first := fp()
-	if !strings.HasPrefix(first, "g1:") || first != fp() {
+	if !strings.HasPrefix(first, "g3:") || first != fp() {
 		t.Fatalf("fingerprint %q is not stable", first)
 	}
 	writeFile(t, filepath.Join(root, "a.txt"), "two\n")
@@ -70,7 +70,7 @@ func TestGitFingerprintWorkTreeSeesEdits(t *testing.T) {
 	root := gitRepo(t)
 	fp := func() string { return GitFingerprint(ctx, root, true) }
 	first := fp()
-	if !strings.HasPrefix(first, "g2:") || first != fp() {
+	if !strings.HasPrefix(first, "g4:") || first != fp() {
 		t.Fatalf("fingerprint %q is not stable", first)
 	}
 	writeFile(t, filepath.Join(root, "a.txt"), "two\n")

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -40,7 +38,7 @@ func (p *loopProject) stop(t *testing.T, input map[string]any) map[string]any {
 	data, _ := json.Marshal(input)
 	var out bytes.Buffer
 	sh := &Shell{In: bytes.NewReader(data), Out: &out, Getenv: func(string) string { return "" },
-		Now: func() time.Time { return loopNow }, ProjectRoot: p.root, Log: zerolog.Nop(), LockTimeout: time.Second}
+		Now: func() time.Time { return loopNow }, ProjectRoot: p.root, Log: Log{}, LockTimeout: time.Second}
 	sh.Run(context.Background())
 	if out.Len() == 0 {
 		return nil

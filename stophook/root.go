@@ -1,15 +1,11 @@
 package stophook
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
-	"github.com/rs/zerolog"
-
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // ProjectRoot is the project the hook guards: flag (--project-root), else
@@ -20,7 +16,7 @@ import (
 // there is no usable directory (the hook then allows the stop).
 func ProjectRoot(flag string, getenv func(string) string, getwd func() (string, error)) (root string, ok bool) {
 	dirs := []string{flag, getenv("PROJECT_ROOT")}
-	for _, v := range child.ProjectDirVars() {
+	for _, v := range agent.ProjectDirVars() {
 		dirs = append(dirs, getenv(v))
 	}
 	for _, dir := range dirs {
@@ -49,20 +45,4 @@ func ProjectRoot(flag string, getenv func(string) string, getwd func() (string, 
 		}
 		dir = parent
 	}
-}
-
-// Logger is the hook's logger, built leniently: an unknown level is warn, and
-// a log file that cannot be opened leaves the log on stderr.
-func Logger(level, file string, stderr io.Writer) zerolog.Logger {
-	lv, err := zerolog.ParseLevel(strings.ToLower(level))
-	if err != nil || level == "" {
-		lv = zerolog.WarnLevel
-	}
-	w := stderr
-	if file != "" {
-		if f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			w = f
-		}
-	}
-	return zerolog.New(w).Level(lv).With().Timestamp().Logger()
 }

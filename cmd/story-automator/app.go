@@ -9,6 +9,7 @@ import (
 	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/stophook"
 )
 
 // commandFactories is filled by each command file's init, so adding a command
@@ -21,11 +22,11 @@ func register(f func() *cli.Command) { commandFactories = append(commandFactorie
 // module download; empty means: ask the build info (internal/buildinfo).
 var version string
 
-// Global flag names (SPEC §2).
+// Global flag names (SPEC §2); the hook reads the same (stophook.GlobalFlags).
 const (
-	flagProjectRoot = "project-root"
-	flagLogLevel    = "log-level"
-	flagLogFile     = "log-file"
+	flagProjectRoot = stophook.FlagProjectRoot
+	flagLogLevel    = stophook.FlagLogLevel
+	flagLogFile     = stophook.FlagLogFile
 	flagTmuxSocket  = "tmux-socket"
 )
 
@@ -85,8 +86,8 @@ func prepareEnv(c *cli.Context, s *cliio.Streams) error {
 
 // Run executes the CLI with args (without the program name) and returns the exit code.
 func Run(args []string, s *cliio.Streams) int {
-	if opts, first := cliapp.LeadingFlags(globalFlags(), args); first == stopHookName {
-		return runStopHook(args, opts, s)
+	if _, first := cliapp.LeadingFlags(globalFlags(), args); first == stopHookName {
+		return runStopHook(args, s)
 	}
 	s = cliio.HumanStreams(s, args)
 	return cliio.ExitCode(s, cliapp.Run(newApp(s), args))

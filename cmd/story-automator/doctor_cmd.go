@@ -6,10 +6,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/doctor"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(doctorCommand) }
@@ -19,7 +19,7 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "check that this machine can run stories with real agents: tmux, each CLI and its version, auth, folder trust, hooks, and a one-turn rehearsal in tmux",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "agent", Usage: "agent to check: " + child.OrList(child.CLIAgents()) + " (repeatable; default: every one found on the PATH, else " + child.DefaultAgent() + ")"},
+			&cli.StringSliceFlag{Name: "agent", Usage: "agent to check: " + agent.OrList(agent.CLIAgents()) + " (repeatable; default: every one found on the PATH, else " + agent.DefaultAgent() + ")"},
 			&cli.BoolFlag{Name: "offline", Usage: "rehearse against a private model-sim endpoint with a private home, instead of the user's own configuration and account"},
 			&cli.BoolFlag{Name: "no-rehearsal", Usage: "skip the one-turn rehearsal (it starts a real agent turn; without --offline it uses the user's account)"},
 			&cli.DurationFlag{Name: "timeout", Value: 2 * time.Minute, Usage: "bound of the rehearsal's turn, e.g. 90s"},

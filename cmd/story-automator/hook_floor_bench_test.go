@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 )
 
 // EnvPythonTool names a copy of the Python tool this one replaces (the
@@ -44,6 +46,8 @@ type candidate struct {
 	env   []string
 	every int // measured every that many rounds (the Python tool is slow)
 	walls []time.Duration
+	// cpus are the process's CPU times (user + system, its whole life).
+	cpus []time.Duration
 }
 
 func (c *candidate) run(b *testing.B, stdin string) {
@@ -61,10 +65,13 @@ func (c *candidate) run(b *testing.B, stdin string) {
 		b.Fatalf("%s: %v\n%s", c.name, err, out)
 	}
 	c.walls = append(c.walls, time.Since(start))
+	c.cpus = append(c.cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 }
 
-func (c *candidate) median() time.Duration {
-	s := append([]time.Duration(nil), c.walls...)
+func (c *candidate) median() time.Duration { return medianOf(c.walls) }
+
+func medianOf(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2]
 }
@@ -102,12 +109,14 @@ func peakRSSKB(b *testing.B, c *candidate, stdin string, n int) int64 {
 	return peak
 }
 
-// BenchmarkStopHookVsFloor measures a Stop-hook call of the built binary
-// (a project with no marker: what every stop of every session costs, and a
-// bystander: another session's run) in rounds with a static Go binary that
-// does nothing, the floor, and, when EnvPythonTool names a copy, the Python
+// BenchmarkStopHookVsFloor measures a Stop-hook call of the built binary's
+// stop-hook (hook-*) and of story-automator-hook (hookbin-*) (a project with
+// no marker: what every stop of every session costs, and a bystander:
+// another session's run) in rounds with a static Go binary that does
+// nothing, the floor, and, when EnvPythonTool names a copy, the Python
 // tool's Stop hook on the same project. Rounds interleave the commands so a
-// machine shared with other work slows them alike; the figures are medians.
+// machine shared with other work slows them alike; the figures are medians
+// of wall time and of the process's CPU time (user + system).
 func BenchmarkStopHookVsFloor(b *testing.B) {
 	const rounds = 400
 	root := b.TempDir()
@@ -122,6 +131,8 @@ func BenchmarkStopHookVsFloor(b *testing.B) {
 		{name: "floor", argv: []string{floorBinary(b)}, env: cleanEnv(), every: 1},
 		{name: "hook-no-marker", argv: []string{bin, "stop-hook"}, env: cleanEnv("PROJECT_ROOT=" + root), every: 1},
 		{name: "hook-bystander", argv: []string{bin, "stop-hook"}, env: cleanEnv("PROJECT_ROOT=" + withMarker), every: 1},
+		{name: "hookbin-no-marker", argv: []string{testbin.HookPath(b)}, env: cleanEnv("PROJECT_ROOT=" + root), every: 1},
+		{name: "hookbin-bystander", argv: []string{testbin.HookPath(b)}, env: cleanEnv("PROJECT_ROOT=" + withMarker), every: 1},
 	}
 	if other := os.Getenv(EnvCompareBinary); other != "" {
 		cands = append(cands, &candidate{name: "compare-no-marker", argv: []string{other, "stop-hook"},
@@ -147,16 +158,18 @@ func BenchmarkStopHookVsFloor(b *testing.B) {
 		}
 		if i == 9 { // warm-up rounds: page cache, first-run effects
 			for _, c := range cands {
-				c.walls = nil
+				c.walls, c.cpus = nil, nil
 			}
 		}
 	}
-	floor := cands[0].median()
+	floor, floorCPU := cands[0].median(), medianOf(cands[0].cpus)
 	for _, c := range cands {
 		b.ReportMetric(ms(c.median()), c.name+"-median-ms")
 		b.ReportMetric(ms(c.p99()), c.name+"-p99-ms")
+		b.ReportMetric(ms(medianOf(c.cpus)), c.name+"-cpu-median-ms")
 		if c.name != "floor" {
 			b.ReportMetric(float64(c.median())/float64(floor), c.name+"-x-floor")
+			b.ReportMetric(float64(medianOf(c.cpus))/float64(floorCPU), c.name+"-cpu-x-floor")
 		}
 		if rss := peakRSSKB(b, c, stdin, 20); rss > 0 {
 			b.ReportMetric(float64(rss)/1024, c.name+"-peak-rss-MiB")

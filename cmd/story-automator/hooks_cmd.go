@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/hooks"
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 func init() { register(hooksCommand) }
@@ -15,8 +15,8 @@ func init() { register(hooksCommand) }
 func hooksCommand() *cli.Command {
 	target := func() []cli.Flag {
 		return []cli.Flag{
-			&cli.StringFlag{Name: "scope", Value: string(settings.ScopeProject), Usage: "project, local or user"},
-			&cli.StringFlag{Name: "provider", Value: settings.DefaultProvider(), Usage: settings.ProviderUsage()},
+			&cli.StringFlag{Name: "scope", Value: string(hooks.ScopeProject), Usage: "project, local or user"},
+			&cli.StringFlag{Name: "provider", Value: hooks.DefaultProvider(), Usage: hooks.ProviderUsage()},
 			&cli.BoolFlag{Name: "dry-run", Usage: "print the resulting file and change nothing"},
 		}
 	}
@@ -46,12 +46,12 @@ func hooksCommand() *cli.Command {
 	}
 }
 
-func hooksEnv(e *runtimeEnv) settings.Env {
-	return settings.Env{ProjectRoot: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now, Exe: e.Exe}
+func hooksEnv(e *runtimeEnv) hooks.Env {
+	return hooks.Env{ProjectRoot: e.ProjectRoot, Getenv: e.Getenv, Now: e.Now, Exe: e.Exe}
 }
 
 // currentHook is the entry install writes for this binary.
-func currentHook(e *runtimeEnv) (settings.Hook, error) {
+func currentHook(e *runtimeEnv) (hooks.Hook, error) {
 	h, err := hooksEnv(e).CurrentHook()
 	return h, err
 }
@@ -59,8 +59,8 @@ func currentHook(e *runtimeEnv) (settings.Hook, error) {
 // hooksChange runs install or uninstall on the selected file and prints the result.
 func hooksChange(c *cli.Context, install bool) error {
 	e := envOf(c)
-	ch := settings.Change{Provider: c.String("provider"), Scope: c.String("scope"), Install: install, DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
-	res, err := settings.Apply(c.Context, hooksEnv(e), ch)
+	ch := hooks.Change{Provider: c.String("provider"), Scope: c.String("scope"), Install: install, DryRun: c.Bool("dry-run"), Force: c.Bool("force")}
+	res, err := hooks.Apply(c.Context, hooksEnv(e), ch)
 	if res.Warning != "" {
 		fmt.Fprintln(e.Err, "story-automator: "+res.Warning)
 	}
@@ -73,10 +73,10 @@ func hooksChange(c *cli.Context, install bool) error {
 
 func hooksStatus(c *cli.Context) error {
 	e := envOf(c)
-	rep, err := settings.Survey(c.Context, hooksEnv(e))
+	rep, err := hooks.Survey(c.Context, hooksEnv(e))
 	if err != nil {
 		return err
 	}
 	out := map[string]any{"ok": true, "command": rep.Command, "installed": rep.Installed, "hooks": rep.Hooks}
-	return cliio.Emit(e.Out, out, func(w io.Writer) { settings.WriteTable(w, rep.Command, rep.Hooks) })
+	return cliio.Emit(e.Out, out, func(w io.Writer) { hooks.WriteTable(w, rep.Command, rep.Hooks) })
 }

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
-	"github.com/story-automator/story-automator/stophook/settings"
 )
 
 // loopRun runs the CLI in-process in root with env as the environment and
@@ -113,7 +113,7 @@ func TestLoopStartUsageErrors(t *testing.T) {
 		"fix_plan without a plan":    {"loop", "start", "p", "--exit-strategy", "fix_plan"},
 		"prompt and prompt file":     {"loop", "start", "p", "--prompt-file", "x.md"},
 		"advisor timeout too long":   {"loop", "start", "p", "--advisor", "a", "--advisor-timeout", "1h"},
-		"advisor outlives the hook":  {"loop", "start", "p", "--advisor", "a", "--advisor-timeout", (settings.DefaultTimeout * time.Second).String()},
+		"advisor outlives the hook":  {"loop", "start", "p", "--advisor", "a", "--advisor-timeout", (agent.HookTimeout * time.Second).String()},
 		"status takes no arguments":  {"loop", "status", "extra"},
 		"import needs one file":      {"loop", "import"},
 		"resume limit out of bounds": {"loop", "resume", "--max-iterations", "0"},

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
@@ -146,7 +147,7 @@ func markerResume(*cli.Context) (func(*marker.Marker), error) {
 func markerClaim(c *cli.Context) (func(*marker.Marker), error) {
 	owner := c.String("owner-session")
 	if owner == "" {
-		owner = child.AgentSessionID(envOf(c).Getenv)
+		owner = agent.AgentSessionID(envOf(c).Getenv)
 	}
 	if owner == "" {
 		return nil, coded.Usage("no session to claim for: pass --owner-session or run inside an agent session ($CLAUDE_CODE_SESSION_ID / $CODEX_THREAD_ID)")

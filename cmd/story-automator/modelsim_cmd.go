@@ -7,9 +7,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/modelsim/offline"
-	"github.com/story-automator/story-automator/tmux/child"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,7 +32,7 @@ func modelSimCommand() *cli.Command {
 			&cli.StringFlag{Name: "record", Usage: "append every exchange (request and answer) to this file as JSON lines"},
 			&cli.BoolFlag{Name: "json", Usage: "print the URLs as JSON even on a terminal"},
 			&cli.StringFlag{Name: "home", Usage: "also write a private HOME in this directory that points --home-agent at this server (its onboarding, key approval and the trust of --trust settled); its environment is printed as `env` (JSON) or export lines"},
-			&cli.StringFlag{Name: "home-agent", Value: child.DefaultAgent(), Usage: "the agent CLI --home is written for: " + child.OrList(offline.Agents())},
+			&cli.StringFlag{Name: "home-agent", Value: agent.DefaultAgent(), Usage: "the agent CLI --home is written for: " + agent.OrList(offline.Agents())},
 			&cli.StringSliceFlag{Name: "trust", Usage: "with --home: a project folder the CLI trusts (repeatable)"},
 		},
 		Action: modelSimAction,

@@ -8,10 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(func() *cli.Command { return newRunCommand(runAction) }) }
@@ -27,7 +27,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "epic", Destination: &o.Epic, Usage: "only stories of this epic"},
 			&cli.StringFlag{Name: "stories", Destination: &o.Stories, Value: "all", Usage: "all, numbers and ranges within the epic (1-3, 1,3,5) or keys (1.2, auth-3)"},
-			&cli.StringFlag{Name: "agent", Destination: &o.Agent, Value: child.DefaultAgent(), Usage: child.OrList(child.RunAgents())},
+			&cli.StringFlag{Name: "agent", Destination: &o.Agent, Value: agent.DefaultAgent(), Usage: agent.OrList(agent.RunAgents())},
 			&cli.StringFlag{Name: "fallback-agent", Destination: &o.FallbackAgent, Usage: "agent of every other retry (default: the primary agent again)"},
 			&cli.StringSliceFlag{Name: "model", Destination: &o.Models, Usage: "model of every step's agent, or STEP=MODEL for one step (repeatable; default: workflow.yaml's steps.<step>.model, else the agent's own)"},
 			&cli.Float64Flag{Name: "max-cost", Destination: &o.MaxCost, Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},

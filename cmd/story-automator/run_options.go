@@ -8,9 +8,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -51,7 +51,7 @@ func (o *runOptions) validate() error {
 	if o.IsSet("isolate") && o.Isolate != orchestrator.IsolateWorktree && o.Isolate != orchestrator.IsolateNone {
 		return coded.Usage("--isolate must be worktree or none, got %q", o.Isolate)
 	}
-	agents := child.RunAgents()
+	agents := agent.RunAgents()
 	for _, f := range named[:2] {
 		if f.value != "" && !slices.Contains(agents, f.value) {
 			return coded.Usage("--%s must be one of %s, got %q", f.name, strings.Join(agents, ", "), f.value)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // parseRun runs `run ARGS` through the real flags and validation, and
@@ -36,7 +36,7 @@ func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := monitor.DefaultOptions()
-	want := orchestrator.RunConfig{Stories: "all", Agent: child.DefaultAgent(), Parallel: 1, Model: "m",
+	want := orchestrator.RunConfig{Stories: "all", Agent: agent.DefaultAgent(), Parallel: 1, Model: "m",
 		StepModels: map[string]string{orchestrator.StepReview: "r"},
 		Budget:     &orchestrator.Budget{MaxDuration: orchestrator.DurationOf(time.Hour)}, Backoff: orchestrator.DurationOf(0),
 		CompletionRechecks: def.Rechecks, RecheckGrace: orchestrator.DurationOf(def.RecheckGrace)}

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/skill"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func init() { register(skillCommand) }
@@ -13,7 +13,7 @@ func init() { register(skillCommand) }
 func skillCommand() *cli.Command {
 	flags := func(extra ...cli.Flag) []cli.Flag {
 		return append([]cli.Flag{
-			&cli.StringFlag{Name: "provider", Value: skill.DefaultProvider(), Usage: "the agent whose skill folder takes it: " + child.OrList(skill.Providers())},
+			&cli.StringFlag{Name: "provider", Value: skill.DefaultProvider(), Usage: "the agent whose skill folder takes it: " + agent.OrList(skill.Providers())},
 			&cli.StringFlag{Name: "scope", Value: skill.Project, Usage: "project (this project's .claude/skills or .agents/skills) or user (your home's)"},
 		}, extra...)
 	}

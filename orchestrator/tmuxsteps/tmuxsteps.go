@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
@@ -119,10 +120,10 @@ func (t *Runner) modelOf(req orchestrator.StepRequest) string {
 // is nil with the reason; it never fails the step. dir is the folder the
 // agent worked in ("" = the project's root): Codex and Gemini CLI file their
 // records by it, and a story's worktree is a folder of its own.
-func (t *Runner) SessionUsage(agent, name, dir string) orchestrator.StepResult {
-	prof, ok := child.LookupProfile(agent)
+func (t *Runner) SessionUsage(agentName, name, dir string) orchestrator.StepResult {
+	prof, ok := agent.LookupProfile(agentName)
 	if !ok || prof.Usage == "" {
-		return orchestrator.StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agent)}
+		return orchestrator.StepResult{UsageNote: fmt.Sprintf("the %s agent reports no usage the tool can read", agentName)}
 	}
 	st, err := sessionstate.Read(t.StateDir, name)
 	if err != nil {
@@ -161,18 +162,18 @@ const (
 
 // blockerOf returns what stops a step for good in a monitor's result: the
 // agent waits at a dialog its user must settle, or its CLI is gone.
-func blockerOf(agent string, res monitor.Result) *orchestrator.Blocker {
+func blockerOf(agentName string, res monitor.Result) *orchestrator.Blocker {
 	switch res.Reason {
 	case monitor.ReasonDialog:
 		return &orchestrator.Blocker{Code: CodeAgentDialog, Action: res.Action,
-			Err: fmt.Errorf("the %s agent waits at its %s dialog", agent, res.Dialog)}
+			Err: fmt.Errorf("the %s agent waits at its %s dialog", agentName, res.Dialog)}
 	case exitNotFound:
 		action := "install the agent's CLI"
-		if p, ok := child.LookupProfile(agent); ok && p.Install != "" {
+		if p, ok := agent.LookupProfile(agentName); ok && p.Install != "" {
 			action = "install it: " + p.Install
 		}
 		return &orchestrator.Blocker{Code: child.CodeAgentNotFound, Action: action,
-			Err: fmt.Errorf("the %s agent could not be started (exit 127: its program is missing)", agent)}
+			Err: fmt.Errorf("the %s agent could not be started (exit 127: its program is missing)", agentName)}
 	}
 	return nil
 }
@@ -340,7 +341,7 @@ func (t *Runner) childEnviron(req orchestrator.StepRequest) []string {
 	env := append([]string(nil), t.Environ...)
 	env = append(env, child.EnvAttempt+"="+strconv.Itoa(req.Attempt), child.EnvCycle+"="+strconv.Itoa(req.Cycle),
 		child.EnvRole+"="+req.Role, child.EnvRunID+"="+req.RunID)
-	prof, _ := child.LookupProfile(req.Agent)
+	prof, _ := agent.LookupProfile(req.Agent)
 	for _, k := range slices.Sorted(maps.Keys(prof.RunEnv)) {
 		if !hasVar(t.Environ, k) {
 			env = append(env, k+"="+prof.RunEnv[k])

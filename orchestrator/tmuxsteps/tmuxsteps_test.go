@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/monitor"
@@ -23,7 +24,7 @@ import (
 
 func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
 	ts := &Runner{Environ: []string{"HOME=/home/u"}}
-	env := ts.childEnviron(orchestrator.StepRequest{Step: orchestrator.StepReview, Agent: child.AgentSim, Attempt: 4, Cycle: 2, Role: orchestrator.RoleFallback, RunID: "run-x"})
+	env := ts.childEnviron(orchestrator.StepRequest{Step: orchestrator.StepReview, Agent: agent.AgentSim, Attempt: 4, Cycle: 2, Role: orchestrator.RoleFallback, RunID: "run-x"})
 	sim := agentsim.EnvBehaviour + "=" + agentsim.BehaviourBMAD
 	for _, want := range []string{"HOME=/home/u", child.EnvAttempt + "=4", child.EnvCycle + "=2", child.EnvRole + "=fallback",
 		child.EnvRunID + "=run-x", sim} {
@@ -32,10 +33,10 @@ func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
 		}
 	}
 	ts.Environ = []string{agentsim.EnvBehaviour + "=hang"}
-	if env := ts.childEnviron(orchestrator.StepRequest{Agent: child.AgentSim}); slices.Contains(env, sim) {
+	if env := ts.childEnviron(orchestrator.StepRequest{Agent: agent.AgentSim}); slices.Contains(env, sim) {
 		t.Fatalf("a behaviour chosen by the user was overridden: %v", env)
 	}
-	if env := ts.childEnviron(orchestrator.StepRequest{Agent: child.AgentClaude}); slices.Contains(env, sim) {
+	if env := ts.childEnviron(orchestrator.StepRequest{Agent: agent.AgentClaude}); slices.Contains(env, sim) {
 		t.Fatal("a real agent got the sim behaviour")
 	}
 }
@@ -167,7 +168,7 @@ func TestExit127IsAMissingAgentNotACrashToRetry(t *testing.T) {
 
 // A dialog the monitor saw stops the step with its own code and the user's action.
 func TestADialogIsABlockerWithTheMonitorsAction(t *testing.T) {
-	b := blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: child.DialogTrustFolder, Action: "trust the folder"})
+	b := blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: agent.DialogTrustFolder, Action: "trust the folder"})
 	if b == nil || b.Code != CodeAgentDialog || b.Action != "trust the folder" {
 		t.Fatalf("blocker %+v", b)
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // BlockCapWarning tells, at loop start, when the agent CLI's own cap on
@@ -15,7 +15,7 @@ import (
 // The cap is read from this process's environment, which is the agent
 // session's own when the loop is started from inside it.
 func BlockCapWarning(maxIterations int, getenv func(string) string) string {
-	bc, ok := child.SessionBlockCap(getenv)
+	bc, ok := agent.SessionBlockCap(getenv)
 	if !ok {
 		return "" // the session's agent has no such cap
 	}

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
-	"github.com/story-automator/story-automator/stophook/settings"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // MaxFileBytes bounds what `loop import` and --prompt-file read.
@@ -48,7 +47,7 @@ func (s Shape) state(projectRoot string) (*marker.LoopState, []string, error) {
 	to := s.AdvisorTimeout
 	if to <= 0 || to > stophook.MaxAdvisorTimeout {
 		return nil, nil, usage("--advisor-timeout must be in (0, %s] so the advisor ends before the agent kills the Stop hook (%ds), got %s",
-			stophook.MaxAdvisorTimeout, settings.DefaultTimeout, to)
+			stophook.MaxAdvisorTimeout, agent.HookTimeout, to)
 	}
 	l := &marker.LoopState{MaxIterations: n, CompletionPromise: strings.TrimSpace(s.CompletionPromise),
 		ExitStrategy: strings.TrimSpace(s.ExitStrategy), Threshold: th}
@@ -88,7 +87,7 @@ func (s Shape) owner(fromFile string, getenv func(string) string) string {
 	if fromFile != "" {
 		return fromFile
 	}
-	return child.AgentSessionID(getenv)
+	return agent.AgentSessionID(getenv)
 }
 
 // Prompt is the PROMPT words joined by spaces, or --prompt-file's text (file

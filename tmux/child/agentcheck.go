@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Codes of an agent CLI that cannot run.
@@ -83,31 +85,31 @@ var semver = lazyre.New(`(\d+)\.(\d+)\.(\d+)`)
 // children get) and checks its version against the profile's supported
 // range. It returns the CLI's path and version; agents without a program
 // (sim, custom) pass at once.
-func CheckAgent(ctx context.Context, agent string, env []string) (path, version string, err error) {
-	p, ok := LookupProfile(agent)
+func CheckAgent(ctx context.Context, name string, env []string) (path, version string, err error) {
+	p, ok := agent.LookupProfile(name)
 	if !ok {
-		return "", "", fmt.Errorf("unknown agent %q (agents: %s)", agent, strings.Join(AgentNames(), ", "))
+		return "", "", fmt.Errorf("unknown agent %q (agents: %s)", name, strings.Join(agent.AgentNames(), ", "))
 	}
 	if p.Program == "" {
 		return "", "", nil
 	}
 	path, err = lookPath(p.Program, envValue(env, "PATH"), "")
 	if err != nil {
-		return "", "", &AgentError{Code: CodeAgentNotFound, Agent: agent,
-			Message: fmt.Sprintf("%s: %s is not on the PATH", agent, p.Program), Action: "install it: " + p.Install}
+		return "", "", &AgentError{Code: CodeAgentNotFound, Agent: name,
+			Message: fmt.Sprintf("%s: %s is not on the PATH", name, p.Program), Action: "install it: " + p.Install}
 	}
 	if p.MinVersion == "" {
 		return path, "", nil
 	}
 	version, runErr := cliVersion(ctx, path, p.Package, env)
 	if runErr != nil || version == "" {
-		return path, "", &AgentError{Code: CodeAgentUnsupported, Agent: agent,
-			Message: fmt.Sprintf("%s: `%s --version` did not say its version (%v)", agent, path, runErr),
+		return path, "", &AgentError{Code: CodeAgentUnsupported, Agent: name,
+			Message: fmt.Sprintf("%s: `%s --version` did not say its version (%v)", name, path, runErr),
 			Action:  "reinstall it: " + p.Install}
 	}
 	if compareVersions(version, p.MinVersion) < 0 {
-		return path, version, &AgentError{Code: CodeAgentUnsupported, Agent: agent,
-			Message: fmt.Sprintf("%s %s is older than the oldest supported version, %s", agent, version, p.MinVersion),
+		return path, version, &AgentError{Code: CodeAgentUnsupported, Agent: name,
+			Message: fmt.Sprintf("%s %s is older than the oldest supported version, %s", name, version, p.MinVersion),
 			Action:  "upgrade it: " + p.Install}
 	}
 	return path, version, nil

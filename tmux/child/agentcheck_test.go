@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // fakeCLI puts an executable named name on a fresh PATH that prints out for --version.
@@ -19,26 +21,26 @@ func fakeCLI(t *testing.T, name, out string) []string {
 
 func TestCheckAgent(t *testing.T) {
 	ctx := context.Background()
-	if _, _, err := CheckAgent(ctx, AgentClaude, []string{"PATH=" + t.TempDir()}); err == nil {
+	if _, _, err := CheckAgent(ctx, agent.AgentClaude, []string{"PATH=" + t.TempDir()}); err == nil {
 		t.Fatal("a missing claude passed")
 	} else if ae, ok := AsAgentError(err); !ok || ae.Code != CodeAgentNotFound || ae.Action == "" {
 		t.Fatalf("missing claude: %v", err)
 	}
-	if _, v, err := CheckAgent(ctx, AgentClaude, fakeCLI(t, "claude", "2.1.328 (Claude Code)")); err != nil || v != "2.1.328" {
+	if _, v, err := CheckAgent(ctx, agent.AgentClaude, fakeCLI(t, "claude", "2.1.328 (Claude Code)")); err != nil || v != "2.1.328" {
 		t.Fatalf("claude 2.1.328: %q %v", v, err)
 	}
-	if _, _, err := CheckAgent(ctx, AgentClaude, fakeCLI(t, "claude", "2.0.99 (Claude Code)")); err == nil {
+	if _, _, err := CheckAgent(ctx, agent.AgentClaude, fakeCLI(t, "claude", "2.0.99 (Claude Code)")); err == nil {
 		t.Fatal("claude 2.0.99 passed")
 	} else if ae, _ := AsAgentError(err); ae == nil || ae.Code != CodeAgentUnsupported {
 		t.Fatalf("claude 2.0.99: %v", err)
 	}
-	if _, v, err := CheckAgent(ctx, AgentCodex, fakeCLI(t, "codex", "codex-cli 0.170.2")); err != nil || v != "0.170.2" {
+	if _, v, err := CheckAgent(ctx, agent.AgentCodex, fakeCLI(t, "codex", "codex-cli 0.170.2")); err != nil || v != "0.170.2" {
 		t.Fatalf("codex 0.170.2: %q %v", v, err)
 	}
-	if _, _, err := CheckAgent(ctx, AgentGemini, fakeCLI(t, "gemini", "not a version")); err == nil {
+	if _, _, err := CheckAgent(ctx, agent.AgentGemini, fakeCLI(t, "gemini", "not a version")); err == nil {
 		t.Fatal("a CLI that does not say its version passed")
 	}
-	if _, _, err := CheckAgent(ctx, AgentSim, nil); err != nil {
+	if _, _, err := CheckAgent(ctx, agent.AgentSim, nil); err != nil {
 		t.Fatalf("sim: %v", err)
 	}
 }
@@ -59,7 +61,7 @@ func TestCheckAgentReadsTheNpmPackageVersion(t *testing.T) {
 	if err := os.Symlink(filepath.Join(pkg, "bundle", "gemini.js"), filepath.Join(bin, "gemini")); err != nil {
 		t.Fatal(err)
 	}
-	if _, v, err := CheckAgent(context.Background(), AgentGemini, []string{"PATH=" + bin}); err != nil || v != "0.61.3" {
+	if _, v, err := CheckAgent(context.Background(), agent.AgentGemini, []string{"PATH=" + bin}); err != nil || v != "0.61.3" {
 		t.Fatalf("version %q, %v", v, err)
 	}
 }

@@ -1,4 +1,2 @@
-// Package child starts and describes child agent sessions: their names, the
-// agent profiles that build their commands, their environment, and the
-// runner that tmux executes in each pane to run the agent on its own pty.
+// Package child starts and describes child agent sessions (names, commands built from the agent profiles, environment, the pane's runner).
 package child

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 
@@ -36,7 +37,7 @@ const (
 // a child is never the run's owner), a shell startup file, and the tmux
 // client of the spawner.
 func clearedVars() []string {
-	return append(SessionVars(), "BASH_ENV", "ENV", "TMUX", "TMUX_PANE")
+	return append(agent.SessionVars(), "BASH_ENV", "ENV", "TMUX", "TMUX_PANE")
 }
 
 // ChildEnv is base without the cleared variables, with set applied on top

@@ -1,5 +1,7 @@
 package child
 
+import "github.com/story-automator/story-automator/agent"
+
 // MarkerOwner is the owning session of a marker this process makes: the
 // one given when given (set), else the agent session this process runs in.
 // claimOnStop is true when that names none although this process runs inside
@@ -9,6 +11,6 @@ func MarkerOwner(given string, set bool, getenv func(string) string) (owner stri
 	if set {
 		return given, false
 	}
-	owner = AgentSessionID(getenv)
-	return owner, owner == "" && InAgentSession(getenv)
+	owner = agent.AgentSessionID(getenv)
+	return owner, owner == "" && agent.InAgentSession(getenv)
 }

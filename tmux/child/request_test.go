@@ -3,6 +3,8 @@ package child
 import (
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestRequestValidate(t *testing.T) {
@@ -17,7 +19,7 @@ func TestRequestValidate(t *testing.T) {
 		{func(r *Request) { r.Story = "" }, "needs --step and --story"},
 		{func(r *Request) { r.Agent = "" }, "needs --agent"},
 		{func(r *Request) { r.Cycle = -1 }, "--cycle must not be negative"},
-		{func(r *Request) { r.Agent = AgentCustom }, "--agent custom needs --command"},
+		{func(r *Request) { r.Agent = agent.AgentCustom }, "--agent custom needs --command"},
 		{func(r *Request) { r.Command = "x {prompt}" }, "--command is only for --agent custom"},
 		{func(r *Request) { r.Agent = "nope" }, `unknown --agent "nope"`},
 	} {

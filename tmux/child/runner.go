@@ -59,8 +59,8 @@ func RunPane(stateDir, name string) int {
 	return r.Run()
 }
 
-// agent is a started agent process and the master side of its pty.
-type agent struct {
+// agentProc is a started agent process and the master side of its pty.
+type agentProc struct {
 	cmd  *exec.Cmd
 	ptmx *os.File
 }
@@ -121,7 +121,7 @@ func (r *Runner) Run() int {
 }
 
 // start opens the agent's pty and starts it as the leader of a new session.
-func (r *Runner) start(spec Spec) (*agent, error) {
+func (r *Runner) start(spec Spec) (*agentProc, error) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("open pty: %w", err)
@@ -168,12 +168,12 @@ func (r *Runner) start(spec Spec) (*agent, error) {
 			stdin.Close()
 		}()
 	}
-	return &agent{cmd: cmd, ptmx: ptmx}, nil
+	return &agentProc{cmd: cmd, ptmx: ptmx}, nil
 }
 
 // wait returns when the agent has exited; a stop request (the pane was
 // killed) hangs the agent up, then kills it after KillGrace.
-func (r *Runner) wait(ag *agent) (*os.ProcessState, bool) {
+func (r *Runner) wait(ag *agentProc) (*os.ProcessState, bool) {
 	waitc := make(chan *os.ProcessState, 1)
 	go func() {
 		_ = ag.cmd.Wait()

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
@@ -144,7 +145,7 @@ func Send(ctx context.Context, tc *tmux.Client, dir, name, text string, enter bo
 	if err := tc.Paste(ctx, name, SendBufferName(), text); err != nil {
 		return err
 	}
-	paste := PasteOf(SessionAgent(dir, name))
+	paste := agent.PasteOf(SessionAgent(dir, name))
 	if !WaitForPaste(ctx, tc, name, before, text, paste.Placeholders, SendVerifyWait) {
 		return ErrSendUnverified
 	}

@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 	prompt := "╭──────╮\n│ >    │\n╰──────╯\n"
-	claude := PasteOf(AgentClaude).Placeholders
+	claude := agent.PasteOf(agent.AgentClaude).Placeholders
 	for _, tc := range []struct {
 		what, before, after, text string
 		want                      bool
@@ -44,20 +46,20 @@ func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
 		return string(b)
 	}
 	text := read("pasted.txt")
-	for agent, capture := range map[string]string{AgentClaude: "claude-2.1.328",
-		AgentCodex: "codex-0.169.0", AgentGemini: "gemini-0.61.0"} {
+	for agentName, capture := range map[string]string{agent.AgentClaude: "claude-2.1.328",
+		agent.AgentCodex: "codex-0.169.0", agent.AgentGemini: "gemini-0.61.0"} {
 		before, after := read(capture+"-before.txt"), read(capture+"-after.txt")
-		if !pasteArrived(before, after, text, PasteOf(agent).Placeholders) {
-			t.Errorf("%s: the paste was not seen with its own profile", agent)
+		if !pasteArrived(before, after, text, agent.PasteOf(agentName).Placeholders) {
+			t.Errorf("%s: the paste was not seen with its own profile", agentName)
 		}
-		if !pasteArrived(before, after, text, PasteOf(AgentCustom).Placeholders) {
-			t.Errorf("%s: the paste was not seen by a custom session", agent)
+		if !pasteArrived(before, after, text, agent.PasteOf(agent.AgentCustom).Placeholders) {
+			t.Errorf("%s: the paste was not seen by a custom session", agentName)
 		}
-		if agent != AgentClaude && pasteArrived(before, after, text, PasteOf(AgentClaude).Placeholders) {
-			t.Errorf("%s: the paste was seen through Claude's placeholder", agent)
+		if agentName != agent.AgentClaude && pasteArrived(before, after, text, agent.PasteOf(agent.AgentClaude).Placeholders) {
+			t.Errorf("%s: the paste was seen through Claude's placeholder", agentName)
 		}
-		if pasteArrived(before, before, text, PasteOf(agent).Placeholders) {
-			t.Errorf("%s: an unchanged screen counted as the paste", agent)
+		if pasteArrived(before, before, text, agent.PasteOf(agentName).Placeholders) {
+			t.Errorf("%s: an unchanged screen counted as the paste", agentName)
 		}
 	}
 }

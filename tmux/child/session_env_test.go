@@ -1,6 +1,10 @@
 package child
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/story-automator/story-automator/agent"
+)
 
 func TestAgentSessionFromEnvironment(t *testing.T) {
 	for _, tc := range []struct {
@@ -15,10 +19,10 @@ func TestAgentSessionFromEnvironment(t *testing.T) {
 		{map[string]string{"CLAUDECODE": "0"}, "", false},
 	} {
 		getenv := func(k string) string { return tc.env[k] }
-		if got := AgentSessionID(getenv); got != tc.id {
+		if got := agent.AgentSessionID(getenv); got != tc.id {
 			t.Errorf("%v: id %q, want %q", tc.env, got, tc.id)
 		}
-		if got := InAgentSession(getenv); got != tc.inside {
+		if got := agent.InAgentSession(getenv); got != tc.inside {
 			t.Errorf("%v: inside %v, want %v", tc.env, got, tc.inside)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
@@ -74,9 +75,9 @@ type Session struct {
 // Spawn creates the session: state file, output file and spec first, then
 // a detached tmux session whose pane runs `<exe> session-runner`.
 func (s *Spawner) Spawn(ctx context.Context, r Request) (Session, error) {
-	prof, ok := LookupProfile(r.Agent)
+	prof, ok := agent.LookupProfile(r.Agent)
 	if !ok {
-		return Session{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownAgent, r.Agent, AgentNames())
+		return Session{}, fmt.Errorf("%w %q (known: %v)", ErrUnknownAgent, r.Agent, agent.AgentNames())
 	}
 	if !filepath.IsAbs(r.StateDir) || !filepath.IsAbs(r.ProjectRoot) || !filepath.IsAbs(r.dir()) {
 		return Session{}, fmt.Errorf("project root, work dir and state dir must be absolute")
@@ -158,10 +159,10 @@ func (s *Spawner) freshName(r Request) (string, error) {
 
 // prepare writes the state file, an empty output file and the prompt file
 // (when the agent reads one), and returns the runner's spec.
-func (s *Spawner) prepare(prof Profile, r Request, sess Session) (Spec, error) {
+func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
 		PromptFile: PromptPath(r.StateDir, sess.Name)}
-	launch, err := prof.Build(inv)
+	launch, err := Build(prof, inv)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -240,16 +241,16 @@ func (r Request) Validate() error {
 	case r.Step == "" || r.Story == "":
 		return errors.New("session spawn needs --step and --story")
 	case r.Agent == "":
-		return fmt.Errorf("session spawn needs --agent (one of %v)", AgentNames())
+		return fmt.Errorf("session spawn needs --agent (one of %v)", agent.AgentNames())
 	case r.Cycle < 0:
 		return errors.New("--cycle must not be negative")
-	case r.Agent == AgentCustom && r.Command == "":
+	case r.Agent == agent.AgentCustom && r.Command == "":
 		return errors.New("--agent custom needs --command")
-	case r.Agent != AgentCustom && r.Command != "":
+	case r.Agent != agent.AgentCustom && r.Command != "":
 		return errors.New("--command is only for --agent custom")
 	}
-	if _, ok := LookupProfile(r.Agent); !ok {
-		return fmt.Errorf("unknown --agent %q (one of %v)", r.Agent, AgentNames())
+	if _, ok := agent.LookupProfile(r.Agent); !ok {
+		return fmt.Errorf("unknown --agent %q (one of %v)", r.Agent, agent.AgentNames())
 	}
 	return nil
 }

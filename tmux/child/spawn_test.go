@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 )
@@ -32,7 +33,7 @@ func fakeTmux(newSession func(tmux.FakeCall) tmux.FakeResult) (*tmux.Client, *tm
 
 func spawnRequest(root string) Request {
 	return Request{ProjectRoot: root, StateDir: filepath.Join(root, ".story-automator", "sessions"),
-		Story: "1.2", Step: "dev", Agent: AgentSim,
+		Story: "1.2", Step: "dev", Agent: agent.AgentSim,
 		Prompt: "do it; \"now\" $(rm -rf ~) `id`\nsecond line ;"}
 }
 
@@ -75,7 +76,7 @@ func TestSpawnKeepsUserTextOutOfTmuxAndWritesPrivateFiles(t *testing.T) {
 		}
 	}
 	st, err := sessionstate.Read(req.StateDir, sess.Name)
-	if err != nil || st.Lifecycle != LifecycleStarting || st.PaneID != "%3" || st.Agent != AgentSim || st.Epic != "1" || st.OutputFile != sess.OutputFile {
+	if err != nil || st.Lifecycle != LifecycleStarting || st.PaneID != "%3" || st.Agent != agent.AgentSim || st.Epic != "1" || st.OutputFile != sess.OutputFile {
 		t.Fatalf("state %+v %v", st, err)
 	}
 	spec, err := TakeSpec(req.StateDir, sess.Name)
@@ -119,7 +120,7 @@ func TestSpawnWritesThePromptFileForTemplates(t *testing.T) {
 	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1"} })
 	sp := &Spawner{Tmux: tc, Exe: "/x"}
 	req := spawnRequest(root)
-	req.Agent, req.Command = AgentCustom, "tool --in {prompt_file}"
+	req.Agent, req.Command = agent.AgentCustom, "tool --in {prompt_file}"
 	sess, err := sp.Spawn(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -210,10 +211,10 @@ func TestSpawnTrustProjectIsRecordedPerSession(t *testing.T) {
 		wantAccept []string
 		wantEnv    string
 	}{
-		{AgentClaude, true, []string{DialogTrustFolder}, ""},
-		{AgentClaude, false, nil, ""},
-		{AgentGemini, true, nil, "GEMINI_CLI_TRUST_WORKSPACE=true"},
-		{AgentGemini, false, nil, ""},
+		{agent.AgentClaude, true, []string{agent.DialogTrustFolder}, ""},
+		{agent.AgentClaude, false, nil, ""},
+		{agent.AgentGemini, true, nil, "GEMINI_CLI_TRUST_WORKSPACE=true"},
+		{agent.AgentGemini, false, nil, ""},
 	} {
 		root := t.TempDir()
 		tc2, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
-	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // Modes of the kill rounds.
@@ -51,7 +51,7 @@ func (s Summary) String() string {
 }
 
 // runFlags keep a round fast: no backoff, short rechecks.
-var runFlags = []string{"--agent", child.AgentSim, "--json", "--backoff", "0s", "--recheck-grace", "50ms", "--completion-rechecks", "2"}
+var runFlags = []string{"--agent", agent.AgentSim, "--json", "--backoff", "0s", "--recheck-grace", "50ms", "--completion-rechecks", "2"}
 
 // faults the simulated agent may act out in a round; every one is
 // recovered by a retry, so a round still ends done.

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/story-automator/story-automator/workflows/sample"
 	"io"
 	"os"
 	"os/exec"
@@ -17,8 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/story-automator/story-automator/tmux/child"
-	"github.com/story-automator/story-automator/workflows/sample"
+	"github.com/story-automator/story-automator/agent"
 )
 
 // Sample is a git-initialised copy of the sample BMAD project driven by
@@ -56,7 +56,7 @@ func NewSample(bin, dir, socket string) (*Sample, error) {
 // session or project, a private HOME (no git identity: the tool brings its own).
 func (p *Sample) environ() []string {
 	drop := []string{"TMUX", "TMUX_PANE", "PROJECT_ROOT", "HOME", "XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"}
-	drop = append(append(drop, child.SessionVars()...), child.ProjectDirVars()...)
+	drop = append(append(drop, agent.SessionVars()...), agent.ProjectDirVars()...)
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

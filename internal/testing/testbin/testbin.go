@@ -1,5 +1,6 @@
-// Package testbin builds the story-automator binary once per test process, for
-// end-to-end tests that run it as a real process.
+// Package testbin builds the story-automator binary and, beside it,
+// story-automator-hook once per test process, for end-to-end tests that
+// run them as real processes.
 package testbin
 
 import (
@@ -19,10 +20,16 @@ const Tags = "urfave_cli_no_docs"
 var BuildFlags = []string{"-tags", Tags, "-trimpath", "-ldflags", "-s -w"}
 
 // EnvBinary names a binary to use instead of building one: benchmarks
-// measure an older build (or an installed one) with it, side by side.
+// measure an older build (or an installed one) with it, side by side. Its
+// hook binary is the one beside it, if any.
 const EnvBinary = "STORY_AUTOMATOR_TEST_BINARY"
 
-const mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
+const (
+	mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
+	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
+	// hookName is stophook.BinaryName (not imported: this package links no product code).
+	hookName = "story-automator-hook"
+)
 
 var (
 	once sync.Once
@@ -31,8 +38,9 @@ var (
 	err  error
 )
 
-// Path returns the path of a freshly built binary, building it on first use;
-// a build failure fails the calling test.
+// Path returns the path of a freshly built story-automator, building it
+// and story-automator-hook beside it on first use; a build failure fails
+// the calling test.
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() {
@@ -44,7 +52,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", path, mainPkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -55,6 +63,18 @@ func Path(t testing.TB) string {
 		t.Fatalf("build story-automator: %v", err)
 	}
 	return path
+}
+
+// HookPath returns the path of story-automator-hook, beside Path's binary;
+// the calling test fails when there is none there (an EnvBinary build
+// without one).
+func HookPath(t testing.TB) string {
+	t.Helper()
+	hook := filepath.Join(filepath.Dir(Path(t)), hookName)
+	if _, err := os.Stat(hook); err != nil {
+		t.Fatalf("no %s beside the binary: %v", hookName, err)
+	}
+	return hook
 }
 
 // Cleanup removes the built binary; call it from TestMain after m.Run.

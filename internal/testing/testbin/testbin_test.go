@@ -30,17 +30,19 @@ func TestBuildFlagsAreTheMakefiles(t *testing.T) {
 	}
 }
 
-// The binary is static: no dynamic loader runs at every start.
-func TestTheBinaryIsStatic(t *testing.T) {
-	f, err := elf.Open(Path(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Fatal("the binary asks for a dynamic loader (PT_INTERP): built with cgo")
+// The binaries are static: no dynamic loader runs at every start.
+func TestTheBinariesAreStatic(t *testing.T) {
+	for _, bin := range []string{Path(t), HookPath(t)} {
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				t.Errorf("%s asks for a dynamic loader (PT_INTERP): built with cgo", bin)
+			}
+		}
+		f.Close()
 	}
 }
 

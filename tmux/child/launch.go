@@ -1,0 +1,141 @@
+package child
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/internal/tomledit"
+	"github.com/story-automator/story-automator/stophook"
+)
+
+// Invocation is what varies per spawn.
+type Invocation struct {
+	Exe      string // this binary, for sim
+	Model    string
+	Prompt   string
+	Template string // custom only: the command template
+	// PromptFile is where the prompt is written when a template asks for {prompt_file}.
+	PromptFile string
+}
+
+// Launch is the agent's command line and how its prompt travels.
+type Launch struct {
+	Argv []string
+	// Stdin, when UseStdin, is written to the agent's standard input, then closed.
+	Stdin    string
+	UseStdin bool
+	// WritePromptFile asks the spawner to write the prompt to Invocation.PromptFile.
+	WritePromptFile bool
+}
+
+// Build makes the argv of agent p; the prompt is always one argv element,
+// stdin or a file, never part of a shell string.
+func Build(p agent.Profile, inv Invocation) (Launch, error) {
+	if strings.ContainsRune(inv.Prompt, 0) {
+		return Launch{}, fmt.Errorf("the prompt contains a NUL byte")
+	}
+	if p.Name == agent.AgentCustom {
+		return buildTemplate(inv)
+	}
+	prog := p.Program
+	if p.RunsThisBinary() {
+		prog = inv.Exe
+	}
+	if prog == "" {
+		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
+	}
+	argv := append([]string{prog}, p.Args...)
+	if inv.Exe != "" {
+		argv = append(argv, childHookArgs(p.ChildHook, inv.Exe)...)
+	}
+	if inv.Model != "" && p.ModelFlag != "" {
+		argv = append(argv, p.ModelFlag, inv.Model)
+	}
+	if inv.Prompt != "" {
+		argv = append(argv, p.PromptFlag, inv.Prompt)
+	}
+	return Launch{Argv: argv}, nil
+}
+
+// Template placeholders of the custom agent.
+const (
+	PlaceholderPrompt     = "{prompt}"
+	PlaceholderPromptFile = "{prompt_file}"
+	PlaceholderModel      = "{model}"
+)
+
+func buildTemplate(inv Invocation) (Launch, error) {
+	words, err := shellword.Split(inv.Template)
+	if err != nil {
+		return Launch{}, fmt.Errorf("custom command: %w", err)
+	}
+	if len(words) == 0 {
+		return Launch{}, fmt.Errorf("custom agent needs --command")
+	}
+	var l Launch
+	usesPrompt := false
+	for _, w := range words {
+		if strings.Contains(w, PlaceholderPrompt) {
+			usesPrompt = true
+		}
+		if strings.Contains(w, PlaceholderPromptFile) {
+			usesPrompt, l.WritePromptFile = true, true
+		}
+		// One template word stays one argv element, whatever the prompt holds.
+		w = strings.ReplaceAll(w, PlaceholderPromptFile, inv.PromptFile)
+		w = strings.ReplaceAll(w, PlaceholderModel, inv.Model)
+		w = strings.ReplaceAll(w, PlaceholderPrompt, inv.Prompt)
+		l.Argv = append(l.Argv, w)
+	}
+	if l.WritePromptFile && inv.PromptFile == "" {
+		return Launch{}, fmt.Errorf("custom command uses %s but no prompt file path was given", PlaceholderPromptFile)
+	}
+	if !usesPrompt {
+		l.Stdin, l.UseStdin = inv.Prompt, true
+	}
+	return l, nil
+}
+
+// childHookCommand is the shell command that runs exe's Stop hook
+// (stophook.Program: the hook's own program when it sits beside exe).
+func childHookCommand(exe string) string {
+	argv := stophook.Program(exe)
+	return strings.Join(append([]string{shellword.MustQuote(argv[0])}, argv[1:]...), " ")
+}
+
+// ChildHookSettings is the settings JSON that registers exe's Stop hook
+// for one child session.
+func ChildHookSettings(exe string) string {
+	hook := map[string]any{"type": "command", "command": childHookCommand(exe), "timeout": agent.HookTimeout}
+	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
+	return string(b)
+}
+
+// childHookArgs are the arguments that register exe's Stop hook for the one
+// session being started, the way the agent's profile names (none for "").
+func childHookArgs(way, exe string) []string {
+	switch way {
+	case agent.ChildHookSettingsFlag:
+		return claudeChildHook(exe)
+	case agent.ChildHookConfigFlag:
+		return codexChildHook(exe)
+	}
+	return nil
+}
+
+func claudeChildHook(exe string) []string { return []string{"--settings", ChildHookSettings(exe)} }
+
+// codexChildHook registers the Stop hook as a -c override of the hooks table
+// (Codex 0.169 reads hooks from config layers, the command line being one).
+// A hook from the command line has no persisted trust, so this one
+// invocation runs enabled hooks without it (--dangerously-bypass-hook-trust):
+// the child already runs without approvals or sandbox, and the user's own
+// hooks it may also run are hooks the user configured.
+func codexChildHook(exe string) []string {
+	cmd := tomledit.String(childHookCommand(exe))
+	return []string{"--dangerously-bypass-hook-trust",
+		"-c", fmt.Sprintf("hooks.Stop=[{hooks=[{type=\"command\",command=%s,timeout=%d}]}]", cmd, agent.HookTimeout)}
+}

@@ -1,0 +1,120 @@
+package child
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/stophook"
+)
+
+func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
+	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
+	cases := map[string][]string{
+		agent.AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
+		agent.AgentCodex: {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="/bin/sa stop-hook",timeout=30}]}]`,
+			"--model", "opus", "--", prompt},
+		agent.AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
+		agent.AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
+	}
+	for name, want := range cases {
+		p, ok := agent.LookupProfile(name)
+		if !ok {
+			t.Fatalf("no profile %s", name)
+		}
+		l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt})
+		if err != nil || !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
+			t.Errorf("%s: %q %v, want %q", name, l.Argv, err, want)
+		}
+	}
+}
+
+func TestEmptyPromptAddsNothing(t *testing.T) {
+	p, _ := agent.LookupProfile(agent.AgentClaude)
+	l, _ := Build(p, Invocation{})
+	if !reflect.DeepEqual(l.Argv, []string{"claude", "--dangerously-skip-permissions"}) {
+		t.Fatalf("%q", l.Argv)
+	}
+}
+
+func TestCustomTemplate(t *testing.T) {
+	p, _ := agent.LookupProfile(agent.AgentCustom)
+	prompt := "it's \"hard\" $(rm -rf /)"
+	l, err := Build(p, Invocation{Template: `mytool --msg={prompt} -m '{model}' "a b"`, Prompt: prompt, Model: "m1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"mytool", "--msg=" + prompt, "-m", "m1", "a b"}; !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
+		t.Fatalf("%q", l.Argv)
+	}
+	l, err = Build(p, Invocation{Template: "tool --file {prompt_file}", Prompt: prompt, PromptFile: "/s/x.prompt"})
+	if err != nil || !l.WritePromptFile || !reflect.DeepEqual(l.Argv, []string{"tool", "--file", "/s/x.prompt"}) {
+		t.Fatalf("file mode %q %v", l.Argv, err)
+	}
+	l, err = Build(p, Invocation{Template: "tool --read-stdin", Prompt: prompt})
+	if err != nil || !l.UseStdin || l.Stdin != prompt {
+		t.Fatalf("stdin mode %+v %v", l, err)
+	}
+	if _, err := Build(p, Invocation{Template: ""}); err == nil {
+		t.Fatal("empty template accepted")
+	}
+	if _, err := Build(p, Invocation{Template: "x", Prompt: "nul\x00"}); err == nil {
+		t.Fatal("NUL accepted")
+	}
+}
+
+// A Claude child's Stop hook is registered for its session alone, through
+// --settings, as this binary's stop-hook quoted for the shell that runs it.
+func TestClaudeChildHookSettings(t *testing.T) {
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type, Command string
+				Timeout       int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(ChildHookSettings("/opt/it's here/sa")), &settings); err != nil {
+		t.Fatal(err)
+	}
+	stop := settings.Hooks["Stop"]
+	if len(settings.Hooks) != 1 || len(stop) != 1 || len(stop[0].Hooks) != 1 {
+		t.Fatalf("settings = %+v", settings)
+	}
+	h := stop[0].Hooks[0]
+	if h.Type != "command" || h.Command != `"/opt/it's here/sa" stop-hook` || h.Timeout <= 0 {
+		t.Fatalf("hook = %+v", h)
+	}
+}
+
+func TestEveryAgentsSessionVariablesAreClearedForAChild(t *testing.T) {
+	env := ChildEnv([]string{"CODEX_THREAD_ID=t", "KEEP=1"}, nil)
+	if strings.Join(env, " ") != "KEEP=1" {
+		t.Fatalf("%q", env)
+	}
+}
+
+// With story-automator-hook beside the binary, a child's Stop hook runs it
+// (quoted, no command word); without, the binary's stop-hook (above).
+func TestChildHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "story-automator")
+	hook := filepath.Join(dir, stophook.BinaryName)
+	if err := os.WriteFile(hook, nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := childHookCommand(exe); got != shellword.MustQuote(hook) {
+		t.Fatalf("command %s", got)
+	}
+	p, _ := agent.LookupProfile(agent.AgentCodex)
+	l, err := Build(p, Invocation{Exe: exe, Prompt: "go"})
+	if err != nil || !strings.Contains(strings.Join(l.Argv, " "), `command="'`+hook+`'"`) {
+		t.Fatalf("%q %v", l.Argv, err)
+	}
+}

@@ -114,7 +114,7 @@ func TestChildHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
 	}
 	p, _ := agent.LookupProfile(agent.AgentCodex)
 	l, err := Build(p, Invocation{Exe: exe, Prompt: "go"})
-	if err != nil || !strings.Contains(strings.Join(l.Argv, " "), `command="'`+hook+`'"`) {
+	if err != nil || !strings.Contains(strings.Join(l.Argv, " "), `command="`+shellword.MustQuote(hook)+`"`) {
 		t.Fatalf("%q %v", l.Argv, err)
 	}
 }

@@ -114,14 +114,14 @@ func OptionsFromEnv(getenv func(string) string) (Options, error) {
 	if v := getenv(EnvDelay); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return o, fmt.Errorf("%s=%q: %v", EnvDelay, v, err)
+			return o, fmt.Errorf("%s=%q: %w", EnvDelay, v, err)
 		}
 		o.Delay = d
 	}
 	if v := getenv(EnvUsage); v != "" {
 		u, err := ParseUsage(v)
 		if err != nil {
-			return o, fmt.Errorf("%s: %v", EnvUsage, err)
+			return o, fmt.Errorf("%s: %w", EnvUsage, err)
 		}
 		o.Usage = &u
 	}

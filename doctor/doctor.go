@@ -119,10 +119,9 @@ func checkCLI(ctx context.Context, agentName string, environ []string) Check {
 		return c
 	}
 	c.Status = OK
-	switch {
-	case path == "":
+	if path == "" {
 		c.Detail = agentName + " needs no CLI"
-	default:
+	} else {
 		c.Detail = fmt.Sprintf("%s %s at %s", agentName, orDash(version), path)
 	}
 	return c

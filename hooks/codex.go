@@ -287,7 +287,7 @@ func SetupCodex(ctx context.Context, loc Location, h Hook, configPath string, li
 	mine, err := listOurCodexHooks(ctx, lister, loc, h, cwd)
 	if err != nil {
 		st.Trusted, st.Action = new(bool), err.Error()+"; to trust it yourself, "+codexReviewAction(program, cwd)
-		return st, nil
+		return st, nil //nolint:nilerr // a survey reports an untrusted hook in its status, it does not fail
 	}
 	for _, ch := range mine {
 		st.Keys = append(st.Keys, ch.Key)

@@ -145,11 +145,11 @@ func apply(path string, opt Options, undo bool, edit func(*Object) ([]string, er
 		return res, nil
 	}
 	if undo {
-		if done, err := undoInstall(&l, opt, &res); done || err != nil {
+		if done, err := undoInstall(&l, &res); done || err != nil {
 			return res, err
 		}
 	}
-	if err := write(&l, after, opt, &res); err != nil {
+	if err := write(&l, after, &res); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -160,12 +160,12 @@ func apply(path string, opt Options, undo bool, edit func(*Object) ([]string, er
 // own bytes (indentation, spacing, everything) go back and the backup goes;
 // when install created the file and nothing else is left in it, the file
 // goes. done = false: the caller writes the re-encoded document instead.
-func undoInstall(l *loaded, opt Options, res *Result) (done bool, err error) {
+func undoInstall(l *loaded, res *Result) (done bool, err error) {
 	backup := BackupPath(l.path)
 	if old, err := os.ReadFile(backup); err == nil {
 		doc, perr := Parse(old)
 		if perr != nil || !bytes.Equal(Encode(doc), Encode(l.doc)) {
-			return false, nil
+			return false, nil //nolint:nilerr // a backup that no longer matches is not ours to restore: nothing undone
 		}
 		if err := checkUnchanged(l); err != nil {
 			return true, err
@@ -200,7 +200,7 @@ func checkUnchanged(l *loaded) error {
 
 // write backs up the old content, then replaces the file atomically, unless
 // someone changed it since it was read.
-func write(l *loaded, content []byte, opt Options, res *Result) error {
+func write(l *loaded, content []byte, res *Result) error {
 	if err := checkUnchanged(l); err != nil {
 		return err
 	}

@@ -486,7 +486,7 @@ func TestWriteRefusesAFileChangedSinceItWasRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, path, `{"a": 2}`, 0o600)
-	err = write(&l, []byte("{}\n"), Options{Now: fixedNow}, &Result{})
+	err = write(&l, []byte("{}\n"), &Result{})
 	if Code(err) != "settings_changed" || readFile(t, path) != `{"a": 2}` {
 		t.Fatalf("err %v, file %s", err, readFile(t, path))
 	}

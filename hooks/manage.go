@@ -162,7 +162,7 @@ func (e Env) codexConfigChange(ctx context.Context, loc Location, h Hook, keys [
 func (e Env) installableHook(h Hook, force bool) (Hook, string, error) {
 	exe, err := e.Exe()
 	if err != nil {
-		return h, "", nil
+		return h, "", nil //nolint:nilerr // without our own path there is nothing to swap: the hook as given
 	}
 	path, warning, err := hookBinary(exe, force, e.Getenv)
 	if err != nil || path == exe {

@@ -175,8 +175,8 @@ func (s *Server) TotalUsage() Usage {
 	return t
 }
 
-// add records an exchange, numbering it, and returns its sequence number.
-func (s *Server) add(e Exchange) int {
+// add records an exchange, numbering it.
+func (s *Server) add(e Exchange) {
 	s.mu.Lock()
 	e.Seq, e.At = len(s.exchanges)+1, time.Now()
 	s.exchanges = append(s.exchanges, e)
@@ -188,7 +188,6 @@ func (s *Server) add(e Exchange) int {
 		_, _ = rec.Write(append(data, '\n'))
 	}
 	s.mu.Unlock()
-	return e.Seq
 }
 
 // newID returns a fresh id with the protocol's prefix ("toolu_", "call_").

@@ -82,7 +82,7 @@ func SweepFinishedSessions(root, sessionDir string, getenv func(string) string, 
 	var run *State
 	if path := LatestState(marker.NewStore(root, getenv), root); path != "" {
 		if run, err = LoadState(path); err != nil {
-			return nil, nil
+			return nil, nil //nolint:nilerr // an unreadable run state protects no session: sweep nothing
 		}
 	}
 	return child.SweepFinished(child.Sweep{Dir: sessionDir, ProjectRoot: root, OlderThan: ttl, Now: now,

@@ -160,5 +160,5 @@ func (r *LiveReporter) redrawLocked() {
 	}
 	b.WriteString("\x1b[J")
 	r.drawn = len(lines)
-	io.WriteString(r.W, b.String())
+	_, _ = io.WriteString(r.W, b.String()) // a terminal gone away: nothing to tell
 }

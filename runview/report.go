@@ -46,7 +46,7 @@ func (r *JSONReporter) Report(ev orchestrator.Event) {
 	if err != nil {
 		return
 	}
-	r.W.Write(append(data, '\n'))
+	_, _ = r.W.Write(append(data, '\n')) // a reader gone away: the run goes on
 }
 
 // describeEvent is the human sentence for an event.

@@ -53,7 +53,7 @@ func (t *Total) Add(u *Usage) {
 		t.Unread++
 		return
 	}
-	t.Usage.add(*u)
+	t.add(*u)
 	switch {
 	case u.CostUSD != nil:
 		c := *u.CostUSD
@@ -71,7 +71,7 @@ func (t *Total) Merge(o Total) {
 	t.Attempts += o.Attempts
 	t.Unpriced += o.Unpriced
 	t.Unread += o.Unread
-	t.Usage.add(o.Usage)
+	t.add(o.Usage)
 	if o.CostUSD != nil {
 		c := *o.CostUSD
 		if t.CostUSD != nil {

@@ -128,10 +128,10 @@ func RunAdvisor(ctx context.Context, command, dir string, request []byte, timeou
 		Timeout: timeout,
 	})
 	switch {
-	case r.CtxErr == context.DeadlineExceeded:
+	case errors.Is(r.CtxErr, context.DeadlineExceeded):
 		return AdvisorVerdict{Err: fmt.Errorf("advisor timed out after %s", timeout)}
 	case r.Err != nil:
-		return AdvisorVerdict{Err: fmt.Errorf("advisor failed: %v: %s", r.Err, clip(strings.TrimSpace(stderr.String()), 200))}
+		return AdvisorVerdict{Err: fmt.Errorf("advisor failed: %w: %s", r.Err, clip(strings.TrimSpace(stderr.String()), 200))}
 	case stdout.Over():
 		return AdvisorVerdict{Err: fmt.Errorf("%w: more than %d bytes of output", ErrAdvisorMalformed, maxAdvisorOutput)}
 	}
@@ -186,7 +186,7 @@ func decideAdvisor(m, next *marker.Marker, env Env, now time.Time, c loopCheck, 
 			return d
 		}
 		why := fmt.Sprintf("advisor predicted the next prompt with confidence %.2f (threshold %.2f): iteration %d/%d", a.Confidence, th, l.Iteration+1, l.MaxIterations)
-		return continueLoop(m, next, now, c, a.Prediction, why)
+		return continueLoop(next, now, c, a.Prediction, why)
 	}
 	why := fmt.Sprintf("advisor confidence %.2f is below the threshold %.2f", a.Confidence, th)
 	notice := "story-automator loop: " + why + "; a human should decide the next step. The loop stays active"

@@ -67,7 +67,7 @@ func AppendHistory(path string, e HistoryEntry) error {
 func RotateHistory(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() < MaxHistoryBytes {
-		return nil
+		return nil //nolint:nilerr // nothing to rotate
 	}
 	if err := os.Rename(path, path+".1"); err != nil {
 		return fmt.Errorf("rotate history %s: %w", path, err)

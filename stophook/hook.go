@@ -81,7 +81,7 @@ func (s *Shell) Run(ctx context.Context) {
 	if notOwnerStop(in, m, readErr, env) != "" {
 		return // Decide would let the stop through and write nothing
 	}
-	env.Loop = s.gatherLoopFacts(ctx, in, raw, m, env)
+	env.Loop = s.gatherLoopFacts(ctx, in, m)
 	d, err := s.persist(ctx, store, in, raw, env)
 	if err != nil {
 		s.Log.Warn("cannot persist the hook's decision; allowing the stop", "error", err)
@@ -153,7 +153,7 @@ func (s *Shell) advise(ctx context.Context, store *marker.Store, unlock *func(),
 	*unlock = relock
 	now, readErr := store.Read()
 	if readErr != nil || !reflect.DeepEqual(now, cur) {
-		return Decision{Kind: KindFailOpen, Reason: "the marker changed while the loop's advisor ran; letting this stop through"}, now, nil
+		return Decision{Kind: KindFailOpen, Reason: "the marker changed while the loop's advisor ran; letting this stop through"}, now, nil //nolint:nilerr // the hook fails open: the decision says why
 	}
 	return d.Advised(v), cur, nil
 }

@@ -72,7 +72,7 @@ func (l Log) write(lv Level, name, msg string, fields []any) {
 		b.WriteString("," + quote(fmt.Sprint(fields[i])) + ":" + fieldValue(fields[i+1]))
 	}
 	b.WriteString(`,"message":` + quote(msg) + "}\n")
-	io.WriteString(l.w, b.String())
+	_, _ = io.WriteString(l.w, b.String()) // the hook fails open, its log too
 }
 
 func fieldValue(v any) string {

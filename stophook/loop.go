@@ -108,12 +108,12 @@ func decideLoop(in Input, m, next *marker.Marker, env Env, now time.Time, c loop
 	if d, fired := strategy(); fired {
 		return d
 	}
-	return continueLoop(m, next, now, c, l.Prompt, fmt.Sprintf("loop continues: iteration %d/%d", l.Iteration+1, l.MaxIterations))
+	return continueLoop(next, now, c, l.Prompt, fmt.Sprintf("loop continues: iteration %d/%d", l.Iteration+1, l.MaxIterations))
 }
 
 // continueLoop blocks with prompt as the next instruction, unless the circuit
 // breaker has seen too many blocks without progress.
-func continueLoop(m, next *marker.Marker, now time.Time, c loopCheck, prompt, why string) Decision {
+func continueLoop(next *marker.Marker, now time.Time, c loopCheck, prompt, why string) Decision {
 	l := next.Loop
 	if next.StopHookBlocks >= c.maxBlocks {
 		next.StopHookBlocks = 0

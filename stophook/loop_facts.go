@@ -21,7 +21,7 @@ const maxFixPlanBytes = 1 << 20
 // (only for fix_plan). The advisor is not among them: it is consulted only
 // when the decision asks for it (see Shell.advise). The shell calls it for the owner's stop only (notOwnerStop), so a
 // stop that is not the owner's, or not a loop's, costs nothing.
-func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, raw []byte, m *marker.Marker, env Env) LoopFacts {
+func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, m *marker.Marker) LoopFacts {
 	var f LoopFacts
 	if !m.IsLoop() {
 		return f

@@ -34,7 +34,7 @@ func GitFingerprint(ctx context.Context, root string, workTree bool) string {
 		return ""
 	}
 	h := fnv.New128a()
-	head := readSmall(filepath.Join(gitDir, "HEAD"), 4096)
+	head := readSmall(filepath.Join(gitDir, "HEAD"))
 	fmt.Fprintf(h, "head:%s\n", head)
 	if ref, isRef := strings.CutPrefix(head, "ref: "); isRef {
 		fmt.Fprintf(h, "commit:%s\n", resolveRef(gitDir, strings.TrimSpace(ref)))
@@ -62,7 +62,7 @@ func findGitDir(root string) (string, bool) {
 			if fi.IsDir() {
 				return p, true
 			}
-			if target, ok := strings.CutPrefix(readSmall(p, 4096), "gitdir: "); ok {
+			if target, ok := strings.CutPrefix(readSmall(p), "gitdir: "); ok {
 				target = strings.TrimSpace(target)
 				if !filepath.IsAbs(target) {
 					target = filepath.Join(dir, target)
@@ -82,14 +82,14 @@ func findGitDir(root string) (string, bool) {
 // its common dir (worktrees), else packed-refs.
 func resolveRef(gitDir, ref string) string {
 	dirs := []string{gitDir}
-	if common := readSmall(filepath.Join(gitDir, "commondir"), 4096); common != "" {
+	if common := readSmall(filepath.Join(gitDir, "commondir")); common != "" {
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
 		}
 		dirs = append(dirs, common)
 	}
 	for _, d := range dirs {
-		if v := readSmall(filepath.Join(d, filepath.FromSlash(ref)), 4096); v != "" {
+		if v := readSmall(filepath.Join(d, filepath.FromSlash(ref))); v != "" {
 			return v
 		}
 	}
@@ -149,7 +149,9 @@ func hashGitOutput(ctx context.Context, h hash.Hash, root string, args ...string
 	}
 }
 
-func readSmall(path string, limit int64) string {
+// readSmall reads the first 4 KiB of a small git file, trimmed; "" when unreadable.
+func readSmall(path string) string {
+	const limit = 4096
 	f, err := os.Open(path)
 	if err != nil {
 		return ""

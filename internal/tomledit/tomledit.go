@@ -117,13 +117,13 @@ func parse(doc []byte) (scan, error) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table, unstable.ArrayTable:
-			keys, _, end := keyParts(&p, e)
+			keys, _, end := keyParts(e)
 			table, inArray = keys, e.Kind == unstable.ArrayTable
 			le := lineEnd(doc, end)
 			s.headers = append(s.headers, header{path: keys, array: inArray, lineEnd: le, last: le})
 			cur = len(s.headers) - 1
 		case unstable.KeyValue:
-			keys, start, kend := keyParts(&p, e)
+			keys, start, kend := keyParts(e)
 			end := int(e.Raw.Offset + e.Raw.Length)
 			kv := keyValue{table: table, key: keys, start: start, keyEnd: kend, end: end,
 				lineEnd: lineEnd(doc, end), inArray: inArray, tableIdx: cur}
@@ -140,7 +140,7 @@ func parse(doc []byte) (scan, error) {
 }
 
 // keyParts returns an expression's key parts and the span they cover.
-func keyParts(p *unstable.Parser, e *unstable.Node) (Path, int, int) {
+func keyParts(e *unstable.Node) (Path, int, int) {
 	var keys Path
 	start, end := -1, 0
 	it := e.Key()
@@ -194,7 +194,7 @@ func Set(doc []byte, p Path, v string) ([]byte, error) {
 		}
 		full := append(slices.Clone(kv.table), kv.key[:len(kv.key)-1]...)
 		if slices.Equal(full, tbl) {
-			line := Path(append(slices.Clone(kv.key[:len(kv.key)-1]), key)).String() + " = " + v + "\n"
+			line := append(slices.Clone(kv.key[:len(kv.key)-1]), key).String() + " = " + v + "\n"
 			return checked(insertLine(doc, kv.lineEnd, line), p)
 		}
 	}

@@ -101,7 +101,7 @@ func (k *kernel) read(f *os.File) {
 // a watch asked for, or a watched directory or file itself.
 func eventsWake(buf []byte, names map[int][]string) bool {
 	for off := 0; off+unix.SizeofInotifyEvent <= len(buf); {
-		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off])) //nolint:gosec // G103: the kernel lays out each event so; the loop bound keeps the header inside buf
 		nameStart := off + unix.SizeofInotifyEvent
 		nameEnd := nameStart + int(ev.Len)
 		if nameEnd > len(buf) {
@@ -149,7 +149,7 @@ func (k *kernel) process(pid int) error {
 	k.pidfds[pid] = f
 	go func() {
 		// Read calls back until the pidfd is readable: the process has exited.
-		_ = rc.Read(func(fd uintptr) bool { return readable(int32(fd)) })
+		_ = rc.Read(func(fd uintptr) bool { return readable(int32(fd)) }) //nolint:gosec // G115: a file descriptor fits in an int32
 		k.wake()
 	}()
 	return nil

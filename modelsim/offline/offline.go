@@ -42,7 +42,7 @@ import (
 )
 
 // APIKey is the key handed to every CLI; model-sim accepts any.
-const APIKey = "sk-model-sim-offline-0123456789abcdefghij"
+const APIKey = "sk-model-sim-offline-0123456789abcdefghij" //nolint:gosec // G101: a placeholder, not a credential
 
 // Config says where the CLI's private home is and what it talks to.
 type Config struct {

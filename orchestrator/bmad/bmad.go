@@ -53,7 +53,7 @@ func (b Files) StatusForCommit(committed []byte, key, epic string, retro bool) (
 	}
 	base, err := workflows.ParseSprintStatus(now.Path, committed)
 	if err != nil {
-		return now.Bytes(), nil // the committed file was broken: the work tree's is the fix
+		return now.Bytes(), nil //nolint:nilerr // the committed file was broken: the work tree's is the fix
 	}
 	var story workflows.StoryKey
 	if !retro {
@@ -333,7 +333,7 @@ func (b Files) KeepFileList(key string, paths []string) (string, []string, error
 	}
 	files, err := b.P.StoryFiles(k)
 	if err != nil || len(files) != 1 {
-		return "", nil, nil
+		return "", nil, nil //nolint:nilerr // no single story file: nothing to read a File List from
 	}
 	rel, err := filepath.Rel(b.P.Root, files[0])
 	if err != nil {

@@ -491,7 +491,7 @@ func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ..
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := g.startGit(cmd, args[0]); err != nil {
 		stderr := strings.TrimSpace(errb.String())
-		return out.String(), g.classify(ctx, args[0], stderr, fmt.Errorf("git %s: %v: %s", args[0], err, stderr))
+		return out.String(), g.classify(ctx, args[0], stderr, fmt.Errorf("git %s: %w: %s", args[0], err, stderr))
 	}
 	return out.String(), nil
 }

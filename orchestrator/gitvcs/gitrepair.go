@@ -67,7 +67,7 @@ func (g *Git) waitForGits(ctx context.Context) error {
 	dir := filepath.Join(g.gitDir, trackDir)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil // nothing recorded
+		return nil //nolint:nilerr // nothing recorded
 	}
 	deadline := time.Now().Add(commitTimeout)
 	for _, e := range entries {
@@ -135,7 +135,7 @@ func (g *Git) Repair(ctx context.Context) error {
 }
 
 // indexLocked is the blocker of a locked user index.
-func indexLocked(lock string) error {
+func indexLocked(lock string) *orchestrator.Blocker {
 	return &orchestrator.Blocker{Code: "git_index_locked", Err: fmt.Errorf("%w: %s exists", orchestrator.ErrGitIndexLocked, lock),
 		Action: fmt.Sprintf("Check that no git command is running in this repository, then remove %s and run `story-automator run --resume`.", lock)}
 }
@@ -155,7 +155,7 @@ func (g *Git) classify(ctx context.Context, sub, stderr string, err error) error
 		if filepath.Base(lock) == privateIndex+".lock" {
 			return err // ours: the next attempt starts by removing it
 		}
-		b := indexLocked(lock).(*orchestrator.Blocker)
+		b := indexLocked(lock)
 		b.Err = fmt.Errorf("%w: %w", b.Err, err)
 		return b
 	case strings.Contains(low, "please tell me who you are") || strings.Contains(low, "empty ident name") ||

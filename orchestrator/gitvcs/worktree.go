@@ -79,7 +79,7 @@ func (w *Worktrees) Add(ctx context.Context, story, base string) (string, error)
 	if _, err := w.Project.git(ctx, nil, "worktree", "prune"); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return "", err
 	}
 	args := []string{"worktree", "add", "-q", dir, branch}
@@ -193,7 +193,7 @@ func (w *Worktrees) Remove(ctx context.Context, story string) error {
 			break
 		}
 	}
-	return nil
+	return nil //nolint:nilerr // the folders left are not empty: they stay
 }
 
 // dropWorktree removes git's record of a worktree, even a locked one whose

@@ -78,7 +78,7 @@ func (r *Runner) Run() int {
 		r.say(nil, "story-automator: output file: %v", err)
 		out = nil
 	}
-	var file io.Writer = io.Discard
+	var file io.Writer = io.Discard //nolint:staticcheck // QF1011: an *os.File may replace it below
 	if out != nil {
 		defer out.Close()
 		file = out

@@ -49,7 +49,7 @@ func WriteSample(dir string) error {
 			return fmt.Errorf("write sample project: %s already exists", filepath.Join(dir, filepath.FromSlash(f)))
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // G301: a project for the user, readable as git would leave it
 		return fmt.Errorf("write sample project: %w", err)
 	}
 	for _, f := range files {

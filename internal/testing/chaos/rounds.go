@@ -66,7 +66,7 @@ func Run(cfg Config) Summary {
 		}
 	}
 	for i := 0; i < cfg.Rounds; i++ {
-		rng := rand.New(rand.NewSource(cfg.Seed + int64(i)))
+		rng := rand.New(rand.NewSource(cfg.Seed + int64(i))) //nolint:gosec // G404: a round must replay from CHAOS_SEED
 		mode := cfg.Mode
 		if mode == ModeMixed || mode == "" {
 			mode = []string{ModeRandom, ModeGroupCommit}[i%2]

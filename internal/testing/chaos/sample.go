@@ -83,7 +83,7 @@ func (p *Sample) Git(args ...string) (string, error) {
 		"GIT_COMMITTER_NAME=chaos", "GIT_COMMITTER_EMAIL=chaos@localhost")
 	out, err := c.CombinedOutput()
 	if err != nil {
-		return string(out), fmt.Errorf("git %v: %v: %s", args, err, out)
+		return string(out), fmt.Errorf("git %v: %w: %s", args, err, out)
 	}
 	return string(out), nil
 }

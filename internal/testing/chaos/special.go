@@ -68,7 +68,7 @@ func twoRuns(cfg Config, dir string) (o outcome) {
 	ea, erra := a.Wait(3 * time.Minute)
 	eb, errb := b.Wait(3 * time.Minute)
 	if erra != nil || errb != nil {
-		return outcome{err: fmt.Errorf("%v %v", erra, errb)}
+		return outcome{err: fmt.Errorf("%w %w", erra, errb)}
 	}
 	ra, rb := code(a.Result()), code(b.Result())
 	o.story = append(o.story, fmt.Sprintf("first %s (exit %d), second %s (exit %d)", ra, ea, rb, eb))

@@ -56,7 +56,7 @@ func Path(t testing.TB) string {
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
-			err = fmt.Errorf("go build: %v\n%s", buildErr, out)
+			err = fmt.Errorf("go build: %w\n%s", buildErr, out)
 		}
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
+	t.Parallel()
 	pol := DefaultPolicy()
 	pol.MaxCycles = 5
 	recorded := func() RunConfig {
@@ -74,6 +75,7 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 }
 
 func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(RunConfig{Backoff: DurationOf(0), Budget: &Budget{MaxDuration: DurationOf(90 * time.Minute)}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +125,7 @@ func (f flags) Duration(n string) time.Duration {
 func (f flags) Bool(n string) bool { v, _ := f.value(n, false).(bool); return v }
 
 func TestFromFlagsTakesDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
+	t.Parallel()
 	o, err := FromFlags(flags{"model": []string{"m", "review=r"}, "max-duration": time.Hour, "backoff": time.Duration(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +146,7 @@ func TestFromFlagsTakesDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T)
 }
 
 func TestFromFlagsRefusesWhatCannotWork(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		f    flags
 		code string

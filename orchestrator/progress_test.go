@@ -11,6 +11,7 @@ import (
 )
 
 func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
@@ -32,6 +33,7 @@ func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
 }
 
 func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
+	t.Parallel()
 	var js, text bytes.Buffer
 	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	ev := Event{At: at, Kind: EventStepFinished, Unit: "1.1", Step: StepReview, Attempt: 3, Cycle: 2, Agent: "sim",
@@ -48,6 +50,7 @@ func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
 }
 
 func TestLiveBlockShowsTheRunsSpendAgainstItsBudget(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}

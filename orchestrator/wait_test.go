@@ -10,6 +10,7 @@ import (
 )
 
 func TestWaitVerdictNamesWhatHappenedAndTheNextCommand(t *testing.T) {
+	t.Parallel()
 	esc := &Escalation{Reason: "dev story of 1.2: not verified", Action: "fix it"}
 	cases := []struct {
 		st       State
@@ -38,6 +39,7 @@ func TestWaitVerdictNamesWhatHappenedAndTheNextCommand(t *testing.T) {
 // A wait on a running run wakes when its state document changes and ends
 // when the run is done; with a bound, it returns "running" and says to call again.
 func TestWaitRunWakesOnTheStateDocument(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	lock, err := AcquireRunLock(root)
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testtier"
 )
 
 // Tags are the build tags the Makefile builds with.
@@ -32,9 +34,11 @@ var (
 )
 
 // Path returns the path of a freshly built binary, building it on first use;
-// a build failure fails the calling test.
+// a build failure fails the calling test. Under -short it skips the test:
+// one that runs the binary is an integration test.
 func Path(t testing.TB) string {
 	t.Helper()
+	testtier.Integration(t)
 	once.Do(func() {
 		if given := os.Getenv(EnvBinary); given != "" {
 			path, err = filepath.Abs(given)

@@ -21,7 +21,7 @@ BUILD_FLAGS := -tags $(TAGS) -trimpath -ldflags '-s -w'
 DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 PREFIX      ?= $(shell $(GO) env GOPATH)
 
-.PHONY: build install dist test bench demo demo-real demo-hook lint fuzz chaos clean
+.PHONY: build install dist test test-short bench demo demo-real demo-hook lint fuzz chaos clean
 
 build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/story-automator
@@ -46,9 +46,19 @@ dist:
 	done
 	cd dist && sha256sum story-automator-* > SHA256SUMS && cat SHA256SUMS
 
+# Everything CI runs. Tests that wait on tmux, git, the simulated or a real
+# agent run side by side (t.Parallel); TEST_PARALLEL is how many at once in
+# a package, above the default (one per core) because they mostly wait.
+TEST_PARALLEL ?= 4
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -tags $(TAGS) -race -count=1 -timeout 25m $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout 25m -parallel $(TEST_PARALLEL) $(PKGS)
+
+# The unit tests alone, for the inner loop: under -short every test that
+# starts tmux, builds or runs the binary, or runs a real agent skips itself
+# (internal/testtier). make test runs them all.
+test-short:
+	$(GO) test -tags $(TAGS) -short $(PKGS)
 
 # Benchmarks named by the issues, then issue 13's figures as a table with
 # the machine and date; docs/benchmarks.md keeps them. Includes a 200-story

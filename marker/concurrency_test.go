@@ -72,6 +72,7 @@ func helper(t *testing.T, mode, path string, n int) *exec.Cmd {
 }
 
 func TestSixteenProcessesLoseNoUpdate(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	m := sample()
 	m.Extra = map[string]json.RawMessage{"hammer": json.RawMessage("0")}
@@ -102,6 +103,7 @@ func TestSixteenProcessesLoseNoUpdate(t *testing.T) {
 }
 
 func TestSIGKILLMidWriteLeavesOldOrNewMarker(t *testing.T) {
+	t.Parallel()
 	s := newStore(t)
 	m := sample()
 	m.StoriesRemaining = 0

@@ -86,6 +86,7 @@ func toolCalls(srv *modelsim.Server) []*modelsim.Call {
 }
 
 func TestE2EClaudeRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
+	t.Parallel()
 	sc, err := modelsim.ParseScript([]byte(`
 rules:
   - match: proof
@@ -198,6 +199,7 @@ func runCLIStep(t *testing.T, cli agentCLI) func(srv *modelsim.Server, dir, prom
 }
 
 func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
+	t.Parallel()
 	srv, dir, run := agentSimStep(t, runClaudeStep(t))
 	f := wantStoryFile(t, "claude", dir, run)
 	if data, _ := os.ReadFile(f); !strings.Contains(string(data), "Status: ready-for-dev") {
@@ -213,6 +215,7 @@ func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
 }
 
 func TestE2EClaudeCrashFaultKillsTheAgent(t *testing.T) {
+	t.Parallel()
 	_, _, run := agentSimStep(t, runClaudeStep(t), crashFault)
 	wantKilled(t, run)
 }

@@ -68,6 +68,7 @@ func scriptedServer(t *testing.T, text string) *modelsim.Server {
 
 // Codex's default model works in code mode (the shell reached from "exec").
 func TestE2ECodexRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, proofScript)
 	dir := t.TempDir()
 	run := runAgent(t, codexCLI, offline.Config{}, srv, dir, "Write the proof file.")
@@ -82,6 +83,7 @@ func TestE2ECodexRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
 
 // A model Codex does not know gets exec_command as a plain function tool.
 func TestE2ECodexWithFunctionToolsRunsTheCall(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, proofScript)
 	dir := t.TempDir()
 	run := runAgent(t, codexCLI, offline.Config{Model: "model-sim"}, srv, dir, "Write the proof file.")
@@ -89,11 +91,13 @@ func TestE2ECodexWithFunctionToolsRunsTheCall(t *testing.T) {
 }
 
 func TestE2ECodexDoesARunStepThroughAgentSim(t *testing.T) {
+	t.Parallel()
 	_, dir, run := agentSimStep(t, runCLIStep(t, codexCLI))
 	wantStoryFile(t, "codex", dir, run)
 }
 
 func TestE2ECodexCrashFaultKillsTheAgent(t *testing.T) {
+	t.Parallel()
 	_, _, run := agentSimStep(t, runCLIStep(t, codexCLI), crashFault)
 	wantKilled(t, run)
 }

@@ -9,6 +9,7 @@ import (
 )
 
 func TestE2EGeminiRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, proofScript)
 	dir := t.TempDir()
 	run := runAgent(t, geminiCLI, offline.Config{}, srv, dir, "Write the proof file.")
@@ -25,11 +26,13 @@ func TestE2EGeminiRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
 }
 
 func TestE2EGeminiDoesARunStepThroughAgentSim(t *testing.T) {
+	t.Parallel()
 	_, dir, run := agentSimStep(t, runCLIStep(t, geminiCLI))
 	wantStoryFile(t, "gemini", dir, run)
 }
 
 func TestE2EGeminiCrashFaultKillsTheAgent(t *testing.T) {
+	t.Parallel()
 	_, _, run := agentSimStep(t, runCLIStep(t, geminiCLI), crashFault)
 	// Gemini CLI relaunches itself in a child node process, the shell's
 	// parent: killing that child makes the command we started exit 1.
@@ -43,6 +46,7 @@ func TestE2EGeminiCrashFaultKillsTheAgent(t *testing.T) {
 
 // Without its folder trusted, `gemini -p` refuses to start (exit 55).
 func TestE2EGeminiUntrustedFolderExits55(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, proofScript)
 	dir := t.TempDir()
 	run := runAgent(t, geminiCLI, offline.Config{Leave: offline.Dialogs{TrustFolder: true}}, srv, dir, "Write the proof file.")

@@ -48,6 +48,7 @@ func checkTwoIterations(t *testing.T, srv *modelsim.Server, dir string, run agen
 const loopPrompt = "Run `echo 1 >> ticks.txt`, then stop."
 
 func TestE2EClaudeDoesTheIterationAStopHookAsksFor(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, "rules: []\n")
 	dir := t.TempDir()
 	settings, _ := json.Marshal(map[string]any{"hooks": hookSettings("Stop", blockOnceHook(t))})
@@ -59,6 +60,7 @@ func TestE2EClaudeDoesTheIterationAStopHookAsksFor(t *testing.T) {
 }
 
 func TestE2ECodexDoesTheIterationAStopHookAsksFor(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, "rules: []\n")
 	dir := t.TempDir()
 	hook := blockOnceHook(t)
@@ -78,6 +80,7 @@ func TestE2ECodexDoesTheIterationAStopHookAsksFor(t *testing.T) {
 }
 
 func TestE2EGeminiDoesTheIterationAnAfterAgentHookAsksFor(t *testing.T) {
+	t.Parallel()
 	srv := scriptedServer(t, "rules: []\n")
 	dir := t.TempDir()
 	hook := blockOnceHook(t)

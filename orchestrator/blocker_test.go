@@ -11,6 +11,7 @@ import (
 // A child parked at a dialog is not retried: the step escalates on that
 // first attempt with the dialog's own code and the user's action.
 func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		if req.Step == StepDev {
@@ -36,6 +37,7 @@ func TestADialogEscalatesOnTheFirstAttemptWithItsAction(t *testing.T) {
 }
 
 func TestABlockedCommitEscalatesAtOnceWithItsCode(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.repo.commitErr = &Blocker{Code: "git_identity_missing", Action: "give git an identity", Err: errors.New("git commit: empty ident name")}

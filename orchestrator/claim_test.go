@@ -9,6 +9,7 @@ import (
 // the shell says its id; inside one that does not (CLAUDECODE=1 alone), the
 // marker asks the first stopping session to claim it; outside any, neither.
 func TestTheRunsOwnerComesFromTheAgentSessionItRunsIn(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		env   map[string]string

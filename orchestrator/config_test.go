@@ -11,6 +11,7 @@ import (
 )
 
 func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
+	t.Parallel()
 	pol := DefaultPolicy()
 	pol.MaxCycles = 5
 	recorded := func() RunConfig {
@@ -72,6 +73,7 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 }
 
 func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {
+	t.Parallel()
 	b, err := json.Marshal(RunConfig{Backoff: DurationOf(0), Budget: &Budget{MaxDuration: DurationOf(90 * time.Minute)}})
 	if err != nil {
 		t.Fatal(err)

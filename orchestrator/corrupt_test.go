@@ -32,6 +32,7 @@ func writeFile(t *testing.T, path, text string) {
 }
 
 func TestANewRunMovesACorruptOldStateDocumentAsideAndGoesOn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	old := filepath.Join(RunsDir(h.root), "run-20250101-000000-abcd.md")
@@ -60,6 +61,7 @@ func TestANewRunMovesACorruptOldStateDocumentAsideAndGoesOn(t *testing.T) {
 }
 
 func TestResumeOfACorruptStateDocumentFailsWithStateCorruptAndKeepsItAside(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
 	res, err := h.run(context.Background(), h.options())
@@ -80,6 +82,7 @@ func TestResumeOfACorruptStateDocumentFailsWithStateCorruptAndKeepsItAside(t *te
 }
 
 func TestACorruptJournalLineKeepsTheChangesBeforeIt(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	res, err := h.run(context.Background(), h.options())
@@ -113,6 +116,7 @@ func TestACorruptJournalLineKeepsTheChangesBeforeIt(t *testing.T) {
 }
 
 func TestStatusMovesACorruptDocumentAsideOnlyWhenNoRunHoldsTheProject(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	res, err := h.run(context.Background(), h.options())

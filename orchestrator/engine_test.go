@@ -13,6 +13,7 @@ import (
 )
 
 func TestRunDrivesEveryStoryToOneCommitAndRemovesTheMarker(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	res, err := h.run(context.Background(), h.options())
@@ -45,6 +46,7 @@ func TestRunDrivesEveryStoryToOneCommitAndRemovesTheMarker(t *testing.T) {
 }
 
 func TestHeartbeatOnVerifiedStepsAndRemainingFallsPerStory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	type seen struct {
@@ -80,6 +82,7 @@ func TestHeartbeatOnVerifiedStepsAndRemainingFallsPerStory(t *testing.T) {
 }
 
 func TestCrashedStepRetriesAlternatingAgentsWithDoublingBackoff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
@@ -107,6 +110,7 @@ func TestCrashedStepRetriesAlternatingAgentsWithDoublingBackoff(t *testing.T) {
 }
 
 func TestExhaustedStepEscalatesPausesTheMarkerAndStopsTheRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		if req.Step == StepDev {
@@ -144,6 +148,7 @@ func TestExhaustedStepEscalatesPausesTheMarkerAndStopsTheRun(t *testing.T) {
 }
 
 func TestReviewNeedingThreeCyclesPassesWithoutBackoff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	var cycles []int
@@ -168,6 +173,7 @@ func TestReviewNeedingThreeCyclesPassesWithoutBackoff(t *testing.T) {
 }
 
 func TestReviewThatNeverPassesEscalatesAfterMaxCyclesAndResumeGetsAFreshBudget(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	passAt := 100
@@ -208,6 +214,7 @@ func TestReviewThatNeverPassesEscalatesAfterMaxCyclesAndResumeGetsAFreshBudget(t
 }
 
 func TestOptionalStepFailureLetsTheStoryGoOn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
@@ -227,6 +234,7 @@ func TestOptionalStepFailureLetsTheStoryGoOn(t *testing.T) {
 }
 
 func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.repo.failN = 1
@@ -243,6 +251,7 @@ func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
 }
 
 func TestACommitThatEscalatedIsCommittedOnResume(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.repo.failN = 3 // the first try and both retries
@@ -262,6 +271,7 @@ func TestACommitThatEscalatedIsCommittedOnResume(t *testing.T) {
 }
 
 func TestRetroRunsAfterTheEpicsLastStoryAndIsCommittedUnlessItFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	if _, err := h.run(context.Background(), h.options()); err != nil {
 		t.Fatal(err)
@@ -293,6 +303,7 @@ func TestRetroRunsAfterTheEpicsLastStoryAndIsCommittedUnlessItFails(t *testing.T
 }
 
 func TestCommitByAnAgentWhenThePolicySaysSo(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	sp := h.policy.Steps[StepCommit]
@@ -310,6 +321,7 @@ func TestCommitByAnAgentWhenThePolicySaysSo(t *testing.T) {
 }
 
 func TestEscalationPausesTheMarkerAtOnceAndStopsTheOtherStories(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	sp := h.policy.Steps[StepDev]
 	sp.Retries = 0
@@ -355,6 +367,7 @@ func TestEscalationPausesTheMarkerAtOnceAndStopsTheOtherStories(t *testing.T) {
 }
 
 func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.policy.MaxCycles = 2
@@ -389,6 +402,7 @@ func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
 }
 
 func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	store := h.store()
 	if _, err := store.Create(context.Background(), &marker.Marker{Version: 1, Mode: marker.ModeStory,
@@ -407,6 +421,7 @@ func TestAStaleRemainingCountNeverRaisesTheMarkers(t *testing.T) {
 }
 
 func TestHeartbeatLeavesAMarkerThatIsNotTheRunsAlone(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	store := h.store()
 	for _, other := range []*marker.Marker{

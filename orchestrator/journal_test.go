@@ -54,6 +54,7 @@ func copyRun(t *testing.T, doc, dir string) string {
 // A run killed after any change resumes from exactly that change: the
 // document and the journal together always hold the whole state.
 func TestJournalHoldsEveryChangeAtEveryMoment(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "run-j.md")
 	s := journalState()
@@ -115,6 +116,7 @@ func TestJournalHoldsEveryChangeAtEveryMoment(t *testing.T) {
 // A kill while a change is being written leaves a last line without its
 // newline: the run never acted on it, and loading ignores it.
 func TestJournalIgnoresATornLastLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "run-j.md")
 	s := journalState()
@@ -152,6 +154,7 @@ func TestJournalIgnoresATornLastLine(t *testing.T) {
 // A journal a checkpoint could not remove (killed between the two) holds
 // only changes the document already has: they are not applied again.
 func TestJournalOlderThanTheDocumentIsIgnored(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	doc := filepath.Join(dir, "run-j.md")
 	s := journalState()

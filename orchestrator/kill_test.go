@@ -101,6 +101,7 @@ func crashAt(t *testing.T, h *harness, point string) {
 }
 
 func TestKillAroundAStorysCommitThenResumeCommitsEveryStoryOnce(t *testing.T) {
+	t.Parallel()
 	for _, point := range []string{"after marking the story done", "after the commit", "after saving the commit"} {
 		t.Run(point, func(t *testing.T) {
 			h := newHarness(t, "1-1", "1-2")

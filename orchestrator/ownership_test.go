@@ -8,6 +8,7 @@ import (
 )
 
 func TestOwnershipRule(t *testing.T) {
+	t.Parallel()
 	storyFiles := map[string]string{"stories/1-1.md": "1-1", "stories/1-2.md": "1-2"}
 	listed := map[string][]string{"1-1": {"src/a.go", "src/both.go", "src/mine-busy.go"}, "1-2": {"src/b.go", "src/both.go"}}
 	o := ownership{self: "1-1",
@@ -59,6 +60,7 @@ func TestOwnershipRule(t *testing.T) {
 }
 
 func TestParallelStoriesCommitOnlyTheirOwnChanges(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	h.project.statusFile = "sprint-status.yaml"
@@ -105,6 +107,7 @@ func TestParallelStoriesCommitOnlyTheirOwnChanges(t *testing.T) {
 }
 
 func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
@@ -137,6 +140,7 @@ func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
 // 1-2's dev attempt is still running (and before 1-2 claims the file). The
 // file is 1-2's — its File List names it — and must go in 1-2's commit.
 func TestAStoryLeavesAFileARunningAttemptOfAnotherWroteDuringItsOwn(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	reviewing, wrote, committed := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -182,6 +186,7 @@ func TestAStoryLeavesAFileARunningAttemptOfAnotherWroteDuringItsOwn(t *testing.T
 // then four agent steps and the commit list it six times (before the first
 // step, after each, and for the commit), not nine.
 func TestConsecutiveAttemptsShareTheSnapshotBetweenThem(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.steps.verify = func(StepRequest) bool { return true }
@@ -211,6 +216,7 @@ func TestConsecutiveAttemptsShareTheSnapshotBetweenThem(t *testing.T) {
 // again, so the files the commit took are never counted as changed by the
 // next story's session.
 func TestACommitMakesTheNextAttemptListTheTreeAgain(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	h.steps.verify = func(StepRequest) bool { return true }

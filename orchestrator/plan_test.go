@@ -15,6 +15,7 @@ func planFor(t *testing.T, p *fakeBacklog, stories string) (*State, error) {
 }
 
 func TestPlanSkipsDoneStoriesExistingFilesAndStoriesInReview(t *testing.T) {
+	t.Parallel()
 	p := newFakeBacklog("1-1", "1-2", "1-3")
 	p.set("1-1", func(s *StoryInfo) { s.Status = StatusDone })
 	p.set("1-2", func(s *StoryInfo) { s.HasFile = true })
@@ -35,6 +36,7 @@ func TestPlanSkipsDoneStoriesExistingFilesAndStoriesInReview(t *testing.T) {
 }
 
 func TestPlanAddsARetroOnlyForEpicsTheRunFinishes(t *testing.T) {
+	t.Parallel()
 	p := newFakeBacklog("1-1", "1-2", "2-1", "2-2")
 	p.set("1-1", func(s *StoryInfo) { s.Status = StatusDone })
 	st, err := planFor(t, p, "1-2,2-1")
@@ -55,6 +57,7 @@ func TestPlanAddsARetroOnlyForEpicsTheRunFinishes(t *testing.T) {
 }
 
 func TestPlanRefusesUnmetDependenciesAndCycles(t *testing.T) {
+	t.Parallel()
 	p := newFakeBacklog("1-1", "1-2", "1-3")
 	p.set("1-3", func(s *StoryInfo) { s.DependsOn = []string{"1-2"} })
 	if _, err := planFor(t, p, "1-3"); !errors.Is(err, ErrDependency) || !strings.Contains(err.Error(), "1.2") {
@@ -72,6 +75,7 @@ func TestPlanRefusesUnmetDependenciesAndCycles(t *testing.T) {
 }
 
 func TestWavesGroupStoriesByDependencyDepth(t *testing.T) {
+	t.Parallel()
 	p := newFakeBacklog("1-1", "1-2", "1-3", "1-4")
 	p.retro["1"] = true
 	p.set("1-2", func(s *StoryInfo) { s.DependsOn = []string{"1-1"} })
@@ -95,6 +99,7 @@ func TestWavesGroupStoriesByDependencyDepth(t *testing.T) {
 }
 
 func TestNextMove(t *testing.T) {
+	t.Parallel()
 	pol := DefaultPolicy()
 	sp := pol.Step(StepDev)
 	agents := agentPair{Primary: "claude", Fallback: "codex"}
@@ -142,6 +147,7 @@ func TestNextMove(t *testing.T) {
 }
 
 func TestBackoffIsCapped(t *testing.T) {
+	t.Parallel()
 	pol := DefaultPolicy()
 	pol.MaxBackoff = 30 * time.Second
 	sp := StepPolicy{Backoff: 10 * time.Second}
@@ -153,6 +159,7 @@ func TestBackoffIsCapped(t *testing.T) {
 }
 
 func TestStateDocumentRoundTripsAndReadsAsMarkdown(t *testing.T) {
+	t.Parallel()
 	p := newFakeBacklog("1-1", "1-2")
 	p.set("1-1", func(s *StoryInfo) { s.Title = "Login | OAuth" })
 	st, err := planFor(t, p, "all")

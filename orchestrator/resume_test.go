@@ -62,6 +62,7 @@ func devRunning(s *State) bool {
 }
 
 func TestResumeAfterKillRedoesOnlyTheUnverifiedStepAndClosesItsSession(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	h.project.retro["1"] = true
 	path := killedMidRun(t, h)
@@ -97,6 +98,7 @@ func TestResumeAfterKillRedoesOnlyTheUnverifiedStepAndClosesItsSession(t *testin
 }
 
 func TestResumeFindsTheCommitAKilledRunAlreadyMade(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	// Rewind the state to "commit running", as if killed between commit and save.
 	h.runThenRewindToCommit()
@@ -115,6 +117,7 @@ func TestResumeFindsTheCommitAKilledRunAlreadyMade(t *testing.T) {
 }
 
 func TestInterruptPausesTheRunAndTheMarker(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	ctx, cancel := context.WithCancel(context.Background())
 	h.steps.script = func(c context.Context, req StepRequest) StepResult {
@@ -150,6 +153,7 @@ func TestInterruptPausesTheRunAndTheMarker(t *testing.T) {
 }
 
 func TestSecondRunIsRefused(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	lock, err := AcquireRunLock(h.root)
 	if err != nil {
@@ -169,6 +173,7 @@ func TestSecondRunIsRefused(t *testing.T) {
 }
 
 func TestNewRunRefusesAPausedRunAndResumeWithoutOneFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	o := h.options()
 	o.Resume = true
@@ -185,6 +190,7 @@ func TestNewRunRefusesAPausedRunAndResumeWithoutOneFails(t *testing.T) {
 }
 
 func TestDirtyWorktreeRefusesANewRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.repo.touch("src/main.go")
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrDirtyWorktree) || !strings.Contains(err.Error(), "src/main.go") {
@@ -196,6 +202,7 @@ func TestDirtyWorktreeRefusesANewRun(t *testing.T) {
 }
 
 func TestParallelRunsIndependentStoriesSideBySideAndKeepsDependencyOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2", "1-3", "1-4")
 	h.project.retro["1"] = true
 	h.project.set("1-2", func(s *StoryInfo) { s.DependsOn = []string{"1-1"} })
@@ -238,6 +245,7 @@ func TestParallelRunsIndependentStoriesSideBySideAndKeepsDependencyOrder(t *test
 }
 
 func TestANewRunSupersedesAnOldRunWhoseMarkerWasRemoved(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
@@ -266,6 +274,7 @@ func TestANewRunSupersedesAnOldRunWhoseMarkerWasRemoved(t *testing.T) {
 }
 
 func TestResumeOfAMovedProjectSettlesItsMarker(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
@@ -294,6 +303,7 @@ func TestResumeOfAMovedProjectSettlesItsMarker(t *testing.T) {
 }
 
 func TestResumeContinuesOnlyTheMarkersRun(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
@@ -314,6 +324,7 @@ func TestResumeContinuesOnlyTheMarkersRun(t *testing.T) {
 }
 
 func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	reviews := 0
@@ -362,6 +373,7 @@ func TestResumeKeepsTheRunsSettingsUnlessGivenAgain(t *testing.T) {
 }
 
 func TestAFailedLookupForAnEarlierCommitIsRetriedNotIgnored(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	// Killed between the commit and saving it; on resume the first lookup fails.
 	h.runThenRewindToCommit()

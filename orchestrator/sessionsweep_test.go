@@ -27,6 +27,7 @@ func (s *sweepingSteps) SweepSessions(olderThan time.Duration, _ time.Time, keep
 }
 
 func TestARunSweepsFinishedSessionsOlderThanTheTTL(t *testing.T) {
+	t.Parallel()
 	for env, want := range map[string][]time.Duration{"": {24 * time.Hour}, "90m": {90 * time.Minute}, "0": nil, "off": nil} {
 		h := newHarness(t, "1-1")
 		h.project.retro["1"] = true
@@ -44,6 +45,7 @@ func TestARunSweepsFinishedSessionsOlderThanTheTTL(t *testing.T) {
 }
 
 func TestAResumedRunSparesTheSessionsItsAttemptsName(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
 	res, err := h.run(context.Background(), h.options())
@@ -66,6 +68,7 @@ func TestAResumedRunSparesTheSessionsItsAttemptsName(t *testing.T) {
 }
 
 func TestABadSessionTTLIsAConfigError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.env[EnvSessionTTL] = "a day"
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrConfig) || Code(err) != "invalid_run_config" {
@@ -76,6 +79,7 @@ func TestABadSessionTTLIsAConfigError(t *testing.T) {
 // What `session spawn` sweeps: the project's old finished sessions, but the
 // one its latest run names, and nothing when the TTL is off or bad.
 func TestSweepFinishedSessionsSparesWhatTheLatestRunNames(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	dir := filepath.Join(h.root, "sessions")
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)

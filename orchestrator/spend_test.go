@@ -30,6 +30,7 @@ func spendingHarness(t *testing.T, keys ...string) *harness {
 }
 
 func TestEveryTotalIsTheSumOfItsAttemptsRetriesIncluded(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1", "1-2")
 	failedOnce := false
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
@@ -72,6 +73,7 @@ func TestEveryTotalIsTheSumOfItsAttemptsRetriesIncluded(t *testing.T) {
 }
 
 func TestAModelWithoutAPriceHasTokensAndNoCost(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1")
 	o := h.options()
 	o.Model = "unknown-model"
@@ -90,6 +92,7 @@ func TestAModelWithoutAPriceHasTokensAndNoCost(t *testing.T) {
 }
 
 func TestStepModelsReachTheirStepsAndTheRestGetTheRunsModel(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1")
 	h.policy.Steps[StepCreate] = StepPolicy{Enabled: true, Retries: 2, Timeout: time.Hour, Model: "from-yaml"}
 	h.policy.Steps[StepAutomate] = StepPolicy{Enabled: true, Retries: 2, Timeout: time.Hour, Model: "from-yaml", Optional: true}
@@ -130,6 +133,7 @@ func mapsEqual(a, b map[string]string) bool {
 }
 
 func TestMaxCostPausesBeforeTheNextAttemptAndResumeWithMoreGoesOn(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1", "1-2")
 	o := h.options()
 	o.Model = "m1"
@@ -175,6 +179,7 @@ func TestMaxCostPausesBeforeTheNextAttemptAndResumeWithMoreGoesOn(t *testing.T) 
 }
 
 func TestStoryBudgetAndTokenLimitPauseTheRunToo(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1")
 	h.policy.StoryBudget = spend.Limits{MaxTokens: 2 * turn.Tokens()}
 	res, err := h.run(context.Background(), h.options())
@@ -190,6 +195,7 @@ func TestStoryBudgetAndTokenLimitPauseTheRunToo(t *testing.T) {
 }
 
 func TestAFailedAttemptOverTheLimitIsNotRetried(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1")
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		u := turn
@@ -206,6 +212,7 @@ func TestAFailedAttemptOverTheLimitIsNotRetried(t *testing.T) {
 }
 
 func TestMaxDurationCountsTheRunsActiveTime(t *testing.T) {
+	t.Parallel()
 	h := spendingHarness(t, "1-1")
 	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
 		h.clock.advance(10 * time.Minute)

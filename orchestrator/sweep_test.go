@@ -15,6 +15,7 @@ import (
 )
 
 func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	store := h.store()
@@ -47,6 +48,7 @@ func TestARunSweepsTheTempsKilledWritesLeftAndNothingElse(t *testing.T) {
 }
 
 func TestAResumeIsNotBlockedByAReusedOwnerPid(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1", "1-2")
 	crashAt(t, h, "after the commit")
 	// The dead run's pid now names an unrelated live process.
@@ -76,6 +78,7 @@ func TestAResumeIsNotBlockedByAReusedOwnerPid(t *testing.T) {
 }
 
 func TestCreateRefusesAStoryTheEpicsDoNotDeclare(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.project.epicErr = &Blocker{Code: "story_not_in_epics", Action: "declare it", Err: errors.New("story 1.1 is not declared in epics.md")}
@@ -89,6 +92,7 @@ func TestCreateRefusesAStoryTheEpicsDoNotDeclare(t *testing.T) {
 }
 
 func TestARunStopsAtOnceWhenTheUsersIndexIsLocked(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, "1-1")
 	lock := filepath.Join(h.root, ".git", "index.lock")
 	h.repo.repairErr = &Blocker{Code: "git_index_locked", Err: fmt.Errorf("%w: %s exists", ErrGitIndexLocked, lock)}

@@ -73,6 +73,7 @@ func worktreeOptions(h *orchestrator.Harness) orchestrator.Options {
 }
 
 func TestWorktreeRunLandsTwoStoriesEditingOneFile(t *testing.T) {
+	t.Parallel()
 	h, d := worktreeRun(t)
 	lines := map[string]int{"1-2": 2, "1-4": 9}
 	// git keeps one stash per repository (refs/stash is not one of the
@@ -121,6 +122,7 @@ func TestWorktreeRunLandsTwoStoriesEditingOneFile(t *testing.T) {
 }
 
 func TestWorktreeRunConflictEscalatesThenResumes(t *testing.T) {
+	t.Parallel()
 	h, d := worktreeRun(t)
 	h.SetScript(func(_ context.Context, req orchestrator.StepRequest) orchestrator.StepResult {
 		if req.Step == orchestrator.StepDev {
@@ -164,6 +166,7 @@ func TestWorktreeRunConflictEscalatesThenResumes(t *testing.T) {
 }
 
 func TestWorktreeRunResumeRemovesTheWorktreeOfALandedStory(t *testing.T) {
+	t.Parallel()
 	h, d := worktreeRun(t)
 	res, err := orchestrator.Run(context.Background(), worktreeOptions(h), d)
 	if err != nil {
@@ -237,6 +240,7 @@ func wait(ctx context.Context, ch <-chan struct{}) {
 // lands. 1.3 depends on 1.2: it never starts. After the user resolves the
 // conflict, --resume lands 1.2, then runs 1.3.
 func TestWorktreeRunConflictBlocksOnlyThatStoryAndItsDependents(t *testing.T) {
+	t.Parallel()
 	h, d := worktreeRun(t)
 	addWave(t, h.Root())
 	landed4, conflicted := make(chan struct{}), make(chan struct{})
@@ -358,6 +362,7 @@ func logLines(st *orchestrator.State) []string {
 }
 
 func TestARefusedRunLeavesNothingGitShows(t *testing.T) {
+	t.Parallel()
 	h := orchestrator.NewHarness(t, "1-1")
 	gittest.Git(t, h.Root(), "init", "-q")
 	gittest.Write(t, filepath.Join(h.Root(), "README.md"), "hi\n")

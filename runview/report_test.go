@@ -12,6 +12,7 @@ import (
 )
 
 func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}
@@ -33,6 +34,7 @@ func TestLiveReporterRedrawsDoneOfTotalRunningStepsAndElapsed(t *testing.T) {
 }
 
 func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
+	t.Parallel()
 	var js, text bytes.Buffer
 	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 	ev := orchestrator.Event{At: at, Kind: orchestrator.EventStepFinished, Unit: "1.1", Step: orchestrator.StepReview, Attempt: 3, Cycle: 2, Agent: "sim",
@@ -49,6 +51,7 @@ func TestJSONAndLineReportersPrintOneLinePerEvent(t *testing.T) {
 }
 
 func TestLiveBlockShowsTheRunsSpendAgainstItsBudget(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 2, 15, 0, 0, 0, time.UTC)
 	r := &LiveReporter{W: &buf, Now: func() time.Time { return now }}

@@ -26,10 +26,15 @@ unset TMUX TMUX_PANE CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID PROJECT_ROOT \
 trap 'tmux -L "$socket" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$socket"' EXIT
 sa() { "$bin" --tmux-socket "$socket" "$@"; }
 # Bold headings only on a terminal, and never with NO_COLOR set (no-color.org).
+# git shows its output here and never opens a pager; it colours only as your
+# git config says on a terminal, never with NO_COLOR set or into a pipe
+# (color.diff, which log follows, outranks color.ui: both are set).
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
   say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+  git_show() { git --no-pager "$@"; }
 else
   say() { printf '\n== %s\n' "$*"; }
+  git_show() { git --no-pager -c color.ui=never -c color.diff=never "$@"; }
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo.XXXXXX")
@@ -64,7 +69,7 @@ say "the stories' worktrees (.git/story-automator/worktrees), each landed on you
 state=$(ls -t .story-automator/runs/*.md 2>/dev/null | head -1 || true)
 [ -n "$state" ] && grep -o '\*\*[0-9.]*\*\* worktree .*' "$state" | sort -u | sed "s#$proj/##" || true
 echo "git worktree list now:"
-git worktree list
+git_show worktree list
 
 say "status, as another terminal sees it"
 sa status || true
@@ -73,7 +78,7 @@ say "sprint-status.yaml afterwards: comments and order kept"
 sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
 
 say "git log --oneline: one commit per story, and the retrospective"
-git log --oneline
+git_show log --oneline
 
 state=$(ls -t .story-automator/runs/*.md 2>/dev/null | head -1 || true)
 say "where to look"

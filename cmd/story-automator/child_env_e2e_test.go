@@ -17,6 +17,7 @@ import (
 // spawner's environment, not the server's: a variable set only in the shell
 // that spawns (a user's ANTHROPIC_BASE_URL, proxy, PATH) reaches the agent.
 func TestE2EAChildGetsTheSpawnersEnvironmentNotTheServers(t *testing.T) {
+	t.Parallel()
 	p := newSessionProject(t, tmuxtest.Socket(t))
 	first := p.spawn(nil, "--agent", "custom", "--command", "sh -c 'printf %s \"${SA_TEST_SETTING-unset}\" > first.out'")
 	if res, code := p.run(nil, "monitor-session", first, "--timeout", "30s"); code != 0 {
@@ -39,6 +40,7 @@ func TestE2EAChildGetsTheSpawnersEnvironmentNotTheServers(t *testing.T) {
 // reader (session status, session list, status, the monitor), never left
 // "running" forever.
 func TestE2EASessionWhoseRunnerWasKilledIsSettledLost(t *testing.T) {
+	t.Parallel()
 	p := newSessionProject(t, tmuxtest.Socket(t))
 	name := p.spawn(nil, "--agent", "custom", "--command", "sleep 30")
 	var pid int

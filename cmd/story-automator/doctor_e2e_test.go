@@ -49,6 +49,7 @@ func runDoctorIn(t *testing.T, path string, args ...string) (doctorReport, int, 
 // doctor --offline --agent claude rehearses one real Claude Code turn in tmux
 // against model-sim and passes.
 func TestRealClaudeDoctorOfflinePasses(t *testing.T) {
+	t.Parallel()
 	cli := realagent.Require(t, "claude")
 	rep, code, tmp := runDoctorIn(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", "claude")
 	if code != 0 || !rep.OK {
@@ -75,6 +76,7 @@ func TestRealClaudeDoctorOfflinePasses(t *testing.T) {
 
 // Without claude on the PATH, doctor fails that check with the install command.
 func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
+	t.Parallel()
 	rep, code := runDoctor(t, t.TempDir()+":/usr/bin:/bin", "--offline", "--agent", "claude")
 	if code != 1 || rep.OK || rep.Error != "doctor_failed" {
 		t.Fatalf("doctor exit %d: %+v", code, rep)
@@ -92,8 +94,10 @@ func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
 
 // doctor --offline rehearses one real turn of Codex and of Gemini CLI.
 func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
+	t.Parallel()
 	for _, agent := range []string{"codex", "gemini"} {
 		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
 			cli := realagent.Require(t, agent)
 			rep, code := runDoctor(t, filepath.Dir(cli)+":/usr/bin:/bin", "--offline", "--agent", agent)
 			if code != 0 || !rep.OK {

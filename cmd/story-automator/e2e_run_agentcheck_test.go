@@ -10,6 +10,7 @@ import (
 // A run whose agent CLI is missing, or too old, stops before any step with
 // the install command, and leaves the project as it was: no retries on exit 127.
 func TestE2ERunWithAMissingOrUnsupportedAgentStopsAtOnce(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	bin := t.TempDir()
 	path := "PATH=" + bin + ":/usr/bin:/bin"

@@ -46,6 +46,7 @@ func demo(t *testing.T, faults string) (string, int, string) {
 }
 
 func TestE2EDemoScriptRunsTheSampleToTheEnd(t *testing.T) {
+	t.Parallel()
 	out, code, doc := demo(t, "crash:dev:1@1-2, review-cycles:2@1-3")
 	if code != 0 {
 		t.Fatalf("demo exited %d:\n%s", code, out)
@@ -62,6 +63,7 @@ func TestE2EDemoScriptRunsTheSampleToTheEnd(t *testing.T) {
 }
 
 func TestE2EDemoScriptSaysWhereTheStateIsWhenTheRunPauses(t *testing.T) {
+	t.Parallel()
 	out, code, doc := demo(t, "crash:create@1-1")
 	if code != 1 || !strings.Contains(out, "run --resume") {
 		t.Fatalf("demo of an escalating run exited %d:\n%s", code, out)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestE2EALockedUserIndexStopsRunAndResumeAtOnceWithTheFileAndTheAction(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	lock := filepath.Join(p.root, ".git", "index.lock")
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
@@ -35,6 +36,7 @@ func TestE2EALockedUserIndexStopsRunAndResumeAtOnceWithTheFileAndTheAction(t *te
 // story: the commit finishes on its own, and the resumed run finds it and
 // ends done with the work tree clean and nothing escalated.
 func TestE2EAProcessGroupKillMidCommitLeavesGitToFinishAndResumeEndsDone(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	dir := t.TempDir()
 	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")

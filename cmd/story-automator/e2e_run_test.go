@@ -20,6 +20,7 @@ import (
 var fast = []string{"--completion-rechecks", "1", "--backoff", "10ms"}
 
 func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatting(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	res, code := p.run(nil, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
 	if code != 0 || res["ok"] != true || res["outcome"] != "done" {
@@ -63,6 +64,7 @@ func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatt
 }
 
 func TestE2ECrashOnDevAttemptOneIsRetriedWithTheFallbackAgent(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=crash:dev:1@1-1"}
 	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--fallback-agent", "sim", "--stories", "1", "--json"}, fast...)...)
@@ -86,6 +88,7 @@ func TestE2ECrashOnDevAttemptOneIsRetriedWithTheFallbackAgent(t *testing.T) {
 }
 
 func TestE2EReviewNeedingThreeCyclesPasses(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-cycles:3@1-1"}
 	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
@@ -102,6 +105,7 @@ func TestE2EReviewNeedingThreeCyclesPasses(t *testing.T) {
 }
 
 func TestE2EReviewThatNeverPassesPausesTheRunAndResumeFinishesIt(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
 	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--json"}, fast...)...)
@@ -131,6 +135,7 @@ func TestE2EReviewThatNeverPassesPausesTheRunAndResumeFinishesIt(t *testing.T) {
 }
 
 func TestE2EKilledOrchestratorResumesWithoutRepeatingVerifiedSteps(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1@1-2"}, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
 	if err := c.Start(); err != nil {
@@ -179,6 +184,7 @@ func TestE2EKilledOrchestratorResumesWithoutRepeatingVerifiedSteps(t *testing.T)
 }
 
 func TestE2EParallelRunKeepsTheDependencyChainInOrder(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	res, code := p.run([]string{"STORY_AUTOMATOR_SIM_DELAY=20ms"}, append([]string{"run", "--agent", "sim", "--parallel", "3", "--json"}, fast...)...)
 	if code != 0 {
@@ -256,6 +262,7 @@ func after(t *testing.T, a, b string) bool {
 }
 
 func TestE2EDryRunPrintsThePlanAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	res, code := p.run(nil, "run", "--agent", "sim", "--dry-run", "--json")
 	if code != 0 || res["dryRun"] != true {
@@ -271,6 +278,7 @@ func TestE2EDryRunPrintsThePlanAndChangesNothing(t *testing.T) {
 }
 
 func TestE2ESIGINTPausesTheRunKillsItsSessionAndResumeFinishes(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1@1-1"}, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
 	var out strings.Builder
@@ -306,6 +314,7 @@ func TestE2ESIGINTPausesTheRunKillsItsSessionAndResumeFinishes(t *testing.T) {
 }
 
 func TestE2ERunOnATerminalRedrawsLiveProgress(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	c := p.cmd(nil, append([]string{"run", "--agent", "sim", "--stories", "1,2"}, fast...)...)
 	tty, err := pty.StartWithSize(c, &pty.Winsize{Rows: 40, Cols: 120})
@@ -330,6 +339,7 @@ func TestE2ERunOnATerminalRedrawsLiveProgress(t *testing.T) {
 }
 
 func TestE2EFalseCompletionIsCaughtByTheVerifierAndRetried(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=false:create:1@1-1"}
 	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)
@@ -343,6 +353,7 @@ func TestE2EFalseCompletionIsCaughtByTheVerifierAndRetried(t *testing.T) {
 }
 
 func TestE2EAStoryAcceptedByHandAfterAnEscalationResumesWithoutAnotherReview(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
 	if res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...); code != 1 {
@@ -375,6 +386,7 @@ func TestE2EAStoryAcceptedByHandAfterAnEscalationResumesWithoutAnotherReview(t *
 // commit the run adds it (after the items already there, in their style), so
 // the committed story file lists every path the commit holds.
 func TestE2ECommitKeepsTheStorysFileListTrue(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=unlisted:dev@1-1"}
 	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--json"}, fast...)...)

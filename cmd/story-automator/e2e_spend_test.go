@@ -62,6 +62,7 @@ func usageOf(t *testing.T, v any) spend.Total {
 }
 
 func TestE2ESimRunRecordsKnownUsageEverywhere(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	env := []string{"STORY_AUTOMATOR_SIM_USAGE=" + simTurn, "STORY_AUTOMATOR_SIM_FAULTS=crash:dev:1@1-1"}
 	res, code := p.run(env, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
@@ -107,6 +108,7 @@ func TestE2ESimRunRecordsKnownUsageEverywhere(t *testing.T) {
 }
 
 func TestE2EMaxCostPausesAfterTheFirstStoryAndResumeCarriesTheSpendThroughAKill(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	env := []string{"STORY_AUTOMATOR_SIM_USAGE=" + simTurn}
 	// Story 1.1 takes four attempts (create, dev, automate, review): $12.72.
@@ -163,6 +165,7 @@ func TestE2EMaxCostPausesAfterTheFirstStoryAndResumeCarriesTheSpendThroughAKill(
 }
 
 func TestE2EModelFlagsReachTheAgentsArgv(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	res, code := p.run(nil, append([]string{"run", "--agent", "sim", "--json", "--stories", "1", "--model", "review=M2", "--model", "M1"}, fast...)...)
 	if code != 0 {

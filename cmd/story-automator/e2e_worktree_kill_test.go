@@ -56,6 +56,7 @@ func gitTrap(t *testing.T, match string, after bool) (path, started string) {
 // branch holds whole story commits only; `--resume` finishes the run with
 // one commit a story and leaves no worktree, run branch or temp file.
 func TestE2EWorktreeRunKilledWhileMakingAWorktreeOrLandingResumesToNothingLeft(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, match string
 		after       bool
@@ -66,6 +67,7 @@ func TestE2EWorktreeRunKilledWhileMakingAWorktreeOrLandingResumesToNothingLeft(t
 		{"after worktree add", "worktree add", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := newRunProject(t)
 			path, started := gitTrap(t, c.match, c.after)
 			run := p.cmd([]string{"PATH=" + path}, append([]string{"run", "--agent", "sim", "--parallel", "2", "--json"}, fast...)...)

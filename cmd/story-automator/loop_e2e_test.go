@@ -168,6 +168,7 @@ func ownerStop(msg string) map[string]any {
 }
 
 func TestLoopEndToEndPromiseAndLimit(t *testing.T) {
+	t.Parallel()
 	p := newLoopE2E(t)
 	out := p.cli("loop", "start", "Fix the tests", "--max-iterations", "4", "--completion-promise", "ALL GREEN", "--owner-session", "owner")
 	if out["ok"] != true {
@@ -188,6 +189,7 @@ func TestLoopEndToEndPromiseAndLimit(t *testing.T) {
 }
 
 func TestLoopEndToEndTranscriptPromisePauseAndAdvisor(t *testing.T) {
+	t.Parallel()
 	p := newLoopE2E(t)
 	p.cli("loop", "start", "Ship it", "--completion-promise", "ALL GREEN", "--owner-session", "owner")
 	transcript := filepath.Join(p.root, "t.jsonl")
@@ -215,6 +217,7 @@ func TestLoopEndToEndTranscriptPromisePauseAndAdvisor(t *testing.T) {
 }
 
 func TestLoopEndToEndGitProgressKeepsTheBreakerShut(t *testing.T) {
+	t.Parallel()
 	p := newLoopE2E(t)
 	p.cli("loop", "start", "Refactor", "--max-iterations", "50", "--owner-session", "owner")
 	var steps []step

@@ -20,6 +20,7 @@ import (
 // equals the hook calls made since the last heartbeat the hook saw, and
 // every call left a history line and a valid marker.
 func TestSixteenBinaryProcessesInterleaveWithoutLosingUpdates(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	root := t.TempDir()
 	ownedMarker(t, root)

@@ -30,6 +30,7 @@ func TestModelSimRefusesANonLoopbackAddress(t *testing.T) {
 // The binary prints its URLs as the first line and serves the scripted brain
 // until it is told to stop.
 func TestE2EModelSimServesItsScript(t *testing.T) {
+	t.Parallel()
 	script := filepath.Join(t.TempDir(), "script.yaml")
 	if err := os.WriteFile(script, []byte("rules:\n  - match: hello\n    actions: [{reply: \"hi there\"}]\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestE2EModelSimServesItsScript(t *testing.T) {
 // model-sim --home writes a private home for an agent CLI and prints the
 // environment that points that CLI at the running server.
 func TestE2EModelSimWritesAnOfflineHome(t *testing.T) {
+	t.Parallel()
 	home, proj := t.TempDir(), t.TempDir()
 	cmd := exec.Command(builtBinary(t), "model-sim", "--json", "--home", home, "--home-agent", "claude", "--trust", proj)
 	cmd.Env = cleanEnv()

@@ -107,6 +107,7 @@ func (p *realClaudeProject) expectDialog(t *testing.T, name, kind string) {
 // A real Claude Code child that writes a file is seen completed through the
 // Stop hook registered for its session alone, and the file is there.
 func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
+	t.Parallel()
 	p := newRealClaudeProject(t, proofScript, offline.Dialogs{})
 	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please write the proof file.")
 	res, code := p.run(p.env, "monitor-session", name, "--timeout", "90s", "--idle-debounce", "30s")
@@ -126,6 +127,7 @@ func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
 // With hooks switched off in the user's Claude settings, the finished turn
 // is still seen, from the screen of the real CLI.
 func TestRealClaudeChildIsSeenCompletedFromItsScreen(t *testing.T) {
+	t.Parallel()
 	p := newRealClaudeProject(t, `
 rules:
   - match: "say hello"
@@ -159,6 +161,7 @@ func tail(s string, n int) string {
 // dialog (whose default answer exits); the monitor ends it stuck at that
 // dialog with the user's action, long before its timeout.
 func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
+	t.Parallel()
 	p := newRealClaudeProject(t, "rules: []\n", offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please say hello.")
 	p.expectDialog(t, name, "trust_folder")
@@ -171,6 +174,7 @@ func TestRealClaudeChildAtTheTrustDialogEndsStuck(t *testing.T) {
 // project folder as the user would (Claude Code then records the trust in its
 // own config), and the turn behind it runs and is seen completed.
 func TestRealClaudeChildWithTrustProjectPassesTheTrustDialog(t *testing.T) {
+	t.Parallel()
 	p := newRealClaudeProject(t, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please write the proof file.")
 	p.expectProof(t, name)
@@ -188,6 +192,7 @@ func TestRealClaudeChildWithTrustProjectPassesTheTrustDialog(t *testing.T) {
 // Gemini CLI in a folder it does not trust exits 55 at once; that is its
 // trust dialog (stuck, with the action), not a crash to retry.
 func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
 	p.expectDialog(t, name, "trust_folder")
@@ -196,6 +201,7 @@ func TestRealGeminiChildInAnUntrustedFolderEndsStuckAtTheTrustDialog(t *testing.
 // With --trust-project Gemini CLI trusts the project folder for that child
 // alone (through its environment) and does the turn.
 func TestRealGeminiChildWithTrustProjectRunsInAnUntrustedFolder(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "gemini", offline.Gemini, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--trust-project", "--prompt", "Please write the proof file.")
 	p.expectProof(t, name)
@@ -205,6 +211,7 @@ func TestRealGeminiChildWithTrustProjectRunsInAnUntrustedFolder(t *testing.T) {
 // without IS_SANDBOX=1 and exits 1 at once: the child ends stuck at the
 // run_as_root dialog with the action, not crashed (so a run does not retry it).
 func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("only root meets Claude Code's root refusal")
 	}
@@ -226,6 +233,7 @@ func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
 // answer out of the private home, ends the child stuck at that dialog with
 // its action, before any model request; --trust-project answers none of them.
 func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		want  string
 		leave offline.Dialogs
@@ -235,6 +243,7 @@ func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 		{"onboarding", offline.Dialogs{Onboarding: true}},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
 			p := newRealClaudeProject(t, "rules: []\n", tc.leave)
 			name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please say hello.")
 			p.expectDialog(t, name, tc.want)
@@ -248,6 +257,7 @@ func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 // Gemini CLI with no sign-in refuses to start (exit 41): stuck at the
 // auth_method dialog with the action, not a crash to retry.
 func TestRealGeminiChildWithoutSignInEndsStuck(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "gemini", offline.Gemini, "rules: []\n", offline.Dialogs{AuthMethod: true})
 	name := p.spawn(p.env, "--agent", "gemini", "--prompt", "Please say hello.")
 	p.expectDialog(t, name, "auth_method")

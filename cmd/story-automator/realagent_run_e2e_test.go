@@ -17,16 +17,22 @@ import (
 // child that does its work through its own shell tool; two stories end done,
 // one commit each.
 func TestRealClaudeRunFinishesTwoStories(t *testing.T) {
+	t.Parallel()
 	testRealRun(t, "claude", offline.Claude, false)
 }
-func TestRealCodexRunFinishesTwoStories(t *testing.T) { testRealRun(t, "codex", offline.Codex, false) }
+func TestRealCodexRunFinishesTwoStories(t *testing.T) {
+	t.Parallel()
+	testRealRun(t, "codex", offline.Codex, false)
+}
 func TestRealGeminiRunFinishesTwoStories(t *testing.T) {
+	t.Parallel()
 	testRealRun(t, "gemini", offline.Gemini, false)
 }
 
 // In a folder Claude Code does not trust yet, `run --trust-project` answers
 // each child's trust dialog for the project, and the run goes on.
 func TestRealClaudeRunWithTrustProjectInAnUntrustedFolder(t *testing.T) {
+	t.Parallel()
 	testRealRun(t, "claude", offline.Claude, true)
 }
 
@@ -36,14 +42,17 @@ func TestRealClaudeRunWithTrustProjectInAnUntrustedFolder(t *testing.T) {
 // --trust-project; and the usage of every attempt is read from the agent's
 // own record (Gemini CLI files its records by the worktree's folder).
 func TestRealClaudeWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
+	t.Parallel()
 	expectWorktrees(t, testRealRun(t, "claude", offline.Claude, false, "--parallel", "2"))
 }
 
 func TestRealGeminiWorktreeRunInATrustedProjectMeetsNoTrustDialog(t *testing.T) {
+	t.Parallel()
 	expectWorktrees(t, testRealRun(t, "gemini", offline.Gemini, false, "--parallel", "2"))
 }
 
 func TestRealCodexWorktreeRunReadsEveryAttemptsUsage(t *testing.T) {
+	t.Parallel()
 	expectWorktrees(t, testRealRun(t, "codex", offline.Codex, false, "--parallel", "2"))
 }
 
@@ -133,6 +142,7 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 // own shell tool): the retry goes to Claude Code, the story completes, and
 // the other steps stay with Codex.
 func TestRealCodexRunFallsBackToClaudeWhenCodexCrashes(t *testing.T) {
+	t.Parallel()
 	codex := realagent.Require(t, "codex")
 	claude := realagent.Require(t, "claude")
 	srv := startModelSim(t, `

@@ -52,9 +52,18 @@ var interactiveSpawn = map[string][]string{
 	"gemini": {"--agent", "custom", "--command", "gemini --yolo -i {prompt}"},
 }
 
-func TestRealClaudeSendArrivesByteExact(t *testing.T) { testRealSend(t, "claude", offline.Claude) }
-func TestRealCodexSendArrivesByteExact(t *testing.T)  { testRealSend(t, "codex", offline.Codex) }
-func TestRealGeminiSendArrivesByteExact(t *testing.T) { testRealSend(t, "gemini", offline.Gemini) }
+func TestRealClaudeSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
+	testRealSend(t, "claude", offline.Claude)
+}
+func TestRealCodexSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
+	testRealSend(t, "codex", offline.Codex)
+}
+func TestRealGeminiSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
+	testRealSend(t, "gemini", offline.Gemini)
+}
 
 // testRealSend sends a long and a short hostile prompt to an interactive
 // child of the real CLI through `session send`, and finds each, byte for

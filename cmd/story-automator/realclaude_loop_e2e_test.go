@@ -23,6 +23,7 @@ import (
 // exactly three iterations (the start and two re-injections) and ends, and a
 // second Claude session in the same project is never blocked.
 func TestRealClaudeLoopRunsExactlyTheAskedIterations(t *testing.T) {
+	t.Parallel()
 	claude := realagent.Require(t, "claude")
 	bin := builtBinary(t)
 	script := `

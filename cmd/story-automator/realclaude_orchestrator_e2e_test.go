@@ -150,6 +150,7 @@ func (o *orchestration) historySessions() []string {
 // fact a handful for the whole run, whatever the steps' duration. A bystander
 // Claude session in the same project is never blocked meanwhile.
 func TestRealClaudeOrchestratingSessionRunsThreeStoriesInAFewTurns(t *testing.T) {
+	t.Parallel()
 	res := orchestrateThreeStories(t, "2s", true)
 	if res.requests > 3*3 {
 		t.Fatalf("the orchestrating sessions made %d model requests for 3 stories, want at most 9", res.requests)
@@ -224,6 +225,7 @@ func orchestrateThreeStories(t testing.TB, stepDelay string, bystander bool) orc
 // the owner is woken (its background task ended) and released at its next
 // stop with a message that says so.
 func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWhenTheRunDies(t *testing.T) {
+	t.Parallel()
 	o := newOrchestration(t, func(bin string) string {
 		return orchestratorScript(bin, "env -u CLAUDE_CODE_SESSION_ID '"+bin+"' run --agent sim --epic 1 --stories 1-3 > .story-automator/run.out 2>&1")
 	}, "30s")
@@ -268,6 +270,7 @@ func syscallKill(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
 // start the run with &, then one `status --wait` with no bound, in the same
 // turn. It owns the run through CODEX_THREAD_ID and spends 2 model requests.
 func TestRealCodexOrchestratingSessionRunsThreeStories(t *testing.T) {
+	t.Parallel()
 	codex := realagent.Require(t, "codex")
 	p := newRunProject(t)
 	root, err := filepath.EvalSymlinks(p.root)
@@ -338,6 +341,7 @@ rules:
 // monitor-session, and it goes on to the last step, removes the marker and
 // is let stop.
 func TestRealClaudeSessionDrivesThePrimitivesHeldByTheStopHook(t *testing.T) {
+	t.Parallel()
 	step := func(bin, name string) string {
 		return `n=$('` + bin + `' session spawn --step ` + name + ` --story 1.1 --agent sim --json 2>>primitives.log | tee -a primitives.log | sed -n 's/.*\"session\":\"\\([^\"]*\\)\".*/\\1/p') && ` +
 			`'` + bin + `' monitor-session \"$n\" --workflow ` + name + ` --json 2>>primitives.log | tee -a primitives.log | grep -q '\"finalState\":\"completed\"' && '` + bin + `' marker heartbeat --story 1.1 --step ` + name + ` >>primitives.log 2>&1`

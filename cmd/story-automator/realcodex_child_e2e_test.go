@@ -12,6 +12,7 @@ import (
 // the Stop hook registered for that one invocation (-c overrides, no user file
 // edited, no trust stored) ran: the session state holds its turn stamp.
 func TestRealCodexChildIsSeenCompletedAndItsOwnStopHookRan(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "codex", offline.Codex, proofScript, offline.Dialogs{})
 	name := p.spawn(p.env, "--agent", "codex", "--prompt", "Please write the proof file.")
 	p.expectProof(t, name)
@@ -31,6 +32,7 @@ func TestRealCodexChildIsSeenCompletedAndItsOwnStopHookRan(t *testing.T) {
 // codex exec in a folder Codex does not trust (and that is no git
 // repository) shows no dialog: it just runs, and is seen completed.
 func TestRealCodexChildInAnUntrustedFolderRuns(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "codex", offline.Codex, proofScript, offline.Dialogs{TrustFolder: true})
 	name := p.spawn(p.env, "--agent", "codex", "--prompt", "Please write the proof file.")
 	p.expectProof(t, name)

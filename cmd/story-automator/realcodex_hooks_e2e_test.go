@@ -20,6 +20,7 @@ import (
 // (owned through CODEX_THREAD_ID): the loop runs exactly 2 and stops, and
 // `hooks uninstall` gives config.toml back byte for byte.
 func TestRealCodexHooksInstallTrustsTheHookAndALoopRunsExactlyTwoIterations(t *testing.T) {
+	t.Parallel()
 	codex := realagent.Require(t, "codex")
 	bin := builtBinary(t)
 	script := `

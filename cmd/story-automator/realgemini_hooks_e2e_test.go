@@ -16,6 +16,7 @@ import (
 // home, then a real Gemini child: its AfterAgent hook runs our stop-hook,
 // which reads the turn's prompt_response and records it for the session.
 func TestRealGeminiAfterAgentHookFromHooksInstallRecordsTheTurn(t *testing.T) {
+	t.Parallel()
 	p := newRealAgentProject(t, "gemini", offline.Gemini, `
 rules:
   - match: "write the proof"
@@ -44,6 +45,7 @@ rules:
 // installed by `hooks install --provider gemini` in the project: our block
 // answers make Gemini do exactly the asked iterations, then it stops.
 func TestRealGeminiLoopRunsExactlyTheAskedIterations(t *testing.T) {
+	t.Parallel()
 	bin := builtBinary(t)
 	p := newRealAgentProject(t, "gemini", offline.Gemini, `
 rules:

@@ -11,6 +11,7 @@ import (
 // stories are left; unbounded, it returns once the run is done (exit 0),
 // with the one next command.
 func TestE2EStatusWaitFollowsARunToItsEnd(t *testing.T) {
+	t.Parallel()
 	p := newRunProject(t)
 	res, code := p.run(nil, "status", "--wait", "--json")
 	if code != 6 || res["outcome"] != "no_run" {

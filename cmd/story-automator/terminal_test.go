@@ -113,8 +113,8 @@ func TestBashCompletionScriptParses(t *testing.T) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v %s", err, msg)
 	}
-	if !strings.Contains(out, `"loop start"|"loop start "*) words="--max-iterations`) {
-		t.Fatalf("no loop start completions:\n%s", out)
+	if !strings.Contains(out, `"loop start") words="--max-iterations`) || !strings.Contains(out, `"hooks status") words="--json"`) {
+		t.Fatalf("no loop start or hooks status completions:\n%s", out)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,7 +17,8 @@ type Node struct {
 	flags []cli.Flag
 }
 
-// Tree lists every visible command path with the commands and flags that may follow it.
+// Tree lists every visible command path, parents before their subcommands,
+// with the commands and flags that may follow it.
 func Tree(app *cli.App) []Node {
 	nodes := []Node{{path: "", cmds: visible(app.Commands), flags: app.VisibleFlags()}}
 	var walk func(prefix string, cmds []*cli.Command)
@@ -30,11 +30,19 @@ func Tree(app *cli.App) []Node {
 		}
 	}
 	walk("", app.Commands)
-	// Deepest paths first, so a shell's first match is the most specific.
-	sort.SliceStable(nodes, func(i, j int) bool {
-		return strings.Count(nodes[i].path, " ") > strings.Count(nodes[j].path, " ")
-	})
 	return nodes
+}
+
+// commandPaths are the paths of every command below the top level: the
+// words a script descends through to find where the cursor is.
+func commandPaths(nodes []Node) []string {
+	var paths []string
+	for _, n := range nodes {
+		if n.path != "" {
+			paths = append(paths, n.path)
+		}
+	}
+	return paths
 }
 
 func visible(cmds []*cli.Command) []*cli.Command {
@@ -47,75 +55,19 @@ func visible(cmds []*cli.Command) []*cli.Command {
 	return out
 }
 
-func flagWords(flags []cli.Flag) []string {
-	var w []string
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			if len(n) == 1 {
-				w = append(w, "-"+n)
-			} else {
-				w = append(w, "--"+n)
-			}
-		}
+// flagWord is a flag name as typed: -h, --json.
+func flagWord(name string) string {
+	if len(name) == 1 {
+		return "-" + name
 	}
-	return w
+	return "--" + name
 }
 
-// WriteBash prints a bash completion script for the tree.
-func WriteBash(w io.Writer, nodes []Node) {
-	fmt.Fprint(w, `_story_automator() {
-  local cur=${COMP_WORDS[COMP_CWORD]} path="" i words
-  for ((i=1; i<COMP_CWORD; i++)); do
-    case ${COMP_WORDS[i]} in -*) ;; *) path="$path ${COMP_WORDS[i]}" ;; esac
-  done
-  path=${path# }
-  case "$path" in
-`)
-	for _, n := range nodes {
-		var words []string
-		for _, c := range n.cmds {
-			words = append(words, c.Name)
-		}
-		words = append(words, flagWords(n.flags)...)
-		pat := `""`
-		if n.path != "" {
-			pat = fmt.Sprintf("%q|%q*", n.path, n.path+" ")
-		}
-		fmt.Fprintf(w, "    %s) words=%q ;;\n", pat, strings.Join(words, " "))
+func usage(f cli.Flag) string {
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		return d.GetUsage()
 	}
-	fmt.Fprint(w, `    *) words="" ;;
-  esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
-}
-complete -o default -F _story_automator story-automator
-`)
-}
-
-// WriteFish prints a fish completion script for the tree.
-func WriteFish(w io.Writer, nodes []Node) {
-	fmt.Fprintln(w, "complete -c story-automator -f")
-	for _, n := range nodes {
-		cond := "__fish_use_subcommand"
-		if n.path != "" {
-			parts := strings.Fields(n.path)
-			cond = "__fish_seen_subcommand_from " + parts[len(parts)-1]
-		}
-		for _, c := range n.cmds {
-			fmt.Fprintf(w, "complete -c story-automator -n %q -a %s -d %q\n", cond, c.Name, c.Usage)
-		}
-		for _, f := range n.flags {
-			long := f.Names()[0]
-			usage := ""
-			if d, ok := f.(cli.DocGenerationFlag); ok {
-				usage = d.GetUsage()
-			}
-			if n.path == "" {
-				fmt.Fprintf(w, "complete -c story-automator -l %s -d %q\n", long, usage)
-				continue
-			}
-			fmt.Fprintf(w, "complete -c story-automator -n %q -l %s -d %q\n", cond, long, usage)
-		}
-	}
+	return ""
 }
 
 // ErrUnknownShell is returned by Write for a shell it has no script for.

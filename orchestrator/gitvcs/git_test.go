@@ -15,6 +15,7 @@ import (
 )
 
 func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
+	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"README.md": "hi\n", ".story-automator/workflow.yaml": "version: 1\n"})
 	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}}
 	ctx := context.Background()
@@ -61,6 +62,7 @@ func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
 }
 
 func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
+	t.Parallel()
 	g := &Git{Root: t.TempDir()}
 	if err := g.Prepare(context.Background()); !errors.Is(err, orchestrator.ErrNotGitRepo) {
 		t.Fatalf("err %v", err)
@@ -68,6 +70,7 @@ func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
 }
 
 func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
+	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -93,6 +96,7 @@ func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
 }
 
 func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
+	t.Parallel()
 	repo := gittest.Init(t)
 	root := filepath.Join(repo, "project") // the project is a subdirectory of its repository
 	gittest.Write(t, filepath.Join(root, "old.txt"), "old\n")
@@ -131,6 +135,7 @@ func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
 }
 
 func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
+	t.Parallel()
 	root := gittest.Init(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -161,6 +166,7 @@ func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
 }
 
 func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
+	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"status.yaml": "a: backlog\nb: backlog\n"})
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -192,6 +198,7 @@ func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
 }
 
 func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
+	t.Parallel()
 	root := gittest.Init(t)
 	exclude := filepath.Join(root, ".git", "info", "exclude")
 	// What an earlier version wrote, after a line of the user's own.
@@ -224,6 +231,7 @@ func subdirProject(t *testing.T) (repo, root string) {
 }
 
 func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
+	t.Parallel()
 	repo, root := subdirProject(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -245,6 +253,7 @@ func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
 }
 
 func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
+	t.Parallel()
 	repo, root := subdirProject(t)
 	exclude := filepath.Join(repo, ".git", "info", "exclude")
 	gittest.Write(t, exclude, "# story-automator run state (never committed)\n/project/.story-automator/\n")
@@ -262,6 +271,7 @@ func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
 }
 
 func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
+	t.Parallel()
 	repo, root := subdirProject(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -306,6 +316,7 @@ func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 // CommittedFile and Find read HEAD in one git call each; an unborn branch,
 // a directory and a file without a final newline each get the right answer.
 func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
+	t.Parallel()
 	root := gittest.Init(t)
 	g := &Git{Root: root}
 	ctx := context.Background()
@@ -396,6 +407,7 @@ func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
 }
 
 func TestARetrospectivesCommitIsTheEpics(t *testing.T) {
+	t.Parallel()
 	req := orchestrator.CommitRequest{RunID: "r", Retro: true, Story: orchestrator.StoryInfo{Key: "epic-1-retro", Epic: "1"}}
 	if msg := commitMessage(req); !strings.HasPrefix(msg, "epic 1: retrospective\n") {
 		t.Fatalf("retro commit message %q", msg)

@@ -28,6 +28,7 @@ func preparedGit(t *testing.T) (*Git, string) {
 }
 
 func TestGitWritersRunInTheirOwnProcessGroup(t *testing.T) {
+	t.Parallel()
 	g, root := preparedGit(t)
 	out := filepath.Join(t.TempDir(), "pgid")
 	hook := filepath.Join(root, ".git", "hooks", "pre-commit")
@@ -50,6 +51,7 @@ func TestGitWritersRunInTheirOwnProcessGroup(t *testing.T) {
 }
 
 func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
+	t.Parallel()
 	g, _ := preparedGit(t)
 	// A process standing for the killed run's git, recorded as a writer is.
 	r, w, err := os.Pipe()
@@ -86,6 +88,7 @@ func TestRepairWaitsForAGitTheKilledRunLeftRunning(t *testing.T) {
 }
 
 func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
+	t.Parallel()
 	g, root := preparedGit(t)
 	gittest.Write(t, filepath.Join(g.gitDir, privateIndex+".lock"), "")
 	gittest.Write(t, filepath.Join(g.gitDir, privateIndex), "half")
@@ -107,6 +110,7 @@ func TestRepairRemovesTheRunsStaleIndexLockAndCommitsGoOn(t *testing.T) {
 }
 
 func TestTheUsersIndexLockIsNeverRemovedAndBlocksAtOnce(t *testing.T) {
+	t.Parallel()
 	g, root := preparedGit(t)
 	lock := filepath.Join(g.gitDir, "index.lock")
 	gittest.Write(t, lock, "")
@@ -173,6 +177,7 @@ type killedGit struct{}
 // leaves the index behind HEAD: the resumed run finds its commit and
 // SyncIndex brings the index in step, leaving a clean status.
 func TestAKillBetweenGitCommitAndTheIndexResetIsMendedBySyncIndex(t *testing.T) {
+	t.Parallel()
 	g, root := preparedGit(t)
 	ctx := context.Background()
 	gittest.Write(t, filepath.Join(root, "docs", "1-1-story.md"), "# Story 1.1\n")

@@ -48,6 +48,7 @@ func addWorktree(t *testing.T, w *Worktrees, story, base string) string {
 }
 
 func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
@@ -85,6 +86,7 @@ func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 }
 
 func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
@@ -120,6 +122,7 @@ func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T
 }
 
 func TestWorktreesADependentStoryBuildsOnItsDependencysCommit(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
@@ -136,6 +139,7 @@ func TestWorktreesADependentStoryBuildsOnItsDependencysCommit(t *testing.T) {
 }
 
 func TestWorktreesAChildsCheckoutAndStashDisturbNoOtherStory(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
@@ -155,6 +159,7 @@ func TestWorktreesAChildsCheckoutAndStashDisturbNoOtherStory(t *testing.T) {
 }
 
 func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
@@ -196,6 +201,7 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 }
 
 func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
+	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
 	status := "development_status:\n  1-1-a: ready-for-dev\n  1-2-b: ready-for-dev\n"

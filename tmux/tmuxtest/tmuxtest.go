@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
@@ -22,9 +23,11 @@ import (
 
 var seq atomic.Int64
 
-// Require skips the test when tmux is not on PATH (CI installs it).
+// Require skips the test when tmux is not on PATH (CI installs it), and
+// under -short: a test that starts tmux is an integration test.
 func Require(t testing.TB) {
 	t.Helper()
+	testtier.Integration(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}

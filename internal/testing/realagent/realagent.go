@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testtier"
 )
 
 // InstallCommand is what a developer runs to get the pinned CLIs.
@@ -44,8 +46,10 @@ func Find(name string) string {
 // Require returns the path of the named CLI. When it is missing the test is
 // skipped with one loud line naming the install command — or failed when
 // CI=true, where .ci/run installs the CLIs and a skip would hide a gap.
+// Under -short the test is skipped: it is an integration test.
 func Require(t testing.TB, name string) string {
 	t.Helper()
+	testtier.Integration(t)
 	if p := Find(name); p != "" {
 		return p
 	}

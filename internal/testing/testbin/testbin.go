@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testtier"
 )
 
 // Tags are the build tags the Makefile builds with.
@@ -41,8 +43,11 @@ var (
 // Path returns the path of a freshly built story-automator, building it
 // and story-automator-hook beside it on first use; a build failure fails
 // the calling test.
+// Under -short it skips the test: one that runs the binary is an
+// integration test.
 func Path(t testing.TB) string {
 	t.Helper()
+	testtier.Integration(t)
 	once.Do(func() {
 		if given := os.Getenv(EnvBinary); given != "" {
 			path, err = filepath.Abs(given)

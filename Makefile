@@ -94,9 +94,19 @@ chaos:
 	CHAOS_SEED=$(CHAOS_SEED) CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_MODE=$(CHAOS_MODE) \
 		$(GO) test -tags '$(TAGS) chaos' -count=1 -timeout 180m -run '^TestChaos$$' -v ./internal/testing/chaos
 
-lint:
+# golangci-lint, at the version tools/lint/go.mod pins (a module of its own,
+# so its dependencies stay out of ours), built once into bin/.
+GOLANGCI := bin/golangci-lint
+$(GOLANGCI): tools/lint/go.mod tools/lint/go.sum
+	$(GO) -C tools/lint build -o $(CURDIR)/$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+# gofmt, go.mod tidy, golangci-lint (.golangci.yml: vet, staticcheck,
+# errcheck, unused, gosec and more), and the macOS build.
+lint: $(GOLANGCI)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet $(PKGS)
+	$(GO) mod tidy -diff
+	$(GO) -C tools/lint mod tidy -diff
+	$(GOLANGCI) run ./...
 	# macOS: the module must cross-build and vet (tests included) for darwin.
 	GOOS=darwin GOARCH=arm64 $(GO) build -tags $(TAGS) $(PKGS)
 	GOOS=darwin GOARCH=arm64 $(GO) vet -tags $(TAGS) $(PKGS)

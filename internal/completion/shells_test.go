@@ -33,12 +33,15 @@ var cases = []struct {
 // Each shell loads the script without a word on stderr and completes every
 // case with exactly the flags and commands of the command path typed, not
 // those of another command of the same name. A shell that is not installed
-// is skipped (CI installs bash, zsh and fish).
+// is skipped, except in CI (CI=true), which installs bash, zsh and fish.
 func TestShellsCompleteTheTypedCommandPath(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
 			t.Parallel()
 			if _, err := exec.LookPath(shell); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("%s is not installed: .ci/run installs it", shell)
+				}
 				t.Skipf("%s is not installed", shell)
 			}
 			var script bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/cliapp"
+	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/stophook"
 )
@@ -154,7 +155,7 @@ func TestHooksInstallPointsAtTheHookBinaryBesideIt(t *testing.T) {
 	hook := filepath.Join(filepath.Dir(f.exe), stophook.BinaryName)
 	writeExe(t, hook)
 	res, code := f.run(t, "hooks", "install")
-	if code != 0 || res["command"] != `"`+hook+`"` {
+	if code != 0 || res["command"] != shellword.MustQuote(hook) {
 		t.Fatalf("exit %d, %v", code, res)
 	}
 	if got := mustRead(t, filepath.Join(f.root, ".claude", "settings.json")); !strings.Contains(got, stophook.BinaryName) {

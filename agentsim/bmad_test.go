@@ -215,7 +215,12 @@ func TestBMADCrashKillsTheAgentItRunsUnder(t *testing.T) {
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer agent.Process.Kill()
+	defer func() {
+		// Done means the crash took the agent down and Wait reaped it, as it should.
+		if err := agent.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Error(err)
+		}
+	}()
 	full := map[string]string{"PROJECT_ROOT": p.Root, child.EnvAttempt: "1", child.EnvStep: "create",
 		child.EnvStory: "1-1", EnvFaults: "crash:create"}
 	var out bytes.Buffer

@@ -19,12 +19,11 @@ func TestTrustIsReadFromEachCLIsOwnRecord(t *testing.T) {
 	if c := checkTrust("claude", root, getenv); c.Status != Warn || c.Fix == "" {
 		t.Fatalf("untrusted claude: %+v", c)
 	}
-	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"projects":{"/work":{"hasTrustDialogAccepted":true}}}`), 0o600)
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"projects":{"/work":{"hasTrustDialogAccepted":true}}}`, 0o600)
 	if c := checkTrust("claude", root, getenv); c.Status != OK {
 		t.Fatalf("a trusted parent folder: %+v", c)
 	}
-	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
-	os.WriteFile(filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"/work/project":"TRUST_FOLDER"}`), 0o600)
+	writeFile(t, filepath.Join(home, ".gemini", "trustedFolders.json"), `{"/work/project":"TRUST_FOLDER"}`, 0o600)
 	if c := checkTrust("gemini", root, getenv); c.Status != OK {
 		t.Fatalf("trusted gemini: %+v", c)
 	}
@@ -79,7 +78,7 @@ func TestRootWithoutTheSandboxVariableFailsWithTheFix(t *testing.T) {
 // A failed rehearsal says what the child last printed, and where the rest is.
 func TestAFailedRehearsalQuotesTheChildsLastWords(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "child.log")
-	os.WriteFile(out, []byte("\x1b[31mInvalid API key · Please run /login\x1b[0m\r\n\r\n"), 0o600)
+	writeFile(t, out, "\x1b[31mInvalid API key · Please run /login\x1b[0m\r\n\r\n", 0o600)
 	c := judge(Check{Name: "rehearsal"}, "claude", monitor.Result{FinalState: monitor.Crashed, Reason: "exit_code_1", OutputFile: out}, nil)
 	if c.Status != Fail || !strings.Contains(c.Detail, `"Invalid API key · Please run /login"`) || !strings.Contains(c.Detail, out) {
 		t.Fatalf("%+v", c)
@@ -89,11 +88,22 @@ func TestAFailedRehearsalQuotesTheChildsLastWords(t *testing.T) {
 // Codex's key may live in the variable its config.toml's model provider names.
 func TestCodexAuthReadsTheProvidersEnvKey(t *testing.T) {
 	home := t.TempDir()
-	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("model_provider = \"local\"\n[model_providers.local]\nenv_key = \"LOCAL_KEY\"\n"), 0o600)
+	writeFile(t, filepath.Join(home, ".codex", "config.toml"), "model_provider = \"local\"\n[model_providers.local]\nenv_key = \"LOCAL_KEY\"\n", 0o600)
 	env := map[string]string{"HOME": home, "LOCAL_KEY": "secret"}
 	if c := checkAuth("codex", func(k string) string { return env[k] }); c.Status != OK || c.Detail != "LOCAL_KEY is set" {
 		t.Fatalf("auth %+v", c)
+	}
+}
+
+// writeFile writes text to path, making its folder (0700) first; a failure
+// fails the test.
+func writeFile(t *testing.T, path, text string, perm os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), perm); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -131,7 +141,7 @@ func TestCodexHookMustBeEnabledAndTrusted(t *testing.T) {
 	if c := checkHooks(context.Background(), "codex", o, getenv); c.Status != OK || !strings.Contains(c.Detail, "trusted by Codex") {
 		t.Fatalf("trusted: %+v", c)
 	}
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte("[features]\nhooks = false\n"), 0o600)
+	writeFile(t, filepath.Join(home, ".codex", "config.toml"), "[features]\nhooks = false\n", 0o600)
 	if c := checkHooks(context.Background(), "codex", o, getenv); c.Status != Fail || !strings.Contains(c.Fix, "hooks install --provider codex") {
 		t.Fatalf("hooks off: %+v", c)
 	}
@@ -142,22 +152,21 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 	home, root := t.TempDir(), t.TempDir()
 	getenv := func(k string) string { return map[string]string{"HOME": home, "PATH": os.Getenv("PATH")}[k] }
 	exe := filepath.Join(t.TempDir(), "story-automator")
-	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o700)
+	writeFile(t, exe, "#!/bin/sh\n", 0o700)
 	h := hooks.Hook{Command: `"` + exe + `" stop-hook`, Timeout: 30}
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Fix, "--provider gemini") {
 		t.Fatalf("no hook: %+v", c)
 	}
 	path := filepath.Join(home, ".gemini", "settings.json")
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	os.WriteFile(path, []byte(`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook"}]}]}}`), 0o600)
+	writeFile(t, path, `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook"}]}]}}`, 0o600)
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn {
 		t.Fatalf("a Stop entry Gemini never runs: %+v", c)
 	}
-	os.WriteFile(path, []byte(`{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	writeFile(t, path, `{"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`, 0o600)
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != OK || !strings.Contains(c.Detail, "AfterAgent") {
 		t.Fatalf("installed: %+v", c)
 	}
-	os.WriteFile(path, []byte(`{"hooksConfig":{"enabled":false},"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`), 0o600)
+	writeFile(t, path, `{"hooksConfig":{"enabled":false},"hooks":{"AfterAgent":[{"hooks":[{"type":"command","command":"\"`+exe+`\" stop-hook","timeout":30000}]}]}}`, 0o600)
 	if c := checkHooks(context.Background(), "gemini", Options{Root: root, Hook: h, Getenv: getenv}, getenv); c.Status != Warn || !strings.Contains(c.Detail, "hooksConfig.enabled is false") {
 		t.Fatalf("hooks off: %+v", c)
 	}
@@ -195,9 +204,8 @@ func TestAStorysWorktreeHasTheProjectsTrust(t *testing.T) {
 			t.Fatalf("%s trusts the worktree of an untrusted project: %+v", agent, c)
 		}
 	}
-	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"projects":{"/work/project":{"hasTrustDialogAccepted":true}}}`), 0o600)
-	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
-	os.WriteFile(filepath.Join(home, ".gemini", "trustedFolders.json"), []byte(`{"/work/project":"TRUST_FOLDER"}`), 0o600)
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"projects":{"/work/project":{"hasTrustDialogAccepted":true}}}`, 0o600)
+	writeFile(t, filepath.Join(home, ".gemini", "trustedFolders.json"), `{"/work/project":"TRUST_FOLDER"}`, 0o600)
 	for _, agent := range []string{"claude", "gemini"} {
 		if c := checkTrust(agent, wt, getenv); c.Status != OK {
 			t.Fatalf("%s: the worktree of a trusted project: %+v", agent, c)
@@ -214,13 +222,13 @@ func TestAuthAndTrustFollowTheProfilesFacts(t *testing.T) {
 	if c := checkAuth("codex", getenv); c.Status != Warn || !strings.Contains(c.Fix, "codex login") {
 		t.Fatalf("codex without credentials: %+v", c)
 	}
-	os.WriteFile(filepath.Join(state, "config.toml"), []byte("model_provider = \"p\"\n[model_providers.p]\nenv_key = \"MY_KEY\"\n"), 0o600)
+	writeFile(t, filepath.Join(state, "config.toml"), "model_provider = \"p\"\n[model_providers.p]\nenv_key = \"MY_KEY\"\n", 0o600)
 	env["MY_KEY"] = "secret"
 	if c := checkAuth("codex", getenv); c.Status != OK || c.Detail != "MY_KEY is set" {
 		t.Fatalf("the provider's key: %+v", c)
 	}
 	delete(env, "MY_KEY")
-	os.WriteFile(filepath.Join(state, "auth.json"), []byte("{}"), 0o600)
+	writeFile(t, filepath.Join(state, "auth.json"), "{}", 0o600)
 	if c := checkAuth("codex", getenv); c.Status != OK || c.Detail != "credentials in "+filepath.Join(state, "auth.json") {
 		t.Fatalf("auth.json under CODEX_HOME: %+v", c)
 	}

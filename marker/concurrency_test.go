@@ -3,6 +3,7 @@ package marker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,7 +35,9 @@ func helperIncrement() int {
 	for i := 0; i < n; i++ {
 		_, err := s.Modify(context.Background(), func(m *Marker) error {
 			var v int
-			json.Unmarshal(m.Extra["hammer"], &v)
+			if err := json.Unmarshal(m.Extra["hammer"], &v); err != nil {
+				return fmt.Errorf("hammer: %w", err)
+			}
 			m.Extra["hammer"] = json.RawMessage(strconv.Itoa(v + 1))
 			m.Touch(time.Now())
 			return nil
@@ -64,7 +67,7 @@ func helperRewrite() int {
 	}
 }
 
-func helper(t *testing.T, mode, path string, n int) *exec.Cmd {
+func helper(mode, path string, n int) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, "MARKER_PATH="+path, "MARKER_N="+strconv.Itoa(n))
 	cmd.Stderr = os.Stderr
@@ -82,7 +85,7 @@ func TestSixteenProcessesLoseNoUpdate(t *testing.T) {
 	const procs, each = 16, 25
 	var cmds []*exec.Cmd
 	for i := 0; i < procs; i++ {
-		c := helper(t, "increment", s.Path, each)
+		c := helper("increment", s.Path, each)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +116,7 @@ func TestSIGKILLMidWriteLeavesOldOrNewMarker(t *testing.T) {
 	}
 	last := -1
 	for round := 0; round < 8; round++ {
-		c := helper(t, "rewrite", s.Path, 0)
+		c := helper("rewrite", s.Path, 0)
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -126,14 +129,21 @@ func TestSIGKILLMidWriteLeavesOldOrNewMarker(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		time.Sleep(time.Duration(round) * 3 * time.Millisecond)
-		c.Process.Signal(syscall.SIGKILL)
-		c.Wait()
+		if err := c.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatalf("round %d: the rewriter ended before the kill: %v", round, err)
+		}
+		var exit *exec.ExitError
+		if err := c.Wait(); !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("round %d: the rewriter was not ended by SIGKILL: %v", round, err)
+		}
 		cur, err := s.Read()
 		if err != nil {
 			t.Fatalf("round %d: marker broken after SIGKILL: %v", round, err)
 		}
 		var pad string
-		json.Unmarshal(cur.Extra["pad"], &pad)
+		if err := json.Unmarshal(cur.Extra["pad"], &pad); err != nil {
+			t.Fatal(err)
+		}
 		if cur.StoriesRemaining > 0 && len(pad) != 200000+cur.StoriesRemaining%1000 {
 			t.Fatalf("round %d: generation %d has a pad of %d bytes: torn write", round, cur.StoriesRemaining, len(pad))
 		}

@@ -53,7 +53,9 @@ func TestCreateWritesMode0600AndRefusesActive(t *testing.T) {
 		t.Fatalf("forced create: %v", err)
 	}
 	// A finished or paused marker may be replaced without force.
-	s.Modify(ctx, func(m *Marker) error { m.Status = StatusPaused; return nil })
+	if _, err := s.Modify(ctx, func(m *Marker) error { m.Status = StatusPaused; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Create(ctx, sample(), false); err != nil {
 		t.Fatalf("create over paused: %v", err)
 	}
@@ -61,9 +63,13 @@ func TestCreateWritesMode0600AndRefusesActive(t *testing.T) {
 
 func TestCorruptMarkerIsReportedAndNeverOverwritten(t *testing.T) {
 	s := newStore(t)
-	os.MkdirAll(s.Dir(), 0o700)
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	garbage := []byte(`{"storiesRemaining": 2,`)
-	os.WriteFile(s.Path, garbage, 0o600)
+	if err := os.WriteFile(s.Path, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Read(); Code(err) != "marker_corrupt" {
 		t.Fatalf("read: %v", err)
 	}
@@ -77,7 +83,9 @@ func TestCorruptMarkerIsReportedAndNeverOverwritten(t *testing.T) {
 	if b, _ := os.ReadFile(s.Path); string(b) != string(garbage) {
 		t.Fatalf("corrupt marker overwritten: %q", b)
 	}
-	os.WriteFile(s.Path, []byte(`[1,2]`), 0o600)
+	if err := os.WriteFile(s.Path, []byte(`[1,2]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Read(); Code(err) != "marker_corrupt" || !errors.Is(err, ErrNotObject) {
 		t.Fatalf("non-object: %v", err)
 	}
@@ -85,9 +93,13 @@ func TestCorruptMarkerIsReportedAndNeverOverwritten(t *testing.T) {
 
 func TestSymlinkedMarkerIsRefused(t *testing.T) {
 	s := newStore(t)
-	os.MkdirAll(s.Dir(), 0o700)
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	target := filepath.Join(t.TempDir(), "target.json")
-	os.WriteFile(target, []byte(`{"storiesRemaining":1}`), 0o600)
+	if err := os.WriteFile(target, []byte(`{"storiesRemaining":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(target, s.Path); err != nil {
 		t.Fatal(err)
 	}
@@ -107,8 +119,12 @@ func TestSymlinkedMarkerIsRefused(t *testing.T) {
 
 func TestUnknownFieldsAndLegacyMarker(t *testing.T) {
 	s := newStore(t)
-	os.MkdirAll(s.Dir(), 0o700)
-	os.WriteFile(s.Path, []byte(`{"storiesRemaining":4,"epic":"2","vendor":{"k":[1,"a"]},"note":"keep me"}`), 0o600)
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path, []byte(`{"storiesRemaining":4,"epic":"2","vendor":{"k":[1,"a"]},"note":"keep me"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	m, err := s.Read()
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +137,9 @@ func TestUnknownFieldsAndLegacyMarker(t *testing.T) {
 	}
 	var raw map[string]any
 	b, _ := os.ReadFile(s.Path)
-	json.Unmarshal(b, &raw)
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
 	if raw["note"] != "keep me" || raw["vendor"] == nil || raw["version"] != float64(1) || raw["storiesRemaining"] != float64(3) {
 		t.Fatalf("rewrite lost fields: %s", b)
 	}
@@ -141,12 +159,18 @@ func TestTouchAlwaysChangesHeartbeat(t *testing.T) {
 func TestLockTimesOutWhenHeldElsewhere(t *testing.T) {
 	s := newStore(t)
 	s.LockTimeout = 50 * time.Millisecond
-	os.MkdirAll(s.Dir(), 0o700)
+	if err := os.MkdirAll(s.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	other := flock.New(s.LockPath())
 	if ok, _ := other.TryLock(); !ok {
 		t.Fatal("could not take lock")
 	}
-	defer other.Unlock()
+	defer func() {
+		if err := other.Unlock(); err != nil {
+			t.Error(err)
+		}
+	}()
 	_, err := s.Create(ctx, sample(), false)
 	if Code(err) != "marker_locked" {
 		t.Fatalf("want marker_locked, got %v", err)
@@ -161,7 +185,9 @@ func TestRemove(t *testing.T) {
 	if existed, err := s.Remove(ctx); existed || err != nil {
 		t.Fatalf("remove missing: %v %v", existed, err)
 	}
-	s.Create(ctx, sample(), false)
+	if _, err := s.Create(ctx, sample(), false); err != nil {
+		t.Fatal(err)
+	}
 	if existed, err := s.Remove(ctx); !existed || err != nil {
 		t.Fatalf("remove: %v %v", existed, err)
 	}

@@ -16,18 +16,18 @@ func testOptions() Options {
 		StartTimeout: time.Minute, StuckAfter: 10 * time.Minute, ActiveBytes: 100, ProbeEvery: time.Second}
 }
 
-func running(pid int) *sessionstate.State {
-	return &sessionstate.State{Name: "s", Agent: "sim", Lifecycle: sessionstate.LifecycleStarted, PanePid: pid, AgentPid: pid + 1}
+func running() *sessionstate.State {
+	return &sessionstate.State{Name: "s", Agent: "sim", Lifecycle: sessionstate.LifecycleStarted, PanePid: 10, AgentPid: 11}
 }
 
 func exited(code int) *sessionstate.State {
-	st := running(10)
+	st := running()
 	st.Lifecycle, st.ExitCode = sessionstate.LifecycleExited, &code
 	return st
 }
 
 func stamped(turns int) *sessionstate.State {
-	st := running(10)
+	st := running()
 	st.Completion = &sessionstate.CompletionStamp{At: "x", Turns: turns}
 	return st
 }
@@ -51,7 +51,7 @@ func wantKind(t *testing.T, a Action, k ActionKind) {
 }
 
 func TestExitStatusDecides(t *testing.T) {
-	sig := running(10)
+	sig := running()
 	sig.Lifecycle, sig.Signal = sessionstate.LifecycleExited, "SIGKILL"
 	cases := []struct {
 		st     *sessionstate.State
@@ -119,7 +119,7 @@ func TestContractErrorIsIncompleteAtOnce(t *testing.T) {
 
 func TestStopHookStampCompletesWithoutScreen(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	wantKind(t, m.Next(at(0, running(10), 10)), ActWait)
+	wantKind(t, m.Next(at(0, running(), 10)), ActWait)
 	wantKind(t, m.Next(at(time.Second, stamped(1), 10)), ActVerify)
 	m.Verified(Verdict{Verified: true}, t0)
 	wantFinal(t, m.Next(at(time.Second, stamped(1), 10)), Completed, SignalStopHook)
@@ -161,7 +161,7 @@ func TestSmallRedrawAfterCompletionDoesNotResetBudget(t *testing.T) {
 
 func TestDoneLineIsACompletionSignal(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	f := at(0, running(10), 50)
+	f := at(0, running(), 50)
 	f.DoneLines = 1
 	wantKind(t, m.Next(f), ActVerify)
 	m.Verified(Verdict{Verified: true}, t0)
@@ -171,7 +171,7 @@ func TestDoneLineIsACompletionSignal(t *testing.T) {
 func TestScreenIsReadOnlyAfterIdleDebounceAndOncePerOutput(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
 	f := func(d time.Duration, size int64) Facts {
-		x := at(d, running(10), size)
+		x := at(d, running(), size)
 		x.ScreenHeuristic = true
 		return x
 	}
@@ -194,22 +194,22 @@ func TestScreenIsReadOnlyAfterIdleDebounceAndOncePerOutput(t *testing.T) {
 
 func TestScreenDoneIsStaleOnceOutputMoves(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	x := at(5*time.Second, running(10), 300)
+	x := at(5*time.Second, running(), 300)
 	x.ScreenHeuristic = true
-	m.observeOutput(at(0, running(10), 300))
+	m.observeOutput(at(0, running(), 300))
 	m.ScreenProbed(ScreenVerdict{Done: true}, 300)
 	x.OutputSize = 400
 	wantKind(t, m.Next(x), ActWait)
 }
 
 func TestGoneSessions(t *testing.T) {
-	killed := running(10)
+	killed := running()
 	killed.Lifecycle = "killed"
 	m := NewMachine(testOptions(), t0)
 	wantFinal(t, m.Next(at(0, killed, 10)), NotFound, ReasonSessionGone)
 
 	m = NewMachine(testOptions(), t0)
-	f := at(0, running(10), 10)
+	f := at(0, running(), 10)
 	f.RunnerGone = true
 	wantFinal(t, m.Next(f), NotFound, ReasonSessionGone)
 
@@ -266,7 +266,7 @@ func TestNeverStartedIsAnAgentProcessNeverRecorded(t *testing.T) {
 	wantFinal(t, m.Next(at(time.Minute, starting(), 0)), Stuck, ReasonNeverStarted)
 
 	// The runner runs (pane pid recorded) but never recorded an agent process.
-	noAgent := running(10)
+	noAgent := running()
 	noAgent.AgentPid = 0
 	m = NewMachine(testOptions(), t0)
 	wantKind(t, m.Next(at(0, noAgent, 0)), ActWait)
@@ -275,20 +275,20 @@ func TestNeverStartedIsAnAgentProcessNeverRecorded(t *testing.T) {
 
 func TestSilentStartedAgentIsNoProgressNotNeverStarted(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	a := m.Next(at(0, running(10), 0))
+	a := m.Next(at(0, running(), 0))
 	if a.Kind != ActWait || !a.Until.Equal(t0.Add(10*time.Minute)) {
 		t.Fatalf("want a wait for the stuck window, got %+v", a)
 	}
-	wantKind(t, m.Next(at(time.Minute, running(10), 0)), ActWait)
-	wantKind(t, m.Next(at(5*time.Minute, running(10), 0)), ActWait)
-	wantFinal(t, m.Next(at(10*time.Minute, running(10), 0)), Stuck, ReasonNoProgress)
+	wantKind(t, m.Next(at(time.Minute, running(), 0)), ActWait)
+	wantKind(t, m.Next(at(5*time.Minute, running(), 0)), ActWait)
+	wantFinal(t, m.Next(at(10*time.Minute, running(), 0)), Stuck, ReasonNoProgress)
 }
 
 func TestNoProgressCountsFromTheLastOutputChange(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
-	wantKind(t, m.Next(at(0, running(10), 10)), ActWait)
-	wantKind(t, m.Next(at(9*time.Minute, running(10), 20)), ActWait)
-	wantFinal(t, m.Next(at(19*time.Minute, running(10), 20)), Stuck, ReasonNoProgress)
+	wantKind(t, m.Next(at(0, running(), 10)), ActWait)
+	wantKind(t, m.Next(at(9*time.Minute, running(), 20)), ActWait)
+	wantFinal(t, m.Next(at(19*time.Minute, running(), 20)), Stuck, ReasonNoProgress)
 }
 
 func TestNeverStartedCountsFromTheSessionsCreation(t *testing.T) {
@@ -304,15 +304,15 @@ func TestTimeoutAndReturnAfter(t *testing.T) {
 	opt := testOptions()
 	opt.Timeout = 5 * time.Second
 	m := NewMachine(opt, t0)
-	a := m.Next(at(0, running(10), 10))
+	a := m.Next(at(0, running(), 10))
 	if a.Kind != ActWait || !a.Until.Equal(t0.Add(5*time.Second)) {
 		t.Fatalf("got %+v", a)
 	}
-	wantFinal(t, m.Next(at(5*time.Second, running(10), 10)), TimedOut, ReasonTimeout)
+	wantFinal(t, m.Next(at(5*time.Second, running(), 10)), TimedOut, ReasonTimeout)
 
 	opt.ReturnAfter = 2 * time.Second
 	m = NewMachine(opt, t0)
-	wantFinal(t, m.Next(at(2*time.Second, running(10), 10)), Running, ReasonReturnAfter)
+	wantFinal(t, m.Next(at(2*time.Second, running(), 10)), Running, ReasonReturnAfter)
 }
 
 func TestExitWinsOverTimeoutAtTheSameLook(t *testing.T) {
@@ -340,9 +340,9 @@ func TestExitCodesMatchTheSpec(t *testing.T) {
 func TestBrokenVerifierIsConsultedOnceTheSessionIsKnown(t *testing.T) {
 	m := NewMachine(testOptions(), t0)
 	m.verifyAtOnce = true
-	wantKind(t, m.Next(at(0, running(10), 0)), ActVerify)
+	wantKind(t, m.Next(at(0, running(), 0)), ActVerify)
 	m.Verified(Verdict{ContractErr: errors.New("bad spec")}, t0)
-	wantFinal(t, m.Next(at(0, running(10), 0)), Incomplete, ReasonContract)
+	wantFinal(t, m.Next(at(0, running(), 0)), Incomplete, ReasonContract)
 	if m.Verifications() != 1 {
 		t.Fatalf("verifications %d", m.Verifications())
 	}
@@ -376,7 +376,7 @@ func TestTurnsBeforeTheLastSendAreNotCompletions(t *testing.T) {
 }
 
 func TestScreenIsNotReadBeforeOutputFollowsTheLastSend(t *testing.T) {
-	st := running(10)
+	st := running()
 	st.SendBaseline = &sessionstate.SendBaseline{OutputOffset: 100}
 	f := func(d time.Duration, size int64) Facts {
 		x := at(d, st, size)

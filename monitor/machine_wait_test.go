@@ -10,12 +10,12 @@ import (
 
 // sessionShapes are the states a monitored session goes through.
 func sessionShapes() []*sessionstate.State {
-	silent := running(10)
-	claude := running(10)
+	silent := running()
+	claude := running()
 	claude.Agent = "claude"
-	noAgent := running(10)
+	noAgent := running()
 	noAgent.AgentPid = 0
-	killed := running(10)
+	killed := running()
 	killed.Lifecycle = "killed"
 	sent := stamped(1)
 	sent.SendBaseline = &sessionstate.SendBaseline{Turns: 1, OutputOffset: 50}

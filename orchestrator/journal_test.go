@@ -133,8 +133,12 @@ func TestJournalIgnoresATornLastLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(`{"seq":2,"run":{"status":"paus`)
-	f.Close()
+	if _, err := f.WriteString(`{"seq":2,"run":{"status":"paus`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	got, err := LoadState(doc)
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,12 @@ func killedMidRun(t *testing.T, h *harness) string {
 			}
 			return SaveState(path, s)
 		}}
-	eng.Run(ctx, st)
+	if out, err := eng.Run(ctx, st); err != nil || out != OutcomeInterrupted {
+		t.Fatalf("the run stopped mid-story: %v %v", out, err)
+	}
+	if snapshot == nil {
+		t.Fatal("1.2's dev step never ran: nothing to leave as a kill would")
+	}
 	if err := os.WriteFile(path, snapshot, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,9 @@ func TestSessionStateRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	StampCompletion(dir, name, now, "first")
+	if _, err := StampCompletion(dir, name, now, "first"); err != nil {
+		t.Fatal(err)
+	}
 	st, err := StampCompletion(dir, name, now, strings.Repeat("a", 10000))
 	if err != nil {
 		t.Fatal(err)

@@ -14,16 +14,29 @@ import (
 
 // tree lists every path under root with its content, to compare before and after.
 func tree(t *testing.T, root string) string {
+	t.Helper()
 	var out []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(root, p)
-		if d != nil && !d.IsDir() {
-			b, _ := os.ReadFile(p)
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
 			rel += "=" + string(b)
 		}
 		out = append(out, rel)
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
@@ -31,8 +44,12 @@ func tree(t *testing.T, root string) string {
 func TestInstallThenUninstallLeavesTheTreeAsItWas(t *testing.T) {
 	for _, provider := range []string{agent.AgentClaude, agent.AgentCodex} {
 		root := t.TempDir()
-		os.MkdirAll(filepath.Join(root, ".claude"), 0o755)
-		os.WriteFile(filepath.Join(root, ".claude", "settings.json"), []byte("{ \"keep\": 1 }\n"), 0o644)
+		if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, ".claude", "settings.json"), []byte("{ \"keep\": 1 }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		before := tree(t, root)
 		p, err := Path(provider, Project, root, os.Getenv)
 		if err != nil {
@@ -59,8 +76,12 @@ func TestInstallThenUninstallLeavesTheTreeAsItWas(t *testing.T) {
 func TestAFileTheUserWroteIsNeverReplacedOrRemoved(t *testing.T) {
 	root := t.TempDir()
 	p, _ := Path(agent.AgentClaude, Project, root, os.Getenv)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	os.WriteFile(p, []byte("mine\n"), 0o644)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Install(p, false); !errors.Is(err, ErrNotOurs) {
 		t.Fatalf("install over the user's file: %v", err)
 	}

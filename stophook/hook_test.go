@@ -110,14 +110,20 @@ func TestShellBystanderWritesNothing(t *testing.T) {
 
 func TestShellUnknownFieldsSurviveTheHook(t *testing.T) {
 	f := newFixture(t, nil)
-	os.MkdirAll(f.store.Dir(), 0o700)
+	if err := os.MkdirAll(f.store.Dir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	legacy := `{"storiesRemaining":2,"epic":"3","heartbeat":"2026-11-22T11:59:00Z","customTool":{"x":[1,2]}}`
-	os.WriteFile(f.store.Path, []byte(legacy), 0o600)
+	if err := os.WriteFile(f.store.Path, []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out := f.run(t, `{"session_id":"s","stop_hook_active":false}`); !strings.Contains(out, `"block"`) {
 		t.Fatalf("legacy unowned marker should block, got %q", out)
 	}
 	var raw map[string]any
-	json.Unmarshal(f.markerBytes(t), &raw)
+	if err := json.Unmarshal(f.markerBytes(t), &raw); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := raw["customTool"]; !ok {
 		t.Fatalf("unknown field dropped: %v", raw)
 	}
@@ -129,7 +135,11 @@ func TestShellFailsOpenWhenLockHeldPastTheBound(t *testing.T) {
 	if ok, err := other.TryLock(); !ok || err != nil {
 		t.Fatalf("take lock: %v %v", ok, err)
 	}
-	defer other.Unlock()
+	defer func() {
+		if err := other.Unlock(); err != nil {
+			t.Error(err)
+		}
+	}()
 	before := f.markerBytes(t)
 	if out := f.run(t, `{"session_id":"owner","stop_hook_active":true}`); out != "" {
 		t.Fatalf("hook must allow when it cannot persist, printed %q", out)
@@ -155,11 +165,21 @@ func TestShellFailsOpenWhenMarkerDirReadOnly(t *testing.T) {
 // makeReadOnly makes dir unwritable even for root (chattr +i) or skips.
 func makeReadOnly(t *testing.T, dir string) {
 	t.Helper()
-	os.Chmod(dir, 0o500)
-	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Error(err)
+		}
+	})
 	if writable(dir) {
 		if err := exec.Command("chattr", "+i", dir).Run(); err == nil {
-			t.Cleanup(func() { exec.Command("chattr", "-i", dir).Run() })
+			t.Cleanup(func() {
+				if err := exec.Command("chattr", "-i", dir).Run(); err != nil {
+					t.Errorf("chattr -i %s: %v", dir, err)
+				}
+			})
 		}
 	}
 	if writable(dir) {
@@ -250,9 +270,10 @@ func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
 	if ok, _ := other.TryLock(); !ok {
 		t.Fatal("take lock")
 	}
+	unlocked := make(chan error, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		other.Unlock()
+		unlocked <- other.Unlock()
 	}()
 	// The shell's own bound is unset, so the environment's 5s applies and the
 	// hook outlasts the 300ms hold instead of failing open at once.
@@ -261,6 +282,9 @@ func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
 	sh := &Shell{In: strings.NewReader(`{"session_id":"owner","stop_hook_active":true}`), Out: &out, Getenv: f.env.get,
 		Now: func() time.Time { return t0 }, ProjectRoot: f.root, Log: Log{}}
 	sh.Run(context.Background())
+	if err := <-unlocked; err != nil {
+		t.Fatalf("release the other holder's lock: %v", err)
+	}
 	if !strings.Contains(out.String(), `"block"`) {
 		t.Fatalf("hook did not wait for the lock as configured: %q", out.String())
 	}
@@ -269,7 +293,9 @@ func TestShellHonoursLockTimeoutFromEnvironment(t *testing.T) {
 func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, marker.HistoryFile)
-	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
+	if err := os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Appending alone (the unlocked fail-open path) never rolls over.
 	if err := AppendHistory(p, HistoryEntry{Decision: KindFailOpen}); err != nil {
 		t.Fatal(err)
@@ -277,7 +303,9 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 	if _, err := os.Stat(p + ".1"); !os.IsNotExist(err) {
 		t.Fatal("an unlocked append rolled the history over")
 	}
-	os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600)
+	if err := os.WriteFile(p, bytes.Repeat([]byte("x"), MaxHistoryBytes), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := RotateHistory(p); err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +320,9 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 	}
 	os.Remove(p)
 	target := filepath.Join(dir, "elsewhere")
-	os.Symlink(target, p)
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
 	if err := AppendHistory(p, HistoryEntry{Decision: KindBlock}); err == nil {
 		t.Fatal("history written through a symlink")
 	}

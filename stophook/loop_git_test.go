@@ -59,7 +59,9 @@ func TestGitFingerprintCheapSeesCommitsAndStagingOnly(t *testing.T) {
 		t.Fatal("a commit must change the fingerprint")
 	}
 	sub := filepath.Join(root, "sub", "dir")
-	os.MkdirAll(sub, 0o755)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if GitFingerprint(ctx, sub, false) != fp() {
 		t.Error("a project root below the repository root must find the repository")
 	}

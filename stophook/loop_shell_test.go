@@ -91,7 +91,9 @@ func TestShellLoopReadsTheTranscriptWhenTheMessageIsAbsent(t *testing.T) {
 func TestShellLoopAdvisorRunsWithoutTheLock(t *testing.T) {
 	p := newLoopProject(t, &marker.LoopState{Prompt: "p", Iteration: 1, MaxIterations: 9})
 	script := `if flock -n "` + p.store.LockPath() + `" true; then s=free; else s=held; fi; printf '{"prediction":"lock %s","confidence":0.9}' "$s"`
-	p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Loop.Advisor = script; return nil })
+	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Loop.Advisor = script; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "step done"})
 	if out["decision"] != "block" || out["reason"] != "lock free" {
 		t.Fatalf("output %v", out)
@@ -105,10 +107,12 @@ func TestShellLoopAdvisorRunsWithoutTheLock(t *testing.T) {
 func TestShellLoopAdvisorIsNotAskedWhenAControlLineDecides(t *testing.T) {
 	p := newLoopProject(t, &marker.LoopState{Prompt: "p", Iteration: 1, MaxIterations: 9})
 	touched := filepath.Join(p.root, "advisor-ran")
-	p.store.Modify(context.Background(), func(m *marker.Marker) error {
+	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error {
 		m.Loop.Advisor = "touch " + touched + `; echo '{"prediction":"x","confidence":1}'`
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "STORY_AUTOMATOR_PAUSE"})
 	if out == nil || !strings.Contains(out["systemMessage"].(string), "paused") {
 		t.Fatalf("output %v", out)
@@ -117,7 +121,9 @@ func TestShellLoopAdvisorIsNotAskedWhenAControlLineDecides(t *testing.T) {
 		t.Fatal("the advisor ran although a control line had decided")
 	}
 	// A bystander never makes the advisor run either.
-	p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Status = marker.StatusActive; return nil })
+	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Status = marker.StatusActive; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	if out := p.stop(t, map[string]any{"session_id": "someone-else", "last_assistant_message": "hi"}); out != nil {
 		t.Fatalf("bystander output %v", out)
 	}
@@ -128,11 +134,15 @@ func TestShellLoopAdvisorIsNotAskedWhenAControlLineDecides(t *testing.T) {
 
 func TestShellLoopFixPlanIsReadFromTheProjectRoot(t *testing.T) {
 	p := newLoopProject(t, &marker.LoopState{Prompt: "p", Iteration: 1, MaxIterations: 9, ExitStrategy: StrategyFixPlan, FixPlan: "fix_plan.md"})
-	os.WriteFile(filepath.Join(p.root, "fix_plan.md"), []byte("- [x] one\n- [ ] two (attempts: 1/2)\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(p.root, "fix_plan.md"), []byte("- [x] one\n- [ ] two (attempts: 1/2)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "tried two"}); out["decision"] != "block" {
 		t.Fatalf("open step: %v", out)
 	}
-	os.WriteFile(filepath.Join(p.root, "fix_plan.md"), []byte("- [x] one\n- [ ] two (attempts: 2/2)\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(p.root, "fix_plan.md"), []byte("- [x] one\n- [ ] two (attempts: 2/2)\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "gave up on two"})
 	if out == nil || out["decision"] != nil || !strings.Contains(out["systemMessage"].(string), "fix_plan") {
 		t.Fatalf("settled plan: %v", out)

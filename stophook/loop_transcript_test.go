@@ -52,7 +52,9 @@ func TestLastAssistantTextErrors(t *testing.T) {
 		t.Error("a directory is not a transcript")
 	}
 	path := filepath.Join(t.TempDir(), "garbage.jsonl")
-	os.WriteFile(path, []byte("not json\n{\"role\":\"assistant\"\n"), 0o600)
+	if err := os.WriteFile(path, []byte("not json\n{\"role\":\"assistant\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := LastAssistantText(path, 1024); !errors.Is(err, errNoAssistantText) {
 		t.Errorf("garbage: %v", err)
 	}

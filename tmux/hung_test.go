@@ -34,7 +34,11 @@ func TestAHungServerFailsCallsWithUnresponsive(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	defer syscall.Kill(pid, syscall.SIGCONT)
+	defer func() {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			t.Errorf("resume the stopped tmux server %d: %v", pid, err)
+		}
+	}()
 	c.Timeout = 500 * time.Millisecond
 	_, err = c.HasSession(ctx, "s")
 	if !errors.Is(err, tmux.ErrUnresponsive) || tmux.Code(err) != "tmux_unresponsive" {

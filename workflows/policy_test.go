@@ -98,7 +98,7 @@ func TestLoadPolicyWithoutFileIsTheDefault(t *testing.T) {
 
 func TestPolicyValidationNamesTheKey(t *testing.T) {
 	cases := []struct{ doc, want string }{
-		{"verison: 1\n", "verison: unknown key"},
+		{"vresion: 1\n", "vresion: unknown key"},
 		{"version: 2\n", "version: unsupported version 2"},
 		{"steps:\n  deploy: {}\n", "steps.deploy: unknown step"},
 		{"steps:\n  dev:\n    timeot: 5m\n", "steps.dev.timeot: unknown key"},

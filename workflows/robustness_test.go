@@ -39,7 +39,9 @@ func TestSprintUpdateStartsOverWhenAnAgentEditsTheFile(t *testing.T) {
 			if edited == string(data) {
 				t.Fatal("fixture has no comment to edit")
 			}
-			os.WriteFile(s.Path, []byte(edited), 0o644)
+			if err := os.WriteFile(s.Path, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return s.Set("epic-1", "done")
 	})

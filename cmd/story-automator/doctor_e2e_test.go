@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,8 @@ func runDoctorIn(t *testing.T, path string, args ...string) (doctorReport, int, 
 	c.Stdout = &out
 	err := c.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
 	var rep doctorReport

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,7 +84,8 @@ func (p *runProject) run(env []string, args ...string) (map[string]any, int) {
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		p.t.Fatalf("%v: %v", args, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -98,7 +99,10 @@ func TestE2EWorktreeRunKilledWhileMakingAWorktreeOrLandingResumesToNothingLeft(t
 			if err := syscall.Kill(-run.Process.Pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			<-ended
+			var exit *exec.ExitError
+			if err := <-ended; !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+				t.Fatalf("the run was not ended by the kill: %v", err)
+			}
 			pid, err := strconv.Atoi(strings.TrimSpace(string(trapped)))
 			if err != nil {
 				t.Fatalf("the trap said %q, not its pid", trapped)

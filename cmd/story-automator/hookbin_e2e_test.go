@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"maps"
 	"os"
 	"os/exec"
@@ -36,7 +37,8 @@ func runHook(t *testing.T, argv []string, root, stdin string, args ...string) (s
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("run %v: %v", argv, err)
@@ -81,7 +83,9 @@ func TestHookBinariesRefuseAnUnknownMarkerVersion(t *testing.T) {
 			if bytes.Equal(future, b) {
 				t.Fatalf("no version field to change in %s", b)
 			}
-			os.WriteFile(path, future, 0o600)
+			if err := os.WriteFile(path, future, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			out, stderr, code := runHook(t, argv, root, `{"session_id":"owner","stop_hook_active":true}`)
 			if out != "" || code != 0 || !strings.Contains(stderr, "version") || !strings.Contains(stderr, "99") {
 				t.Fatalf("stdout %q, exit %d, stderr %q", out, code, stderr)

@@ -168,8 +168,12 @@ func TestLoopStartRefusals(t *testing.T) {
 
 	corrupt := t.TempDir()
 	path := marker.ResolvePath(corrupt, func(string) string { return "" })
-	os.MkdirAll(filepath.Dir(path), 0o700)
-	os.WriteFile(path, []byte("{oops"), 0o600)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{oops"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := loopRun(t, corrupt, nil, "", "loop", "start", "p"); code != 1 || out["error"] != "marker_corrupt" {
 		t.Fatalf("over a corrupt marker: %d %v", code, out)
 	}
@@ -196,7 +200,9 @@ func TestLoopStatusPauseResumeCancel(t *testing.T) {
 		t.Fatalf("paused status %v", out)
 	}
 	store := marker.NewStore(root, func(string) string { return "" })
-	store.Modify(t.Context(), func(m *marker.Marker) error { m.StopHookBlocks = 3; m.Loop.NoProgressIterations = 2; return nil })
+	if _, err := store.Modify(t.Context(), func(m *marker.Marker) error { m.StopHookBlocks = 3; m.Loop.NoProgressIterations = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	loopRun(t, root, nil, "", "loop", "resume", "--max-iterations", "9")
 	m := loopMarkerOf(t, root)
 	if m.Status != marker.StatusActive || m.PauseReason != "" || m.StopHookBlocks != 0 || m.Loop.NoProgressIterations != 0 || m.Loop.MaxIterations != 9 {

@@ -44,7 +44,9 @@ func gitTestEnv() []string {
 
 func (p *loopE2E) commit(name, text string) {
 	p.t.Helper()
-	os.WriteFile(filepath.Join(p.root, name), []byte(text), 0o644)
+	if err := os.WriteFile(filepath.Join(p.root, name), []byte(text), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
 	p.git("add", name)
 	p.git("commit", "-q", "-m", "change "+name)
 }
@@ -195,7 +197,9 @@ func TestLoopEndToEndTranscriptPromisePauseAndAdvisor(t *testing.T) {
 	transcript := filepath.Join(p.root, "t.jsonl")
 	line, _ := json.Marshal(map[string]any{"type": "assistant", "message": map[string]any{"id": "m1", "role": "assistant",
 		"content": []any{map[string]any{"type": "text", "text": "Green.\n  <promise>  ALL   GREEN </promise>"}}}})
-	os.WriteFile(transcript, append(line, '\n'), 0o600)
+	if err := os.WriteFile(transcript, append(line, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	p.play([]step{
 		{name: "pause", input: ownerStop("Which database?\nSTORY_AUTOMATOR_PAUSE"), sys: "paused", iteration: 1, status: "paused", history: "paused"},
 		{name: "paused lets stops through", input: ownerStop("waiting"), iteration: 1, status: "paused"},
@@ -206,9 +210,11 @@ func TestLoopEndToEndTranscriptPromisePauseAndAdvisor(t *testing.T) {
 	})
 
 	advisor := filepath.Join(p.root, "advisor.sh")
-	os.WriteFile(advisor, []byte("#!/bin/sh\nif grep -q '\"last_assistant_message\":\"ready\"'; then\n"+
+	if err := os.WriteFile(advisor, []byte("#!/bin/sh\nif grep -q '\"last_assistant_message\":\"ready\"'; then\n"+
 		"  echo '{\"prediction\":\"\",\"confidence\":0.6,\"stop_recommended\":true}'\nelse\n"+
-		"  echo '{\"prediction\":\"Now add the migration.\",\"confidence\":0.9}'\nfi\n"), 0o755)
+		"  echo '{\"prediction\":\"Now add the migration.\",\"confidence\":0.9}'\nfi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	p.cli("loop", "start", "Build the feature", "--advisor", advisor, "--threshold", "0.6", "--owner-session", "owner")
 	p.play([]step{
 		{name: "advisor predicts", input: ownerStop("models done"), block: true, reason: "Now add the migration.", sys: "iteration 2/20", iteration: 2, status: "active", history: "continue"},

@@ -18,7 +18,9 @@ func placeLoopFile(t *testing.T, root, fixture, name string) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, ".claude")
-	os.MkdirAll(dir, 0o700)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -69,7 +71,9 @@ func TestLoopImportLimitsAndOverrides(t *testing.T) {
 	root := t.TempDir()
 	src := placeLoopFile(t, root, "ralph-loop.local.md", "ralph-loop.local.md")
 	data, _ := os.ReadFile(src)
-	os.WriteFile(src, []byte(strings.Replace(string(data), "max_iterations: 50", "max_iterations: 0", 1)), 0o600)
+	if err := os.WriteFile(src, []byte(strings.Replace(string(data), "max_iterations: 50", "max_iterations: 0", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	out, code := loopRun(t, root, map[string]string{"CLAUDE_CODE_SESSION_ID": "env-session"}, "", "loop", "import", src, "--owner-session", "mine", "--completion-promise", "SHIPPED")
 	if code != 0 || !strings.Contains(strings.Join(anyStrings(out["warnings"]), "\n"), "no iteration limit") {
 		t.Fatalf("%d %v", code, out)
@@ -95,7 +99,9 @@ func TestLoopImportRefusals(t *testing.T) {
 		t.Fatal("a refused import changed the running loop")
 	}
 	bad := filepath.Join(root, "notes.md")
-	os.WriteFile(bad, []byte("no frontmatter here\n"), 0o600)
+	if err := os.WriteFile(bad, []byte("no frontmatter here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := loopRun(t, t.TempDir(), nil, "", "loop", "import", bad); code != 1 || out["error"] != "import_invalid" {
 		t.Fatalf("invalid file: %d %v", code, out)
 	}

@@ -18,7 +18,9 @@ func loopBenchProject(b *testing.B, startArgs ...string) string {
 	root := b.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "start"}} {
 		if args[0] == "add" {
-			os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644)
+			if err := os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
 		}
 		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
 		cmd.Env = gitTestEnv()
@@ -67,7 +69,9 @@ func BenchmarkLoopHookProcess(b *testing.B) {
 				}
 				if tc.strategy == "circuit_breaker" {
 					// An edit every iteration is progress, so the strategy never pauses the loop.
-					os.WriteFile(filepath.Join(root, "main.go"), []byte(fmt.Sprintf("package main\n// %d\n", i)), 0o644)
+					if err := os.WriteFile(filepath.Join(root, "main.go"), []byte(fmt.Sprintf("package main\n// %d\n", i)), 0o644); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 			measureProcess(b, hookCalls, setup, []string{"stop-hook"}, env, ownerStopInput(tc.msg)).report(b)
@@ -110,10 +114,14 @@ func writeBenchTranscript(b *testing.B, path string, size int) {
 		if fi, _ := f.Stat(); fi != nil && fi.Size()+int64(w.Buffered()) >= int64(size) {
 			break
 		}
-		enc.Encode(map[string]any{"type": "user", "message": map[string]any{"role": "user",
-			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprint(i), "content": result}}}})
-		enc.Encode(map[string]any{"type": "assistant", "message": map[string]any{"id": fmt.Sprint("m", i), "role": "assistant",
-			"content": []any{map[string]any{"type": "text", "text": fmt.Sprint("Working on step ", i)}}}})
+		if err := enc.Encode(map[string]any{"type": "user", "message": map[string]any{"role": "user",
+			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprint(i), "content": result}}}}); err != nil {
+			b.Fatal(err)
+		}
+		if err := enc.Encode(map[string]any{"type": "assistant", "message": map[string]any{"id": fmt.Sprint("m", i), "role": "assistant",
+			"content": []any{map[string]any{"type": "text", "text": fmt.Sprint("Working on step ", i)}}}}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := errors.Join(w.Flush(), f.Close()); err != nil {
 		b.Fatal(err)

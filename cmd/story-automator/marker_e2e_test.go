@@ -90,7 +90,9 @@ func TestSixteenBinaryProcessesInterleaveWithoutLosingUpdates(t *testing.T) {
 	// Replay: the hook's count after the last hook call must equal the number
 	// of hook calls after the last heartbeat it saw change, minus the reset.
 	var last struct{ Blocks int }
-	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
 	if m.StopHookBlocks != last.Blocks {
 		t.Fatalf("marker blocks %d != last recorded decision %d", m.StopHookBlocks, last.Blocks)
 	}
@@ -100,7 +102,9 @@ func TestSixteenBinaryProcessesInterleaveWithoutLosingUpdates(t *testing.T) {
 			Blocks   int
 			Decision string
 		}
-		json.Unmarshal([]byte(l), &e)
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
 		if e.Decision == "fail-open" {
 			// A hook that did not get the lock in time (a loaded machine)
 			// allowed its stop and recorded what it had read, unlocked.

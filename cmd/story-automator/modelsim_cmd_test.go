@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -44,7 +45,12 @@ func TestE2EModelSimServesItsScript(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() {
+		// Done is the usual end: the test stops it and waits for it below.
+		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Error(err)
+		}
+	}()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +95,14 @@ func TestE2EModelSimWritesAnOfflineHome(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	defer func() {
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Errorf("model-sim ended before the test stopped it: %v", err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("model-sim told to stop: %v", err)
+		}
+	}()
 	var first struct {
 		URL string   `json:"url"`
 		Env []string `json:"env"`

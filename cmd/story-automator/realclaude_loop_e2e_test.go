@@ -82,17 +82,17 @@ rules:
 	// A bystander Claude session, while a loop of another session is active,
 	// stops at once: start a new loop owned by the first session, then the bystander.
 	run(bin, "loop", "start", "add one tick to ticks.txt", "--max-iterations", "5", "--owner-session", "some-other-session")
-	before := len(readDecisions(t, history))
+	before := len(readDecisions(history))
 	start("bystander", "Please say hello.")
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(capturePane(t, socket, "bystander"), "Hello.") {
+	for !strings.Contains(capturePane(socket, "bystander"), "Hello.") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the bystander never answered:\n%s", capturePane(t, socket, "bystander"))
+			t.Fatalf("the bystander never answered:\n%s", capturePane(socket, "bystander"))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // let its Stop hook run (it must write nothing)
-	if after := readDecisions(t, history); len(after) != before {
+	if after := readDecisions(history); len(after) != before {
 		t.Fatalf("the bystander's stop was decided on: %v", after[before:])
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "ticks.txt")); strings.Count(string(b), "tick") != 2 {
@@ -104,7 +104,7 @@ rules:
 	}
 }
 
-func capturePane(t testing.TB, socket, name string) string {
+func capturePane(socket, name string) string {
 	out, err := exec.Command("tmux", "-L", socket, "capture-pane", "-p", "-t", "="+name+":").CombinedOutput()
 	if err != nil {
 		return fmt.Sprintf("(capture-pane: %v: %s)", err, out)
@@ -112,7 +112,7 @@ func capturePane(t testing.TB, socket, name string) string {
 	return string(out)
 }
 
-func readDecisions(t testing.TB, history string) []string {
+func readDecisions(history string) []string {
 	f, err := os.Open(history)
 	if err != nil {
 		return nil
@@ -133,13 +133,13 @@ func readDecisions(t testing.TB, history string) []string {
 func waitForLoopEnd(t *testing.T, history string) []string {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		d := readDecisions(t, history)
+		d := readDecisions(history)
 		if n := len(d); n > 0 && d[n-1] != "continue" && d[n-1] != "block" {
 			return d
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("the loop did not end; history %v", readDecisions(t, history))
+	t.Fatalf("the loop did not end; history %v", readDecisions(history))
 	return nil
 }
 

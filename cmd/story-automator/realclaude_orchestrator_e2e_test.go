@@ -113,7 +113,7 @@ func (o *orchestration) waitFor(what string, limit time.Duration, ok func() bool
 	deadline := time.Now().Add(limit)
 	for !ok() {
 		if time.Now().After(deadline) {
-			o.t.Fatalf("%s never happened; history %v\nscreen:\n%s", what, readDecisions(o.t, o.history), capturePane(o.t, o.socket, "owner"))
+			o.t.Fatalf("%s never happened; history %v\nscreen:\n%s", what, readDecisions(o.history), capturePane(o.socket, "owner"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -193,13 +193,13 @@ func orchestrateThreeStories(t testing.TB, stepDelay string, bystander bool) orc
 	})
 	if bystander {
 		o.start("bystander", "Please say hello.")
-		o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
+		o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(o.socket, "bystander"), "Hello.") })
 	}
 	o.waitFor("the run's end", 2*time.Hour, o.markerGone)
 	var res orchestrated
 	res.atEnd = o.turns()
 	o.waitFor("the owner's last stop", 60*time.Second, func() bool {
-		return strings.Contains(capturePane(t, o.socket, "owner"), "The run has ended.")
+		return strings.Contains(capturePane(o.socket, "owner"), "The run has ended.")
 	})
 	time.Sleep(2 * time.Second) // nothing more may come: a later request would show below
 	res.requests, res.usage, res.elapsed = o.turns(), o.srv.TotalUsage(), time.Since(began)
@@ -207,7 +207,7 @@ func orchestrateThreeStories(t testing.TB, stepDelay string, bystander bool) orc
 	if c := o.storyCommits(); c["1-1"] != 1 || c["1-2"] != 1 || c["1-3"] != 1 {
 		t.Fatalf("story commits %v, want one each for 1.1-1.3", c)
 	}
-	res.decisions = readDecisions(t, o.history)
+	res.decisions = readDecisions(o.history)
 	for i, s := range o.historySessions() {
 		if s != owner {
 			t.Fatalf("a decision about another session than the owner %s: %s (%v)", owner, s, res.decisions)
@@ -243,7 +243,7 @@ func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWh
 		t.Fatalf("claimed by %s, but the first stop was %v", m.OwnerSession, s)
 	}
 	o.start("bystander", "Please say hello.")
-	o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(t, o.socket, "bystander"), "Hello.") })
+	o.waitFor("the bystander's answer", 60*time.Second, func() bool { return strings.Contains(capturePane(o.socket, "bystander"), "Hello.") })
 	if got := o.readMarker(); got == nil || got.OwnerSession != m.OwnerSession {
 		t.Fatalf("the bystander moved the owner: %+v", got)
 	}
@@ -255,7 +255,7 @@ func TestRealClaudeOrchestratingSessionClaimsTheRunAtItsFirstStopAndIsReleasedWh
 		t.Fatal(err)
 	}
 	o.waitFor("the owner's release", 90*time.Second, func() bool {
-		d := readDecisions(t, o.history)
+		d := readDecisions(o.history)
 		return len(d) > 0 && d[len(d)-1] == "release-stale"
 	})
 	if b, _ := os.ReadFile(o.history); !strings.Contains(string(b), "orchestrator is gone") {
@@ -367,9 +367,9 @@ rules:
 	})
 	o.start("owner", "Please drive story 1.1 yourself.")
 	o.waitFor("the end of the session's work", 3*time.Minute, func() bool {
-		return strings.Contains(capturePane(t, o.socket, "owner"), "the run is over.") && o.markerGone()
+		return strings.Contains(capturePane(o.socket, "owner"), "the run is over.") && o.markerGone()
 	})
-	decisions := readDecisions(t, o.history)
+	decisions := readDecisions(o.history)
 	if len(decisions) != 1 || decisions[0] != "block" {
 		t.Fatalf("decisions %v, want the one block after the first step", decisions)
 	}

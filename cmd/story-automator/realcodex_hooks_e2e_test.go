@@ -102,7 +102,7 @@ rules:
 		t.Fatalf("codex exec: %v\n%s", err, out)
 	}
 	history := filepath.Join(root, ".claude", "story-automator.history.jsonl")
-	if got := strings.Join(readDecisions(t, history), ","); got != "continue,max-iterations" && got != "block,max-iterations" {
+	if got := strings.Join(readDecisions(history), ","); got != "continue,max-iterations" && got != "block,max-iterations" {
 		t.Fatalf("loop decisions %q, want one re-injection then max-iterations", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "ticks.txt")); strings.Count(string(b), "tick") != 2 {

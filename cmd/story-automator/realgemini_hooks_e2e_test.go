@@ -67,7 +67,7 @@ rules:
 	if err != nil {
 		t.Fatalf("gemini: %v\n%s", err, out)
 	}
-	decisions := readDecisions(t, filepath.Join(p.root, ".claude", "story-automator.history.jsonl"))
+	decisions := readDecisions(filepath.Join(p.root, ".claude", "story-automator.history.jsonl"))
 	if got := strings.Join(decisions, ","); got != "continue,continue,max-iterations" && got != "block,block,max-iterations" {
 		t.Fatalf("loop decisions %q, want two re-injections then max-iterations\n%s", got, out)
 	}

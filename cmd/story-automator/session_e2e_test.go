@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,11 +18,10 @@ import (
 // sessionProject is a scratch project whose commands run the built binary
 // against a private tmux server.
 type sessionProject struct {
-	t            testing.TB
-	bin, root    string
-	socket       string
-	sessionsDir  string
-	extraEnviron []string
+	t           testing.TB
+	bin, root   string
+	socket      string
+	sessionsDir string
 }
 
 func newSessionProject(t testing.TB, socket string) *sessionProject {
@@ -53,7 +53,8 @@ func (p *sessionProject) run(env []string, args ...string) (map[string]any, int)
 		p.t.Fatalf("%v: stdout %q (%v)", args, out, err)
 	}
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
 	return res, code
@@ -70,13 +71,13 @@ func (p *sessionProject) spawn(env []string, args ...string) string {
 }
 
 // waitFile polls for a file's content to satisfy ok (an external condition).
-func waitFile(t *testing.T, path string, ok func(string) bool) string {
+func waitFile(t *testing.T, path string, ok func(string) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		b, err := os.ReadFile(path)
 		if err == nil && ok(string(b)) {
-			return string(b)
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never became as expected (last %q, %v)", path, b, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,8 @@ func runHookProcess(t *testing.T, root string, stdin []byte, env ...string) (str
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("run hook: %v", err)
@@ -89,9 +91,13 @@ func TestHookProcessBadInputsExitZeroAndPrintNothingOrOneObject(t *testing.T) {
 func TestHookProcessCorruptAndSymlinkedMarkerAllow(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, ".claude")
-	os.MkdirAll(dir, 0o700)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	mp := filepath.Join(dir, ".story-automator-active")
-	os.WriteFile(mp, []byte(`{"storiesRemaining": 3, `), 0o600)
+	if err := os.WriteFile(mp, []byte(`{"storiesRemaining": 3, `), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := runHookProcess(t, root, []byte(`{"session_id":"x"}`)); out != "" || code != 0 {
 		t.Fatalf("corrupt marker: %q %d", out, code)
 	}
@@ -101,8 +107,12 @@ func TestHookProcessCorruptAndSymlinkedMarkerAllow(t *testing.T) {
 	}
 	os.Remove(mp)
 	real := filepath.Join(root, "elsewhere.json")
-	os.WriteFile(real, []byte(`{"storiesRemaining":3}`), 0o600)
-	os.Symlink(real, mp)
+	if err := os.WriteFile(real, []byte(`{"storiesRemaining":3}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, mp); err != nil {
+		t.Fatal(err)
+	}
 	if out, code := runHookProcess(t, root, []byte(`{"session_id":"x"}`)); out != "" || code != 0 {
 		t.Fatalf("symlinked marker: %q %d", out, code)
 	}
@@ -135,7 +145,9 @@ func TestHookFindsTheMarkerAboveItsWorkingDirectory(t *testing.T) {
 	root := t.TempDir()
 	ownedMarker(t, root)
 	sub := filepath.Join(root, "src", "pkg")
-	os.MkdirAll(sub, 0o755)
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(builtBinary(t), "stop-hook")
 	cmd.Dir = sub
 	cmd.Env = cleanEnv()
@@ -171,7 +183,9 @@ func TestHookProcessNeverFailsOnItsOwnProblems(t *testing.T) {
 			if tc.goneCwd {
 				// The shell enters a directory, removes it, then becomes the hook.
 				gone := filepath.Join(t.TempDir(), "gone")
-				os.Mkdir(gone, 0o755)
+				if err := os.Mkdir(gone, 0o755); err != nil {
+					t.Fatal(err)
+				}
 				script := `cd "$1" && rmdir "$1" && shift && exec "$@"`
 				cmd = exec.Command("sh", append([]string{"-c", script, "sh", gone, bin}, tc.args...)...)
 			}

@@ -56,7 +56,9 @@ func TestWriteRefusesSymlink(t *testing.T) {
 func testRefusesSymlink(t *testing.T, write func(string, []byte, os.FileMode) error) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
-	os.WriteFile(target, []byte("keep"), 0o600)
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(dir, "link")
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
@@ -77,11 +79,17 @@ func TestRemoveStaleTemps(t *testing.T) {
 	fresh := filepath.Join(dir, ".m.json.tmp-456")
 	other := filepath.Join(dir, ".other.tmp-1")
 	for _, f := range []string{old, fresh, other} {
-		os.WriteFile(f, []byte("x"), 0o600)
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	long := time.Now().Add(-time.Hour)
-	os.Chtimes(old, long, long)
-	os.Chtimes(other, long, long)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(other, long, long); err != nil {
+		t.Fatal(err)
+	}
 	RemoveStaleTemps(p, time.Minute)
 	if _, err := os.Stat(old); !os.IsNotExist(err) {
 		t.Fatal("stale temp kept")

@@ -28,7 +28,9 @@ func TestOpenRegularRefusesAFIFOWithoutBlocking(t *testing.T) {
 		t.Fatalf("a directory: %v", err)
 	}
 	reg := filepath.Join(dir, "file")
-	os.WriteFile(reg, []byte("x"), 0o600)
+	if err := os.WriteFile(reg, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	f, err := OpenRegular(reg, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -44,7 +44,9 @@ func TestAcquireExcludesAndHandsOver(t *testing.T) {
 func TestAcquireRefusesSymlink(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "x.lock")
-	os.Symlink(filepath.Join(dir, "target"), p)
+	if err := os.Symlink(filepath.Join(dir, "target"), p); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Acquire(context.Background(), p, time.Second); err == nil {
 		t.Fatal("symlinked lock file accepted")
 	}
@@ -67,9 +69,13 @@ func TestAcquireHonoursContext(t *testing.T) {
 func TestAcquireNeverFollowsASymlinkEvenPastTheCheck(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
-	os.WriteFile(target, nil, 0o600)
+	if err := os.WriteFile(target, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(dir, "x.lock")
-	os.Symlink(target, p)
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
 	// The open itself refuses: there is no separate check to race.
 	if f, err := open(p); err == nil {
 		f.Close()

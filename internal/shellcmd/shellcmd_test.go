@@ -87,7 +87,9 @@ func TestCappedBuffer(t *testing.T) {
 		t.Fatalf("over %v, kept %d bytes", out.Over(), len(out.Bytes()))
 	}
 	small := &CappedBuffer{Limit: 10}
-	small.Write([]byte("0123456789"))
+	if n, err := small.Write([]byte("0123456789")); n != 10 || err != nil {
+		t.Fatalf("write up to the limit: %d %v", n, err)
+	}
 	if small.Over() || small.String() != "0123456789" {
 		t.Fatalf("exactly the limit is not over: %v %q", small.Over(), small.String())
 	}

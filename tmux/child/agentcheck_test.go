@@ -53,11 +53,17 @@ func TestCheckAgentReadsTheNpmPackageVersion(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(pkg, "bundle"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@google/gemini-cli","version":"0.61.3"}`), 0o644)
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@google/gemini-cli","version":"0.61.3"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// The script would say an old version: it must not be asked.
-	os.WriteFile(filepath.Join(pkg, "bundle", "gemini.js"), []byte("#!/bin/sh\necho 0.1.0\n"), 0o755)
+	if err := os.WriteFile(filepath.Join(pkg, "bundle", "gemini.js"), []byte("#!/bin/sh\necho 0.1.0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	bin := filepath.Join(root, "bin")
-	os.MkdirAll(bin, 0o755)
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Symlink(filepath.Join(pkg, "bundle", "gemini.js"), filepath.Join(bin, "gemini")); err != nil {
 		t.Fatal(err)
 	}

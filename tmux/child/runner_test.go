@@ -74,6 +74,8 @@ func newRunFixture(t *testing.T, spec Spec) *runFixture {
 	return f
 }
 
+// run runs the session and returns the runner's own exit code: 0 once it has
+// recorded how the agent ended, 127 if the agent never started, 1 if killed.
 func (f *runFixture) run() int {
 	r := &Runner{StateDir: f.dir, Name: f.name, Pane: f.pane.tty, Screen: f.pane.tty, Term: "xterm",
 		Stop: f.stop, Resize: make(chan os.Signal), Now: time.Now, KillGrace: 200 * time.Millisecond}
@@ -100,7 +102,9 @@ func (f *runFixture) output(t *testing.T) string {
 
 func TestRunnerRecordsExitCodeAndTeesOutputFromTheFirstByte(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `printf 'X'; echo " term=$TERM"; exit 3`}})
-	f.run()
+	if code := f.run(); code != 0 {
+		t.Fatalf("the runner exited %d", code)
+	}
 	st := f.state(t)
 	if st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode != 3 || st.Signal != "" {
 		t.Fatalf("state %+v", st)
@@ -118,7 +122,9 @@ func TestRunnerRecordsExitCodeAndTeesOutputFromTheFirstByte(t *testing.T) {
 
 func TestRunnerRecordsDeathBySignal(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `kill -KILL $$`}})
-	f.run()
+	if code := f.run(); code != 0 {
+		t.Fatalf("the runner exited %d", code)
+	}
 	st := f.state(t)
 	if st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode != nil || st.Signal != "SIGKILL" {
 		t.Fatalf("state %+v", st)
@@ -129,7 +135,9 @@ func TestRunnerGivesThePromptOnStdinByteExact(t *testing.T) {
 	prompt := strings.Repeat("ünï \"q\" $(x) `y`;\n", 6000) + "no newline at the end"
 	out := filepath.Join(t.TempDir(), "got")
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `cat > "$0"`, out}, Stdin: prompt, UseStdin: true})
-	f.run()
+	if code := f.run(); code != 0 {
+		t.Fatalf("the runner exited %d", code)
+	}
 	got, err := os.ReadFile(out)
 	if err != nil || string(got) != prompt {
 		t.Fatalf("stdin prompt differs (%d vs %d bytes): %v", len(got), len(prompt), err)
@@ -138,7 +146,9 @@ func TestRunnerGivesThePromptOnStdinByteExact(t *testing.T) {
 
 func TestRunnerReportsACommandThatCannotStart(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"no-such-agent-binary"}})
-	f.run()
+	if code := f.run(); code != 127 {
+		t.Fatalf("the runner exited %d", code)
+	}
 	st := f.state(t)
 	if st.ExitCode == nil || *st.ExitCode != 127 {
 		t.Fatalf("state %+v", st)
@@ -150,8 +160,8 @@ func TestRunnerReportsACommandThatCannotStart(t *testing.T) {
 
 func TestRunnerHungUpMarksTheSessionKilledNotExited(t *testing.T) {
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `echo started; exec sleep 30`}})
-	done := make(chan struct{})
-	go func() { f.run(); close(done) }()
+	done, code := make(chan struct{}), -1
+	go func() { code = f.run(); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(f.pane.text(), "started") {
 		if time.Now().After(deadline) {
@@ -162,6 +172,9 @@ func TestRunnerHungUpMarksTheSessionKilledNotExited(t *testing.T) {
 	f.stop <- os.Interrupt
 	select {
 	case <-done:
+		if code != 1 {
+			t.Fatalf("the runner exited %d", code)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("runner did not end after a hangup")
 	}
@@ -174,8 +187,8 @@ func TestRunnerHungUpMarksTheSessionKilledNotExited(t *testing.T) {
 func TestRunnerForwardsPaneInput(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "typed")
 	f := newRunFixture(t, Spec{Argv: []string{"/bin/sh", "-c", `echo ready; read line; printf '%s' "$line" > "$0"`, out}})
-	done := make(chan struct{})
-	go func() { f.run(); close(done) }()
+	done, code := make(chan struct{}), -1
+	go func() { code = f.run(); close(done) }()
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(f.pane.text(), "ready") {
 		if time.Now().After(deadline) {
@@ -189,6 +202,9 @@ func TestRunnerForwardsPaneInput(t *testing.T) {
 	}
 	select {
 	case <-done:
+		if code != 0 {
+			t.Fatalf("the runner exited %d", code)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("agent never read the typed line")
 	}

@@ -2,12 +2,14 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
@@ -44,6 +46,10 @@ func (r Rehearsal) Run(ctx context.Context, agentName string) Check {
 	defer cleanup()
 	if err != nil {
 		c.Status, c.Detail = Fail, "cannot prepare the rehearsal: "+err.Error()
+		var ce *coded.Error
+		if errors.As(err, &ce) {
+			c.Fix = ce.Action
+		}
 		return c
 	}
 	stateDir, err := os.MkdirTemp("", "sa-doctor-")

@@ -5,10 +5,12 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -28,15 +30,25 @@ const MainName = "story-automator"
 
 // Run runs `story-automator ARGS…` where ARGS name model-sim, as the main
 // binary hands them over (global flags included), and returns the exit code.
+// Run directly, the command's name may be left out.
 func Run(args []string, s *cliio.Streams, version string) int {
+	if slices.Equal(args, []string{"--version"}) {
+		fmt.Fprintln(s.Out, cmdline.BinaryName, buildinfo.Version(version))
+		return 0
+	}
 	s = cliio.HumanStreams(s, args)
+	cmd := cmdline.Command(nil)
+	if _, first := cliapp.LeadingFlags(cliapp.GlobalFlags(), args); first != cmd.Name {
+		args = append([]string{cmd.Name}, args...)
+	}
 	var log zerolog.Logger
+	cmd.Action = func(c *cli.Context) error { return action(c, s, log) }
 	app := cliapp.New(cliapp.App{
 		Name:     MainName,
 		Version:  buildinfo.Version(version),
 		Usage:    "the scripted model endpoint of story-automator model-sim",
 		Flags:    cliapp.GlobalFlags(),
-		Commands: []*cli.Command{cmdline.Command(func(c *cli.Context) error { return action(c, s, log) })},
+		Commands: []*cli.Command{cmd},
 		Streams:  s,
 		Before: func(c *cli.Context) (err error) {
 			log, err = cliapp.Logger(c.String(cliapp.FlagLogLevel), c.String(cliapp.FlagLogFile), s.Err)

@@ -2,13 +2,14 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
-	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
@@ -45,6 +46,10 @@ func (r Rehearsal) Run(ctx context.Context, agentName string) Check {
 	defer cleanup()
 	if err != nil {
 		c.Status, c.Detail = Fail, "cannot prepare the rehearsal: "+err.Error()
+		var ce *coded.Error
+		if errors.As(err, &ce) {
+			c.Fix = ce.Action
+		}
 		return c
 	}
 	stateDir, err := os.MkdirTemp("", "sa-doctor-")
@@ -80,7 +85,7 @@ func (r Rehearsal) Run(ctx context.Context, agentName string) Check {
 }
 
 // judge turns the monitor's result into the rehearsal's check.
-func judge(c Check, agentName string, res monitor.Result, srv *modelsim.Server) Check {
+func judge(c Check, agentName string, res monitor.Result, srv *simChild) Check {
 	if res.Reason == monitor.ReasonDialog {
 		c.Status, c.Detail, c.Fix = Fail, "the child stopped at the "+res.Dialog+" dialog", res.Action
 		return c
@@ -92,7 +97,7 @@ func judge(c Check, agentName string, res monitor.Result, srv *modelsim.Server) 
 		c.Fix = "read that output, then run `story-automator doctor --agent " + agentName + "` again"
 		return c
 	}
-	if srv != nil && !promptArrived(srv) {
+	if srv != nil && !srv.received("doctor rehearsal") {
 		c.Status, c.Detail = Fail, "the turn ended but model-sim never received the rehearsal prompt"
 		return c
 	}
@@ -125,18 +130,9 @@ func lastWords(outputFile string) string {
 	return fmt.Sprintf(", saying %q", last)
 }
 
-func promptArrived(srv *modelsim.Server) bool {
-	for _, e := range srv.Exchanges() {
-		if !e.Side && strings.Contains(string(e.Request), "doctor rehearsal") {
-			return true
-		}
-	}
-	return false
-}
-
 // environment is the child's environment: the user's own, or with --offline
 // a private home pointing the CLI at a model-sim started here.
-func (r Rehearsal) environment(agentName string) ([]string, *modelsim.Server, func(), error) {
+func (r Rehearsal) environment(agentName string) ([]string, *simChild, func(), error) {
 	if !r.Offline {
 		return r.Environ, nil, func() {}, nil
 	}
@@ -144,21 +140,22 @@ func (r Rehearsal) environment(agentName string) ([]string, *modelsim.Server, fu
 	if !ok {
 		return r.Environ, nil, func() {}, nil
 	}
-	script, err := modelsim.ParseScript([]byte(rehearsalScript))
-	if err != nil {
-		return nil, nil, func() {}, err
-	}
-	srv, err := modelsim.Start(modelsim.Options{Script: script, Exe: r.Exe})
-	if err != nil {
-		return nil, nil, func() {}, err
-	}
 	home, err := os.MkdirTemp("", "sa-doctor-home-")
 	if err != nil {
-		srv.Close()
 		return nil, nil, func() {}, err
 	}
-	cleanup := func() { srv.Close(); os.RemoveAll(home) }
-	oenv, err := write(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{r.Root}})
+	simDir, err := os.MkdirTemp("", "sa-doctor-sim-")
+	if err != nil {
+		os.RemoveAll(home)
+		return nil, nil, func() {}, err
+	}
+	removeDirs := func() { os.RemoveAll(home); os.RemoveAll(simDir) }
+	srv, err := startModelSim(r.Exe, rehearsalScript, simDir)
+	if err != nil {
+		return nil, nil, removeDirs, err
+	}
+	cleanup := func() { srv.Close(); removeDirs() }
+	oenv, err := write(offline.Config{Home: home, BaseURL: srv.url, Trusted: []string{r.Root}})
 	if err != nil {
 		return nil, nil, cleanup, err
 	}

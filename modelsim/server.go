@@ -295,13 +295,6 @@ func BaseURLs(base string) URLs {
 	return URLs{Base: base, Anthropic: base, OpenAI: base + "/v1", Gemini: base}
 }
 
-// PointingHelp tells, per agent CLI, how to point it at a model-sim whose
-// base URL is URL (for --help).
-const PointingHelp = "Point the CLIs at it:\n" +
-	"  claude:  ANTHROPIC_BASE_URL=URL ANTHROPIC_API_KEY=any\n" +
-	"  codex:   config.toml model_provider with base_url = \"URL/v1\", wire_api = \"responses\", env_key\n" +
-	"  gemini:  GOOGLE_GEMINI_BASE_URL=URL GEMINI_API_KEY=any, security.auth.selectedType = \"gemini-api-key\""
-
 // Serving is the sentence a terminal shows once model-sim serves at u.
 func (u URLs) Serving() string {
 	return fmt.Sprintf("model-sim is serving on loopback. Claude Code: ANTHROPIC_BASE_URL=%s; Codex: base_url = %q; Gemini: GOOGLE_GEMINI_BASE_URL=%s. Ctrl-C stops it.",

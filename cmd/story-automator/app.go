@@ -9,7 +9,6 @@ import (
 	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/stophook"
 )
 
 // commandFactories is filled by each command file's init, so adding a command
@@ -24,10 +23,10 @@ var version string
 
 // Global flag names (SPEC §2); the hook reads the same (stophook.GlobalFlags).
 const (
-	flagProjectRoot = stophook.FlagProjectRoot
-	flagLogLevel    = stophook.FlagLogLevel
-	flagLogFile     = stophook.FlagLogFile
-	flagTmuxSocket  = "tmux-socket"
+	flagProjectRoot = cliapp.FlagProjectRoot
+	flagLogLevel    = cliapp.FlagLogLevel
+	flagLogFile     = cliapp.FlagLogFile
+	flagTmuxSocket  = cliapp.FlagTmuxSocket
 )
 
 // runtimeEnv is what every command gets: its streams, the resolved project root, a logger.
@@ -45,14 +44,7 @@ func envOf(c *cli.Context) *runtimeEnv {
 	return c.App.Metadata[envKey].(*runtimeEnv)
 }
 
-func globalFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: flagProjectRoot, EnvVars: []string{"PROJECT_ROOT"}, Usage: "project directory (default: the current directory)"},
-		&cli.StringFlag{Name: flagLogLevel, Value: "warn", Usage: "log level: debug, info, warn, error"},
-		&cli.StringFlag{Name: flagLogFile, Usage: "write logs to this file instead of stderr"},
-		&cli.StringFlag{Name: flagTmuxSocket, EnvVars: []string{"STORY_AUTOMATOR_TMUX_SOCKET"}, Usage: "tmux socket name (-L); empty = the default server"},
-	}
-}
+func globalFlags() []cli.Flag { return cliapp.GlobalFlags() }
 
 func newApp(s *cliio.Streams) *cli.App {
 	cmds := make([]*cli.Command, 0, len(commandFactories))

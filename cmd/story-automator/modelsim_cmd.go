@@ -1,77 +1,37 @@
 package main
 
 import (
-	"context"
-	"io"
+	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
-
-	"github.com/story-automator/story-automator/agent"
-	"github.com/story-automator/story-automator/internal/cliio"
-	"github.com/story-automator/story-automator/modelsim/offline"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/modelsim"
+	"github.com/story-automator/story-automator/modelsim/cmdline"
 )
 
 func init() { register(modelSimCommand) }
 
-func modelSimCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "model-sim",
-		Usage: "serve a scripted model endpoint on loopback (Anthropic Messages, OpenAI Responses, Gemini) for running the real agent CLIs offline",
-		Description: "Prints its base URL, then serves until interrupted. The brain works through the CLI's own tools:\n" +
-			"a story-automator step prompt makes the agent run `story-automator agent-sim --behaviour bmad` in its shell;\n" +
-			"a prompt that says run `CMD` makes it run CMD; --script FILE adds rules (see docs/model-sim.md).\n\n" +
-			modelsim.PointingHelp,
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:0", Usage: "loopback host:port to listen on (port 0 = any free port)"},
-			&cli.StringFlag{Name: "script", Usage: "YAML or JSON rules the brain follows before its built-in behaviour"},
-			&cli.StringFlag{Name: "record", Usage: "append every exchange (request and answer) to this file as JSON lines"},
-			&cli.BoolFlag{Name: "json", Usage: "print the URLs as JSON even on a terminal"},
-			&cli.StringFlag{Name: "home", Usage: "also write a private HOME in this directory that points --home-agent at this server (its onboarding, key approval and the trust of --trust settled); its environment is printed as `env` (JSON) or export lines"},
-			&cli.StringFlag{Name: "home-agent", Value: agent.DefaultAgent(), Usage: "the agent CLI --home is written for: " + agent.OrList(offline.Agents())},
-			&cli.StringSliceFlag{Name: "trust", Usage: "with --home: a project folder the CLI trusts (repeatable)"},
-		},
-		Action: modelSimAction,
-	}
-}
+// modelSimCommand is model-sim's command line; its server runs in its own
+// program beside this one (cmdline.BinaryName), so that this binary does not
+// link net/http: every other command starts faster.
+func modelSimCommand() *cli.Command { return cmdline.Command(modelSimAction) }
 
+// modelSimAction replaces this process with model-sim's program, handing the
+// arguments over unchanged: the pid, the signals and the output a caller
+// sees stay model-sim's.
 func modelSimAction(c *cli.Context) error {
 	e := envOf(c)
-	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record")}
-	if f := c.String("script"); f != "" {
-		s, err := modelsim.LoadScript(f)
-		if err != nil {
-			return err
-		}
-		opts.Script = s
+	exe, err := e.Exe()
+	if err != nil {
+		return fmt.Errorf("find story-automator's own path: %w", err)
 	}
-	opts.Exe, _ = e.Exe()
-	srv, err := modelsim.Start(opts)
+	prog, err := cmdline.Program(exe)
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
-	// Before the URLs are printed: whoever reads them may stop us at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	urls := modelsim.BaseURLs(srv.URL())
-	var envLines []string
-	if c.String("home") != "" {
-		if envLines, err = offline.WriteHome(c.String("home-agent"), c.String("home"), srv.URL(), c.StringSlice("trust")); err != nil {
-			return err
-		}
+	if err := syscall.Exec(prog, append([]string{prog}, os.Args[1:]...), e.Environ()); err != nil {
+		return fmt.Errorf("start %s: %w", prog, err)
 	}
-	text := func(w io.Writer) { urls.WriteText(w, envLines) }
-	if err := cliio.Emit(e.Out, cliio.OK(urls.Fields(os.Getpid(), envLines)), text); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	u := srv.TotalUsage()
-	e.Log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).
-		Int("outputTokens", u.OutputTokens).Msg("model-sim stopped")
 	return nil
 }

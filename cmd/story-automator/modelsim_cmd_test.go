@@ -14,8 +14,28 @@ import (
 	"testing"
 )
 
-func TestModelSimRefusesANonLoopbackAddress(t *testing.T) {
-	res, code := runCLI(t, t.TempDir(), "model-sim", "--listen", "0.0.0.0:0")
+// runModelSim runs the built binary's model-sim with args to its end: its
+// one JSON line and exit code.
+func runModelSim(t *testing.T, bin string, args ...string) (map[string]any, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"model-sim", "--json"}, args...)...)
+	cmd.Env = cleanEnv()
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("model-sim %q: stdout %q is not one JSON object", args, out)
+	}
+	return res, code
+}
+
+func TestE2EModelSimRefusesANonLoopbackAddress(t *testing.T) {
+	res, code := runModelSim(t, builtBinary(t), "--listen", "0.0.0.0:0")
 	if code != 2 || res["error"] != "usage_error" || !strings.Contains(res["message"].(string), "loopback") {
 		t.Fatalf("model-sim --listen 0.0.0.0:0 = %d %v", code, res)
 	}
@@ -23,8 +43,26 @@ func TestModelSimRefusesANonLoopbackAddress(t *testing.T) {
 	if err := os.WriteFile(script, []byte("rules: [{match: x, actions: [{fault: boom}]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res, code := runCLI(t, t.TempDir(), "model-sim", "--script", script); code != 1 || res["error"] != "model_sim_script" {
+	if res, code := runModelSim(t, builtBinary(t), "--script", script); code != 1 || res["error"] != "model_sim_script" {
 		t.Fatalf("a bad script = %d %v", code, res)
+	}
+}
+
+// Without its own program beside it, model-sim fails with the way to install it.
+func TestE2EModelSimWithoutItsProgramSaysHowToInstallIt(t *testing.T) {
+	data, err := os.ReadFile(builtBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(t.TempDir(), "story-automator")
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, code := runModelSim(t, alone)
+	action, _ := res["action"].(string)
+	if code != 1 || res["error"] != "model_sim_missing" || !strings.Contains(action, "make build") ||
+		!strings.Contains(action, "go install") {
+		t.Fatalf("model-sim alone = %d %v", code, res)
 	}
 }
 

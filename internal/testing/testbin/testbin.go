@@ -1,5 +1,5 @@
 // Package testbin builds the story-automator binary and, beside it,
-// story-automator-hook once per test process, for end-to-end tests that
+// story-automator-hook and story-automator-model-sim once per test process, for end-to-end tests that
 // run them as real processes.
 package testbin
 
@@ -29,8 +29,11 @@ const EnvBinary = "STORY_AUTOMATOR_TEST_BINARY"
 const (
 	mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
-	// hookName is stophook.BinaryName (not imported: this package links no product code).
+	simPkg  = "github.com/story-automator/story-automator/cmd/story-automator-model-sim"
+	// hookName is stophook.BinaryName and simName cmdline.BinaryName (not
+	// imported: this package links no product code).
 	hookName = "story-automator-hook"
+	simName  = "story-automator-model-sim"
 )
 
 var (
@@ -40,8 +43,8 @@ var (
 	err  error
 )
 
-// Path returns the path of a freshly built story-automator, building it
-// and story-automator-hook beside it on first use; a build failure fails
+// Path returns the path of a freshly built story-automator, building it,
+// story-automator-hook and story-automator-model-sim beside it on first use; a build failure fails
 // the calling test.
 // Under -short it skips the test: one that runs the binary is an
 // integration test.
@@ -57,7 +60,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -75,11 +78,23 @@ func Path(t testing.TB) string {
 // without one).
 func HookPath(t testing.TB) string {
 	t.Helper()
-	hook := filepath.Join(filepath.Dir(Path(t)), hookName)
-	if _, err := os.Stat(hook); err != nil {
-		t.Fatalf("no %s beside the binary: %v", hookName, err)
+	return beside(t, hookName)
+}
+
+// ModelSimPath returns the path of story-automator-model-sim, beside Path's
+// binary, as HookPath does.
+func ModelSimPath(t testing.TB) string {
+	t.Helper()
+	return beside(t, simName)
+}
+
+func beside(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(filepath.Dir(Path(t)), name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("no %s beside the binary: %v", name, err)
 	}
-	return hook
+	return p
 }
 
 // Cleanup removes the built binary; call it from TestMain after m.Run.

@@ -22,7 +22,8 @@ func runModelSim(t *testing.T, bin string, args ...string) (map[string]any, int)
 	cmd.Env = cleanEnv()
 	out, err := cmd.Output()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)

@@ -60,8 +60,18 @@ func NewHook(exe string) (Hook, error) {
 		return Hook{}, fmt.Errorf("binary path %s: %w", abs, err)
 	}
 	argv := stophook.Program(real)
-	cmd := strings.Join(append([]string{shellword.MustQuote(argv[0])}, argv[1:]...), " ")
+	cmd := strings.Join(append([]string{commandWord(argv[0])}, argv[1:]...), " ")
 	return Hook{Command: cmd, Timeout: agent.HookTimeout}, nil
+}
+
+// commandWord writes the hook's program path as the settings file shows it
+// to people, in double quotes; a path holding a character that double
+// quotes leave live goes through the shell quoter instead.
+func commandWord(path string) string {
+	if strings.ContainsAny(path, "\"\\$`\n\r") {
+		return shellword.MustQuote(path)
+	}
+	return `"` + path + `"`
 }
 
 // splitWords splits a hook command into words the way a POSIX shell would,

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/agent"
-	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/stophook"
 )
 
@@ -64,7 +63,7 @@ func TestNewHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Command != shellword.MustQuote(hook) {
+	if h.Command != `"`+hook+`"` {
 		t.Fatalf("command %s", h.Command)
 	}
 	if prog, ok := OurProgram(h.Command); !ok || prog != hook {

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 func TestLocate(t *testing.T) {
@@ -48,7 +46,7 @@ func TestInspect(t *testing.T) {
 	if err := os.WriteFile(bin, nil, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	h := Hook{Command: shellword.MustQuote(bin) + " stop-hook", Timeout: 30}
+	h := Hook{Command: `"` + bin + `" stop-hook`, Timeout: 30}
 	noPath := func(string) string { return "" }
 	cases := []struct {
 		name    string

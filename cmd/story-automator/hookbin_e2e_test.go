@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/cliapp"
-	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/stophook"
 )
@@ -159,7 +158,7 @@ func TestHooksInstallPointsAtTheHookBinaryBesideIt(t *testing.T) {
 	hook := filepath.Join(filepath.Dir(f.exe), stophook.BinaryName)
 	writeExe(t, hook)
 	res, code := f.run(t, "hooks", "install")
-	if code != 0 || res["command"] != shellword.MustQuote(hook) {
+	if code != 0 || res["command"] != `"`+hook+`"` {
 		t.Fatalf("exit %d, %v", code, res)
 	}
 	if got := mustRead(t, filepath.Join(f.root, ".claude", "settings.json")); !strings.Contains(got, stophook.BinaryName) {

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // The user's file, in a layout of its own, survives install + uninstall byte
@@ -55,7 +53,7 @@ func TestHooksInstallPrefersTheBinaryOnPath(t *testing.T) {
 	f.exe = filepath.Join(f.env["TMPDIR"], "go-run", "story-automator")
 	writeExe(t, f.exe)
 	res, code := f.run(t, "hooks", "install")
-	if code != 0 || res["command"] != shellword.MustQuote(onPath)+" stop-hook" || res["warning"] == nil {
+	if code != 0 || res["command"] != `"`+onPath+`" stop-hook` || res["warning"] == nil {
 		t.Fatalf("exit %d, %v", code, res)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // hooksFixture is a project, a home directory and a binary to install, all in temp dirs.
@@ -44,7 +42,7 @@ func newHooksFixture(t *testing.T) *hooksFixture {
 }
 
 // command is the hook command install writes for the fixture's binary.
-func (f *hooksFixture) command() string { return shellword.MustQuote(f.exe) + " stop-hook" }
+func (f *hooksFixture) command() string { return `"` + f.exe + `" stop-hook` }
 
 func (f *hooksFixture) run(t *testing.T, args ...string) (map[string]any, int) {
 	t.Helper()

@@ -66,10 +66,11 @@ test:
 test-short:
 	$(GO) test -tags $(TAGS) -short $(PKGS)
 
-# Benchmarks named by the issues, then issue 13's figures as a table with
-# the machine and date; docs/benchmarks.md keeps them. Includes a 200-story
-# run (about a minute; STORY_AUTOMATOR_BENCH_LARGE=0 skips it);
-# STORY_AUTOMATOR_PYTHON_TOOL adds the Python tool's Stop hook.
+# Every benchmark, then the headline figures as a table with the machine and
+# date; docs/benchmarks.md keeps them. Includes a 200-story run (about a
+# minute; STORY_AUTOMATOR_BENCH_LARGE=0 skips it); BENCH=REGEXP picks
+# benchmarks; STORY_AUTOMATOR_BENCH_COMPARE=BINARY measures an older build
+# beside this one; STORY_AUTOMATOR_PYTHON_TOOL adds the Python tool's hook.
 bench: build
 	GO=$(GO) TAGS=$(TAGS) ./scripts/bench.sh
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: every benchmark once (each takes its own samples), then the
-# issue-13 figures as a table, with the machine and the date they are from.
+# headline figures as a table, with the machine and the date they are from.
 # STORY_AUTOMATOR_BENCH_LARGE=0 skips the 200-story run; set
 # STORY_AUTOMATOR_PYTHON_TOOL to a copy of the Python tool's
 # skills/bmad-story-automator to measure its Stop hook beside ours.
@@ -26,7 +26,7 @@ metric() {
 
 cat <<TABLE
 
-== Issue 13 figures: $header
+== Headline figures: $header
 | figure | measured | target |
 | --- | --- | --- |
 | Stop hook, no marker: median (p99) | $(metric StopHookVsFloor hook-no-marker-median-ms) ms ($(metric StopHookVsFloor hook-no-marker-p99-ms) ms) | ≤ 2.0 ms |
@@ -37,6 +37,8 @@ cat <<TABLE
 | Stop hook ÷ floor: stop-hook / story-automator-hook | $(metric StopHookVsFloor hook-no-marker-x-floor)× / $(metric StopHookVsFloor hookbin-no-marker-x-floor)× | — |
 | Stop hook CPU, no marker: floor / stop-hook / story-automator-hook | $(metric StopHookVsFloor floor-cpu-median-ms) / $(metric StopHookVsFloor hook-no-marker-cpu-median-ms) / $(metric StopHookVsFloor hookbin-no-marker-cpu-median-ms) ms | — |
 | Stop hook CPU ÷ floor's, no marker (bystander): stop-hook / story-automator-hook | $(metric StopHookVsFloor hook-no-marker-cpu-x-floor)× ($(metric StopHookVsFloor hook-bystander-cpu-x-floor)×) / $(metric StopHookVsFloor hookbin-no-marker-cpu-x-floor)× ($(metric StopHookVsFloor hookbin-bystander-cpu-x-floor)×) | story-automator-hook ≤ 1.5× |
+| main binary start-up, CPU: --version / status --json (÷ floor) | $(metric StartupVsFloor version-cpu-median-ms) / $(metric StartupVsFloor status-cpu-median-ms) ms ($(metric StartupVsFloor version-cpu-x-floor)× / $(metric StartupVsFloor status-cpu-x-floor)×) | no slower than the build before |
+| main binary start-up, CPU, the STORY_AUTOMATOR_BENCH_COMPARE build: --version / status --json | $(metric StartupVsFloor compare-version-cpu-median-ms) / $(metric StartupVsFloor compare-status-cpu-median-ms) ms | — |
 | Python tool's Stop hook: median (÷ ours) | $(metric StopHookVsFloor python-median-ms) ms ($(metric StopHookVsFloor python-x-hook)×) | ≥ 100× |
 | Stop hook peak RSS (floor, Python) | $(metric StopHookVsFloor hook-bystander-peak-rss-MiB) MiB ($(metric StopHookVsFloor floor-peak-rss-MiB), $(metric StopHookVsFloor python-peak-rss-MiB)) | ≤ 10 MiB |
 | child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |

@@ -47,15 +47,9 @@ func (k *kernel) open() error {
 		return errNoKernel
 	}
 	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return errNoKernel
-	}
-	f := os.NewFile(uintptr(fd), "kqueue")
-	rc, err := f.SyscallConn()
+	f, rc, err := pollable(fd, "kqueue")
 	if err != nil {
-		f.Close()
-		return errNoKernel
+		return err
 	}
 	k.fd, k.queue = fd, f
 	go k.read(rc)

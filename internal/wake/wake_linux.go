@@ -136,15 +136,9 @@ func (k *kernel) process(pid int) error {
 	if err != nil {
 		return errNoKernel // a kernel before 5.3
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return errNoKernel
-	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	rc, err := f.SyscallConn()
+	f, rc, err := pollable(fd, "pidfd")
 	if err != nil {
-		f.Close()
-		return errNoKernel
+		return err
 	}
 	k.pidfds[pid] = f
 	go func() {

@@ -1,0 +1,27 @@
+//go:build linux || darwin || freebsd
+
+package wake
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// pollable makes fd non-blocking and hands it to the Go netpoller: reads
+// through the returned RawConn wait there, using no CPU. On failure fd is
+// closed and the error is errNoKernel.
+func pollable(fd int, name string) (*os.File, syscall.RawConn, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, nil, errNoKernel
+	}
+	f := os.NewFile(uintptr(fd), name)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, nil, errNoKernel
+	}
+	return f, rc, nil
+}

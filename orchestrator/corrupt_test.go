@@ -69,9 +69,7 @@ func TestResumeOfACorruptStateDocumentFailsWithStateCorruptAndKeepsItAside(t *te
 		t.Fatal(err)
 	}
 	writeFile(t, res.StatePath, "garbage")
-	o := h.options()
-	o.Resume = true
-	_, err = h.run(context.Background(), o)
+	_, err = h.resume()
 	if Code(err) != "state_corrupt" || !strings.Contains(err.Error(), "moved it aside to "+res.StatePath+".corrupt-") ||
 		!strings.Contains(err.Error(), "marker remove") {
 		t.Fatalf("resume of a corrupt document: %s %v", Code(err), err)

@@ -195,9 +195,7 @@ func TestReviewThatNeverPassesEscalatesAfterMaxCyclesAndResumeGetsAFreshBudget(t
 		t.Fatalf("cycles before escalation %v", cycles)
 	}
 	passAt = 7
-	o := h.options()
-	o.Resume = true
-	res, err = h.run(context.Background(), o)
+	res, err = h.resume()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -258,9 +256,7 @@ func TestACommitThatEscalatedIsCommittedOnResume(t *testing.T) {
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
 		t.Fatal(err)
 	}
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,9 +379,7 @@ func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
 	before := len(h.steps.requests())
 	// The human accepts the story as it is: set done in sprint-status.yaml.
 	h.steps.verify = func(req StepRequest) bool { return req.Story == "1-1" && req.Step == StepReview }
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

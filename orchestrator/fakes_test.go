@@ -420,6 +420,14 @@ func (h *harness) run(ctx context.Context, o Options) (*Result, error) {
 	return Run(ctx, o, h.deps())
 }
 
+// resume runs the harness again with --resume.
+func (h *harness) resume() (*Result, error) {
+	h.t.Helper()
+	o := h.options()
+	o.Resume = true
+	return h.run(context.Background(), o)
+}
+
 // saved reads the state document back from disk.
 func (h *harness) saved(res *Result) *State {
 	h.t.Helper()

@@ -123,9 +123,7 @@ func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
 	}
 	h.repo.touch("src/human-fix.go") // the human fixes what the review asked for
 	h.steps.script = nil
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatal(err)
 	}
 	got := h.repo.commitFiles()["1-1"]

@@ -88,19 +88,20 @@ func TestOptionsFromEnv(t *testing.T) {
 	}
 }
 
-// signalWriter closes seen once the output contains want.
-type signalWriter struct {
+// countingWriter closes seen once the output holds want n times.
+type countingWriter struct {
 	mu   sync.Mutex
 	buf  bytes.Buffer
 	want string
+	n    int
 	seen chan struct{}
 }
 
-func (w *signalWriter) Write(p []byte) (int, error) {
+func (w *countingWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
-	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
+	if w.seen != nil && strings.Count(w.buf.String(), w.want) >= w.n {
 		close(w.seen)
 		w.seen = nil
 	}
@@ -111,7 +112,7 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 // a finished turn to the monitor's Claude heuristic.
 func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
 	seen := make(chan struct{})
-	w := &signalWriter{want: "? for shortcuts", seen: seen}
+	w := &countingWriter{want: "? for shortcuts", n: 1, seen: seen}
 	s := &Sim{Prompt: "Implement story 1.2", Options: Options{Behaviour: "claude-screen"}, In: strings.NewReader(""), Out: w}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
@@ -133,26 +134,6 @@ func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
 	if !strings.Contains(screen, "✻ "+ClaudeVerb+" for "+ClaudeDuration) || strings.Contains(screen, "esc to interrupt") {
 		t.Fatalf("screen:\n%s", screen)
 	}
-}
-
-// countingWriter closes seen once the output holds want n times.
-type countingWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	n    int
-	seen chan struct{}
-}
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if w.seen != nil && strings.Count(w.buf.String(), w.want) >= w.n {
-		close(w.seen)
-		w.seen = nil
-	}
-	return len(p), nil
 }
 
 func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {

@@ -91,10 +91,7 @@ func TestCrashedStepRetriesAlternatingAgentsWithDoublingBackoff(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	dev := h.saved(res).Unit("1-1").Step(StepDev)
 	var roles []string
 	for _, a := range dev.Attempts {
@@ -221,10 +218,7 @@ func TestOptionalStepFailureLetsTheStoryGoOn(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	u := h.saved(res).Unit("1-1")
 	if u.Status != StatusDone || u.Step(StepAutomate).Status != StatusFailed || len(u.Step(StepAutomate).Attempts) != 3 {
 		t.Fatalf("unit %s automate %+v", u.Status, u.Step(StepAutomate))
@@ -236,10 +230,7 @@ func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.repo.failN = 1
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
 		t.Fatalf("commits %v", got)
 	}

@@ -192,10 +192,7 @@ func TestConsecutiveAttemptsShareTheSnapshotBetweenThem(t *testing.T) {
 		h.repo.touch("src/" + req.Step + ".go")
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	if res.Outcome != OutcomeDone {
 		t.Fatalf("outcome %v", res.Outcome)
 	}
@@ -224,10 +221,7 @@ func TestACommitMakesTheNextAttemptListTheTreeAgain(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	st := h.saved(res)
 	for _, u := range st.Units {
 		for _, p := range u.Paths {

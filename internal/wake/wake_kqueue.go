@@ -136,14 +136,8 @@ func (k *kernel) process(pid int) error {
 	return nil
 }
 
-// close ends every watch: the reader sees the kqueue closed.
-func (k *kernel) close() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closing {
-		return
-	}
-	k.closing = true
+// release ends every watch: the reader sees the kqueue closed.
+func (k *kernel) release() {
 	if k.queue != nil {
 		k.queue.Close()
 	}

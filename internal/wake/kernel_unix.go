@@ -1,5 +1,7 @@
 //go:build linux || darwin || freebsd
 
+// What the Linux and the kqueue kernels share.
+
 package wake
 
 import (
@@ -24,4 +26,16 @@ func pollable(fd int, name string) (*os.File, syscall.RawConn, error) {
 		return nil, nil, errNoKernel
 	}
 	return f, rc, nil
+}
+
+// close ends every watch, once: release, which each kernel has, frees its
+// descriptors with k.mu held.
+func (k *kernel) close() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closing {
+		return
+	}
+	k.closing = true
+	k.release()
 }

@@ -88,53 +88,6 @@ func TestOptionsFromEnv(t *testing.T) {
 	}
 }
 
-// signalWriter closes seen once the output contains want.
-type signalWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-}
-
-func (w *signalWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if w.seen != nil && strings.Contains(w.buf.String(), w.want) {
-		close(w.seen)
-		w.seen = nil
-	}
-	return len(p), nil
-}
-
-// The Claude-like screen, once its carriage-return redraws are resolved, is
-// a finished turn to the monitor's Claude heuristic.
-func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
-	seen := make(chan struct{})
-	w := &signalWriter{want: "? for shortcuts", seen: seen}
-	s := &Sim{Prompt: "Implement story 1.2", Options: Options{Behaviour: "claude-screen"}, In: strings.NewReader(""), Out: w}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int)
-	go func() { done <- Run(ctx, s) }()
-	<-seen
-	cancel()
-	<-done
-	log := filepath.Join(t.TempDir(), "out.log")
-	w.mu.Lock()
-	raw := w.buf.Bytes()
-	w.mu.Unlock()
-	if err := os.WriteFile(log, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	screen, err := sessionstate.OutputTail(log, 40)
-	if err != nil || !monitor.ClaudeTurnDone(screen) {
-		t.Fatalf("not a finished turn (%v):\n%s", err, screen)
-	}
-	if !strings.Contains(screen, "✻ "+ClaudeVerb+" for "+ClaudeDuration) || strings.Contains(screen, "esc to interrupt") {
-		t.Fatalf("screen:\n%s", screen)
-	}
-}
-
 // countingWriter closes seen once the output holds want n times.
 type countingWriter struct {
 	mu   sync.Mutex
@@ -155,10 +108,12 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
+// runUntil runs s until its output holds want n times, then cancels it and
+// returns the output.
+func runUntil(s *Sim, want string, n int) string {
 	seen := make(chan struct{})
-	w := &countingWriter{want: "turn finished", n: 3, seen: seen}
-	s := &Sim{Options: Options{Behaviour: "stop-hook"}, In: strings.NewReader("next\nand again\n"), Out: w, Exe: "/bin/true"}
+	w := &countingWriter{want: want, n: n, seen: seen}
+	s.Out = w
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() { done <- Run(ctx, s) }()
@@ -167,8 +122,30 @@ func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
 	<-done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if got := strings.Count(w.buf.String(), "working on the step"); got != 3 {
-		t.Fatalf("%d turns, want 3:\n%s", got, w.buf.String())
+	return w.buf.String()
+}
+
+// The Claude-like screen, once its carriage-return redraws are resolved, is
+// a finished turn to the monitor's Claude heuristic.
+func TestClaudeScreenIsRecognisedByTheMonitor(t *testing.T) {
+	raw := runUntil(&Sim{Prompt: "Implement story 1.2", Options: Options{Behaviour: "claude-screen"}, In: strings.NewReader("")}, "? for shortcuts", 1)
+	log := filepath.Join(t.TempDir(), "out.log")
+	if err := os.WriteFile(log, []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	screen, err := sessionstate.OutputTail(log, 40)
+	if err != nil || !monitor.ClaudeTurnDone(screen) {
+		t.Fatalf("not a finished turn (%v):\n%s", err, screen)
+	}
+	if !strings.Contains(screen, "✻ "+ClaudeVerb+" for "+ClaudeDuration) || strings.Contains(screen, "esc to interrupt") {
+		t.Fatalf("screen:\n%s", screen)
+	}
+}
+
+func TestStopHookBehaviourEndsATurnPerTypedLine(t *testing.T) {
+	out := runUntil(&Sim{Options: Options{Behaviour: "stop-hook"}, In: strings.NewReader("next\nand again\n"), Exe: "/bin/true"}, "turn finished", 3)
+	if got := strings.Count(out, "working on the step"); got != 3 {
+		t.Fatalf("%d turns, want 3:\n%s", got, out)
 	}
 }
 

@@ -78,9 +78,7 @@ func TestCodexInstallTrustsOurHookWithTheHashCodexListsAndUninstallIsARoundTrip(
 	other := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"/usr/bin/other"}]}]}}`
 	writeFile(t, hooksJSON, other, 0o600)
 	loc := Location{Provider: Codex, Scope: ScopeUser, Path: hooksJSON}
-	if _, err := Install(hooksJSON, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, hooksJSON, testHook, Options{Now: fixedNow})
 	codex := &fakeCodex{files: []string{hooksJSON}, config: config}
 	st, err := SetupCodex(context.Background(), loc, testHook, config, codex, "/work/p", false)
 	if err != nil {
@@ -154,9 +152,7 @@ func TestCodexEnableHooksMigratesTheLegacyKeyAndTurnsHooksOn(t *testing.T) {
 func TestCodexHooksOffShowInStatus(t *testing.T) {
 	hooksJSON, config := codexHome(t)
 	writeFile(t, config, "[features]\nhooks = false\n", 0o600)
-	if _, err := Install(hooksJSON, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, hooksJSON, testHook, Options{Now: fixedNow})
 	loc := Location{Provider: Codex, Scope: ScopeUser, Path: hooksJSON}
 	st := InspectCodex(context.Background(), loc, testHook, config, &fakeCodex{files: []string{hooksJSON}, config: config}, "/p")
 	if st.HooksEnabled || st.Trusted == nil || *st.Trusted || !strings.Contains(st.Action, "hooks install --provider codex") {
@@ -166,9 +162,7 @@ func TestCodexHooksOffShowInStatus(t *testing.T) {
 
 func TestCodexSetupWithoutCodexSaysWhatToDo(t *testing.T) {
 	hooksJSON, config := codexHome(t)
-	if _, err := Install(hooksJSON, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, hooksJSON, testHook, Options{Now: fixedNow})
 	loc := Location{Provider: Codex, Scope: ScopeUser, Path: hooksJSON}
 	st, err := SetupCodex(context.Background(), loc, testHook, config, &fakeCodex{err: ErrProgramNotFound}, "/p", false)
 	if err != nil {
@@ -186,9 +180,7 @@ func TestCodexSetupWithoutCodexSaysWhatToDo(t *testing.T) {
 func TestCodexProjectHooksOfAnUntrustedFolderAreNotListed(t *testing.T) {
 	root := t.TempDir()
 	hooksJSON, config := filepath.Join(root, ".codex", "hooks.json"), filepath.Join(t.TempDir(), "config.toml")
-	if _, err := Install(hooksJSON, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, hooksJSON, testHook, Options{Now: fixedNow})
 	loc := Location{Provider: Codex, Scope: ScopeProject, Path: hooksJSON}
 	// Codex does not load the project's hooks.json at all.
 	st, err := SetupCodex(context.Background(), loc, testHook, config, &fakeCodex{config: config}, root, false)

@@ -36,9 +36,7 @@ func BenchmarkInstall(b *testing.B) {
 	b.Run("already-installed", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "settings.json")
 		writeFile(b, path, benchSettings(), 0o600)
-		if _, err := Install(path, testHook, Options{}); err != nil {
-			b.Fatal(err)
-		}
+		mustInstall(b, path, testHook, Options{})
 		for range b.N {
 			d := make([]time.Duration, 0, benchCalls)
 			for range benchCalls {

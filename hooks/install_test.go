@@ -23,6 +23,32 @@ func writeFile(t testing.TB, path, content string, perm os.FileMode) {
 	}
 }
 
+// mustInstall installs h into path and fails the test on an error.
+func mustInstall(t testing.TB, path string, h Hook, opt Options) {
+	t.Helper()
+	if _, err := Install(path, h, opt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustUninstall uninstalls testHook from path and fails the test on an error.
+func mustUninstall(t *testing.T, path string) Result {
+	t.Helper()
+	res, err := Uninstall(path, testHook, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// wantEntries fails the test unless dir holds n entries.
+func wantEntries(t *testing.T, dir string, n int) {
+	t.Helper()
+	if names := dirNames(t, dir); len(names) != n {
+		t.Fatalf("%s holds %v, want %d entries", dir, names, n)
+	}
+}
+
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -86,9 +112,7 @@ func TestInstallTwiceChangesNothing(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "settings.json")
 	writeFile(t, path, `{"model": "opus"}`, 0o600)
-	if _, err := Install(path, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, path, testHook, Options{Now: fixedNow})
 	first := readFile(t, path)
 	before := dirNames(t, dir)
 	res, err := Install(path, testHook, Options{Now: fixedNow})
@@ -130,9 +154,7 @@ func TestInstallKeepsOtherKeysHooksAndOrder(t *testing.T) {
     "env": {"A": "1"},
     "cleanupPeriodDays": 30.0
 }`, 0o600)
-	if _, err := Install(path, testHook, Options{Now: fixedNow}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, path, testHook, Options{Now: fixedNow})
 	// The file's own indentation (four spaces) is kept.
 	want := `{
     "permissions": {
@@ -252,9 +274,7 @@ func TestInstallRefusesInvalidJSONAndWritesNothing(t *testing.T) {
 			if readFile(t, path) != content {
 				t.Fatal("invalid file was changed")
 			}
-			if names := dirNames(t, dir); len(names) != 1 {
-				t.Fatalf("files written next to it: %v", names)
-			}
+			wantEntries(t, dir, 1)
 		})
 	}
 }
@@ -306,22 +326,17 @@ func TestInstallThenUninstallIsByteIdentical(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "settings.json")
 			writeFile(t, path, content, 0o644)
-			if _, err := Install(path, testHook, Options{}); err != nil {
-				t.Fatal(err)
-			}
+			mustInstall(t, path, testHook, Options{})
 			if readFile(t, path) == content {
 				t.Fatal("install changed nothing")
 			}
-			res, err := Uninstall(path, testHook, Options{})
-			if err != nil || !res.Restored {
-				t.Fatalf("%+v %v", res, err)
+			if res := mustUninstall(t, path); !res.Restored {
+				t.Fatalf("%+v", res)
 			}
 			if got := readFile(t, path); got != content {
 				t.Fatalf("round trip changed the file:\nbefore %q\nafter  %q", content, got)
 			}
-			if names := dirNames(t, dir); len(names) != 1 {
-				t.Fatalf("left behind: %v", names)
-			}
+			wantEntries(t, dir, 1)
 		})
 	}
 }
@@ -329,16 +344,11 @@ func TestInstallThenUninstallIsByteIdentical(t *testing.T) {
 func TestInstallThenUninstallOfAMissingFileLeavesNoFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "settings.json")
-	if _, err := Install(path, testHook, Options{}); err != nil {
-		t.Fatal(err)
+	mustInstall(t, path, testHook, Options{})
+	if res := mustUninstall(t, path); !res.Removed {
+		t.Fatalf("%+v", res)
 	}
-	res, err := Uninstall(path, testHook, Options{})
-	if err != nil || !res.Removed {
-		t.Fatalf("%+v %v", res, err)
-	}
-	if names := dirNames(t, dir); len(names) != 0 {
-		t.Fatalf("left behind: %v", names)
-	}
+	wantEntries(t, dir, 0)
 }
 
 // A user edit between install and uninstall: the backup no longer matches,
@@ -347,21 +357,16 @@ func TestUninstallAfterAUserEditKeepsTheEditAndTheIndent(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "settings.json")
 	writeFile(t, path, "{\n    \"model\": \"opus\"\n}\n", 0o600)
-	if _, err := Install(path, testHook, Options{}); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, path, testHook, Options{})
 	edited := strings.Replace(readFile(t, path), `"opus"`, `"sonnet"`, 1)
 	writeFile(t, path, edited, 0o600)
-	res, err := Uninstall(path, testHook, Options{})
-	if err != nil || res.Restored {
-		t.Fatalf("%+v %v", res, err)
+	if res := mustUninstall(t, path); res.Restored {
+		t.Fatalf("%+v", res)
 	}
 	if got := readFile(t, path); got != "{\n    \"model\": \"sonnet\"\n}\n" {
 		t.Fatalf("file:\n%s", got)
 	}
-	if names := dirNames(t, dir); len(names) != 2 {
-		t.Fatalf("want the file and one backup: %v", names)
-	}
+	wantEntries(t, dir, 2)
 }
 
 func TestDryRunWritesNothing(t *testing.T) {
@@ -374,9 +379,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	if !res.Changed || !res.Created || string(res.Content) != installedOnly {
 		t.Fatalf("dry run result %+v", res)
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
-		t.Fatalf("dry run wrote %v", names)
-	}
+	wantEntries(t, dir, 0)
 	writeFile(t, path, installedOnly, 0o600)
 	res, err = Uninstall(path, Hook{}, Options{DryRun: true, Now: fixedNow})
 	if err != nil || !res.Changed || string(res.Content) != "{}\n" {
@@ -453,9 +456,7 @@ func TestUninstallOfAMissingFileCreatesNothing(t *testing.T) {
 	if err != nil || res.Changed {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if names := dirNames(t, dir); len(names) != 0 {
-		t.Fatalf("uninstall created %v", names)
-	}
+	wantEntries(t, dir, 0)
 }
 
 func TestInstallEditsTheTargetOfASymlinkedFile(t *testing.T) {
@@ -501,9 +502,7 @@ func TestRenamedBinariesReplaceRatherThanDoubleTheEntry(t *testing.T) {
 		{Command: `"/usr/bin/story-automator" stop-hook`, Timeout: 30},
 	}
 	for _, h := range installs {
-		if _, err := Install(path, h, Options{Now: fixedNow}); err != nil {
-			t.Fatal(err)
-		}
+		mustInstall(t, path, h, Options{Now: fixedNow})
 	}
 	got := readFile(t, path)
 	if n := strings.Count(got, "stop-hook"); n != 2 {

@@ -124,15 +124,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 	conv := anthropicConversation(&req)
 	rep := s.brain.Respond(conv)
 	content := s.anthropicContent(conv, rep)
-	ex := Exchange{Protocol: ProtocolAnthropic, Method: r.Method, Path: r.RequestURI, Model: req.Model,
-		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
-	if rep.ErrorStatus != 0 {
-		ex.Status = rep.ErrorStatus
-	} else if !rep.Hang {
-		ex.Usage = rep.Usage
-	}
-	s.add(ex)
-	if !s.wait(r, rep) {
+	if !s.answer(r, body, ProtocolAnthropic, req.Model, conv, rep, rep.Usage) {
 		return
 	}
 	if rep.ErrorStatus != 0 {

@@ -1,7 +1,6 @@
 package modelsim
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -10,16 +9,8 @@ import (
 // `echo hello > proof.txt` now.'`: the prompt, then the Bash tool's result.
 func TestAnthropicAnswersRealClaudeRequests(t *testing.T) {
 	s := start(t, Options{})
-	status, first := post(t, s, "/v1/messages?beta=true", fixture(t, "claude-2.1.328/messages-1.json"))
-	if status != http.StatusOK {
-		t.Fatalf("status %d: %s", status, first)
-	}
-	golden(t, "anthropic-tool-use.sse", first)
-	status, second := post(t, s, "/v1/messages?beta=true", fixture(t, "claude-2.1.328/messages-2.json"))
-	if status != http.StatusOK {
-		t.Fatalf("status %d: %s", status, second)
-	}
-	golden(t, "anthropic-end-turn.sse", second)
+	postGolden(t, s, "/v1/messages?beta=true", fixture(t, "claude-2.1.328/messages-1.json"), "anthropic-tool-use.sse")
+	postGolden(t, s, "/v1/messages?beta=true", fixture(t, "claude-2.1.328/messages-2.json"), "anthropic-end-turn.sse")
 
 	ex := s.Exchanges()
 	if len(ex) != 2 {

@@ -214,6 +214,18 @@ func TestE2EClaudeDoesARunStepThroughAgentSim(t *testing.T) {
 	}
 }
 
+// Codex and Gemini CLI do a run step as Claude Code does (above).
+func TestE2ECodexAndGeminiDoARunStepThroughAgentSim(t *testing.T) {
+	t.Parallel()
+	for _, cli := range []agentCLI{codexCLI, geminiCLI} {
+		t.Run(cli.name, func(t *testing.T) {
+			t.Parallel()
+			_, dir, run := agentSimStep(t, runCLIStep(t, cli))
+			wantStoryFile(t, cli.name, dir, run)
+		})
+	}
+}
+
 func TestE2EClaudeCrashFaultKillsTheAgent(t *testing.T) {
 	t.Parallel()
 	_, _, run := agentSimStep(t, runClaudeStep(t), crashFault)

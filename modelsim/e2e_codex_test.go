@@ -90,12 +90,6 @@ func TestE2ECodexWithFunctionToolsRunsTheCall(t *testing.T) {
 	checkProof(t, srv, dir, run, modelsim.ProtocolOpenAI)
 }
 
-func TestE2ECodexDoesARunStepThroughAgentSim(t *testing.T) {
-	t.Parallel()
-	_, dir, run := agentSimStep(t, runCLIStep(t, codexCLI))
-	wantStoryFile(t, "codex", dir, run)
-}
-
 func TestE2ECodexCrashFaultKillsTheAgent(t *testing.T) {
 	t.Parallel()
 	_, _, run := agentSimStep(t, runCLIStep(t, codexCLI), crashFault)

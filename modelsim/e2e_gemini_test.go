@@ -25,12 +25,6 @@ func TestE2EGeminiRunsOneScriptedToolCallThatWritesAFile(t *testing.T) {
 	}
 }
 
-func TestE2EGeminiDoesARunStepThroughAgentSim(t *testing.T) {
-	t.Parallel()
-	_, dir, run := agentSimStep(t, runCLIStep(t, geminiCLI))
-	wantStoryFile(t, "gemini", dir, run)
-}
-
 func TestE2EGeminiCrashFaultKillsTheAgent(t *testing.T) {
 	t.Parallel()
 	_, _, run := agentSimStep(t, runCLIStep(t, geminiCLI), crashFault)

@@ -47,61 +47,66 @@ func checkTwoIterations(t *testing.T, srv *modelsim.Server, dir string, run agen
 
 const loopPrompt = "Run `echo 1 >> ticks.txt`, then stop."
 
-func TestE2EClaudeDoesTheIterationAStopHookAsksFor(t *testing.T) {
-	t.Parallel()
+// checkHookLoop runs cli with a block-once hook, which install puts into the
+// CLI's arguments or settings, and checks that both iterations ran.
+func checkHookLoop(t *testing.T, cli agentCLI, install func(cli *agentCLI, hook string)) {
+	t.Helper()
 	srv := scriptedServer(t, "rules: []\n")
 	dir := t.TempDir()
-	settings, _ := json.Marshal(map[string]any{"hooks": hookSettings("Stop", blockOnceHook(t))})
-	cli := claudeCLI
-	cli.argv = func(p string) []string {
-		return []string{"-p", "--dangerously-skip-permissions", "--settings", string(settings), p}
-	}
+	install(&cli, blockOnceHook(t))
 	checkTwoIterations(t, srv, dir, runAgent(t, cli, offline.Config{}, srv, dir, loopPrompt))
+}
+
+// setupThen runs setup, then then with its environment.
+func setupThen(setup func(offline.Config) (offline.Env, error), then func(offline.Config, offline.Env) error) func(offline.Config) (offline.Env, error) {
+	return func(c offline.Config) (offline.Env, error) {
+		env, err := setup(c)
+		if err != nil {
+			return env, err
+		}
+		return env, then(c, env)
+	}
+}
+
+func TestE2EClaudeDoesTheIterationAStopHookAsksFor(t *testing.T) {
+	t.Parallel()
+	checkHookLoop(t, claudeCLI, func(cli *agentCLI, hook string) {
+		settings, _ := json.Marshal(map[string]any{"hooks": hookSettings("Stop", hook)})
+		cli.argv = func(p string) []string {
+			return []string{"-p", "--dangerously-skip-permissions", "--settings", string(settings), p}
+		}
+	})
 }
 
 func TestE2ECodexDoesTheIterationAStopHookAsksFor(t *testing.T) {
 	t.Parallel()
-	srv := scriptedServer(t, "rules: []\n")
-	dir := t.TempDir()
-	hook := blockOnceHook(t)
-	cli := codexCLI
-	cli.setup = func(c offline.Config) (offline.Env, error) {
-		env, err := offline.Codex(c)
-		if err != nil {
-			return env, err
+	checkHookLoop(t, codexCLI, func(cli *agentCLI, hook string) {
+		cli.setup = setupThen(cli.setup, func(_ offline.Config, env offline.Env) error {
+			data, _ := json.Marshal(map[string]any{"hooks": hookSettings("Stop", hook)})
+			return os.WriteFile(filepath.Join(env.Set["CODEX_HOME"], "hooks.json"), data, 0o600)
+		})
+		cli.argv = func(p string) []string {
+			return []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", p}
 		}
-		data, _ := json.Marshal(map[string]any{"hooks": hookSettings("Stop", hook)})
-		return env, os.WriteFile(filepath.Join(env.Set["CODEX_HOME"], "hooks.json"), data, 0o600)
-	}
-	cli.argv = func(p string) []string {
-		return []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", p}
-	}
-	checkTwoIterations(t, srv, dir, runAgent(t, cli, offline.Config{}, srv, dir, loopPrompt))
+	})
 }
 
 func TestE2EGeminiDoesTheIterationAnAfterAgentHookAsksFor(t *testing.T) {
 	t.Parallel()
-	srv := scriptedServer(t, "rules: []\n")
-	dir := t.TempDir()
-	hook := blockOnceHook(t)
-	cli := geminiCLI
-	cli.setup = func(c offline.Config) (offline.Env, error) {
-		env, err := offline.Gemini(c)
-		if err != nil {
-			return env, err
-		}
-		path := filepath.Join(c.Home, ".gemini", "settings.json")
-		var s map[string]any
-		data, err := os.ReadFile(path)
-		if err == nil {
-			err = json.Unmarshal(data, &s)
-		}
-		if err != nil {
-			return env, err
-		}
-		s["hooks"] = hookSettings("AfterAgent", hook)
-		data, _ = json.Marshal(s)
-		return env, os.WriteFile(path, data, 0o600)
-	}
-	checkTwoIterations(t, srv, dir, runAgent(t, cli, offline.Config{}, srv, dir, loopPrompt))
+	checkHookLoop(t, geminiCLI, func(cli *agentCLI, hook string) {
+		cli.setup = setupThen(cli.setup, func(c offline.Config, _ offline.Env) error {
+			path := filepath.Join(c.Home, ".gemini", "settings.json")
+			var s map[string]any
+			data, err := os.ReadFile(path)
+			if err == nil {
+				err = json.Unmarshal(data, &s)
+			}
+			if err != nil {
+				return err
+			}
+			s["hooks"] = hookSettings("AfterAgent", hook)
+			data, _ = json.Marshal(s)
+			return os.WriteFile(path, data, 0o600)
+		})
+	})
 }

@@ -2,7 +2,6 @@ package modelsim
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -25,17 +24,11 @@ func geminiFixture(t *testing.T, name string) (string, []byte) {
 func TestGeminiAnswersRealGeminiCLIRequests(t *testing.T) {
 	s := start(t, Options{})
 	path, body := geminiFixture(t, "generate-content-1.json")
-	status, side := post(t, s, path, body)
-	if status != http.StatusOK {
-		t.Fatalf("status %d: %s", status, side)
-	}
-	golden(t, "gemini-complexity.json", side)
+	side := postGolden(t, s, path, body, "gemini-complexity.json")
 	path, body = geminiFixture(t, "stream-1.json")
-	_, first := post(t, s, path, body)
-	golden(t, "gemini-function-call.sse", first)
+	first := postGolden(t, s, path, body, "gemini-function-call.sse")
 	path, body = geminiFixture(t, "stream-2.json")
-	_, second := post(t, s, path, body)
-	golden(t, "gemini-end.sse", second)
+	postGolden(t, s, path, body, "gemini-end.sse")
 
 	var score struct {
 		Candidates []struct {

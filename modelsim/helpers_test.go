@@ -42,6 +42,18 @@ func post(t *testing.T, s *Server, path string, body []byte) (int, string) {
 	return resp.StatusCode, b.String()
 }
 
+// postGolden posts body, wants 200, and compares the answer with
+// testdata/goldenName; it returns the answer.
+func postGolden(t *testing.T, s *Server, path string, body []byte, goldenName string) string {
+	t.Helper()
+	status, got := post(t, s, path, body)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, got)
+	}
+	golden(t, goldenName, got)
+	return got
+}
+
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))

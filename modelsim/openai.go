@@ -160,15 +160,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}
-	ex := Exchange{Protocol: ProtocolOpenAI, Method: r.Method, Path: r.RequestURI, Model: req.Model,
-		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
-	if rep.ErrorStatus != 0 {
-		ex.Status = rep.ErrorStatus
-	} else if !rep.Hang {
-		ex.Usage = usage
-	}
-	s.add(ex)
-	if !s.wait(r, rep) {
+	if !s.answer(r, body, ProtocolOpenAI, req.Model, conv, rep, usage) {
 		return
 	}
 	if rep.ErrorStatus != 0 {

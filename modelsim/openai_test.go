@@ -11,13 +11,8 @@ import (
 // JavaScript that the custom tool "exec" runs.
 func TestOpenAIAnswersRealCodexCodeModeRequests(t *testing.T) {
 	s := start(t, Options{})
-	status, first := post(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-1.json"))
-	if status != http.StatusOK {
-		t.Fatalf("status %d: %s", status, first)
-	}
-	golden(t, "openai-code-mode-call.sse", first)
-	_, second := post(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-2.json"))
-	golden(t, "openai-code-mode-end.sse", second)
+	first := postGolden(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-1.json"), "openai-code-mode-call.sse")
+	postGolden(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-2.json"), "openai-code-mode-end.sse")
 	ex := s.Exchanges()
 	if ex[0].Call == nil || ex[0].Call.Shell != "echo hello; sleep 35; echo world > proof2.txt; exit 3" || ex[0].Model != "gpt-6.1-sol" {
 		t.Errorf("first exchange %+v", ex[0])
@@ -35,10 +30,8 @@ func TestOpenAIAnswersRealCodexCodeModeRequests(t *testing.T) {
 // With a model Codex does not know, it offers exec_command as a function.
 func TestOpenAIAnswersRealCodexFunctionRequests(t *testing.T) {
 	s := start(t, Options{})
-	_, first := post(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-tools-1.json"))
-	golden(t, "openai-function-call.sse", first)
-	_, second := post(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-tools-2.json"))
-	golden(t, "openai-function-end.sse", second)
+	first := postGolden(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-tools-1.json"), "openai-function-call.sse")
+	postGolden(t, s, "/v1/responses", fixture(t, "codex-0.169.0/responses-tools-2.json"), "openai-function-end.sse")
 	ev := sseData(t, first)
 	item := ev[len(ev)-2]["item"].(map[string]any)
 	if item["type"] != "function_call" || item["name"] != "exec_command" || item["arguments"] != `{"cmd":"echo hi > proof3.txt","yield_time_ms":30000}` {

@@ -221,6 +221,21 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// answer records the exchange that answers a request with rep, usage being
+// what the protocol reports, then does the reply's delay or hang; false
+// means the client or the server went away first.
+func (s *Server) answer(r *http.Request, body []byte, protocol, model string, conv *Conversation, rep Reply, usage Usage) bool {
+	ex := Exchange{Protocol: protocol, Method: r.Method, Path: r.RequestURI, Model: model,
+		Side: conv.Side, Status: 200, Text: rep.Text, Call: rep.Call, Hang: rep.Hang, Request: rawOrNil(body)}
+	if rep.ErrorStatus != 0 {
+		ex.Status = rep.ErrorStatus
+	} else if !rep.Hang {
+		ex.Usage = usage
+	}
+	s.add(ex)
+	return s.wait(r, rep)
+}
+
 // wait does the reply's delay or hang; false means the client or the
 // server went away first. A hang never answers: when it ends, the
 // connection is dropped without a response.

@@ -1,7 +1,6 @@
 package monitor_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -156,24 +155,24 @@ func exitRecorded(root, name string) (time.Time, error) {
 
 // procPssKB reads a process's proportional and anonymous resident memory.
 func procPssKB(pid int) (pss, anon int64) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	kb := procFieldsKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	return kb["Pss"], kb["Anonymous"]
+}
+
+// procFieldsKB reads the "Name:   123 kB" lines of a /proc file, by name;
+// an unreadable file has none.
+func procFieldsKB(path string) map[string]int64 {
+	fields := map[string]int64{}
+	raw, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0
+		return fields
 	}
 	for _, line := range strings.Split(string(raw), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "Pss":
-			pss = kb
-		case "Anonymous":
-			anon = kb
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k], _ = strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		}
 	}
-	return pss, anon
+	return fields
 }
 
 // simExitTime reads when agent-sim wrote its artifact, its last act before it exits.
@@ -187,24 +186,6 @@ func simExitTime(path string) (time.Time, error) {
 
 // procMemKB reads a process's resident set and its peak from /proc.
 func procMemKB(pid int) (rss, hwm int64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch k {
-		case "VmRSS":
-			rss = kb
-		case "VmHWM":
-			hwm = kb
-		}
-	}
-	return rss, hwm
+	kb := procFieldsKB(fmt.Sprintf("/proc/%d/status", pid))
+	return kb["VmRSS"], kb["VmHWM"]
 }

@@ -128,6 +128,15 @@ func (p *project) startMonitor(name string, args ...string) func() (monitor.Resu
 	}
 }
 
+// runningSim starts a sim child acting out behaviour and waits until its
+// agent runs.
+func (p *project) runningSim(behaviour string) string {
+	p.t.Helper()
+	name := p.spawnSim(sim(behaviour))
+	p.waitState(name, agentRunning)
+	return name
+}
+
 // waitState polls the session's state file until cond holds (an external condition).
 func (p *project) waitState(name string, cond func(*sessionstate.State) bool) {
 	p.t.Helper()

@@ -86,8 +86,7 @@ func TestE2ENeverStartedIsStuck(t *testing.T) {
 func TestE2ESilentStartedAgentIsStuckWithoutProgress(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
-	name := p.spawnSim(sim("silent"))
-	p.waitState(name, agentRunning)
+	name := p.runningSim("silent")
 	// The start timeout passes first: a started agent must not be called never-started.
 	r, code := p.monitor(name, "--timeout", "30s", "--start-timeout", "300ms", "--stuck-after", "1500ms")
 	wantResult(t, r, code, monitor.Stuck, monitor.ReasonNoProgress)
@@ -151,8 +150,7 @@ func TestE2EInvalidVerifierContractIsIncompleteAfterOne(t *testing.T) {
 func TestE2ESessionKilledFromOutsideIsNotFound(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
-	name := p.spawnSim(sim("hang"))
-	p.waitState(name, agentRunning)
+	name := p.runningSim("hang")
 	wait := p.startMonitor(name, "--timeout", "30s")
 	if res, code := p.run(nil, "session", "kill", name); code != 0 || res["killed"] != true {
 		t.Fatalf("kill: %d %v", code, res)
@@ -164,8 +162,7 @@ func TestE2ESessionKilledFromOutsideIsNotFound(t *testing.T) {
 func TestE2ETmuxServerKilledMidWaitEndsWithAFinalState(t *testing.T) {
 	t.Parallel()
 	p := newProject(t)
-	name := p.spawnSim(sim("hang"))
-	p.waitState(name, agentRunning)
+	name := p.runningSim("hang")
 	wait := p.startMonitor(name, "--timeout", "60s")
 	kill := newTmux(p.socket)
 	killedAt := time.Now()

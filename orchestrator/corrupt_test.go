@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -38,10 +37,7 @@ func TestANewRunMovesACorruptOldStateDocumentAsideAndGoesOn(t *testing.T) {
 	old := filepath.Join(RunsDir(h.root), "run-20250101-000000-abcd.md")
 	writeFile(t, old, "# Story run\n\n```json story-automator-state\n{\"version\": 1, \"runId\": \n```\n")
 	writeFile(t, JournalPath(old), "{\"seq\": 1}\n")
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	moved := corruptCopies(t, old)
 	if len(moved) != 1 || !strings.HasSuffix(moved[0], ".corrupt-20260102T150405Z") {
 		t.Fatalf("moved aside: %v", moved)
@@ -63,15 +59,9 @@ func TestANewRunMovesACorruptOldStateDocumentAsideAndGoesOn(t *testing.T) {
 func TestResumeOfACorruptStateDocumentFailsWithStateCorruptAndKeepsItAside(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "1-1")
-	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
-	res, err := h.run(context.Background(), h.options())
-	if !errors.Is(err, ErrEscalated) {
-		t.Fatal(err)
-	}
+	res := h.runUntilEscalatedByCrashes()
 	writeFile(t, res.StatePath, "garbage")
-	o := h.options()
-	o.Resume = true
-	_, err = h.run(context.Background(), o)
+	_, err := h.resume()
 	if Code(err) != "state_corrupt" || !strings.Contains(err.Error(), "moved it aside to "+res.StatePath+".corrupt-") ||
 		!strings.Contains(err.Error(), "marker remove") {
 		t.Fatalf("resume of a corrupt document: %s %v", Code(err), err)
@@ -85,10 +75,7 @@ func TestACorruptJournalLineKeepsTheChangesBeforeIt(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	path, st := res.StatePath, res.State
 	line := func(seq int64, pause string) string {
 		f := fieldsOf(st)
@@ -119,10 +106,7 @@ func TestStatusMovesACorruptDocumentAsideOnlyWhenNoRunHoldsTheProject(t *testing
 	t.Parallel()
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	newer := filepath.Join(RunsDir(h.root), "run-29990101-000000-ffff.md")
 	writeFile(t, newer, "no machine state here")
 	lock, err := AcquireRunLock(h.root)

@@ -91,10 +91,7 @@ func TestCrashedStepRetriesAlternatingAgentsWithDoublingBackoff(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	dev := h.saved(res).Unit("1-1").Step(StepDev)
 	var roles []string
 	for _, a := range dev.Attempts {
@@ -195,9 +192,7 @@ func TestReviewThatNeverPassesEscalatesAfterMaxCyclesAndResumeGetsAFreshBudget(t
 		t.Fatalf("cycles before escalation %v", cycles)
 	}
 	passAt = 7
-	o := h.options()
-	o.Resume = true
-	res, err = h.run(context.Background(), o)
+	res, err = h.resume()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -223,10 +218,7 @@ func TestOptionalStepFailureLetsTheStoryGoOn(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	u := h.saved(res).Unit("1-1")
 	if u.Status != StatusDone || u.Step(StepAutomate).Status != StatusFailed || len(u.Step(StepAutomate).Attempts) != 3 {
 		t.Fatalf("unit %s automate %+v", u.Status, u.Step(StepAutomate))
@@ -238,10 +230,7 @@ func TestCommitFailureRetriesThenCommitsOnce(t *testing.T) {
 	h := newHarness(t, "1-1")
 	h.project.retro["1"] = true
 	h.repo.failN = 1
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
 		t.Fatalf("commits %v", got)
 	}
@@ -258,9 +247,7 @@ func TestACommitThatEscalatedIsCommittedOnResume(t *testing.T) {
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
 		t.Fatal(err)
 	}
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,9 +370,7 @@ func TestResumeChecksAnEscalatedStepBeforeSpawningAnAgent(t *testing.T) {
 	before := len(h.steps.requests())
 	// The human accepts the story as it is: set done in sprint-status.yaml.
 	h.steps.verify = func(req StepRequest) bool { return req.Story == "1-1" && req.Step == StepReview }
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}

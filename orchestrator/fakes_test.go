@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -418,6 +419,36 @@ func (h *harness) deps() Deps {
 func (h *harness) run(ctx context.Context, o Options) (*Result, error) {
 	h.t.Helper()
 	return Run(ctx, o, h.deps())
+}
+
+// runOK runs the harness to its end without an error.
+func (h *harness) runOK() *Result {
+	h.t.Helper()
+	res, err := h.run(context.Background(), h.options())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res
+}
+
+// runUntilEscalatedByCrashes runs the harness with every step crashing
+// until the run escalates.
+func (h *harness) runUntilEscalatedByCrashes() *Result {
+	h.t.Helper()
+	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) {
+		h.t.Fatal(err)
+	}
+	return res
+}
+
+// resume runs the harness again with --resume.
+func (h *harness) resume() (*Result, error) {
+	h.t.Helper()
+	o := h.options()
+	o.Resume = true
+	return h.run(context.Background(), o)
 }
 
 // saved reads the state document back from disk.

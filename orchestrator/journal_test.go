@@ -32,6 +32,19 @@ func stateJSON(t *testing.T, s *State) string {
 	return string(b)
 }
 
+// checkpointedJournal starts a journal for a fresh run document with
+// journalState checkpointed in it.
+func checkpointedJournal(t *testing.T) (string, *State, *Journal) {
+	t.Helper()
+	doc := filepath.Join(t.TempDir(), "run-j.md")
+	s := journalState()
+	j := NewJournal(doc)
+	if err := j.Checkpoint(s); err != nil {
+		t.Fatal(err)
+	}
+	return doc, s, j
+}
+
 // copyRun copies the document and its journal as a kill would leave them.
 func copyRun(t *testing.T, doc, dir string) string {
 	t.Helper()
@@ -55,13 +68,7 @@ func copyRun(t *testing.T, doc, dir string) string {
 // document and the journal together always hold the whole state.
 func TestJournalHoldsEveryChangeAtEveryMoment(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	doc := filepath.Join(dir, "run-j.md")
-	s := journalState()
-	j := NewJournal(doc)
-	if err := j.Checkpoint(s); err != nil {
-		t.Fatal(err)
-	}
+	doc, s, j := checkpointedJournal(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	u1, u2 := s.Units[0], s.Units[1]
 	changes := []struct {
@@ -117,13 +124,7 @@ func TestJournalHoldsEveryChangeAtEveryMoment(t *testing.T) {
 // newline: the run never acted on it, and loading ignores it.
 func TestJournalIgnoresATornLastLine(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	doc := filepath.Join(dir, "run-j.md")
-	s := journalState()
-	j := NewJournal(doc)
-	if err := j.Checkpoint(s); err != nil {
-		t.Fatal(err)
-	}
+	doc, s, j := checkpointedJournal(t)
 	s.Units[0].Status = StatusRunning
 	if err := j.Change(s, s.Units[0]); err != nil {
 		t.Fatal(err)
@@ -159,13 +160,7 @@ func TestJournalIgnoresATornLastLine(t *testing.T) {
 // only changes the document already has: they are not applied again.
 func TestJournalOlderThanTheDocumentIsIgnored(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	doc := filepath.Join(dir, "run-j.md")
-	s := journalState()
-	j := NewJournal(doc)
-	if err := j.Checkpoint(s); err != nil {
-		t.Fatal(err)
-	}
+	doc, s, j := checkpointedJournal(t)
 	s.addLog(time.Now(), "", "", "one")
 	if err := j.Change(s, nil); err != nil {
 		t.Fatal(err)

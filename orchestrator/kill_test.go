@@ -32,9 +32,7 @@ func TestKillRightAfterTheMarkerIsClaimedLeavesAResumableRun(t *testing.T) {
 	if _, err := LoadState(m.StateFile); err != nil {
 		t.Fatalf("the marker names a state document that is not there: %v", err)
 	}
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 }
@@ -115,9 +113,7 @@ func TestKillAroundAStorysCommitThenResumeCommitsEveryStoryOnce(t *testing.T) {
 				return StepResult{FinalState: FinalCompleted}
 			}
 			crashAt(t, h, point)
-			o := h.options()
-			o.Resume = true
-			res, err := h.run(context.Background(), o)
+			res, err := h.resume()
 			if err != nil {
 				t.Fatalf("resume: %v", err)
 			}

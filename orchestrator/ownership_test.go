@@ -123,9 +123,7 @@ func TestChangesNobodyClaimedGoWithTheNextCommit(t *testing.T) {
 	}
 	h.repo.touch("src/human-fix.go") // the human fixes what the review asked for
 	h.steps.script = nil
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatal(err)
 	}
 	got := h.repo.commitFiles()["1-1"]
@@ -194,10 +192,7 @@ func TestConsecutiveAttemptsShareTheSnapshotBetweenThem(t *testing.T) {
 		h.repo.touch("src/" + req.Step + ".go")
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	if res.Outcome != OutcomeDone {
 		t.Fatalf("outcome %v", res.Outcome)
 	}
@@ -226,10 +221,7 @@ func TestACommitMakesTheNextAttemptListTheTreeAgain(t *testing.T) {
 		}
 		return StepResult{FinalState: FinalCompleted}
 	}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	st := h.saved(res)
 	for _, u := range st.Units {
 		for _, p := range u.Paths {

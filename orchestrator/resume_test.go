@@ -80,9 +80,7 @@ func TestResumeAfterKillRedoesOnlyTheUnverifiedStepAndClosesItsSession(t *testin
 		t.Fatalf("fixture: 1.2 dev %+v", dev)
 	}
 	h.steps = &fakeSteps{}
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
@@ -107,9 +105,7 @@ func TestResumeFindsTheCommitAKilledRunAlreadyMade(t *testing.T) {
 	h := newHarness(t, "1-1")
 	// Rewind the state to "commit running", as if killed between commit and save.
 	h.runThenRewindToCommit()
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.repo.committed(); len(got) != 1 {
@@ -147,9 +143,7 @@ func TestInterruptPausesTheRunAndTheMarker(t *testing.T) {
 	}
 	// The interrupted attempt does not count: resume starts dev with the primary agent, no backoff.
 	h.steps.script = nil
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.clock.slept(); len(got) != 0 {
@@ -180,9 +174,7 @@ func TestSecondRunIsRefused(t *testing.T) {
 func TestNewRunRefusesAPausedRunAndResumeWithoutOneFails(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "1-1")
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrNothingToResume) {
+	if _, err := h.resume(); !errors.Is(err, ErrNothingToResume) {
 		t.Fatalf("resume with nothing: %v", err)
 	}
 	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
@@ -265,9 +257,7 @@ func TestANewRunSupersedesAnOldRunWhoseMarkerWasRemoved(t *testing.T) {
 	if _, err := h.run(context.Background(), h.options()); err != nil {
 		t.Fatalf("new run: %v", err)
 	}
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrNothingToResume) {
+	if _, err := h.resume(); !errors.Is(err, ErrNothingToResume) {
 		t.Fatalf("resume after the new run finished: %v", err)
 	}
 	if got := h.repo.committed(); !slices.Equal(got, []string{"1-1"}) {
@@ -292,9 +282,7 @@ func TestResumeOfAMovedProjectSettlesItsMarker(t *testing.T) {
 	}
 	h.root = moved
 	h.steps.script = nil
-	o := h.options()
-	o.Resume = true
-	res, err := h.run(context.Background(), o)
+	res, err := h.resume()
 	if err != nil {
 		t.Fatalf("resume in the moved project: %v", err)
 	}
@@ -321,9 +309,7 @@ func TestResumeContinuesOnlyTheMarkersRun(t *testing.T) {
 	if err := os.Remove(m.StateFile); err != nil {
 		t.Fatal(err)
 	}
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); !errors.Is(err, ErrNothingToResume) || !strings.Contains(err.Error(), "marker remove") {
+	if _, err := h.resume(); !errors.Is(err, ErrNothingToResume) || !strings.Contains(err.Error(), "marker remove") {
 		t.Fatalf("resume with the marker's document gone: %v", err)
 	}
 }
@@ -383,9 +369,7 @@ func TestAFailedLookupForAnEarlierCommitIsRetriedNotIgnored(t *testing.T) {
 	// Killed between the commit and saving it; on resume the first lookup fails.
 	h.runThenRewindToCommit()
 	h.repo.findErr = 1
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.repo.committed(); len(got) != 1 {

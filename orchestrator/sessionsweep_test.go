@@ -47,11 +47,7 @@ func TestARunSweepsFinishedSessionsOlderThanTheTTL(t *testing.T) {
 func TestAResumedRunSparesTheSessionsItsAttemptsName(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "1-1")
-	h.steps.script = func(context.Context, StepRequest) StepResult { return StepResult{FinalState: FinalCrashed} }
-	res, err := h.run(context.Background(), h.options())
-	if !errors.Is(err, ErrEscalated) {
-		t.Fatal(err)
-	}
+	res := h.runUntilEscalatedByCrashes()
 	named := res.State.Unit("1-1").Step(StepCreate).Attempts[0].Session
 	h.steps.script = nil
 	steps := &sweepingSteps{fakeSteps: h.steps}

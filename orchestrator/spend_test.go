@@ -45,10 +45,7 @@ func TestEveryTotalIsTheSumOfItsAttemptsRetriesIncluded(t *testing.T) {
 		return StepResult{FinalState: FinalCompleted, Usage: &u, Model: "m1"}
 	}
 	h.policy.Steps[StepDev] = StepPolicy{Enabled: true, Retries: 2, Timeout: time.Hour}
-	res, err := h.run(context.Background(), h.options())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := h.runOK()
 	st := h.saved(res)
 	u1, u2 := st.Unit("1-1"), st.Unit("1-2")
 	// 1.1: create, dev ×2, automate, review = 5 priced; 1.2: 3 priced, automate unread.

@@ -70,9 +70,7 @@ func TestAResumeIsNotBlockedByAReusedOwnerPid(t *testing.T) {
 	if _, err := h.run(context.Background(), h.options()); !errors.Is(err, ErrRunPaused) {
 		t.Fatalf("a new run: %v, want run_paused (the old run is dead)", err)
 	}
-	o := h.options()
-	o.Resume = true
-	if _, err := h.run(context.Background(), o); err != nil {
+	if _, err := h.resume(); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 }

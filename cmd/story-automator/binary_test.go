@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -34,4 +36,18 @@ func cleanEnv(extra ...string) []string {
 		}
 	}
 	return append(env, extra...)
+}
+
+// exitCode is the exit code of c, run with the result err (0 when err is
+// nil); a command that could not run fails the test.
+func exitCode(t testing.TB, c *exec.Cmd, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatalf("%v: %v", c.Args, err)
+	}
+	return 0
 }

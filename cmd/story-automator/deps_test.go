@@ -1,9 +1,9 @@
 package main
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testing/testbin"
 )
 
 // Every package linked into the binary is loaded and initialised at every
@@ -11,17 +11,9 @@ import (
 // every command their initialisation for nothing. (The Stop hook's own
 // start-up floor is kept by its small binary, not by this one.)
 func TestTheBinaryLinksNoHeavyPackages(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-tags", "urfave_cli_no_docs", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
 	forbidden := []string{"github.com/russross/blackfriday", "github.com/cpuguy83/go-md2man"}
-	for _, pkg := range strings.Fields(string(out)) {
-		for _, f := range forbidden {
-			if pkg == f || strings.HasSuffix(f, "/") && strings.HasPrefix(pkg, f) || strings.HasPrefix(pkg, f+"/") {
-				t.Errorf("the binary links %s: its initialisation would run at every Stop-hook call", pkg)
-			}
-		}
+	for _, pkg := range testbin.ForbiddenDeps(t, ".", forbidden) {
+		t.Errorf("the binary links %s: its initialisation would run at every Stop-hook call", pkg)
 	}
 }
 

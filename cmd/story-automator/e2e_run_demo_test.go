@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,13 +32,7 @@ func demo(t *testing.T, faults string) (string, int, string) {
 	if sock := tmux.SocketPath(fmt.Sprintf("sa-demo-%d", c.Process.Pid)); fileExists(sock) {
 		t.Errorf("the demo left its tmux socket %s behind", sock)
 	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code := exitCode(t, c, err)
 	m := regexp.MustCompile(`(?m)^state document: (\S+)$`).FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("the demo does not say where the state document is (exit %d):\n%s", code, out)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,13 +82,7 @@ func (p *runProject) run(env []string, args ...string) (map[string]any, int) {
 	c := p.cmd(env, args...)
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		p.t.Fatalf("%v: %v", args, err)
-	}
+	code := exitCode(p.t, c, err)
 	return lastJSON(p.t, out.String(), errb.String()), code
 }
 

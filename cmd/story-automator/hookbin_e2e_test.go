@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"maps"
 	"os"
 	"os/exec"
@@ -28,20 +27,20 @@ func hookBinaries(t *testing.T) map[string][]string {
 // stderr and the exit code.
 func runHook(t *testing.T, argv []string, root, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(argv[0], append(append([]string{}, argv[1:]...), args...)...)
+	return runHookEnv(t, append(append([]string{}, argv...), args...), root, stdin)
+}
+
+// runHookEnv is runHook with env added to the hook's environment.
+func runHookEnv(t *testing.T, argv []string, root, stdin string, env ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = root
-	cmd.Env = cleanEnv("PROJECT_ROOT=" + root)
+	cmd.Env = cleanEnv(append([]string{"PROJECT_ROOT=" + root}, env...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", argv, err)
-	}
+	code := exitCode(t, cmd, err)
 	return out.String(), errb.String(), code
 }
 

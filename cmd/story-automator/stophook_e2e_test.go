@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,21 +13,8 @@ import (
 // runHookProcess runs the built binary's stop-hook with stdin and returns stdout and the exit code.
 func runHookProcess(t *testing.T, root string, stdin []byte, env ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(builtBinary(t), "stop-hook")
-	cmd.Dir = root
-	cmd.Env = cleanEnv(append([]string{"PROJECT_ROOT=" + root}, env...)...)
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run hook: %v", err)
-	}
-	return out.String(), code
+	out, _, code := runHookEnv(t, []string{builtBinary(t), "stop-hook"}, root, string(stdin), env...)
+	return out, code
 }
 
 // assertEmptyOrOneObject checks the hook's stdout contract.

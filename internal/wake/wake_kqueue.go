@@ -47,15 +47,9 @@ func (k *kernel) open() error {
 		return errNoKernel
 	}
 	unix.CloseOnExec(fd)
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return errNoKernel
-	}
-	f := os.NewFile(uintptr(fd), "kqueue")
-	rc, err := f.SyscallConn()
+	f, rc, err := pollable(fd, "kqueue")
 	if err != nil {
-		f.Close()
-		return errNoKernel
+		return err
 	}
 	k.fd, k.queue = fd, f
 	go k.read(rc)
@@ -142,14 +136,8 @@ func (k *kernel) process(pid int) error {
 	return nil
 }
 
-// close ends every watch: the reader sees the kqueue closed.
-func (k *kernel) close() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closing {
-		return
-	}
-	k.closing = true
+// release ends every watch: the reader sees the kqueue closed.
+func (k *kernel) release() {
 	if k.queue != nil {
 		k.queue.Close()
 	}

@@ -136,15 +136,9 @@ func (k *kernel) process(pid int) error {
 	if err != nil {
 		return errNoKernel // a kernel before 5.3
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return errNoKernel
-	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	rc, err := f.SyscallConn()
+	f, rc, err := pollable(fd, "pidfd")
 	if err != nil {
-		f.Close()
-		return errNoKernel
+		return err
 	}
 	k.pidfds[pid] = f
 	go func() {
@@ -169,17 +163,11 @@ func readable(fd int32) bool {
 	}
 }
 
-// close stops every watch and returns at once. Closing an inotify
+// release stops every watch and returns at once. Closing an inotify
 // descriptor waits until the kernel has retired its watches (an SRCU grace
 // period: 0–16 ms, 12 ms median on the development machine), and no waiter
 // needs to wait for that, so the descriptors are closed in the background.
-func (k *kernel) close() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closing {
-		return
-	}
-	k.closing = true
+func (k *kernel) release() {
 	files := make([]*os.File, 0, len(k.pidfds)+1)
 	if k.inotify != nil {
 		files = append(files, k.inotify)

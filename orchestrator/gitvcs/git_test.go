@@ -17,11 +17,8 @@ import (
 func TestGitCommitsTheProjectButNeverTheState(t *testing.T) {
 	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"README.md": "hi\n", ".story-automator/workflow.yaml": "version: 1\n"})
-	g := &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}}
+	g := prepared(t, &Git{Root: root, StatePaths: []string{".story-automator/", ".claude/.story-automator-active"}})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if err := g.Prepare(ctx); err != nil { // idempotent
 		t.Fatal(err)
 	}
@@ -72,11 +69,8 @@ func TestGitRefusesADirectoryThatIsNoRepository(t *testing.T) {
 func TestGitFindMatchesTheStoryTrailerExactly(t *testing.T) {
 	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	ten := orchestrator.CommitRequest{RunID: "run-1", Story: orchestrator.StoryInfo{Key: "1-10", Dotted: "1.10"}}
 	tenSHA, err := g.Commit(ctx, ten)
 	if err != nil {
@@ -103,10 +97,7 @@ func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
 	gittest.Write(t, filepath.Join(root, "other.txt"), "other\n")
 	gittest.Git(t, repo, "add", "-A")
 	gittest.Git(t, repo, "commit", "-q", "-m", "init")
-	g := &Git{Root: root}
-	if err := g.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	g := prepared(t, &Git{Root: root})
 	gittest.Write(t, filepath.Join(root, "mine", "new file.go"), "package mine\n")
 	gittest.Write(t, filepath.Join(root, "theirs.go"), "package theirs\n")
 	gittest.Write(t, filepath.Join(root, "other.txt"), "other, edited by an agent that staged it\n")
@@ -137,11 +128,8 @@ func TestGitCommitTakesOnlyTheRequestedPathsEvenWhenCancelled(t *testing.T) {
 func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
 	t.Parallel()
 	root := gittest.Init(t)
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	gittest.Write(t, filepath.Join(root, "a.txt"), "one\n")
 	gittest.Write(t, filepath.Join(root, "b.txt"), "one\n")
 	before, err := g.Snapshot(ctx)
@@ -168,11 +156,8 @@ func TestGitSnapshotChangesWhenAFileIsRewritten(t *testing.T) {
 func TestGitCommitRecordsGivenContentAndKeepsTheWorkTreesOwn(t *testing.T) {
 	t.Parallel()
 	root := gittest.Seed(t, map[string]string{"status.yaml": "a: backlog\nb: backlog\n"})
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: done\nb: in-progress\n")
 	data, ok, err := g.CommittedFile(ctx, "status.yaml")
 	if err != nil || !ok || string(data) != "a: backlog\nb: backlog\n" {
@@ -203,10 +188,7 @@ func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
 	exclude := filepath.Join(root, ".git", "info", "exclude")
 	// What an earlier version wrote, after a line of the user's own.
 	gittest.Write(t, exclude, "*.log\n# story-automator run state (never committed)\n/.story-automator/\n/.claude/.story-automator-active\n")
-	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
-	if err := g.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	prepared(t, &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}})
 	got := gittest.Read(t, exclude)
 	want := "*.log\n# story-automator run state (never committed)\n/.claude/.story-automator-active\n" +
 		"# story-automator run state (never committed)\n/.story-automator/runs/\n"
@@ -217,6 +199,15 @@ func TestGitPrepareStopsHidingTheWholeStateDirectory(t *testing.T) {
 	if status := gittest.Git(t, root, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(status, ".story-automator/workflow.yaml") {
 		t.Fatalf("the user's workflow.yaml is still hidden: %q", status)
 	}
+}
+
+// prepared prepares g for a run and returns it.
+func prepared(t *testing.T, g *Git) *Git {
+	t.Helper()
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // subdirProject makes a repository whose project is its subdirectory "project".
@@ -233,11 +224,8 @@ func subdirProject(t *testing.T) (repo, root string) {
 func TestGitCommitRecordsGivenContentInASubdirectoryProject(t *testing.T) {
 	t.Parallel()
 	repo, root := subdirProject(t)
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	sha, err := g.Commit(ctx, orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1"},
 		Contents: map[string][]byte{"status.yaml": []byte("a: done\n")}})
 	if err != nil {
@@ -257,10 +245,7 @@ func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
 	repo, root := subdirProject(t)
 	exclude := filepath.Join(repo, ".git", "info", "exclude")
 	gittest.Write(t, exclude, "# story-automator run state (never committed)\n/project/.story-automator/\n")
-	g := &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}}
-	if err := g.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	prepared(t, &Git{Root: root, StatePaths: []string{".story-automator/runs/", ".claude/.story-automator-active"}})
 	gittest.Write(t, filepath.Join(root, ".story-automator", "runs", "run-1.md"), "state")
 	gittest.Write(t, filepath.Join(root, ".claude", ".story-automator-active"), "{}")
 	gittest.Write(t, filepath.Join(root, ".story-automator", "workflow.yaml"), "version: 1\n")
@@ -273,11 +258,8 @@ func TestGitExcludesTheStateOfASubdirectoryProject(t *testing.T) {
 func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 	t.Parallel()
 	repo, root := subdirProject(t)
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	gittest.Write(t, filepath.Join(root, "mine.go"), "package mine\n")
 	theirs := ""
 	g.beforeCommit = func() { // another process commits after our index was built
@@ -318,11 +300,8 @@ func TestGitCommitKeepsACommitMadeByAnotherProcessMeanwhile(t *testing.T) {
 func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
 	t.Parallel()
 	root := gittest.Init(t)
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	if _, ok, err := g.CommittedFile(ctx, "status.yaml"); ok || err != nil {
 		t.Fatalf("no commit yet: %v %v", ok, err)
 	}
@@ -376,11 +355,8 @@ func gitLog(t *testing.T) func() []string {
 func TestGitCommitRunsNoGitCallItCanDoWithout(t *testing.T) {
 	root := gittest.Seed(t, map[string]string{"README.md": "hi\n"})
 	calls := gitLog(t)
-	g := &Git{Root: root}
+	g := prepared(t, &Git{Root: root})
 	ctx := context.Background()
-	if err := g.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
 	calls()
 	for i, story := range []string{"1-1", "1-2"} {
 		path := "src/" + story + ".go"

@@ -18,10 +18,7 @@ func worktreeProject(t *testing.T) (*Worktrees, string) {
 	gittest.Write(t, filepath.Join(root, "f.txt"), "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n")
 	gittest.Git(t, root, "add", "f.txt")
 	gittest.Git(t, root, "commit", "-q", "-m", "base")
-	g := &Git{Root: root}
-	if err := g.Prepare(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	g := prepared(t, &Git{Root: root})
 	return &Worktrees{Project: g, Run: "r1"}, root
 }
 
@@ -47,11 +44,27 @@ func addWorktree(t *testing.T, w *Worktrees, story, base string) string {
 	return dir
 }
 
+// headOf is the commit checked out in dir.
+func headOf(t *testing.T, dir string) string {
+	t.Helper()
+	return strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "HEAD"))
+}
+
+// land lands story's branch and returns the commit it made.
+func land(t *testing.T, w *Worktrees, story string) string {
+	t.Helper()
+	sha, err := w.landBranch(context.Background(), story)
+	if err != nil {
+		t.Fatalf("land %s: %v", story, err)
+	}
+	return sha
+}
+
 func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	if !strings.HasPrefix(a, filepath.Join(root, ".git")) {
 		t.Fatalf("worktree %s is not under the project's .git", a)
@@ -59,9 +72,7 @@ func TestWorktreesLandTwoStoriesEditingOneFileInOrder(t *testing.T) {
 	storyCommit(t, a, 2, "two")
 	storyCommit(t, b, 9, "nine")
 	for _, s := range []string{"1-1", "1-2"} {
-		if _, err := w.landBranch(ctx, s); err != nil {
-			t.Fatalf("land %s: %v", s, err)
-		}
+		land(t, w, s)
 		if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
 			t.Fatalf("user's tree not clean after landing %s: %s", s, st)
 		}
@@ -89,19 +100,17 @@ func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T
 	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	storyCommit(t, a, 5, "five-a")
 	storyCommit(t, b, 5, "five-b")
-	if _, err := w.landBranch(ctx, "1-1"); err != nil {
-		t.Fatal(err)
-	}
-	landed := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	land(t, w, "1-1")
+	landed := headOf(t, root)
 	_, err := w.landBranch(ctx, "1-2")
 	if orchestrator.Code(err) != orchestrator.CodeMergeConflict || !strings.Contains(err.Error(), "f.txt") {
 		t.Fatalf("err = %v (%s), want merge_conflict naming f.txt", err, orchestrator.Code(err))
 	}
-	if head := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD")); head != landed {
+	if head := headOf(t, root); head != landed {
 		t.Fatal("the user's branch moved on a conflict")
 	}
 	if st := gittest.Git(t, root, "status", "--porcelain"); st != "" {
@@ -113,9 +122,7 @@ func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T
 	// The user resolves it in the worktree; landing (on --resume) finishes.
 	gittest.Git(t, b, "reset", "-q", "--hard", landed)
 	storyCommit(t, b, 6, "six-b")
-	if _, err := w.landBranch(ctx, "1-2"); err != nil {
-		t.Fatal(err)
-	}
+	land(t, w, "1-2")
 	if got := gittest.Read(t, filepath.Join(root, "f.txt")); !strings.Contains(got, "five-a") || !strings.Contains(got, "six-b") {
 		t.Fatalf("f.txt:\n%s", got)
 	}
@@ -124,14 +131,10 @@ func TestWorktreesConflictEscalatesAndKeepsTheWorktreeUntilResolved(t *testing.T
 func TestWorktreesADependentStoryBuildsOnItsDependencysCommit(t *testing.T) {
 	t.Parallel()
 	w, root := worktreeProject(t)
-	ctx := context.Background()
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a := addWorktree(t, w, "1-1", base)
 	storyCommit(t, a, 1, "one")
-	sha, err := w.landBranch(ctx, "1-1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sha := land(t, w, "1-1")
 	b := addWorktree(t, w, "1-2", sha)
 	if got := gittest.Read(t, filepath.Join(b, "f.txt")); !strings.HasPrefix(got, "one\n") {
 		t.Fatalf("dependent story does not see its dependency's change:\n%s", got)
@@ -141,7 +144,7 @@ func TestWorktreesADependentStoryBuildsOnItsDependencysCommit(t *testing.T) {
 func TestWorktreesAChildsCheckoutAndStashDisturbNoOtherStory(t *testing.T) {
 	t.Parallel()
 	w, root := worktreeProject(t)
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	gittest.Write(t, filepath.Join(b, "f.txt"), "b's work in progress\n")
 	gittest.Write(t, filepath.Join(a, "f.txt"), "a's scratch\n")
@@ -162,7 +165,7 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 	t.Parallel()
 	w, root := worktreeProject(t)
 	ctx := context.Background()
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a := addWorktree(t, w, "1-1", base)
 	storyCommit(t, a, 3, "three")
 	// Killed in `git worktree add`: the checkout is gone, git's record locked.
@@ -177,7 +180,7 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 	// Killed in a landing's rebase: a conflicting rebase is left in progress.
 	gittest.Write(t, filepath.Join(root, "f.txt"), "1\n2\nTHREE\n4\n5\n6\n7\n8\n9\n10\n")
 	gittest.Git(t, root, "commit", "-q", "-am", "user")
-	userTip := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	userTip := headOf(t, root)
 	cmd := []string{"rebase", "-q", userTip}
 	if out, err := gittest.Run(a, cmd...); err == nil {
 		t.Fatalf("rebase should conflict: %s", out)
@@ -203,7 +206,6 @@ func TestWorktreesResumeRecreatesAHalfMadeWorktreeAndUndoesAHalfLanding(t *testi
 func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
 	t.Parallel()
 	w, root := worktreeProject(t)
-	ctx := context.Background()
 	status := "development_status:\n  1-1-a: ready-for-dev\n  1-2-b: ready-for-dev\n"
 	gittest.Write(t, filepath.Join(root, "sprint-status.yaml"), status)
 	gittest.Git(t, root, "add", "sprint-status.yaml")
@@ -218,7 +220,7 @@ func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
 		key := map[string]string{"1-1": "1-1-a", "1-2": "1-2-b"}[story]
 		return os.WriteFile(p, []byte(strings.Replace(string(data), key+": ready-for-dev", key+": done", 1)), 0o644)
 	}
-	base := strings.TrimSpace(gittest.Git(t, root, "rev-parse", "HEAD"))
+	base := headOf(t, root)
 	a, b := addWorktree(t, w, "1-1", base), addWorktree(t, w, "1-2", base)
 	// Each story's agent moves its own entry on: adjacent lines, which a text merge would refuse.
 	for dir, line := range map[string]string{a: "  1-1-a: review\n  1-2-b: ready-for-dev\n", b: "  1-1-a: ready-for-dev\n  1-2-b: review\n"} {
@@ -227,9 +229,7 @@ func TestWorktreesMergeSprintStatusEntriesNotText(t *testing.T) {
 	storyCommit(t, a, 2, "two")
 	storyCommit(t, b, 9, "nine")
 	for _, s := range []string{"1-1", "1-2"} {
-		if _, err := w.landBranch(ctx, s); err != nil {
-			t.Fatalf("land %s: %v", s, err)
-		}
+		land(t, w, s)
 	}
 	if got := gittest.Read(t, filepath.Join(root, "sprint-status.yaml")); got != "development_status:\n  1-1-a: done\n  1-2-b: done\n" {
 		t.Fatalf("sprint-status.yaml:\n%s", got)

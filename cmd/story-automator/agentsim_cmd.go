@@ -12,8 +12,6 @@ import (
 	"github.com/story-automator/story-automator/spend"
 )
 
-func init() { register(agentSimCommand) }
-
 func agentSimCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "agent-sim",

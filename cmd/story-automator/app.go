@@ -11,11 +11,27 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 )
 
-// commandFactories is filled by each command file's init, so adding a command
-// touches only its own file.
-var commandFactories []func() *cli.Command
-
-func register(f func() *cli.Command) { commandFactories = append(commandFactories, f) }
+// commandFactories are the commands, all in one list (help sorts them by
+// name); each lives in its own file.
+var commandFactories = []func() *cli.Command{
+	agentSimCommand,
+	completionCommand,
+	doctorCommand,
+	hooksCommand,
+	loopCommand,
+	markerCommand,
+	modelSimCommand,
+	monitorSessionCommand,
+	runCommand,
+	runsCommand,
+	sampleCommand,
+	sessionCommand,
+	sessionRunnerCommand,
+	skillCommand,
+	statusCommand,
+	stopHookCommand,
+	verifyCommand,
+}
 
 // version may be set with -ldflags -X main.version=… for builds outside a
 // module download; empty means: ask the build info (internal/buildinfo).

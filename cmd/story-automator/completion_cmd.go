@@ -7,8 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-func init() { register(completionCommand) }
-
 func completionCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "completion",

@@ -12,8 +12,6 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 )
 
-func init() { register(doctorCommand) }
-
 func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",

@@ -10,8 +10,6 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 )
 
-func init() { register(hooksCommand) }
-
 func hooksCommand() *cli.Command {
 	target := func() []cli.Flag {
 		return []cli.Flag{

@@ -11,8 +11,6 @@ import (
 	"github.com/story-automator/story-automator/stophook/loop"
 )
 
-func init() { register(loopCommand) }
-
 func loopCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "loop",

@@ -12,8 +12,6 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-func init() { register(markerCommand) }
-
 func markerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "marker",

@@ -10,8 +10,6 @@ import (
 	"github.com/story-automator/story-automator/modelsim/cmdline"
 )
 
-func init() { register(modelSimCommand) }
-
 // modelSimCommand is model-sim's command line; its server runs in its own
 // program beside this one (cmdline.BinaryName), so that this binary does not
 // link net/http: every other command starts faster.

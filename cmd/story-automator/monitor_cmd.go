@@ -16,8 +16,6 @@ import (
 	"github.com/story-automator/story-automator/workflows"
 )
 
-func init() { register(monitorSessionCommand) }
-
 func monitorSessionCommand() *cli.Command {
 	def := monitor.DefaultOptions()
 	return &cli.Command{

@@ -14,7 +14,8 @@ import (
 	"github.com/story-automator/story-automator/orchestrator/wire"
 )
 
-func init() { register(func() *cli.Command { return newRunCommand(runAction) }) }
+// runCommand is `run` with its real action.
+func runCommand() *cli.Command { return newRunCommand(runAction) }
 
 // newRunCommand is `run`: its flags fill a runOptions, which is validated
 // and handed to run (runAction; tests pass their own).

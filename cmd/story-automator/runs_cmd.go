@@ -12,8 +12,6 @@ import (
 	"github.com/story-automator/story-automator/runview"
 )
 
-func init() { register(runsCommand) }
-
 func runsCommand() *cli.Command {
 	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "print JSON (the default when stdout is not a terminal)"}
 	return &cli.Command{

@@ -10,8 +10,6 @@ import (
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
-func init() { register(sampleCommand) }
-
 func sampleCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "sample",

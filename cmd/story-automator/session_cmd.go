@@ -13,8 +13,6 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-func init() { register(sessionCommand) }
-
 func sessionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "session",

@@ -9,8 +9,6 @@ import (
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
-func init() { register(sessionRunnerCommand) }
-
 // sessionRunnerCommand is what tmux runs in a child session's pane; it is
 // not for people. Its argv holds only the state directory and the session
 // name: the agent's command, environment and prompt come from a spec file.

@@ -8,8 +8,6 @@ import (
 	"github.com/story-automator/story-automator/skill"
 )
 
-func init() { register(skillCommand) }
-
 func skillCommand() *cli.Command {
 	flags := func(extra ...cli.Flag) []cli.Flag {
 		return append([]cli.Flag{

@@ -13,8 +13,6 @@ import (
 	"github.com/story-automator/story-automator/status"
 )
 
-func init() { register(statusCommand) }
-
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",

@@ -7,8 +7,6 @@ import (
 	"github.com/story-automator/story-automator/stophook"
 )
 
-func init() { register(stopHookCommand) }
-
 const stopHookName = "stop-hook"
 
 const stopHookHelp = `story-automator stop-hook: the Claude Code / Codex Stop hook (Gemini CLI: AfterAgent).

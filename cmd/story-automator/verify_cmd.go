@@ -11,8 +11,6 @@ import (
 	"github.com/story-automator/story-automator/workflows"
 )
 
-func init() { register(verifyCommand) }
-
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",

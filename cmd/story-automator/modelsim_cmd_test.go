@@ -75,15 +75,7 @@ func TestE2EModelSimServesItsScript(t *testing.T) {
 	if err := os.WriteFile(script, []byte("rules:\n  - match: hello\n    actions: [{reply: \"hi there\"}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(builtBinary(t), "model-sim", "--script", script)
-	cmd.Env = cleanEnv()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := startModelSimCommand(t, "--script", script)
 	defer func() {
 		// Done is the usual end: the test stops it and waits for it below.
 		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -125,15 +117,7 @@ func TestE2EModelSimServesItsScript(t *testing.T) {
 func TestE2EModelSimWritesAnOfflineHome(t *testing.T) {
 	t.Parallel()
 	home, proj := t.TempDir(), t.TempDir()
-	cmd := exec.Command(builtBinary(t), "model-sim", "--json", "--home", home, "--home-agent", "claude", "--trust", proj)
-	cmd.Env = cleanEnv()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := startModelSimCommand(t, "--json", "--home", home, "--home-agent", "claude", "--trust", proj)
 	defer func() {
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Errorf("model-sim ended before the test stopped it: %v", err)
@@ -158,4 +142,20 @@ func TestE2EModelSimWritesAnOfflineHome(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), proj) {
 		t.Fatalf(".claude.json %s %v", b, err)
 	}
+}
+
+// startModelSimCommand starts the built binary's model-sim with args, its stdout
+// piped to the caller; stopping it is the caller's.
+func startModelSimCommand(t *testing.T, args ...string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(builtBinary(t), append([]string{"model-sim"}, args...)...)
+	cmd.Env = cleanEnv()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout
 }

@@ -31,9 +31,11 @@ const (
 // submitCheck tells, from the pane after an Enter, whether the Enter
 // submitted the pasted text, was taken as a newline, or shows nothing yet.
 type submitCheck struct {
-	pasted  string   // the screen that showed the paste
-	hints   []string // empty-box hints the paste replaced
-	endLine string   // the last line of pasted that shows the paste's end, trimmed
+	pasted       string   // the screen the Enter is judged against, showing the paste
+	hints        []string // empty-box hints the paste replaced
+	endLine      string   // the last line of pasted that shows the paste's end, trimmed
+	text         string
+	placeholders []string
 }
 
 // newSubmitCheck is the check for a paste that turned the screen before
@@ -41,7 +43,7 @@ type submitCheck struct {
 // disappear must come back after a submit; a CLI whose box showed none
 // cannot be checked.
 func newSubmitCheck(before, pasted, text string, paste agent.Paste) submitCheck {
-	c := submitCheck{pasted: pasted, endLine: pasteEndLine(pasted, text, paste.Placeholders)}
+	c := submitCheck{text: text, placeholders: paste.Placeholders}.on(pasted)
 	for _, h := range paste.EmptyHints {
 		if strings.Count(pasted, h) < strings.Count(before, h) {
 			c.hints = append(c.hints, h)
@@ -50,27 +52,36 @@ func newSubmitCheck(before, pasted, text string, paste agent.Paste) submitCheck 
 	return c
 }
 
+// on is the check judged against screen, which shows the paste not yet
+// submitted.
+func (c submitCheck) on(screen string) submitCheck {
+	c.pasted = screen
+	c.endLine = pasteEndLine(screen, c.text, c.placeholders)
+	return c
+}
+
 // canTell reports whether the screen can show that an Enter submitted.
 func (c submitCheck) canTell() bool { return len(c.hints) > 0 }
 
 // judge reads a screen captured after an Enter: done when an empty-box
-// hint is back, a newline (and how many) when blank lines were added below
-// the line where the paste ends, pending otherwise.
-func (c submitCheck) judge(screen string) (submitState, int) {
+// hint is back, a newline when one blank line was added below the line
+// where the paste ends, pending otherwise (more blank lines than one Enter
+// makes are a frame half drawn, not a newline).
+func (c submitCheck) judge(screen string) submitState {
 	for _, h := range c.hints {
 		if strings.Count(screen, h) > strings.Count(c.pasted, h) {
-			return submitDone, 0
+			return submitDone
 		}
 	}
 	if c.endLine == "" {
-		return submitPending, 0
+		return submitPending
 	}
 	now, ok := blanksAfter(screen, c.endLine)
 	base, _ := blanksAfter(c.pasted, c.endLine)
-	if ok && now > base {
-		return submitNewline, now - base
+	if ok && now == base+1 {
+		return submitNewline
 	}
-	return submitPending, 0
+	return submitPending
 }
 
 // pasteEndLine is the last line of screen that shows the end of the paste:
@@ -128,13 +139,20 @@ func blanksAfter(screen, line string) (int, bool) {
 func submit(ctx context.Context, tc *tmux.Client, name string, check submitCheck, settle time.Duration) error {
 	for attempt := 1; ; attempt++ {
 		time.Sleep(settle)
+		if check.canTell() {
+			var done bool
+			var err error
+			if check, done, err = rebase(ctx, tc, name, check); done || err != nil {
+				return err
+			}
+		}
 		if err := tc.SendKey(ctx, name, "Enter"); err != nil {
 			return err
 		}
 		if !check.canTell() {
 			return nil
 		}
-		state, n := awaitSubmit(ctx, tc, name, check)
+		state := awaitSubmit(ctx, tc, name, check)
 		if state == submitDone {
 			return nil
 		}
@@ -144,35 +162,56 @@ func submit(ctx context.Context, tc *tmux.Client, name string, check submitCheck
 		if state != submitNewline {
 			continue
 		}
-		if done, err := takeBackNewlines(ctx, tc, name, check, n); done || err != nil {
+		if done, err := takeBackNewline(ctx, tc, name, check); done || err != nil {
 			return err
 		}
 	}
 }
 
-// awaitSubmit waits up to submitWait for the Enter to show as a submit
-// or a newline.
-func awaitSubmit(ctx context.Context, tc *tmux.Client, name string, check submitCheck) (submitState, int) {
-	state, n := submitPending, 0
-	waitForScreen(ctx, tc, name, submitWait, func(screen string) bool {
-		state, n = check.judge(screen)
-		return state != submitPending
-	})
-	return state, n
+// rebase reads the screen just before an Enter, settled unlike the first
+// screen that showed the paste, and judges the Enter against it; done when
+// it shows the text submitted already (an earlier Enter handled late). A
+// late newline there is taken back first.
+func rebase(ctx context.Context, tc *tmux.Client, name string, check submitCheck) (submitCheck, bool, error) {
+	screen, err := tc.CapturePane(ctx, name, SendCaptureLines)
+	if err != nil {
+		return check, false, err
+	}
+	switch check.judge(screen) {
+	case submitDone:
+		return check, true, nil
+	case submitNewline:
+		done, err := takeBackNewline(ctx, tc, name, check)
+		return check, done, err
+	}
+	return check.on(screen), false, nil
 }
 
-// takeBackNewlines presses Backspace n times and waits for the input box
-// to show the paste as before; done when it shows the text submitted
-// instead (an earlier Enter was handled late).
-func takeBackNewlines(ctx context.Context, tc *tmux.Client, name string, check submitCheck, n int) (bool, error) {
-	for range n {
-		if err := tc.SendKey(ctx, name, "BSpace"); err != nil {
-			return false, err
+// awaitSubmit waits up to submitWait for the Enter to show as a submit,
+// or as a newline on two captures in a row (not a frame half drawn).
+func awaitSubmit(ctx context.Context, tc *tmux.Client, name string, check submitCheck) submitState {
+	seen, prev := submitPending, ""
+	waitForScreen(ctx, tc, name, submitWait, func(screen string) bool {
+		state := check.judge(screen)
+		if state == submitDone || (state == submitNewline && screen == prev) {
+			seen = state
 		}
+		prev = screen
+		return seen != submitPending
+	})
+	return seen
+}
+
+// takeBackNewline presses Backspace and waits for the input box to show
+// the paste as before; done when it shows the text submitted instead (an
+// earlier Enter was handled late).
+func takeBackNewline(ctx context.Context, tc *tmux.Client, name string, check submitCheck) (bool, error) {
+	if err := tc.SendKey(ctx, name, "BSpace"); err != nil {
+		return false, err
 	}
 	state := submitNewline
 	if _, ok := waitForScreen(ctx, tc, name, submitWait, func(screen string) bool {
-		state, _ = check.judge(screen)
+		state = check.judge(screen)
 		return state != submitNewline
 	}); !ok {
 		return false, ErrSubmitUnverified

@@ -58,6 +58,10 @@ type Profile struct {
 	// PasteSettle is how long after a paste the CLI still takes a key as
 	// part of it, so a send waits that long before pressing Enter.
 	PasteSettle time.Duration
+	// EmptyInputHint is what the CLI's input box shows while it is empty;
+	// when a send's paste replaced it, its return shows the Enter submitted
+	// (tmux/child/send_submit.go); "" = the box shows no such hint.
+	EmptyInputHint string
 
 	// Agent facts other packages read instead of naming the agent (issue 15).
 	Facts
@@ -310,7 +314,11 @@ var profiles = map[string]Profile{
 		// Gemini CLI 0.61 (InputPrompt) takes an Enter within 40 ms of a paste
 		// it cannot trust as a newline, not a submit; the margin covers its
 		// React state update on a loaded machine.
+		// Its handler can still be the one from before the paste when the
+		// screen already shows it, so an Enter may be a newline or ignored
+		// even then; the empty box's hint shows a real submit.
 		PasteSettle:      250 * time.Millisecond,
+		EmptyInputHint:   "Type your message or @path/to/file",
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
@@ -337,12 +345,14 @@ type Paste struct {
 	Placeholders []string
 	// Settle is how long to wait after the paste shows before pressing a key.
 	Settle time.Duration
+	// EmptyHints are what the box shows while empty (see EmptyInputHint).
+	EmptyHints []string
 }
 
 // PasteOf is how a paste into an agent's pane shows and settles: the
 // agent's own profile, or, when the CLI behind the pane is not known
 // (custom, or a session this tool did not spawn), every known placeholder
-// and the longest settle.
+// and empty-box hint and the longest settle.
 func PasteOf(agent string) Paste {
 	if p, ok := profiles[agent]; ok && agent != AgentCustom {
 		var out Paste
@@ -350,6 +360,9 @@ func PasteOf(agent string) Paste {
 			out.Placeholders = []string{p.PastePlaceholder}
 		}
 		out.Settle = p.PasteSettle
+		if p.EmptyInputHint != "" {
+			out.EmptyHints = []string{p.EmptyInputHint}
+		}
 		return out
 	}
 	var all Paste
@@ -359,6 +372,9 @@ func PasteOf(agent string) Paste {
 			all.Placeholders = append(all.Placeholders, p.PastePlaceholder)
 		}
 		all.Settle = max(all.Settle, p.PasteSettle)
+		if p.EmptyInputHint != "" {
+			all.EmptyHints = append(all.EmptyHints, p.EmptyInputHint)
+		}
 	}
 	return all
 }

@@ -184,7 +184,7 @@ func (c *Client) Paste(ctx context.Context, name, buffer, text string) error {
 }
 
 // Key names SendKey accepts: fixed tmux key names, never user text.
-var keyNames = map[string]bool{"Enter": true, "Escape": true, "C-c": true, "C-d": true, "Up": true, "Down": true}
+var keyNames = map[string]bool{"Enter": true, "BSpace": true, "Escape": true, "C-c": true, "C-d": true, "Up": true, "Down": true}
 
 // SendKey presses one named key in a session's pane.
 func (c *Client) SendKey(ctx context.Context, name, key string) error {

@@ -52,18 +52,20 @@ var interactiveSpawn = map[string][]string{
 	"gemini": {"--agent", "custom", "--command", "gemini --yolo -i {prompt}"},
 }
 
-// The send tests run alone, not beside the parallel end-to-end runs: under
-// that load Gemini CLI 0.61 was seen to take the Enter after a paste as part
-// of the paste, so the text never went to the model. Pressing Enter only
-// once the CLI has settled is the product's job (agent.PasteSettle); until
-// send can verify that its Enter submitted, these tests keep the load low.
+// The send tests run beside the other parallel end-to-end runs: under that
+// load Gemini CLI 0.61 takes an Enter after a paste as a newline, or
+// ignores it, now and then, and send must see that and submit the text all
+// the same (tmux/child/send_submit.go).
 func TestRealClaudeSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
 	testRealSend(t, "claude", offline.Claude)
 }
 func TestRealCodexSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
 	testRealSend(t, "codex", offline.Codex)
 }
 func TestRealGeminiSendArrivesByteExact(t *testing.T) {
+	t.Parallel()
 	testRealSend(t, "gemini", offline.Gemini)
 }
 

@@ -43,6 +43,8 @@ func sessionSend(c *cli.Context) error {
 		return coded.Fail("session_not_found", "no session %s", name)
 	case errors.Is(err, child.ErrSendUnverified):
 		return coded.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
+	case errors.Is(err, child.ErrSubmitUnverified):
+		return coded.Fail("submit_unverified", "the text arrived in session %s, but %d presses of Enter did not submit it", name, child.SendSubmitAttempts)
 	case err != nil:
 		return tmuxFailure(err)
 	}

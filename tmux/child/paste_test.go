@@ -51,15 +51,17 @@ func TestPastePlaceholdersMatchRealCaptures(t *testing.T) {
 
 func TestPasteOfAnAgent(t *testing.T) {
 	all := []string{"[Pasted text", "[Pasted Content", "[Pasted Text:"}
+	hints := []string{"Type your message or @path/to/file"}
 	for agentName, want := range map[string]agent.Paste{
 		agent.AgentClaude: {Placeholders: []string{"[Pasted text"}},
 		agent.AgentCodex:  {Placeholders: []string{"[Pasted Content"}},
 		// An Enter within Gemini CLI's 40 ms of a paste is a newline.
-		agent.AgentGemini: {Placeholders: []string{"[Pasted Text:"}, Settle: 250 * time.Millisecond},
+		// Its empty box's hint shows an Enter submitted.
+		agent.AgentGemini: {Placeholders: []string{"[Pasted Text:"}, Settle: 250 * time.Millisecond, EmptyHints: hints},
 		agent.AgentSim:    {},
 		// The CLI behind a custom command or a foreign session is not known.
-		agent.AgentCustom: {Placeholders: all, Settle: 250 * time.Millisecond},
-		"":                {Placeholders: all, Settle: 250 * time.Millisecond},
+		agent.AgentCustom: {Placeholders: all, Settle: 250 * time.Millisecond, EmptyHints: hints},
+		"":                {Placeholders: all, Settle: 250 * time.Millisecond, EmptyHints: hints},
 	} {
 		if got := agent.PasteOf(agentName); !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %+v, want %+v", agentName, got, want)

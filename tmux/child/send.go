@@ -64,16 +64,25 @@ func SendBufferName() string {
 	return "sa-send-" + hex.EncodeToString(b[:])
 }
 
-// WaitForPaste polls the pane until it shows the paste (see pasteArrived).
-func WaitForPaste(ctx context.Context, tc *tmux.Client, name, before, text string, placeholders []string, wait time.Duration) bool {
+// WaitForPaste polls the pane until it shows the paste (see pasteArrived)
+// and returns that screen.
+func WaitForPaste(ctx context.Context, tc *tmux.Client, name, before, text string, placeholders []string, wait time.Duration) (string, bool) {
+	return waitForScreen(ctx, tc, name, wait, func(after string) bool {
+		return pasteArrived(before, after, text, placeholders)
+	})
+}
+
+// waitForScreen polls the pane (scrollback included) until ok holds for it
+// and returns that screen; false once wait is over or the session is gone.
+func waitForScreen(ctx context.Context, tc *tmux.Client, name string, wait time.Duration, ok func(string) bool) (string, bool) {
 	deadline := time.Now().Add(wait)
 	for {
-		after, err := tc.CapturePane(ctx, name, SendCaptureLines)
-		if err == nil && pasteArrived(before, after, text, placeholders) {
-			return true
+		screen, err := tc.CapturePane(ctx, name, SendCaptureLines)
+		if err == nil && ok(screen) {
+			return screen, true
 		}
 		if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) || time.Now().After(deadline) {
-			return false
+			return screen, false
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
@@ -126,11 +135,15 @@ var (
 	// ErrSendUnverified: the text did not show in the pane within
 	// SendVerifyWait, so Enter was not pressed.
 	ErrSendUnverified = errors.New("the text did not arrive")
+	// ErrSubmitUnverified: the text arrived, but after SendSubmitAttempts
+	// presses of Enter the pane did not show the input box emptied.
+	ErrSubmitUnverified = errors.New("the Enter did not submit the text")
 )
 
 // Send types text into session name through a private paste buffer, checks
 // that it arrived, records the send baseline in the session's state (dir)
-// and, when enter is set, presses Enter once the agent's paste has settled.
+// and, when enter is set, presses Enter once the agent's paste has settled
+// and, where the screen can tell, makes sure it submitted (see submit).
 // A baseline it cannot record goes to warn and does not fail the send.
 func Send(ctx context.Context, tc *tmux.Client, dir, name, text string, enter bool, now func() time.Time, warn func(error)) error {
 	if ok, err := tc.HasSession(ctx, name); err != nil {
@@ -146,7 +159,8 @@ func Send(ctx context.Context, tc *tmux.Client, dir, name, text string, enter bo
 		return err
 	}
 	paste := agent.PasteOf(SessionAgent(dir, name))
-	if !WaitForPaste(ctx, tc, name, before, text, paste.Placeholders, SendVerifyWait) {
+	pasted, ok := WaitForPaste(ctx, tc, name, before, text, paste.Placeholders, SendVerifyWait)
+	if !ok {
 		return ErrSendUnverified
 	}
 	// Whatever the session finished before this text is not an answer to it.
@@ -156,7 +170,5 @@ func Send(ctx context.Context, tc *tmux.Client, dir, name, text string, enter bo
 	if !enter {
 		return nil
 	}
-	// An Enter the CLI still counts as part of the paste would only add a line.
-	time.Sleep(paste.Settle)
-	return tc.SendKey(ctx, name, "Enter")
+	return submit(ctx, tc, name, newSubmitCheck(before, pasted, text, paste), paste.Settle)
 }

@@ -3,8 +3,6 @@ package child
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -20,14 +18,7 @@ import (
 // a submit while the turn runs) the check tells each apart, for the long
 // paste shown as a placeholder and the short one shown as text.
 func TestSubmitCheckOnRealGeminiScreens(t *testing.T) {
-	dir := filepath.Join("testdata", "submit")
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return readTestdata(t, "submit", name) }
 	for _, kind := range []string{"long", "short"} {
 		text := read(kind + ".txt")
 		screen := func(s string) string { return read("gemini-0.61.0-" + kind + "-" + s + ".txt") }

@@ -37,14 +37,7 @@ func TestPasteArrivedNeedsAChangeThePasteExplains(t *testing.T) {
 // long paste shows only as that CLI's placeholder: it counts as arrived with
 // the session's agent profile, and would not with Claude's placeholder alone.
 func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
-	dir := filepath.Join("testdata", "paste")
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
+	read := func(name string) string { return readTestdata(t, "paste", name) }
 	text := read("pasted.txt")
 	for agentName, capture := range map[string]string{agent.AgentClaude: "claude-2.1.328",
 		agent.AgentCodex: "codex-0.169.0", agent.AgentGemini: "gemini-0.61.0"} {
@@ -62,4 +55,14 @@ func TestPasteArrivedOnRealAgentScreens(t *testing.T) {
 			t.Errorf("%s: an unchanged screen counted as the paste", agentName)
 		}
 	}
+}
+
+// readTestdata reads testdata/DIR/NAME, failing the test when it cannot.
+func readTestdata(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -63,7 +63,7 @@ type Profile struct {
 	// (tmux/child/send_submit.go); "" = the box shows no such hint.
 	EmptyInputHint string
 
-	// Agent facts other packages read instead of naming the agent (issue 15).
+	// Agent facts other packages read instead of naming the agent.
 	Facts
 }
 

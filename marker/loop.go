@@ -13,7 +13,7 @@ const (
 	DefaultThreshold = 0.6
 )
 
-// LoopState is the `loop` object of a loop-mode marker (SPEC §6).
+// LoopState is the `loop` object of a loop-mode marker (docs/loops.md).
 // Fields it does not know are kept in Extra and written back unchanged.
 type LoopState struct {
 	Prompt            string  `json:"prompt"`

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Schema values of the marker (SPEC §3).
+// Schema values of the marker (docs/reference.md, "The marker").
 const (
 	SchemaVersion = 1
 	ModeStory     = "story"
@@ -194,7 +194,7 @@ func (m *Marker) Clone() *Marker {
 	return &c
 }
 
-// Active reports whether the marker asks for guarding at all (SPEC §4 step 3).
+// Active reports whether the marker asks for guarding at all (step 3 of the Stop hook's order, docs/reference.md).
 // A mode this version does not know never asks for guarding: the hook fails open.
 func (m *Marker) Active() bool {
 	if m.Status != StatusActive {

@@ -92,7 +92,7 @@ func (s *Store) LockPath() string { return s.Path + ".lock" }
 func (s *Store) Dir() string { return filepath.Dir(s.Path) }
 
 // HistoryFile is the name of the Stop hook's decision log, kept next to the
-// marker (SPEC §6).
+// marker (docs/loops.md).
 const HistoryFile = "story-automator.history.jsonl"
 
 // HistoryPath is the Stop hook's decision log beside this marker.

@@ -1,6 +1,6 @@
 package monitor
 
-// FinalState is how a monitor-session call ends (SPEC §5).
+// FinalState is how a monitor-session call ends (docs/reference.md, "monitor-session final states").
 type FinalState string
 
 // Final states.

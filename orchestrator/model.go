@@ -24,7 +24,7 @@ const (
 // StorySteps are the steps of one story, in order.
 func StorySteps() []string { return workflows.StorySteps() }
 
-// Final states a step attempt ends in: the monitor's (SPEC §5) plus
+// Final states a step attempt ends in: the monitor's (docs/reference.md, "monitor-session final states") plus
 // interrupted, for an attempt the orchestrator itself abandoned (SIGINT,
 // SIGKILL) which never counts against a step's retries.
 const (

@@ -46,7 +46,7 @@ const (
 	ActionGitCommit = "git_commit"
 )
 
-// Defaults of the run loop (SPEC §8, issue 4).
+// Defaults of the run loop (docs/running-stories.md, "The workflow policy").
 const (
 	DefaultMaxCycles    = 5
 	DefaultCrashRetries = 2

@@ -416,7 +416,7 @@ func (e *Engine) unitFinished(ctx context.Context, u *Unit) {
 	}
 }
 
-// heartbeat records verified progress in the marker (SPEC §3): a new
+// heartbeat records verified progress in the marker (docs/reference.md, "The marker"): a new
 // heartbeat, where the run is, and, when remaining ≥ 0, storiesRemaining.
 // A marker paused by hand stops the run after its current steps. A marker
 // that is not this run's (another run's, or a loop started with --replace)

@@ -146,7 +146,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// decideAdvisor applies the advisor's verdict (SPEC §6): trusted satisfaction
+// decideAdvisor applies the advisor's verdict (docs/loops.md): trusted satisfaction
 // ends the loop; a trusted prediction becomes the next prompt unless the exit
 // strategy (tried next, in the decision order) fires; anything else lets the
 // session stop and tells the human.

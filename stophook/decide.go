@@ -23,7 +23,7 @@ const (
 	hookEventSubag = "SubagentStop"
 )
 
-// History decision names (SPEC §6).
+// History decision names (docs/loops.md).
 const (
 	KindBlock           = "block"
 	KindContinue        = "continue"
@@ -117,7 +117,7 @@ func (d Decision) Advised(v *AdvisorVerdict) Decision {
 // Blocks reports whether the decision keeps the session working.
 func (d Decision) Blocks() bool { return d.Output != nil && d.Output.Decision == "block" }
 
-// Decide applies SPEC §4 in order. m and readErr are the result of reading the
+// Decide applies the Stop hook's order (docs/reference.md). m and readErr are the result of reading the
 // marker; Decide never performs I/O.
 func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) Decision {
 	if env.Child {
@@ -172,7 +172,7 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
 }
 
-// notOwnerStop is the gate at the head of SPEC §4: it says why this stop is
+// notOwnerStop is the gate at the head of the Stop hook's order: it says why this stop is
 // none of the hook's business (a child, a subagent, no active marker, a
 // bystander), or "" for a stop of the marker's owner. Only an owner's stop
 // can change the marker, so the shell applies the same gate before it takes

@@ -9,7 +9,7 @@ import (
 	"github.com/story-automator/story-automator/marker"
 )
 
-// HistoryEntry is one line of the decision log (SPEC §6).
+// HistoryEntry is one line of the decision log (docs/loops.md).
 type HistoryEntry struct {
 	TS        string `json:"ts"`
 	Session   string `json:"session"`

@@ -63,7 +63,7 @@ func loopControlLine(in Input, m *marker.Marker, env Env) bool {
 
 // decideLoop decides for the owner of a loop-mode marker once the owner gate,
 // the stale check and the background-task check have passed (a control line
-// passes the background-task check too), in SPEC §6 order:
+// passes the background-task check too), in the order docs/loops.md gives:
 // control lines, the iteration limit, the advisor, the exit strategy, else
 // continue. m is the marker as read; next carries the updated counters.
 func decideLoop(in Input, m, next *marker.Marker, env Env, now time.Time, c loopCheck) Decision {

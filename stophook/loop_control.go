@@ -2,7 +2,7 @@ package stophook
 
 import "strings"
 
-// Control lines an agent writes on a line of its own to steer its loop (SPEC §6).
+// Control lines an agent writes on a line of its own to steer its loop (docs/loops.md).
 var (
 	completeLines = []string{"STORY_AUTOMATOR_COMPLETE", "FORGE_COMPLETE", "RALPH_COMPLETE"}
 	pauseLines    = []string{"STORY_AUTOMATOR_PAUSE", "FORGE_PAUSE", "RALPH_PAUSE"}

@@ -9,7 +9,7 @@ import (
 	"github.com/story-automator/story-automator/marker"
 )
 
-// Exit strategies (SPEC §6).
+// Exit strategies (docs/loops.md).
 const (
 	StrategyNone           = "none"
 	StrategyAuto           = "auto"

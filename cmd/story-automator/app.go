@@ -37,7 +37,7 @@ var commandFactories = []func() *cli.Command{
 // module download; empty means: ask the build info (internal/buildinfo).
 var version string
 
-// Global flag names (SPEC §2); the hook reads the same (stophook.GlobalFlags).
+// Global flag names (docs/reference.md, "Global flags"); the hook reads the same (stophook.GlobalFlags).
 const (
 	flagProjectRoot = cliapp.FlagProjectRoot
 	flagLogLevel    = cliapp.FlagLogLevel

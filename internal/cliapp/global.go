@@ -2,7 +2,7 @@ package cliapp
 
 import "github.com/urfave/cli/v2"
 
-// Global flag names (SPEC §2); story-automator-hook reads the same
+// Global flag names (docs/reference.md, "Global flags"); story-automator-hook reads the same
 // (stophook.GlobalFlags, kept equal by a test).
 const (
 	FlagProjectRoot = "project-root"

@@ -44,7 +44,7 @@ func sessionSend(c *cli.Context) error {
 	case errors.Is(err, child.ErrSendUnverified):
 		return coded.Fail("send_unverified", "the text did not arrive in session %s within %s; Enter was not pressed", name, child.SendVerifyWait)
 	case errors.Is(err, child.ErrSubmitUnverified):
-		return coded.Fail("submit_unverified", "the text arrived in session %s, but %d presses of Enter did not submit it", name, child.SendSubmitAttempts)
+		return coded.Fail("submit_unverified", "the text arrived in session %s, but it was not seen to be submitted (up to %d presses of Enter); it may still be in the input box", name, child.SendSubmitAttempts)
 	case err != nil:
 		return tmuxFailure(err)
 	}

@@ -18,8 +18,11 @@ func Alive(pid int) bool {
 		return false
 	}
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-	if err != nil || kp.Proc.P_pid != int32(pid) { //nolint:gosec // G115: a pid fits in an int32
-		return err != nil // kill found it; a table we cannot read proves nothing
+	switch {
+	case errors.Is(err, syscall.EIO), err == nil && kp.Proc.P_pid != int32(pid): //nolint:gosec // G115: a pid fits in an int32
+		return false // reaped between the two looks: the table has no such pid
+	case err != nil:
+		return true // kill found it; a table we cannot read proves nothing
 	}
 	return kp.Proc.P_stat != sZomb
 }

@@ -84,6 +84,17 @@ func (c submitCheck) judge(screen string) submitState {
 	return submitPending
 }
 
+// restored reports whether screen shows the paste as the screen judged
+// against did: its end line, with as many blank lines under it.
+func (c submitCheck) restored(screen string) bool {
+	if c.endLine == "" {
+		return false
+	}
+	now, ok := blanksAfter(screen, c.endLine)
+	base, _ := blanksAfter(c.pasted, c.endLine)
+	return ok && now == base
+}
+
 // pasteEndLine is the last line of screen that shows the end of the paste:
 // one with a placeholder, or one whose visible characters, but for a
 // prompt sign before them, end text (three at least, or all of it); ""
@@ -142,7 +153,7 @@ func submit(ctx context.Context, tc *tmux.Client, name string, check submitCheck
 		if check.canTell() {
 			var done bool
 			var err error
-			if check, done, err = rebase(ctx, tc, name, check); done || err != nil {
+			if check, done, err = rebase(ctx, tc, name, check, attempt > 1); done || err != nil {
 				return err
 			}
 		}
@@ -168,21 +179,32 @@ func submit(ctx context.Context, tc *tmux.Client, name string, check submitCheck
 	}
 }
 
-// rebase reads the screen just before an Enter, settled unlike the first
-// screen that showed the paste, and judges the Enter against it; done when
-// it shows the text submitted already (an earlier Enter handled late). A
-// late newline there is taken back first.
-func rebase(ctx context.Context, tc *tmux.Client, name string, check submitCheck) (submitCheck, bool, error) {
-	screen, err := tc.CapturePane(ctx, name, SendCaptureLines)
-	if err != nil {
-		return check, false, err
+// rebase reads the screen just before an Enter, settled (the same on two
+// captures in a row) unlike the first screen that showed the paste, and
+// judges the next Enter against it; done when it shows the text submitted
+// already (an earlier Enter handled late). Only after an Enter (entered) is
+// an added blank line a newline to take back: before any, it is how the
+// settled box draws the paste.
+func rebase(ctx context.Context, tc *tmux.Client, name string, check submitCheck, entered bool) (submitCheck, bool, error) {
+	prev := ""
+	screen, ok := waitForScreen(ctx, tc, name, submitWait, func(screen string) bool {
+		same := screen == prev
+		prev = screen
+		return same
+	})
+	if !ok && screen == "" {
+		return check, false, ErrSubmitUnverified
 	}
 	switch check.judge(screen) {
 	case submitDone:
-		return check, true, nil
+		return check, entered, nil
 	case submitNewline:
-		done, err := takeBackNewline(ctx, tc, name, check)
-		return check, done, err
+		if entered {
+			if done, err := takeBackNewline(ctx, tc, name, check); done || err != nil {
+				return check, done, err
+			}
+			return check, false, nil
+		}
 	}
 	return check.on(screen), false, nil
 }
@@ -203,18 +225,20 @@ func awaitSubmit(ctx context.Context, tc *tmux.Client, name string, check submit
 }
 
 // takeBackNewline presses Backspace and waits for the input box to show
-// the paste as before; done when it shows the text submitted instead (an
-// earlier Enter was handled late).
+// the paste exactly as before (its last line, and as many blank lines under
+// it); done when it shows the text submitted instead (an earlier Enter was
+// handled late). Anything else — a Backspace that took a character of the
+// text — fails the send rather than submit a changed text.
 func takeBackNewline(ctx context.Context, tc *tmux.Client, name string, check submitCheck) (bool, error) {
 	if err := tc.SendKey(ctx, name, "BSpace"); err != nil {
 		return false, err
 	}
-	state := submitNewline
+	done := false
 	if _, ok := waitForScreen(ctx, tc, name, submitWait, func(screen string) bool {
-		state = check.judge(screen)
-		return state != submitNewline
+		done = check.judge(screen) == submitDone
+		return done || check.restored(screen)
 	}); !ok {
 		return false, ErrSubmitUnverified
 	}
-	return state == submitDone, nil
+	return done, nil
 }

@@ -70,6 +70,12 @@ type fakeInputBox struct {
 	newlines, flicker int
 	spoiled           bool
 	keys              []string
+	// lateBlank: the box draws one more blank line under the paste after
+	// the first frame that shows it, before any Enter.
+	lateBlank, lateDrawn bool
+	// eatsChar: a Backspace deletes the text's last character even when a
+	// newline is there to take back.
+	eatsChar bool
 }
 
 const fakeHint = "Type your message or @path/to/file"
@@ -79,6 +85,8 @@ func (f *fakeInputBox) screen() string {
 	switch {
 	case f.submitted:
 		box = " > fix the bug\n\n" + box
+	case f.pasted && f.spoiled:
+		box = " * fix the bu\n" + strings.Repeat("\n", f.newlines)
 	case f.pasted:
 		box = " * fix the bug\n" + strings.Repeat("\n", f.newlines)
 	}
@@ -90,6 +98,10 @@ func (f *fakeInputBox) handle(c tmux.FakeCall) tmux.FakeResult {
 	defer f.mu.Unlock()
 	switch {
 	case has(c.Args, "capture-pane"):
+		if f.lateBlank && f.pasted && !f.lateDrawn {
+			f.lateDrawn = true
+			defer func() { f.newlines++ }()
+		}
 		if f.flicker > 0 {
 			f.flicker--
 			f.newlines++
@@ -108,6 +120,8 @@ func (f *fakeInputBox) handle(c tmux.FakeCall) tmux.FakeResult {
 
 func (f *fakeInputBox) press(key string) {
 	switch {
+	case key == "BSpace" && f.eatsChar:
+		f.spoiled = true
 	case key == "BSpace" && f.newlines > 0:
 		f.newlines--
 	case key == "BSpace":
@@ -164,6 +178,31 @@ func TestSendMakesSureTheEnterSubmitted(t *testing.T) {
 		if !reflect.DeepEqual(f.keys, tc.keys) || !f.submitted || f.spoiled {
 			t.Errorf("%s: keys %v, submitted %v, spoiled %v; want keys %v, submitted", tc.what, f.keys, f.submitted, f.spoiled, tc.keys)
 		}
+	}
+}
+
+// A blank line the box draws under the paste once it has settled, before
+// any Enter, is how it draws the paste, not a newline: no Backspace.
+func TestSendTakesNoBlankLineBeforeAnyEnterForANewline(t *testing.T) {
+	f := &fakeInputBox{enters: []string{"submit"}, lateBlank: true}
+	if err := sendToFake(t, f); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.keys, []string{"Enter"}) || f.spoiled {
+		t.Errorf("keys %v, spoiled %v; want one Enter", f.keys, f.spoiled)
+	}
+}
+
+// A Backspace that took a character of the text instead of the newline
+// fails the send: the changed text is never submitted.
+func TestSendNeverSubmitsATextABackspaceChanged(t *testing.T) {
+	shortSubmitWait(t)
+	f := &fakeInputBox{enters: []string{"newline", "submit"}, eatsChar: true}
+	if err := sendToFake(t, f); !errors.Is(err, ErrSubmitUnverified) {
+		t.Fatalf("err %v, want ErrSubmitUnverified", err)
+	}
+	if !reflect.DeepEqual(f.keys, []string{"Enter", "BSpace"}) || f.submitted {
+		t.Errorf("keys %v, submitted %v; want Enter, BSpace and no submit", f.keys, f.submitted)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/story-automator/story-automator/modelsim/cmdline"
 )
@@ -49,14 +50,32 @@ func startModelSim(exe, script, dir string) (*simChild, error) {
 		OK  bool   `json:"ok"`
 		URL string `json:"url"`
 	}
-	line, err := bufio.NewReader(out).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &first) != nil || !first.OK || first.URL == "" {
+	type announcement struct {
+		line []byte
+		err  error
+	}
+	said := make(chan announcement, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadBytes('\n')
+		said <- announcement{line, err}
+	}()
+	var a announcement
+	select {
+	case a = <-said:
+	case <-time.After(announceWait):
+		a.err = fmt.Errorf("nothing within %s", announceWait)
+		_ = s.cmd.Process.Kill()
+	}
+	if a.err != nil || json.Unmarshal(a.line, &first) != nil || !first.OK || first.URL == "" {
 		s.Close()
-		return nil, fmt.Errorf("model-sim did not announce its URL: %s%s", bytes.TrimSpace(line), bytes.TrimSpace(stderr.Bytes()))
+		return nil, fmt.Errorf("model-sim did not announce its URL: %s %s", bytes.TrimSpace(a.line), bytes.TrimSpace(stderr.Bytes()))
 	}
 	s.url = first.URL
 	return s, nil
 }
+
+// announceWait bounds how long model-sim may take to print its URL.
+const announceWait = 10 * time.Second
 
 // Close stops model-sim and waits for it.
 func (s *simChild) Close() {

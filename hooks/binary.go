@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/buildinfo"
 )
 
 // transientBinary reports why exe is a binary that will vanish (a `go run`
@@ -61,6 +63,6 @@ func hookBinary(exe string, force bool, getenv func(string) string) (path, warni
 		return exe, "WARNING: the hook runs " + exe + ", which will vanish: " + why, nil
 	}
 	f := failure("binary_transient", "refusing to install a hook that runs %s: %s", exe, why)
-	f.Action = "install the tool first (CGO_ENABLED=0 go install -tags urfave_cli_no_docs github.com/story-automator/story-automator/cmd/...@latest, or make install) and run hooks install from it, or pass --force"
+	f.Action = "install the tool first (" + buildinfo.InstallLine + ", or make install) and run hooks install from it, or pass --force"
 	return "", "", f
 }

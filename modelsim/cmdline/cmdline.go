@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
@@ -60,5 +61,5 @@ func Program(exe string) (string, error) {
 		WithAction("build it with `make build`, or install all three programs with: " + InstallLine)
 }
 
-// InstallLine is the README's install line: every program of the module, static.
-const InstallLine = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs -trimpath -ldflags='-s -w' github.com/story-automator/story-automator/cmd/...@latest"
+// InstallLine is the README's install line (buildinfo.InstallLine).
+const InstallLine = buildinfo.InstallLine

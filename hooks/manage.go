@@ -9,17 +9,13 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 )
 
-// Error is a refused hooks operation (see coded.Error); its Fields name the
-// settings file.
-type Error = coded.Error
-
 var (
 	usageError = coded.Usage
 	failure    = coded.Fail
 )
 
 // fileError is err about the settings file at loc.
-func fileError(err error, loc Location) *Error {
+func fileError(err error, loc Location) *coded.Error {
 	f := failure(Code(err), "%v", err)
 	f.Fields = map[string]any{"provider": loc.Provider, "scope": loc.Scope, "file": loc.Path}
 	return f

@@ -25,7 +25,7 @@ func TestApplyRefusalsCarryTheirCodeAndExit(t *testing.T) {
 	e := Env{ProjectRoot: t.TempDir(), Getenv: func(string) string { return "" },
 		Exe: func() (string, error) { return "", errors.New("no exe") }}
 	_, err := Apply(context.Background(), e, Change{Provider: "vim", Scope: "project", Install: true})
-	var se *Error
+	var se *coded.Error
 	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || se.Code != "usage_error" {
 		t.Fatalf("bad provider: %v", err)
 	}

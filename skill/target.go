@@ -2,14 +2,9 @@ package skill
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/story-automator/story-automator/internal/coded"
 )
-
-// Error is a refused skill operation (see coded.Error): exit 2 for a bad
-// provider or scope, 1 otherwise.
-type Error = coded.Error
 
 // Target is where a provider reads the skill at a scope.
 type Target struct {
@@ -22,7 +17,7 @@ type Target struct {
 func (t Target) path() (path, stop string, err error) {
 	p, err := Path(t.Provider, t.Scope, t.Root, t.Getenv)
 	if err != nil {
-		return "", "", &Error{Code: "usage_error", Message: err.Error(), Exit: 2}
+		return "", "", coded.WrapUsage(err)
 	}
 	stop = t.Root
 	if t.Scope == User {
@@ -57,7 +52,7 @@ func fileError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNotOurs):
-		return &Error{Code: "skill_conflict", Message: fmt.Sprint(err), Exit: 1}
+		return coded.Wrap("skill_conflict", err)
 	}
-	return &Error{Code: "skill_io", Message: fmt.Sprint(err), Exit: 1}
+	return coded.Wrap("skill_io", err)
 }

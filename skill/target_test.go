@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // A bad provider is a usage error; a different file in the way a conflict.
@@ -11,7 +13,7 @@ func TestTargetRefusalsCarryTheirCode(t *testing.T) {
 	root := t.TempDir()
 	getenv := func(string) string { return "" }
 	_, err := InstallTo(Target{Provider: "vim", Scope: Project, Root: root, Getenv: getenv}, false)
-	var se *Error
+	var se *coded.Error
 	if !errors.As(err, &se) || se.Code != "usage_error" || se.Exit != 2 {
 		t.Fatalf("bad provider: %v", err)
 	}

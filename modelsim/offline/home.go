@@ -1,29 +1,25 @@
 package offline
 
 import (
-	"fmt"
 	"path/filepath"
-	"strings"
 
+	agentpkg "github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 )
-
-// Error is a refused home (see coded.Error): exit 2 for a bad agent name or
-// directory, 1 when writing failed.
-type Error = coded.Error
 
 // WriteHome writes a private home in dir that points agent's CLI at the
 // model endpoint url, trusting the folders in trust, and returns the
 // variables (NAME=value) that select it. Relative paths are made absolute;
-// a trust folder that cannot be is left out.
+// a trust folder that cannot be is left out. A bad agent name or directory
+// is a usage error (exit 2), a failed write model_sim_home (exit 1).
 func WriteHome(agent, dir, url string, trust []string) ([]string, error) {
 	write, ok := For(agent)
 	if !ok {
-		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home-agent must be %s, got %q", orList(Agents()), agent), Exit: 2}
+		return nil, coded.Usage("--home-agent must be %s, got %q", agentpkg.OrList(Agents()), agent)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, &Error{Code: "usage_error", Message: fmt.Sprintf("--home %q: %v", dir, err), Exit: 2}
+		return nil, coded.Usage("--home %q: %v", dir, err)
 	}
 	var trusted []string
 	for _, t := range trust {
@@ -33,15 +29,7 @@ func WriteHome(agent, dir, url string, trust []string) ([]string, error) {
 	}
 	env, err := write(Config{Home: abs, BaseURL: url, Trusted: trusted})
 	if err != nil {
-		return nil, &Error{Code: "model_sim_home", Message: err.Error(), Exit: 1}
+		return nil, coded.Wrap("model_sim_home", err)
 	}
 	return env.Pairs(), nil
-}
-
-// orList joins names for a sentence: "a, b or c".
-func orList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"sort"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // An unknown agent is a usage error; a known one gets its home and variables.
 func TestWriteHomeRefusesAnUnknownAgent(t *testing.T) {
 	_, err := WriteHome("vim", t.TempDir(), "http://127.0.0.1:1", nil)
-	var oe *Error
+	var oe *coded.Error
 	if !errors.As(err, &oe) || oe.Code != "usage_error" || oe.Exit != 2 {
 		t.Fatalf("unknown agent: %v", err)
 	}

@@ -6,9 +6,6 @@ package loop
 
 import "github.com/story-automator/story-automator/internal/coded"
 
-// Error is a refused loop operation (see coded.Error).
-type Error = coded.Error
-
 var (
 	fail  = coded.Fail
 	usage = coded.Usage

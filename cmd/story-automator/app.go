@@ -48,12 +48,17 @@ const (
 // runtimeEnv is what every command gets: its streams, the resolved project root, a logger.
 type runtimeEnv struct {
 	*cliio.Streams
+	// Args is the command line Run was given, without the program name.
+	Args        []string
 	ProjectRoot string
 	TmuxSocket  string
 	Log         zerolog.Logger
 }
 
-const envKey = "runtimeEnv"
+const (
+	envKey  = "runtimeEnv"
+	argsKey = "args"
+)
 
 // envOf returns the runtime environment prepared by the app's Before hook.
 func envOf(c *cli.Context) *runtimeEnv {
@@ -88,7 +93,8 @@ func prepareEnv(c *cli.Context, s *cliio.Streams) error {
 	if err != nil {
 		return err
 	}
-	c.App.Metadata[envKey] = &runtimeEnv{Streams: s, ProjectRoot: root, TmuxSocket: c.String(flagTmuxSocket), Log: log}
+	args, _ := c.App.Metadata[argsKey].([]string)
+	c.App.Metadata[envKey] = &runtimeEnv{Streams: s, Args: args, ProjectRoot: root, TmuxSocket: c.String(flagTmuxSocket), Log: log}
 	return nil
 }
 
@@ -98,5 +104,7 @@ func Run(args []string, s *cliio.Streams) int {
 		return runStopHook(args, s)
 	}
 	s = cliio.HumanStreams(s, args)
-	return cliio.ExitCode(s, cliapp.Run(newApp(s), args))
+	app := newApp(s)
+	app.Metadata[argsKey] = args
+	return cliio.ExitCode(s, cliapp.Run(app, args))
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -28,7 +27,7 @@ func modelSimAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Exec(prog, append([]string{prog}, os.Args[1:]...), e.Environ()); err != nil {
+	if err := syscall.Exec(prog, append([]string{prog}, e.Args...), e.Environ()); err != nil {
 		return fmt.Errorf("start %s: %w", prog, err)
 	}
 	return nil

@@ -208,3 +208,36 @@ func (p *runProject) resumeToOneCommitAStory() {
 		}
 	}
 }
+
+// releaseHook lets the hook that waits on the FIFO release go on, if the kill
+// left it alive: opening the FIFO for writing returns once the hook has
+// opened it to read (it may not have got that far when the kill came). A
+// hook the kill took with it never opens it: after a minute that fails the
+// test, and opening the FIFO to read ends the wait.
+func releaseHook(t *testing.T, release string) {
+	t.Helper()
+	opened := make(chan error, 1)
+	go func() {
+		w, err := os.OpenFile(release, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = w.WriteString("done\n")
+			w.Close()
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			t.Errorf("release the hook: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("the kill took git's hook with it: nothing opened %s to read", release)
+		// Our writer waits in its open: opening to read meets it at once.
+		if r, err := os.Open(release); err == nil {
+			if err := <-opened; err != nil {
+				t.Log(err)
+			}
+			r.Close()
+		}
+	}
+}

@@ -75,3 +75,55 @@ func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+// On a terminal (a tmux pane), with a git config that colours everything
+// and names a pager, the demo colours nothing under NO_COLOR and never opens
+// the pager; without NO_COLOR the same pane shows escape sequences (so the
+// capture would see any).
+func TestE2EDemoScriptOnATerminalHonoursNoColorAndOpensNoPager(t *testing.T) {
+	t.Parallel()
+	socket := tmuxtest.Socket(t)
+	script, err := filepath.Abs("../../scripts/demo.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	paged := filepath.Join(dir, "paged")
+	gitConfig := filepath.Join(dir, "gitconfig")
+	config := "[color]\n\tui = always\n\tdiff = always\n[core]\n\tpager = touch " + paged + "; cat\n" +
+		"[user]\n\tname = demo\n\temail = demo@example.invalid\n"
+	if err := os.WriteFile(gitConfig, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	screens := map[string]string{}
+	for _, noColor := range []string{"1", ""} {
+		name := "demo-nocolor-" + map[string]string{"1": "set", "": "unset"}[noColor]
+		wrapper := filepath.Join(dir, name+".sh")
+		body := fmt.Sprintf("export STORY_AUTOMATOR_BIN=%q TMPDIR=%q STORY_AUTOMATOR_SIM_DELAY=10ms DEMO_BACKOFF=10ms GIT_CONFIG_GLOBAL=%q NO_COLOR=%q\n"+
+			"[ -n \"$NO_COLOR\" ] || unset NO_COLOR\nbash %q\ntmux -L %q wait-for -S %s\n",
+			builtBinary(t), t.TempDir(), gitConfig, noColor, script, socket, name)
+		if err := os.WriteFile(wrapper, []byte(body), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("tmux", "-L", socket, "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "bash "+wrapper+"; sleep 600").CombinedOutput(); err != nil {
+			t.Fatalf("new-session: %v\n%s", err, out)
+		}
+		if out, err := exec.Command("tmux", "-L", socket, "wait-for", name).CombinedOutput(); err != nil {
+			t.Fatalf("wait-for: %v\n%s", err, out)
+		}
+		out, err := exec.Command("tmux", "-L", socket, "capture-pane", "-p", "-e", "-S", "-", "-t", name).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		screens[noColor] = string(out)
+	}
+	if !strings.Contains(screens["1"], "git log --oneline") || strings.Contains(screens["1"], "\x1b[") {
+		t.Errorf("under NO_COLOR the pane shows escape sequences (or not the demo):\n%q", screens["1"])
+	}
+	if !strings.Contains(screens[""], "\x1b[") {
+		t.Errorf("without NO_COLOR the pane shows no escape sequence: the check sees nothing:\n%s", screens[""])
+	}
+	if fileExists(paged) {
+		t.Error("the demo opened git's pager")
+	}
+}

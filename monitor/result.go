@@ -12,6 +12,9 @@ const (
 	NotFound   FinalState = "not_found"
 	TimedOut   FinalState = "timeout"
 	Running    FinalState = "running"
+	// Limited: the agent's CLI gave up on a usage limit, rate limit or API
+	// fault; Reason says which and ResetsAt when it lifts, if known.
+	Limited FinalState = "limited"
 )
 
 // ExitCode is the process exit code monitor-session uses for the state.
@@ -31,6 +34,8 @@ func (s FinalState) ExitCode() int {
 		return 7
 	case Running:
 		return 8
+	case Limited:
+		return 9
 	}
 	return 1
 }
@@ -52,10 +57,16 @@ const (
 	ReasonNeverStarted  = "never_started"
 	ReasonNoProgress    = "no_progress"
 	// ReasonDialog: the child waits at a dialog only its user can settle.
-	ReasonDialog         = "dialog"
-	ReasonTimeout        = "timeout"
-	ReasonReturnAfter    = "return_after"
-	ReasonInterrupted    = "interrupted"
+	ReasonDialog      = "dialog"
+	ReasonTimeout     = "timeout"
+	ReasonReturnAfter = "return_after"
+	ReasonInterrupted = "interrupted"
+	// Reasons of a limited result.
+	ReasonUsageLimit = "usage_limit"
+	ReasonRateLimit  = "rate_limit"
+	ReasonOverloaded = "overloaded"
+	ReasonAPIError   = "api_error"
+
 	reasonExitCodePrefix = "exit_code_"
 	reasonSignalPrefix   = "signal_"
 )
@@ -77,6 +88,10 @@ type Result struct {
 	// is and the one thing the user must do.
 	Dialog string `json:"dialog,omitempty"`
 	Action string `json:"action,omitempty"`
+	// ResetsAt is, for a limited result, when the limit lifts (RFC 3339;
+	// empty when unknown); Agent is the agent that met it.
+	ResetsAt string `json:"resetsAt,omitempty"`
+	Agent    string `json:"agent,omitempty"`
 }
 
 // VerifierReport describes the verifier and its last verdict.

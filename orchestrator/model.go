@@ -35,6 +35,9 @@ const (
 	FinalNotFound    = "not_found"
 	FinalTimeout     = "timeout"
 	FinalInterrupted = "interrupted"
+	// FinalLimited is an attempt its agent's CLI gave up on at a usage
+	// limit, rate limit or API fault; it never counts against retries.
+	FinalLimited = "limited"
 	// FinalError is an attempt that could not even start (spawn failed).
 	FinalError = "error"
 )
@@ -144,6 +147,9 @@ type StepResult struct {
 	// Blocker is set when the attempt ended for a cause no retry changes
 	// (the agent waits at a dialog, its CLI is gone): the step escalates at once.
 	Blocker *Blocker
+	// ResetsAt is, for a limited attempt, when its limit lifts (zero when
+	// unknown).
+	ResetsAt time.Time
 	// Usage is what the agent's own record says the attempt spent (tokens;
 	// the run prices them), Model the model that record names; Usage nil
 	// means it could not be read, and UsageNote says why.

@@ -21,6 +21,11 @@ const (
 	EventEscalated    = "escalated"
 	// EventBudgetExceeded: a budget was reached and the run pauses.
 	EventBudgetExceeded = "budget_exceeded"
+	// EventLimitWait: every agent a step could use is limited and the run
+	// waits (ResetsAt says until when, when known); EventLimitResumed: the
+	// wait ended and the run goes on.
+	EventLimitWait    = "limit_wait"
+	EventLimitResumed = "limit_resumed"
 )
 
 // Event is one thing that happened in a run.
@@ -40,6 +45,9 @@ type Event struct {
 	Done       int       `json:"done,omitempty"`
 	Total      int       `json:"total,omitempty"`
 	Message    string    `json:"message,omitempty"`
+	// ResetsAt is when a limit lifts (RFC 3339; limit_wait, and a limited
+	// step_finished, when known).
+	ResetsAt string `json:"resetsAt,omitempty"`
 	// Model and AttemptUsage are a finished attempt's (usage omitted when
 	// it could not be read); Usage is the run's spend so far.
 	Model        string       `json:"model,omitempty"`

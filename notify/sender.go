@@ -2,9 +2,12 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/coded"
 )
 
 // Delivery defaults: each try of a sink is bounded by Timeout, a failed try
@@ -24,9 +27,18 @@ type Outcome struct {
 	Sink  string `json:"sink"`
 	OK    bool   `json:"ok"`
 	Tries int    `json:"tries"`
-	// Error is the last try's error ("" when OK).
-	Error string `json:"error,omitempty"`
+	// Error is the last try's error ("" when OK); Action, when the error
+	// names one, the one thing to do about it.
+	Error  string `json:"error,omitempty"`
+	Action string `json:"action,omitempty"`
 }
+
+// permanent marks an error no further try can change: a missing program, a
+// URL that is none.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
 
 // String is the outcome for the action log.
 func (o Outcome) String() string {
@@ -171,7 +183,11 @@ func (s *Sender) deliver(ctx context.Context, sink Sink, ev Event) Outcome {
 			return o
 		}
 		o.Error = err.Error()
-		if ctx.Err() != nil {
+		var c *coded.Error
+		if errors.As(err, &c) {
+			o.Action = c.Action
+		}
+		if ctx.Err() != nil || errors.As(err, new(permanent)) {
 			return o
 		}
 	}

@@ -92,11 +92,11 @@ func (d *Desktop) Send(ctx context.Context, ev Event) error {
 		argv = []string{"osascript", "-e", "on run argv", "-e", "display notification (item 2 of argv) with title (item 1 of argv)",
 			"-e", "end run", ev.Title, ev.Message}
 	default:
-		return fmt.Errorf("no desktop notifier on %s", goos)
+		return permanent{fmt.Errorf("no desktop notifier on %s", goos)}
 	}
 	prog, err := lookPath(argv[0], d.Machine.getenv("PATH"))
 	if err != nil {
-		return err
+		return permanent{err}
 	}
 	return runProgram(ctx, prog, argv[1:], d.Machine.Environ, nil, nil)
 }
@@ -161,15 +161,15 @@ func (w *Webhook) Send(ctx context.Context, ev Event) error {
 	}
 	req, err := WebhookRequest(w.Hook, ev, w.Machine.getenv, timeout)
 	if err != nil {
-		return err
+		return permanent{err}
 	}
 	exe, err := w.Machine.Exe()
 	if err != nil {
-		return fmt.Errorf("find story-automator's own path: %w", err)
+		return permanent{fmt.Errorf("find story-automator's own path: %w", err)}
 	}
 	prog, err := webhook.Program(exe)
 	if err != nil {
-		return err
+		return permanent{err}
 	}
 	in, err := json.Marshal(req)
 	if err != nil {

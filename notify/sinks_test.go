@@ -127,9 +127,13 @@ func TestTheWebhookSinkWithoutItsProgramSaysHowToInstallIt(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "story-automator")
 	w := &Webhook{Hook: workflows.Webhook{URL: "http://127.0.0.1:1/x", Format: workflows.WebhookJSON},
 		Machine: Machine{Exe: func() (string, error) { return exe, nil }}}
-	err := w.Send(context.Background(), Test(testRun, testNow))
-	if err == nil || !strings.Contains(err.Error(), webhook.BinaryName) {
-		t.Fatalf("err %v", err)
+	rec := &outcomes{}
+	s := &Sender{Sinks: []Sink{w}, Sleep: (&fakeSleep{}).Sleep, Record: rec.Record}
+	got := s.SendNow(context.Background(), Test(testRun, testNow))
+	// Trying again cannot help: one try, and the way out.
+	if len(got) != 1 || got[0].OK || got[0].Tries != 1 || !strings.Contains(got[0].Error, webhook.BinaryName) ||
+		!strings.Contains(got[0].Action, "make build") {
+		t.Fatalf("outcomes %+v", got)
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,7 +47,7 @@ func Send(ctx context.Context, client *http.Client, req webhook.Request) webhook
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, req.URL, strings.NewReader(req.Body))
 	if err != nil {
-		return webhook.Reply{Error: err.Error()}
+		return webhook.Reply{Error: "the webhook URL is not a URL"}
 	}
 	for k, v := range req.Headers {
 		hr.Header.Set(k, v)
@@ -54,6 +56,11 @@ func Send(ctx context.Context, client *http.Client, req webhook.Request) webhook
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
 			return webhook.Reply{Error: fmt.Sprintf("no answer within %s", timeout)}
+		}
+		// Without the URL: its path may be a secret (a Slack webhook's is).
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
 		return webhook.Reply{Error: err.Error()}
 	}

@@ -73,3 +73,13 @@ func TestSendGivesUpAtItsTimeout(t *testing.T) {
 		t.Fatalf("reply %+v", rep)
 	}
 }
+
+func TestAnUnreachableServerIsReportedWithoutTheURL(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/services/T0/B0/secret"
+	srv.Close()
+	rep := Send(t.Context(), http.DefaultClient, webhook.Request{URL: url, TimeoutMs: 5000})
+	if rep.OK || rep.Error == "" || strings.Contains(rep.Error, "secret") {
+		t.Fatalf("reply %+v", rep)
+	}
+}

@@ -122,7 +122,7 @@ func (c *Command) Send(ctx context.Context, ev Event) error {
 	res := shellcmd.Run(ctx, shellcmd.Command{Script: c.Script, Dir: c.Machine.Dir, Env: env,
 		Stdin: bytes.NewReader(append(data, '\n')), Stdout: out, Stderr: out})
 	switch {
-	case res.CtxErr == context.DeadlineExceeded:
+	case errors.Is(res.CtxErr, context.DeadlineExceeded):
 		return fmt.Errorf("the command did not finish within its time (killed)")
 	case res.Err != nil:
 		if tail := shellcmd.Tail(out.Bytes(), 200); tail != "" {
@@ -201,7 +201,7 @@ func runProgram(ctx context.Context, prog string, args, env []string, stdin io.R
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("%s did not finish within its time (killed)", filepath.Base(prog))
 	case err != nil:
 		if tail := shellcmd.Tail(errOut.Bytes(), 200); tail != "" {

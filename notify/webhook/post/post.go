@@ -54,7 +54,7 @@ func Send(ctx context.Context, client *http.Client, req webhook.Request) webhook
 	}
 	resp, err := client.Do(hr)
 	if err != nil {
-		if ctx.Err() == context.DeadlineExceeded {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return webhook.Reply{Error: fmt.Sprintf("no answer within %s", timeout)}
 		}
 		// Without the URL: its path may be a secret (a Slack webhook's is).

@@ -212,3 +212,24 @@ func TestE2EARunWhoseWebhookIsDownEndsDoneAndRecordsTheFailure(t *testing.T) {
 		t.Fatalf("the action log's line on the notification: %q (log %+v)", line, st.Log)
 	}
 }
+
+func TestE2EAnEscalatedRunNotifiesOnceWithTheCommandThatResumesIt(t *testing.T) {
+	t.Parallel()
+	hook := newHookReceiver(t)
+	p := newRunProject(t)
+	p.addPolicy("notify:\n  webhook: " + hook.URL + "/hook\n")
+	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...)
+	if code != 1 || res["error"] != "run_escalated" {
+		t.Fatalf("run exited %d: %v", code, res)
+	}
+	got := hook.requests()
+	var ev map[string]any
+	if len(got) != 1 || json.Unmarshal([]byte(got[0].Body), &ev) != nil {
+		t.Fatalf("the receiver got %+v", got)
+	}
+	if ev["event"] != "escalated" || ev["story"] != "1.1" || ev["step"] != "review" || ev["action"] == "" ||
+		!strings.HasSuffix(ev["command"].(string), " run --resume") || !strings.Contains(ev["message"].(string), ev["command"].(string)) {
+		t.Fatalf("escalated event %v", ev)
+	}
+}

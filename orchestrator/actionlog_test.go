@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -63,5 +65,59 @@ func TestTheActionLogTakesLinesDuringTheRunAndAfterItEnded(t *testing.T) {
 	defer lock.Release()
 	if err := log.Add("", "", "while another run goes"); !errors.Is(err, ErrRunActive) {
 		t.Fatalf("added while the run lock was held elsewhere: %v", err)
+	}
+}
+
+// noteBeside adds a line from its own goroutine for every event, as the
+// notifier does.
+type noteBeside struct {
+	log    *ActionLog
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	events int
+	errs   []error
+}
+
+func (r *noteBeside) Report(ev Event) {
+	r.wg.Add(1)
+	r.mu.Lock()
+	r.events++
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		if err := r.log.Add(ev.Unit, ev.Step, "beside "+ev.Kind); err != nil {
+			r.mu.Lock()
+			r.errs = append(r.errs, err)
+			r.mu.Unlock()
+		}
+	}()
+}
+
+func TestLinesAddedBesideTheLoopWhileItRunsAreKept(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "1-1", "1-2")
+	log := &ActionLog{}
+	rep := &noteBeside{log: log}
+	d := h.deps()
+	d.ActionLog, d.Report = log, rep
+	o := h.options()
+	o.Parallel = 2
+	res, err := Run(context.Background(), o, d)
+	rep.wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := LoadState(res.StatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range st.Log {
+		if strings.HasPrefix(l.Message, "beside ") {
+			n++
+		}
+	}
+	if len(rep.errs) > 0 || n != rep.events {
+		t.Fatalf("%d of %d lines added beside the loop kept, errors %v", n, rep.events, rep.errs)
 	}
 }

@@ -50,6 +50,9 @@ type Engine struct {
 	// Worktrees, when set, gives each story its own git worktree
 	// (--isolate worktree); nil runs every story in the project's tree.
 	Worktrees Worktrees
+	// ActionLog, when set, takes lines from beside the loop into the
+	// state's action log while Run goes on.
+	ActionLog *ActionLog
 
 	mu       sync.Mutex
 	commitMu sync.Mutex
@@ -95,6 +98,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 		e.Report = DiscardReporter{}
 	}
 	e.state = st
+	e.ActionLog.attach(e, st.ProjectRoot, st.Config.StateFile)
 	var abandoned []string
 	e.sessionStart, e.activeBase = e.Clock.Now(), time.Duration(st.ActiveMs)*time.Millisecond
 	e.update(func(s *State) {

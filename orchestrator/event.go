@@ -40,11 +40,13 @@ type Event struct {
 	Role       string    `json:"role,omitempty"`
 	FinalState string    `json:"finalState,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
-	Session    string    `json:"session,omitempty"`
-	Wait       string    `json:"wait,omitempty"`
-	Done       int       `json:"done,omitempty"`
-	Total      int       `json:"total,omitempty"`
-	Message    string    `json:"message,omitempty"`
+	// Code is an escalation's own code, when its cause has one (escalated).
+	Code    string `json:"code,omitempty"`
+	Session string `json:"session,omitempty"`
+	Wait    string `json:"wait,omitempty"`
+	Done    int    `json:"done,omitempty"`
+	Total   int    `json:"total,omitempty"`
+	Message string `json:"message,omitempty"`
 	// ResetsAt is when a limit lifts (RFC 3339; limit_wait, and a limited
 	// step_finished, when known).
 	ResetsAt string `json:"resetsAt,omitempty"`

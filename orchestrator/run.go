@@ -45,6 +45,9 @@ type Deps struct {
 	Clock     Clock
 	Report    Reporter
 	Log       zerolog.Logger
+	// ActionLog, when set, lets code beside the run (notifications) add
+	// lines to its action log, during the run and after it.
+	ActionLog *ActionLog
 }
 
 // Result is what a run did.
@@ -88,7 +91,10 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
+	defer func() {
+		lock.Release()
+		d.ActionLog.detach() // after the release: a line added from now on takes the lock itself
+	}()
 	if err := repairProject(ctx, store, o.ProjectRoot, d); err != nil {
 		return nil, err
 	}
@@ -102,7 +108,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	}
 	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Backlog: d.Backlog, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
-		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d)}
+		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d), ActionLog: d.ActionLog}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings}

@@ -298,7 +298,7 @@ func (e *Engine) escalateWith(u *Unit, st *StepState, reason, code, action strin
 	if stop != nil {
 		stop()
 	}
-	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action, Code: esc.Code})
 }
 
 // block escalates one unit and lets the run go on without it: the units
@@ -313,7 +313,7 @@ func (e *Engine) block(u *Unit, st *StepState, b *Blocker) {
 	e.updateUnit(u, func(s *State) {
 		s.addLog(now, u.Dotted, st.Name, "the other stories go on; the ones that depend on "+u.Dotted+" wait")
 	})
-	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action})
+	e.emit(Event{Kind: EventEscalated, Unit: u.Dotted, Step: st.Name, Reason: esc.Reason, Message: esc.Action, Code: esc.Code})
 }
 
 // recordEscalation marks the step and its unit escalated and makes it the

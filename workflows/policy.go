@@ -87,6 +87,8 @@ type Policy struct {
 	Prices spend.PriceTable
 	// RunBudget and StoryBudget are `budget.run` and `budget.story`.
 	RunBudget, StoryBudget spend.Limits
+	// Notify is where a run's notifications go (`notify`).
+	Notify Notify
 }
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.

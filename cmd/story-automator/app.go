@@ -22,6 +22,7 @@ var commandFactories = []func() *cli.Command{
 	markerCommand,
 	modelSimCommand,
 	monitorSessionCommand,
+	notifyCommand,
 	runCommand,
 	runsCommand,
 	sampleCommand,

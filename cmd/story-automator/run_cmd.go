@@ -67,6 +67,11 @@ func runAction(c *cli.Context, o *runOptions) error {
 	}
 	out := newRunOutput(e, o.JSON)
 	deps.Report = out.reporter
+	deps.ActionLog = &orchestrator.ActionLog{}
+	notifier := newRunNotifier(e, out.reporter, deps.ActionLog)
+	if notifier != nil {
+		deps.Report = notifier.rep
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { // a second Ctrl-C ends the process at once
@@ -76,5 +81,6 @@ func runAction(c *cli.Context, o *runOptions) error {
 	out.start()
 	res, err := orchestrator.Run(ctx, opts, deps)
 	out.stop()
+	notifier.end(res, err)
 	return out.finish(res, err)
 }

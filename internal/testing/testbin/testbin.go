@@ -1,6 +1,6 @@
 // Package testbin builds the story-automator binary and, beside it,
-// story-automator-hook and story-automator-model-sim once per test process, for end-to-end tests that
-// run them as real processes.
+// story-automator-hook, story-automator-model-sim and story-automator-notify
+// once per test process, for end-to-end tests that run them as real processes.
 package testbin
 
 import (
@@ -30,10 +30,13 @@ const (
 	mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
 	simPkg  = "github.com/story-automator/story-automator/cmd/story-automator-model-sim"
-	// hookName is stophook.BinaryName and simName cmdline.BinaryName (not
-	// imported: this package links no product code).
+	notePkg = "github.com/story-automator/story-automator/cmd/story-automator-notify"
+	// hookName is stophook.BinaryName, simName cmdline.BinaryName and
+	// noteName webhook.BinaryName (not imported: this package links no
+	// product code).
 	hookName = "story-automator-hook"
 	simName  = "story-automator-model-sim"
+	noteName = "story-automator-notify"
 )
 
 var (
@@ -44,8 +47,8 @@ var (
 )
 
 // Path returns the path of a freshly built story-automator, building it,
-// story-automator-hook and story-automator-model-sim beside it on first use; a build failure fails
-// the calling test.
+// story-automator-hook, story-automator-model-sim and story-automator-notify
+// beside it on first use; a build failure fails the calling test.
 // Under -short it skips the test: one that runs the binary is an
 // integration test.
 func Path(t testing.TB) string {
@@ -60,7 +63,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg, notePkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -86,6 +89,13 @@ func HookPath(t testing.TB) string {
 func ModelSimPath(t testing.TB) string {
 	t.Helper()
 	return beside(t, simName)
+}
+
+// NotifyPath returns the path of story-automator-notify, beside Path's
+// binary, as HookPath does.
+func NotifyPath(t testing.TB) string {
+	t.Helper()
+	return beside(t, noteName)
 }
 
 func beside(t testing.TB, name string) string {

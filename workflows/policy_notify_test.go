@@ -1,0 +1,75 @@
+package workflows
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPolicyReadsNotifySinks(t *testing.T) {
+	p, err := ParsePolicy("w.yaml", []byte(`
+notify:
+  desktop: true
+  command: "cat > /tmp/ev.json"
+  webhook: https://ntfy.example/topic
+  format: ntfy
+  headers: {Authorization: "Bearer $TOKEN"}
+  events: [done, limit_wait]
+  timeout: 5s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Notify{Desktop: true, Command: "cat > /tmp/ev.json", Events: []string{"done", "limit_wait"}, Timeout: 5 * time.Second,
+		Webhooks: []Webhook{{URL: "https://ntfy.example/topic", Format: WebhookNtfy, Headers: map[string]string{"Authorization": "Bearer $TOKEN"}}}}
+	if !reflect.DeepEqual(p.Notify, want) {
+		t.Fatalf("notify %+v\nwant   %+v", p.Notify, want)
+	}
+	if !p.Notify.Configured() || !p.Notify.Wants("done") || p.Notify.Wants("escalated") {
+		t.Fatalf("Configured/Wants wrong for %+v", p.Notify)
+	}
+	if d := DefaultPolicy(); d.Notify.Configured() || !d.Notify.Wants("dialog") {
+		t.Fatalf("the defaults notify: %+v", d.Notify)
+	}
+}
+
+func TestPolicyReadsAListOfWebhooksWithDefaults(t *testing.T) {
+	p, err := ParsePolicy("w.yaml", []byte(`
+notify:
+  format: slack
+  webhook:
+    - url: https://hooks.example/a
+    - {url: "http://127.0.0.1:9/b", format: json, headers: {X-Key: k}}
+    - url: $HOOK_URL
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Notify.Webhooks
+	if len(got) != 3 || got[0].Format != WebhookSlack || got[1].Format != WebhookJSON || got[1].Headers["X-Key"] != "k" ||
+		got[2].URL != "$HOOK_URL" {
+		t.Fatalf("webhooks %+v", got)
+	}
+}
+
+func TestPolicyRefusesBadNotifyKeys(t *testing.T) {
+	for doc, want := range map[string]string{
+		"notify: {desktop: yes please}":                "notify.desktop",
+		"notify: {webhook: ftp://x/y}":                 "notify.webhook",
+		"notify: {webhook: not a url}":                 "notify.webhook",
+		"notify: {webhook: https://x/y, format: xml}":  "notify.format",
+		"notify: {events: [done, lunch]}":              "notify.events",
+		"notify: {timeout: soon}":                      "notify.timeout",
+		"notify: {email: me@example.com}":              "notify.email",
+		"notify: {webhook: [{format: json}]}":          "notify.webhook[0]",
+		"notify: {webhook: [{url: https://x, to: y}]}": "notify.webhook[0].to",
+		"notify: {webhook: {url: https://x}}":          "notify.webhook",
+	} {
+		_, err := ParsePolicy("w.yaml", []byte(doc))
+		if !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", doc, err, want)
+		}
+	}
+}

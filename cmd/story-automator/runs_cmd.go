@@ -23,7 +23,7 @@ func runsCommand() *cli.Command {
 			Usage:     "one run: its summary and each story's spend; --html FILE draws it as one self-contained HTML page",
 			ArgsUsage: "ID",
 			Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "html", Usage: "write the run's timeline, spend and attempts " +
-				"as one self-contained HTML `FILE` (- for stdout); the state document names the file"}},
+				"as one self-contained HTML file (- prints it); the state document names the file"}},
 			Action: runsShowAction,
 		}},
 		Action: runsAction,

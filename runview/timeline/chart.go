@@ -42,6 +42,7 @@ type chart struct {
 	Waits         []wait
 	Escalations   []escalationMark
 	Commits       []commitMark
+	Breaks        []breakMark
 	// Now is where the chart ends while the run still goes ("" otherwise).
 	NowX string
 }
@@ -93,21 +94,6 @@ type commitMark struct {
 	Title  string
 }
 
-// scale maps times onto the plot's x axis.
-type scale struct {
-	from, to time.Time
-}
-
-func (s scale) x(t time.Time) float64 {
-	span := s.to.Sub(s.from)
-	if span <= 0 {
-		return plotLeft
-	}
-	f := float64(t.Sub(s.from)) / float64(span)
-	f = max(0, min(1, f))
-	return plotLeft + f*float64(plotRight-plotLeft)
-}
-
 // px prints a coordinate: one decimal, none when whole.
 func px(f float64) string {
 	s := fmt.Sprintf("%.1f", f)
@@ -115,10 +101,11 @@ func px(f float64) string {
 }
 
 func buildChart(st *orchestrator.State, tl *times) chart {
-	sc := scale{from: tl.start, to: tl.end}
+	sc := newScale(tl.start, tl.end, busy(st, tl))
 	c := chart{Width: chartWidth, PlotLeft: plotLeft, PlotRight: plotRight, AxisY: axisHeight}
 	c.Height = axisHeight + len(st.Units)*rowHeight + 12
-	c.Ticks = ticks(sc)
+	c.Ticks = sc.ticks()
+	c.Breaks = sc.breakMarks(c.Height)
 	if tl.live {
 		c.NowX = px(sc.x(tl.end))
 	}
@@ -294,36 +281,4 @@ func commitOf(sc scale, u *orchestrator.Unit, y float64) (commitMark, bool) {
 	x, cy := sc.x(at), y+barHeight/2
 	return commitMark{Points: fmt.Sprintf("%s,%s %s,%s %s,%s %s,%s", px(x), px(cy-6), px(x+6), px(cy), px(x), px(cy+6), px(x-6), px(cy)),
 		Title: fmt.Sprintf("%s committed %s at %s UTC", u.Dotted, shortSHA(u.Commit), clock(at))}, true
-}
-
-// tickSteps are the intervals the axis may be labelled in.
-var tickSteps = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
-	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour, 6 * time.Hour,
-	12 * time.Hour, 24 * time.Hour}
-
-// ticks labels the axis at round times, at most about ten of them.
-func ticks(sc scale) []tick {
-	span := sc.to.Sub(sc.from)
-	step := tickSteps[len(tickSteps)-1]
-	for _, s := range tickSteps {
-		if span/s <= 10 {
-			step = s
-			break
-		}
-	}
-	layout := "15:04"
-	if step < time.Minute {
-		layout = "15:04:05"
-	}
-	if span > 24*time.Hour {
-		layout = "Jan 2 15:04"
-	}
-	var out []tick
-	for t := sc.from.Truncate(step); !t.After(sc.to); t = t.Add(step) {
-		if t.Before(sc.from) {
-			continue
-		}
-		out = append(out, tick{X: px(sc.x(t)), Label: t.UTC().Format(layout)})
-	}
-	return out
 }

@@ -108,7 +108,7 @@ func build(st *orchestrator.State, opt Options) page {
 	if st.FinishedAt != "" {
 		p.Facts = append(p.Facts, fact{"finished", stamp(st.FinishedAt)})
 	} else if tl.live {
-		p.Facts = append(p.Facts, fact{"drawn", stamp(tl.end.Format(time.RFC3339)) + ", while the run goes on"})
+		p.Facts = append(p.Facts, fact{"drawn (the run goes on)", stamp(tl.end.Format(time.RFC3339))})
 	}
 	if e := st.Escalation; e != nil && st.Status == orchestrator.RunPaused {
 		p.Escalation = &escalation{At: stamp(e.At), Reason: e.Reason, Action: e.Action}

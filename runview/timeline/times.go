@@ -117,8 +117,12 @@ func stamp(s string) string {
 	return t.Format("2006-01-02 15:04:05") + " UTC"
 }
 
-// duration prints a duration to the second: 45s, 12m30s, 1h2m.
+// duration prints a duration to the second (0.4s under one): 45s,
+// 12m30s, 1h02m.
 func duration(d time.Duration) string {
+	if d > 0 && d < time.Second {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
 	d = d.Round(time.Second)
 	switch {
 	case d < time.Minute:

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
@@ -35,12 +36,17 @@ func writeRunHTML(c *cli.Context, st *orchestrator.State, stateFile, file string
 		_, err := e.Out.Write(page)
 		return err
 	}
-	path, err := filepath.Abs(file)
+	path, err := absPath(file, e.Getwd)
 	if err == nil {
 		err = atomicfile.Write(path, page, 0o644)
 	}
 	if err != nil {
-		return coded.Wrap(codeHTMLWriteFailed, fmt.Errorf("write the timeline of run %s: %w", st.RunID, err)).
+		// The cause without the temp file's name the atomic write used.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return coded.Wrap(codeHTMLWriteFailed, fmt.Errorf("write the timeline of run %s to %s: %w", st.RunID, path, err)).
 			WithAction("give --html a file in a directory you can write to, or - to print the page")
 	}
 	linkErr := orchestrator.LinkTimeline(e.ProjectRoot, stateFile, path, now)
@@ -58,6 +64,18 @@ func writeRunHTML(c *cli.Context, st *orchestrator.State, stateFile, file string
 	}
 	fmt.Fprintf(e.Out, "The state document names it: %s\n", stateFile)
 	return nil
+}
+
+// absPath is file, relative to the working directory.
+func absPath(file string, getwd func() (string, error)) (string, error) {
+	if filepath.IsAbs(file) {
+		return filepath.Clean(file), nil
+	}
+	wd, err := getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(wd, file), nil
 }
 
 // linkNotice says why the state document does not name the page.

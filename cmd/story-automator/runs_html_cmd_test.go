@@ -71,6 +71,13 @@ func TestRunsShowHTMLToStdoutAndItsErrors(t *testing.T) {
 	if doc, _ := os.ReadFile(stateFile); strings.Contains(string(doc), "**Timeline:**") {
 		t.Fatal("a page printed to stdout is not a file the state document can name")
 	}
+	if _, err := os.Stat(filepath.Join(root, "-")); err == nil {
+		t.Fatal("--html - wrote a file named -")
+	}
+	// A relative file is in the working directory (here the project root).
+	if res, code := runCLI(t, root, "runs", "show", fixtureRunID, "--html", "run.html"); code != 0 || res["html"] != filepath.Join(root, "run.html") {
+		t.Fatalf("relative file: %d %v", code, res)
+	}
 	if res, code := runCLI(t, root, "runs", "show", "run-nope", "--html", "x.html"); code != 1 || res["error"] != "run_not_found" {
 		t.Fatalf("unknown run: %d %v", code, res)
 	}

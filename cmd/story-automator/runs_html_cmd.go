@@ -26,8 +26,10 @@ func writeRunHTML(c *cli.Context, st *orchestrator.State, stateFile, file string
 		return coded.Usage("--html needs a file name (or - for stdout)")
 	}
 	now := e.Now()
-	// Only a run whose orchestrator still holds the lock is drawn up to now.
-	live := st.Status == orchestrator.RunRunning && orchestrator.RunLockHeld(e.ProjectRoot)
+	// Only a run whose orchestrator still holds the lock (running, or
+	// waiting out a limit) is drawn up to now.
+	live := st.Status != orchestrator.RunDone && st.Status != orchestrator.RunPaused &&
+		st.Status != orchestrator.RunSuperseded && orchestrator.RunLockHeld(e.ProjectRoot)
 	page, err := timeline.Render(st, timeline.Options{Live: live, Now: now, StateFile: stateFile})
 	if err != nil {
 		return err

@@ -113,3 +113,36 @@ func TestRunsShowHTMLLeavesTheDocumentOfALiveRunAlone(t *testing.T) {
 		t.Fatalf("the page was not written: %v", err)
 	}
 }
+
+// A run whose orchestrator holds the run lock is drawn up to now; the same
+// state with no orchestrator left shows its last attempt unfinished.
+func TestRunsShowHTMLDrawsALiveRunUpToNow(t *testing.T) {
+	t.Parallel()
+	root, stateFile := runsProject(t)
+	st, err := orchestrator.LoadState(stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Status, st.FinishedAt = orchestrator.RunRunning, ""
+	last := &st.Units[3].Steps[0].Attempts[0]
+	last.FinalState, last.EndedAt, last.WallMs = "", "", 0
+	if err := orchestrator.SaveState(stateFile, st); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := Run([]string{"runs", "show", fixtureRunID, "--html", "-"}, testStreams(root, &out)); code != 0 ||
+		!strings.Contains(out.String(), `<rect class="bar s-unfinished"`) || strings.Contains(out.String(), `class="now"`) {
+		t.Fatalf("a run with no orchestrator is drawn as going on (exit %d)", code)
+	}
+	lock, err := orchestrator.AcquireRunLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	out.Reset()
+	if code := Run([]string{"runs", "show", fixtureRunID, "--html", "-"}, testStreams(root, &out)); code != 0 ||
+		!strings.Contains(out.String(), `<rect class="bar s-running"`) || !strings.Contains(out.String(), `class="now"`) ||
+		!strings.Contains(out.String(), "2026-11-22 12:00:00 UTC") {
+		t.Fatalf("a live run is not drawn up to now (exit %d)", code)
+	}
+}

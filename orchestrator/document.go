@@ -120,6 +120,10 @@ func renderSummary(w *bufio.Writer, s *State) {
 	}
 	fmt.Fprint(w, ".\n\n")
 	fmt.Fprintf(w, "**Spend:** %s.\n\n", SpendText(s.Usage, s.Config.Budget))
+	if t := s.Timeline; t != nil {
+		fmt.Fprintf(w, "**Timeline:** `%s` (HTML, written %s: the run as it stood then; `story-automator runs show %s --html FILE` draws it again).\n\n",
+			t.Path, humanTime(t.WrittenAt), s.RunID)
+	}
 	if s.PauseReason != "" && s.Escalation == nil {
 		fmt.Fprintf(w, "Paused: %s. Continue with `story-automator run --resume`.\n\n", s.PauseReason)
 	}

@@ -60,6 +60,16 @@ type State struct {
 	ActiveMs int64 `json:"activeMs,omitempty"`
 	// Usage is the run's spend, summed from its attempts (see tally).
 	Usage *spend.Total `json:"usage,omitempty"`
+	// Timeline is the last HTML timeline `runs show --html` wrote of the
+	// run (see LinkTimeline).
+	Timeline *TimelineFile `json:"timeline,omitempty"`
+}
+
+// TimelineFile is an HTML timeline of the run: where it was written, and
+// when (it shows the run as it stood then).
+type TimelineFile struct {
+	Path      string `json:"path"`
+	WrittenAt string `json:"writtenAt"`
 }
 
 // Unit is one story of the run, or one epic's retrospective.

@@ -133,6 +133,9 @@ func WriteRun(w io.Writer, st *orchestrator.State, sum orchestrator.RunSummary, 
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "state document: %s\n", path)
+	if t := st.Timeline; t != nil {
+		fmt.Fprintf(w, "timeline: %s (written %s)\n", t.Path, shortTime(t.WrittenAt))
+	}
 }
 
 func shortSHA(s string) string {

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -104,6 +106,28 @@ func TestE2ESimRunRecordsKnownUsageEverywhere(t *testing.T) {
 	}
 	if _, code := p.run(nil, "runs", "show", "run-nope"); code != 1 {
 		t.Errorf("runs show of an unknown run exited %d", code)
+	}
+	// The run's picture: a bar and a table row per attempt, the crash among them.
+	page := filepath.Join(t.TempDir(), "run.html")
+	if res, code := p.run(nil, "runs", "show", st.RunID, "--html", page); code != 0 || res["linked"] != true {
+		t.Fatalf("runs show --html: %d %v", code, res)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts int
+	for _, u := range st.Units {
+		for _, step := range u.Steps {
+			attempts += len(step.Attempts)
+		}
+	}
+	if got := strings.Count(string(html), `<tr id="a-`); got != attempts || !strings.Contains(string(html), `<rect class="bar s-crashed"`) ||
+		!strings.Contains(string(html), "Greet the World") {
+		t.Errorf("the page shows %d attempts of %d, or lacks the crash or a title", got, attempts)
+	}
+	if doc, _ := os.ReadFile(res["stateFile"].(string)); !strings.Contains(string(doc), "**Timeline:** `"+page+"`") {
+		t.Error("the state document does not name the page")
 	}
 }
 

@@ -20,10 +20,11 @@ func runsCommand() *cli.Command {
 		Flags: []cli.Flag{jsonFlag},
 		Subcommands: []*cli.Command{{
 			Name:      "show",
-			Usage:     "one run: its summary and each story's spend",
+			Usage:     "one run: its summary and each story's spend; --html FILE draws it as one self-contained HTML page",
 			ArgsUsage: "ID",
-			Flags:     []cli.Flag{jsonFlag},
-			Action:    runsShowAction,
+			Flags: []cli.Flag{jsonFlag, &cli.StringFlag{Name: "html", Usage: "write the run's timeline, spend and attempts " +
+				"as one self-contained HTML file (- prints it); the state document names the file"}},
+			Action: runsShowAction,
 		}},
 		Action: runsAction,
 	}
@@ -54,6 +55,9 @@ func runsShowAction(c *cli.Context) error {
 	st, path, err := orchestrator.FindRun(e.ProjectRoot, c.Args().First())
 	if err != nil {
 		return coded.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
+	}
+	if c.IsSet("html") {
+		return writeRunHTML(c, st, path, c.String("html"))
 	}
 	sum := orchestrator.Summarize(st, path)
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {

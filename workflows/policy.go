@@ -87,6 +87,9 @@ type Policy struct {
 	Prices spend.PriceTable
 	// RunBudget and StoryBudget are `budget.run` and `budget.story`.
 	RunBudget, StoryBudget spend.Limits
+	// Hosts are the machines stories may run on (`hosts`): LocalHost first,
+	// then the ssh hosts in the file's order.
+	Hosts []Host
 }
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.
@@ -114,7 +117,7 @@ func (p *Policy) CommandFor(s *Step) (string, time.Duration) {
 
 // DefaultPolicy is the policy embedded in the binary.
 func DefaultPolicy() *Policy {
-	p := &Policy{Steps: map[string]*Step{}}
+	p := &Policy{Steps: map[string]*Step{}, Hosts: defaultHosts()}
 	for _, name := range AllSteps() {
 		p.Steps[name] = &Step{Name: name, Enabled: true, Action: ActionAgent}
 	}

@@ -126,3 +126,61 @@ func addFile(tw *tar.Writer, b Binary) error {
 	_, err = io.Copy(tw, f)
 	return err
 }
+
+// Codes of an install's refusals.
+const (
+	CodePlatform        = "host_platform_unsupported"
+	CodeVersionMismatch = "host_version_mismatch"
+)
+
+// Installed is what `hosts install` did on a host.
+type Installed struct {
+	Host     string   `json:"host"`
+	Platform string   `json:"platform"`
+	BinDir   string   `json:"binDir"`
+	Version  string   `json:"version"`
+	Copied   []Binary `json:"copied"`
+	// Current is true when the host already had this version and nothing was copied.
+	Current    bool  `json:"current"`
+	RoundTrips int64 `json:"roundTrips"`
+}
+
+// InstallVersion makes the host's story-automator the version want: it
+// learns the host's platform, copies the binaries find gives for it
+// (unless the host already has want and force is false) and checks the
+// version the copy reports.
+func (h *Host) InstallVersion(ctx context.Context, want string, force bool, find func(platform string) ([]Binary, error)) (out Installed, err error) {
+	out = Installed{Host: h.Name, BinDir: h.BinDir(), Copied: []Binary{}}
+	defer func() { out.RoundTrips = h.Stats().RoundTrips() }()
+	facts, err := h.Facts(ctx)
+	if err != nil {
+		return out, err
+	}
+	if out.Platform = facts.Platform(); out.Platform == "" {
+		return out, coded.Fail(CodePlatform, "%s runs %q: story-automator is built for linux and darwin on amd64 and arm64", h.Name, facts.Uname.Output)
+	}
+	if !force && facts.InstalledVersion() == want && facts.HasPrograms() {
+		out.Version, out.Current = want, true
+		return out, nil
+	}
+	bins, err := find(out.Platform)
+	if err != nil {
+		return out, err
+	}
+	if out.Version, err = h.Install(ctx, bins); err != nil {
+		return out, err
+	}
+	out.Copied = bins
+	if out.Version != want {
+		return out, coded.Fail(CodeVersionMismatch, "the story-automator copied to %s reports %s, this machine is %s", h.Name, orNone(out.Version), want).
+			WithAction("build the binaries from this same source (make dist), then story-automator hosts install %s --from dist", h.Name)
+	}
+	return out, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no version"
+	}
+	return s
+}

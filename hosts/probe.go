@@ -59,10 +59,11 @@ func (f Facts) InstalledVersion() string {
 	return VersionOf(f.Version.Output)
 }
 
-// VersionOf reads `story-automator --version` output.
+// VersionOf reads `story-automator --version` output ("story-automator VERSION").
 func VersionOf(out string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "story-automator version "))
+	v := strings.TrimPrefix(strings.TrimSpace(line), Programs[0]+" ")
+	return strings.TrimSpace(strings.TrimPrefix(v, "version "))
 }
 
 // FreeKiB is the space left in the work directory (or the nearest

@@ -8,8 +8,8 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/doctor"
-	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/buildinfo"
+	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/workflows"
 )

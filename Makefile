@@ -40,7 +40,8 @@ install:
 # dist/story-automator-hook-<os>-<arch> and
 # dist/story-automator-model-sim-<os>-<arch> (rename them to
 # story-automator-hook and story-automator-model-sim beside story-automator
-# when installing), dist/SHA256SUMS.
+# when installing), dist/SHA256SUMS. `story-automator hosts install NAME
+# --from dist` copies the right ones to an ssh host.
 dist:
 	rm -rf dist && mkdir -p dist
 	@for t in $(DIST_TARGETS); do \

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/shellword"
@@ -163,7 +164,7 @@ func (h *Host) Connect(ctx context.Context) error {
 	if h.up {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(h.control), 0o700); err != nil {
+	if err := privateDir(filepath.Dir(h.control)); err != nil {
 		return fmt.Errorf("host %s: control socket directory: %w", h.Name, err)
 	}
 	if h.mux(ctx, "check") == nil {
@@ -304,4 +305,27 @@ func commandLine(args []string) (string, error) {
 		words[i] = q
 	}
 	return strings.Join(words, " "), nil
+}
+
+// privateDir makes dir (mode 0700) and checks that it is a directory of
+// this user's that no one else may enter: whoever can put a socket there
+// could pose as the host's connection.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	case ok && int(st.Uid) != os.Getuid():
+		return fmt.Errorf("%s belongs to another user", dir)
+	case fi.Mode().Perm()&0o077 != 0:
+		return fmt.Errorf("%s is open to other users (mode %o): make it 0700", dir, fi.Mode().Perm())
+	}
+	return nil
 }

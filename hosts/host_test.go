@@ -3,6 +3,7 @@ package hosts_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 func newHost(t *testing.T, fake *hoststest.Executor, env map[string]string, own string) *hosts.Host {
 	t.Helper()
 	h, err := hosts.New(workflows.Host{Name: "big", SSH: "me@big", Dir: "/srv/sa", SSHCommand: own},
-		hosts.Options{ControlDir: t.TempDir(), Exec: fake, Getenv: func(k string) string { return env[k] }})
+		hosts.Options{ControlDir: filepath.Join(t.TempDir(), "ctl"), Exec: fake, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,15 +145,16 @@ func ControlDir(stateDir string) string {
 func (h *Host) ControlPath() string { return h.control }
 
 // baseArgs are the options every ssh call of this host carries: never a
-// password prompt, the host's control socket, keep-alives so a dead
-// connection is noticed. Host-key checking stays the user's setting.
+// password prompt, the host's control socket, a bound on connecting and
+// keep-alives so a dead connection is noticed. Host-key checking stays the
+// user's setting.
 func (h *Host) baseArgs(master string) []string {
 	args := append([]string{}, h.sshArgv...)
 	return append(args,
 		"-o", "BatchMode=yes",
 		"-o", "ControlMaster="+master,
 		"-o", "ControlPersist="+strconv.Itoa(int(h.persist.Seconds())),
-		"-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
+		"-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
 		"-S", strings.ReplaceAll(h.control, "%", "%%"))
 }
 

@@ -143,3 +143,29 @@ func TestRealSSHRefusesAnUnknownHostKey(t *testing.T) {
 		t.Fatal("sshd accepted a login with an unknown host key")
 	}
 }
+
+// Commands started at once on a new host still open one connection: the
+// first makes it, the others wait for it and ride it.
+func TestRealSSHConcurrentCommandsShareOneConnection(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	h := realHost(t, srv, srv.SSHCommand())
+	errs := make(chan error, 6)
+	for i := range 6 {
+		go func() {
+			res, err := h.Run(ctx(t), hosts.Request{Args: []string{"echo", strings.Repeat("x", i)}})
+			if err == nil && strings.TrimSpace(string(res.Stdout)) != strings.Repeat("x", i) {
+				err = errors.New("wrong output " + string(res.Stdout))
+			}
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := srv.Accepted(); n != 1 {
+		t.Fatalf("sshd accepted %d connections for 6 concurrent commands, want 1", n)
+	}
+}

@@ -13,12 +13,15 @@ import (
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 )
 
-// sshProject is a project whose workflow names the test's sshd as host "box".
-func sshProject(t *testing.T, srv *sshd.Server) string {
+// sshProject is a project whose workflow names the test's sshd as host
+// "box", with its own sshCommand (else STORY_AUTOMATOR_SSH_COMMAND must say it).
+func sshProject(t *testing.T, srv *sshd.Server, ownCommand bool) string {
 	t.Helper()
 	root := t.TempDir()
-	wf := "hosts:\n  - name: box\n    ssh: " + sshd.Alias + "\n    sshCommand: " + srv.SSHCommand() +
-		"\n    dir: " + srv.WorkDir + "\n    agents: [sim]\n"
+	wf := "hosts:\n  - name: box\n    ssh: " + sshd.Alias + "\n    dir: " + srv.WorkDir + "\n    agents: [sim]\n"
+	if ownCommand {
+		wf += "    sshCommand: " + srv.SSHCommand() + "\n"
+	}
 	if err := os.MkdirAll(filepath.Join(root, ".story-automator"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +31,12 @@ func sshProject(t *testing.T, srv *sshd.Server) string {
 	return root
 }
 
-// runIn runs the built binary in root and decodes its JSON.
-func runIn(t *testing.T, root string, args ...string) (map[string]any, int) {
+// runIn runs the built binary in root and decodes its JSON; env adds to
+// the test's environment.
+func runIn(t *testing.T, root string, env []string, args ...string) (map[string]any, int) {
 	t.Helper()
 	c := exec.Command(builtBinary(t), args...)
-	c.Env = cleanEnv("HOME="+t.TempDir(), "TMPDIR="+t.TempDir())
+	c.Env = cleanEnv(append([]string{"HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}, env...)...)
 	c.Dir = root
 	var out, errOut bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errOut
@@ -67,14 +71,14 @@ func hostCheck(rep map[string]any, name string) string {
 func TestHostsInstallThenDoctorHost(t *testing.T) {
 	t.Parallel()
 	srv := sshd.Start(t)
-	root := sshProject(t, srv)
+	root := sshProject(t, srv, true)
 
-	rep, code := runIn(t, root, "doctor", "--host", "box", "--json", "--no-rehearsal")
+	rep, code := runIn(t, root, nil, "doctor", "--host", "box", "--json", "--no-rehearsal")
 	if code != 1 || rep["error"] != "host_not_installed" || rep["action"] != "story-automator hosts install box" {
 		t.Fatalf("before install: exit %d %v", code, rep)
 	}
 
-	inst, code := runIn(t, root, "hosts", "install", "box", "--json")
+	inst, code := runIn(t, root, nil, "hosts", "install", "box", "--json")
 	local, err := exec.Command(builtBinary(t), "--version").Output()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +93,7 @@ func TestHostsInstallThenDoctorHost(t *testing.T) {
 		}
 	}
 
-	rep, code = runIn(t, root, "doctor", "--host", "box", "--json")
+	rep, code = runIn(t, root, nil, "doctor", "--host", "box", "--json")
 	if code != 0 || rep["ok"] != true {
 		t.Fatalf("after install: exit %d %v", code, rep)
 	}
@@ -106,7 +110,7 @@ func TestHostsInstallThenDoctorHost(t *testing.T) {
 		t.Errorf("sshd accepted %d connections for 3 commands, want one each", n)
 	}
 
-	again, code := runIn(t, root, "hosts", "install", "box", "--json")
+	again, code := runIn(t, root, nil, "hosts", "install", "box", "--json")
 	if code != 0 || again["current"] != true || len(again["copied"].([]any)) != 0 {
 		t.Fatalf("second install: exit %d %v", code, again)
 	}
@@ -116,11 +120,18 @@ func TestHostsInstallThenDoctorHost(t *testing.T) {
 }
 
 // A host whose story-automator reports another version is refused with the
-// install command.
+// install command; the host is reached through STORY_AUTOMATOR_SSH_COMMAND,
+// which hosts list shows.
 func TestDoctorHostRefusesAnotherVersion(t *testing.T) {
 	t.Parallel()
 	srv := sshd.Start(t)
-	root := sshProject(t, srv)
+	root := sshProject(t, srv, false)
+	env := []string{"STORY_AUTOMATOR_SSH_COMMAND=" + srv.SSHCommand()}
+	list, code := runIn(t, root, env, "hosts", "list", "--json")
+	hl, _ := list["hosts"].([]any)
+	if code != 0 || len(hl) != 2 || hl[0].(map[string]any)["name"] != "local" || hl[1].(map[string]any)["sshCommand"] != srv.SSHCommand() {
+		t.Fatalf("hosts list: exit %d %v", code, list)
+	}
 	bin := filepath.Join(srv.WorkDir, "bin")
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
@@ -129,7 +140,7 @@ func TestDoctorHostRefusesAnotherVersion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "story-automator"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, code := runIn(t, root, "doctor", "--host", "box", "--json", "--no-rehearsal")
+	rep, code := runIn(t, root, env, "doctor", "--host", "box", "--json", "--no-rehearsal")
 	if code != 1 || rep["error"] != "host_version_mismatch" || rep["action"] != "story-automator hosts install box" ||
 		!strings.Contains(rep["message"].(string), "v0.0.1-elsewhere go1.20") {
 		t.Fatalf("exit %d %v", code, rep)
@@ -147,7 +158,7 @@ func TestDoctorHostRefusesAnUnknownHostKey(t *testing.T) {
 	if err := os.WriteFile(srv.KnownHosts, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, code := runIn(t, sshProject(t, srv), "doctor", "--host", "box", "--json")
+	rep, code := runIn(t, sshProject(t, srv, true), nil, "doctor", "--host", "box", "--json")
 	action, _ := rep["action"].(string)
 	if code != 1 || rep["error"] != "host_key_unknown" || !strings.Contains(action, srv.SSHCommand()+" "+sshd.Alias) ||
 		!strings.HasPrefix(hostCheck(rep, "host key"), "fail ") {

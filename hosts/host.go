@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/filelock"
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -60,7 +61,7 @@ type Host struct {
 }
 
 // Stats count what a Host did over the network: connections it opened
-// and commands it ran over them (each one round trip).
+// (or tried to) and commands it ran over them (each one round trip).
 type Stats struct {
 	Connects int64 `json:"connects"`
 	Commands int64 `json:"commands"`
@@ -168,9 +169,21 @@ func (h *Host) Connect(ctx context.Context) error {
 	if err := privateDir(filepath.Dir(h.control)); err != nil {
 		return fmt.Errorf("host %s: control socket directory: %w", h.Name, err)
 	}
+	// Another process of the project may be opening the same connection:
+	// one at a time checks for a master and starts one.
+	unlock, err := filelock.Acquire(ctx, h.control+".lock", time.Minute)
+	if err != nil {
+		return fmt.Errorf("host %s: lock the connection: %w", h.Name, err)
+	}
+	defer unlock()
 	if h.mux(ctx, "check") == nil {
 		h.up = true
 		return nil
+	}
+	// No master answers: a socket left by one that was killed is stale, and
+	// ssh would not bind over it.
+	if err := os.Remove(h.control); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("host %s: remove stale control socket: %w", h.Name, err)
 	}
 	var stderr bytes.Buffer
 	argv := append(h.baseArgs("yes"), "-N", "-f", "-T", "--", h.Destination)

@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/internal/proc"
+	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -167,5 +173,45 @@ func TestRealSSHConcurrentCommandsShareOneConnection(t *testing.T) {
 	}
 	if n := srv.Accepted(); n != 1 {
 		t.Fatalf("sshd accepted %d connections for 6 concurrent commands, want 1", n)
+	}
+}
+
+// A master killed outright leaves its socket behind; the next process to
+// connect replaces it with one new connection, not a stray one beside it.
+func TestRealSSHReplacesAStaleSocket(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	first := realHost(t, srv, srv.SSHCommand())
+	if _, err := first.Run(ctx(t), hosts.Request{Args: []string{"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("ssh", "-F", srv.ConfigFile, "-S", first.ControlPath(), "-O", "check", sshd.Alias).CombinedOutput()
+	m := regexp.MustCompile(`pid=(\d+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("ssh -O check: %s %v", out, err)
+	}
+	pid, _ := strconv.Atoi(string(m[1]))
+	gone := wake.New()
+	defer gone.Close()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := gone.Process(pid); err != nil {
+		t.Fatal(err)
+	}
+	for proc.Alive(pid) {
+		<-gone.C
+	}
+	if _, err := os.Stat(first.ControlPath()); err != nil {
+		t.Fatalf("the killed master left no socket: %v", err)
+	}
+	second := realHost(t, srv, srv.SSHCommand())
+	for range 2 {
+		if _, err := second.Run(ctx(t), hosts.Request{Args: []string{"true"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, s := srv.Accepted(), second.Stats(); n != 2 || s.Connects != 1 {
+		t.Fatalf("sshd accepted %d connections (want 2), second host %+v\n%s", n, s, strings.Join(srv.Log(), "\n"))
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/proc"
-	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/internal/testing/sshd"
+	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/workflows"
 )
 

@@ -20,7 +20,10 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/filelock"
+	"github.com/story-automator/story-automator/internal/lazyre"
+	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -176,7 +179,7 @@ func (h *Host) Connect(ctx context.Context) error {
 		return fmt.Errorf("host %s: lock the connection: %w", h.Name, err)
 	}
 	defer unlock()
-	if h.mux(ctx, "check") == nil {
+	if _, err := h.mux(ctx, "check"); err == nil {
 		h.up = true
 		return nil
 	}
@@ -202,20 +205,22 @@ func (h *Host) Connect(ctx context.Context) error {
 	return nil
 }
 
-// mux sends the connection's master a control command (check, exit);
-// it talks to the local socket only.
-func (h *Host) mux(ctx context.Context, op string) error {
+// mux sends the connection's master a control command (check, exit) and
+// returns what ssh said; it talks to the local socket only.
+func (h *Host) mux(ctx context.Context, op string) (string, error) {
 	var stderr bytes.Buffer
 	argv := append(h.baseArgs("no"), "-O", op, "--", h.Destination)
 	code, err := h.exec.Exec(ctx, Cmd{Argv: argv, Stdout: io.Discard, Stderr: &stderr})
 	if err == nil && code != 0 {
 		err = fmt.Errorf("ssh -O %s: exit %d: %s", op, code, lastLines(stderr.String(), 2))
 	}
-	return err
+	return stderr.String(), err
 }
 
-// Close ends the host's connection (the master process); a later call
-// connects again.
+var masterPID = lazyre.New(`pid=(\d+)`)
+
+// Close ends the host's connection and returns once its master process is
+// gone (or ctx ends); a later call connects again.
 func (h *Host) Close(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -223,7 +228,34 @@ func (h *Host) Close(ctx context.Context) error {
 	if _, err := os.Stat(h.control); err != nil {
 		return nil
 	}
-	return h.mux(ctx, "exit")
+	said, err := h.mux(ctx, "check")
+	if err != nil {
+		return nil
+	}
+	if _, err := h.mux(ctx, "exit"); err != nil {
+		return err
+	}
+	if m := masterPID().FindStringSubmatch(said); m != nil {
+		pid, _ := strconv.Atoi(m[1])
+		waitGone(ctx, pid)
+	}
+	return nil
+}
+
+// waitGone returns when pid has exited, or ctx ends.
+func waitGone(ctx context.Context, pid int) {
+	w := wake.New()
+	defer w.Close()
+	if w.Process(pid) != nil {
+		return
+	}
+	for proc.Alive(pid) {
+		select {
+		case <-w.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // markDown forgets the connection after ssh lost it.

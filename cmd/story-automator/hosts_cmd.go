@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,7 +67,9 @@ func openHost(e *runtimeEnv, spec workflows.Host) (*hosts.Host, error) {
 
 // closeHost ends the host's connection: a one-shot command leaves no ssh behind.
 func closeHost(e *runtimeEnv, h *hosts.Host) {
-	if err := h.Close(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
 		e.Log.Debug().Err(err).Str("host", h.Name).Msg("close ssh connection")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 )
 
@@ -17,7 +18,12 @@ import (
 // "box", with its own sshCommand (else STORY_AUTOMATOR_SSH_COMMAND must say it).
 func sshProject(t *testing.T, srv *sshd.Server, ownCommand bool) string {
 	t.Helper()
-	root := t.TempDir()
+	// A short root: the control sockets live in its .story-automator/ssh.
+	root, err := os.MkdirTemp("", "sa-p-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
 	wf := "hosts:\n  - name: box\n    ssh: " + sshd.Alias + "\n    dir: " + srv.WorkDir + "\n    agents: [sim]\n"
 	if ownCommand {
 		wf += "    sshCommand: " + srv.SSHCommand() + "\n"
@@ -116,6 +122,20 @@ func TestHostsInstallThenDoctorHost(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(srv.WorkDir, "bin", ".install.*")); len(left) > 0 {
 		t.Fatalf("install left %v", left)
+	}
+	// Each command closed its connection: no control socket is left.
+	ctl := filepath.Join(root, ".story-automator", "ssh")
+	if hosts.ControlDir(filepath.Join(root, ".story-automator")) != ctl {
+		t.Fatalf("the control sockets are not under the project: %s", hosts.ControlDir(filepath.Join(root, ".story-automator")))
+	}
+	entries, err := os.ReadDir(ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("left in %s: %s", ctl, e.Name())
+		}
 	}
 }
 

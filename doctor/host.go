@@ -46,7 +46,7 @@ func RunHost(ctx context.Context, o HostOptions) Report {
 	var checks []Check
 	add := func(c Check) { c.Host = h.Name; checks = append(checks, c) }
 	if err := h.Connect(ctx); err != nil {
-		add(connectFailure(h, err))
+		add(connectFailure(err))
 		return hostReport(h, checks)
 	}
 	add(Check{Name: "ssh", Status: OK, Detail: "connected to " + h.Destination + " (one shared connection)"})
@@ -85,7 +85,7 @@ func codeOf(err error) string {
 }
 
 // connectFailure is the check a failed connection fails: the host key, or ssh itself.
-func connectFailure(h *hosts.Host, err error) Check {
+func connectFailure(err error) Check {
 	c := Check{Name: "ssh", Status: Fail, Detail: err.Error(), Code: codeOf(err)}
 	if errors.Is(err, hosts.ErrHostKey) {
 		c.Name = "host key"

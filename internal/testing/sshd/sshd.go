@@ -113,7 +113,7 @@ func (s *Server) writeFiles() {
 	if os.Geteuid() == 0 {
 		root = "prohibit-password"
 		// sshd running as root wants its privilege-separation directory.
-		_ = os.MkdirAll("/run/sshd", 0o755)
+		_ = os.MkdirAll("/run/sshd", 0o750)
 	}
 	sshd := fmt.Sprintf(`ListenAddress 127.0.0.1:%d
 HostKey %s/host_key

@@ -45,6 +45,8 @@ install:
 # dist/story-automator-notify-<os>-<arch> (rename them to
 # story-automator-hook, story-automator-model-sim and story-automator-notify
 # beside story-automator when installing), dist/SHA256SUMS.
+# `story-automator hosts install NAME --from dist` copies the right ones to an
+# ssh host.
 dist:
 	rm -rf dist && mkdir -p dist
 	@for t in $(DIST_TARGETS); do \

@@ -31,15 +31,22 @@ const (
 type Check struct {
 	Name   string `json:"name"`
 	Agent  string `json:"agent,omitempty"`
+	Host   string `json:"host,omitempty"`
 	Status string `json:"status"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+	// Code names a failure a script can act on (a refusal's error code).
+	Code string `json:"code,omitempty"`
 }
 
 // Report is every check; OK is false when any failed.
 type Report struct {
 	OK     bool    `json:"ok"`
 	Checks []Check `json:"checks"`
+	// Host is the host checked (doctor --host); "" for this machine.
+	Host string `json:"host,omitempty"`
+	// RoundTrips counts the exchanges with Host over ssh.
+	RoundTrips int64 `json:"roundTrips,omitempty"`
 }
 
 // Options say what to check and how.

@@ -9,8 +9,18 @@ import (
 // failure the contract's error and message.
 func (r Report) Fields() map[string]any {
 	out := map[string]any{"ok": r.OK, "checks": r.Checks}
+	if r.Host != "" {
+		out["host"], out["roundTrips"] = r.Host, r.RoundTrips
+	}
 	if !r.OK {
 		out["error"], out["message"] = "doctor_failed", fmt.Sprintf("%d check(s) failed", r.Failed())
+		// A failure with a code of its own (a refusal) names the error and its action.
+		for _, c := range r.Checks {
+			if c.Status == Fail && c.Code != "" {
+				out["error"], out["message"], out["action"] = c.Code, c.Detail, c.Fix
+				break
+			}
+		}
 	}
 	return out
 }
@@ -27,5 +37,8 @@ func (r Report) WriteText(w io.Writer) {
 		if ch.Fix != "" {
 			fmt.Fprintf(w, "      %-16s fix: %s\n", "", ch.Fix)
 		}
+	}
+	if r.Host != "" {
+		fmt.Fprintf(w, "host %s: %d ssh round trip(s)\n", r.Host, r.RoundTrips)
 	}
 }

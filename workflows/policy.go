@@ -89,6 +89,9 @@ type Policy struct {
 	RunBudget, StoryBudget spend.Limits
 	// Notify is where a run's notifications go (`notify`).
 	Notify Notify
+	// Hosts are the machines stories may run on (`hosts`): LocalHost first,
+	// then the ssh hosts in the file's order.
+	Hosts []Host
 }
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.
@@ -116,7 +119,7 @@ func (p *Policy) CommandFor(s *Step) (string, time.Duration) {
 
 // DefaultPolicy is the policy embedded in the binary.
 func DefaultPolicy() *Policy {
-	p := &Policy{Steps: map[string]*Step{}}
+	p := &Policy{Steps: map[string]*Step{}, Hosts: defaultHosts()}
 	for _, name := range AllSteps() {
 		p.Steps[name] = &Step{Name: name, Enabled: true, Action: ActionAgent}
 	}

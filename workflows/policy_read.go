@@ -65,8 +65,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.budget(p, val, key)
 		case "notify":
 			r.notify(p, val, key)
+		case "hosts":
+			r.hosts(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts)")
 		}
 	}
 }

@@ -18,6 +18,7 @@ var commandFactories = []func() *cli.Command{
 	completionCommand,
 	doctorCommand,
 	hooksCommand,
+	hostsCommand,
 	loopCommand,
 	markerCommand,
 	modelSimCommand,

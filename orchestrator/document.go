@@ -120,6 +120,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 	}
 	fmt.Fprint(w, ".\n\n")
 	fmt.Fprintf(w, "**Spend:** %s.\n\n", SpendText(s.Usage, s.Config.Budget))
+	renderWait(w, s)
 	if s.PauseReason != "" && s.Escalation == nil {
 		fmt.Fprintf(w, "Paused: %s. Continue with `story-automator run --resume`.\n\n", s.PauseReason)
 	}
@@ -193,6 +194,9 @@ func stepCell(st *StepState) string {
 			extra = append(extra, fmt.Sprintf("cycle %d", a.Cycle))
 		}
 	}
+	if n := limitedCount(st); n > 0 {
+		extra = append(extra, fmt.Sprintf("%d limited", n))
+	}
 	if st.Status == StatusRunning && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		extra = append(extra, a.Agent)
@@ -243,4 +247,30 @@ func orDefault(s, def string) string {
 // cell makes text safe inside a markdown table cell.
 func cell(s string) string {
 	return strings.ReplaceAll(textline.OneLine(s), "|", `\|`)
+}
+
+// renderWait says, while the run waits on a limit (or was stopped in such a
+// wait), whose limit, why, and when the run goes on.
+func renderWait(w *bufio.Writer, s *State) {
+	wt := s.Wait
+	if wt == nil {
+		return
+	}
+	reset := "did not say when it lifts"
+	if wt.ResetsAt != "" {
+		reset = "said it lifts at " + humanTime(wt.ResetsAt)
+	}
+	fmt.Fprintf(w, "**Waiting:** %s met a limit (%s) in %s %s and %s; the run goes on by itself at %s (waiting since %s). "+
+		"No agent runs meanwhile.\n\n", wt.Agent, wt.Reason, wt.Unit, wt.Step, reset, humanTime(wt.Until), humanTime(wt.Since))
+}
+
+// limitedCount is how many of a step's attempts a limit or an API fault stopped.
+func limitedCount(st *StepState) int {
+	n := 0
+	for _, a := range st.Attempts {
+		if a.FinalState == FinalLimited {
+			n++
+		}
+	}
+	return n
 }

@@ -50,6 +50,9 @@ type Engine struct {
 	// Worktrees, when set, gives each story its own git worktree
 	// (--isolate worktree); nil runs every story in the project's tree.
 	Worktrees Worktrees
+	// Jitter is added to a limit's reset before the run goes on (nil: a
+	// random one under limitJitterMax).
+	Jitter func() time.Duration
 
 	mu       sync.Mutex
 	commitMu sync.Mutex
@@ -74,6 +77,8 @@ type Engine struct {
 	// active time before it (State.ActiveMs).
 	sessionStart time.Time
 	activeBase   time.Duration
+	// gate is the run's wait on a limit while there is one (see limitwait.go).
+	gate *waitGate
 }
 
 // unitEnd is how driving one unit ended.
@@ -110,7 +115,9 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.sweepTemps()
 	done, total := st.StoryCounts()
 	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
-	e.schedule(ctx)
+	if e.resumeWait(ctx) {
+		e.schedule(ctx)
+	}
 	e.dropLandedWorktrees(context.WithoutCancel(ctx))
 	return e.finish(ctx)
 }

@@ -21,6 +21,13 @@ type RunSummary struct {
 	Attempts     int         `json:"attempts"`
 	Retries      int         `json:"retries"`
 	Escalations  int         `json:"escalations"`
+	// Limits counts the attempts a usage or rate limit stopped, APIFaults
+	// those an API fault stopped (neither is a retry): an outage is told
+	// from an agent that fails.
+	Limits    int `json:"limits"`
+	APIFaults int `json:"apiFaults"`
+	// Wait is the limit the run waits out, while it does.
+	Wait *LimitWait `json:"wait,omitempty"`
 	Usage        spend.Total `json:"usage"`
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
@@ -39,7 +46,7 @@ const (
 func Summarize(st *State, path string) RunSummary {
 	done, total := st.StoryCounts()
 	s := RunSummary{RunID: st.RunID, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, StoriesDone: done,
-		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path}
+		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path, Wait: st.Wait}
 	switch {
 	case st.Status == RunPaused && st.Escalation != nil && st.Escalation.Code != "":
 		s.Outcome = st.Escalation.Code
@@ -55,8 +62,16 @@ func Summarize(st *State, path string) RunSummary {
 					continue
 				}
 				s.Attempts++
-				// A retry follows an attempt of the same review cycle that failed.
-				if i > 0 && step.Attempts[i-1].Cycle == a.Cycle && step.Attempts[i-1].FinalState != FinalCompleted {
+				switch {
+				case IsAPIFault(a):
+					s.APIFaults++
+				case a.FinalState == FinalLimited:
+					s.Limits++
+				}
+				// A retry follows an attempt of the same review cycle that
+				// failed; one after a limit or an API fault is no retry.
+				if prev := previousAttempt(step, i); prev != nil && prev.Cycle == a.Cycle && prev.FinalState != FinalCompleted &&
+					prev.FinalState != FinalLimited {
 					s.Retries++
 				}
 			}
@@ -76,6 +91,13 @@ func Summarize(st *State, path string) RunSummary {
 		}
 	}
 	return s
+}
+
+func previousAttempt(st *StepState, i int) *Attempt {
+	if i == 0 {
+		return nil
+	}
+	return &st.Attempts[i-1]
 }
 
 func parseTime(s string) (time.Time, bool) {

@@ -87,7 +87,19 @@ type Policy struct {
 	Prices spend.PriceTable
 	// RunBudget and StoryBudget are `budget.run` and `budget.story`.
 	RunBudget, StoryBudget spend.Limits
+	// OnLimit is `onLimit`: what a step does when its agent meets a usage
+	// or rate limit ("" = OnLimitFallback); MaxWait is `maxWait`, the
+	// longest wait for a limit to lift (0 = the run's default).
+	OnLimit string
+	MaxWait time.Duration
 }
+
+// What a step does when its agent meets a limit (`onLimit`).
+const (
+	OnLimitFallback = "fallback"
+	OnLimitWait     = "wait"
+	OnLimitEscalate = "escalate"
+)
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.
 func (p *Policy) Step(name string) (*Step, error) {

@@ -63,8 +63,12 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.prices(p, val, key)
 		case "budget":
 			r.budget(p, val, key)
+		case "onLimit":
+			r.onLimit(p, val, key)
+		case "maxWait":
+			r.duration(val, key, &p.MaxWait, false)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, onLimit, maxWait)")
 		}
 	}
 }
@@ -308,4 +312,18 @@ func (r *policyReader) number(n *yaml.Node, at string, dst *float64) {
 		return
 	}
 	*dst = v
+}
+
+// onLimit reads `onLimit: fallback|wait|escalate`.
+func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	switch v {
+	case "", OnLimitFallback, OnLimitWait, OnLimitEscalate:
+		p.OnLimit = v
+	default:
+		r.fail(n, at, "must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, v)
+	}
 }

@@ -12,23 +12,23 @@ import (
 
 // RunSummary is one run of a project's history, from its state document.
 type RunSummary struct {
-	RunID        string      `json:"runId"`
-	StartedAt    string      `json:"startedAt"`
-	FinishedAt   string      `json:"finishedAt,omitempty"`
-	Outcome      string      `json:"outcome"`
-	StoriesDone  int         `json:"storiesDone"`
-	StoriesTotal int         `json:"storiesTotal"`
-	Attempts     int         `json:"attempts"`
-	Retries      int         `json:"retries"`
-	Escalations  int         `json:"escalations"`
+	RunID        string `json:"runId"`
+	StartedAt    string `json:"startedAt"`
+	FinishedAt   string `json:"finishedAt,omitempty"`
+	Outcome      string `json:"outcome"`
+	StoriesDone  int    `json:"storiesDone"`
+	StoriesTotal int    `json:"storiesTotal"`
+	Attempts     int    `json:"attempts"`
+	Retries      int    `json:"retries"`
+	Escalations  int    `json:"escalations"`
 	// Limits counts the attempts a usage or rate limit stopped, APIFaults
 	// those an API fault stopped (neither is a retry): an outage is told
 	// from an agent that fails.
 	Limits    int `json:"limits"`
 	APIFaults int `json:"apiFaults"`
 	// Wait is the limit the run waits out, while it does.
-	Wait *LimitWait `json:"wait,omitempty"`
-	Usage        spend.Total `json:"usage"`
+	Wait  *LimitWait  `json:"wait,omitempty"`
+	Usage spend.Total `json:"usage"`
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
 	StateFile  string `json:"stateFile"`

@@ -494,3 +494,58 @@ func listFiles(t *testing.T, root string) []string {
 	}
 	return out
 }
+
+func TestOtherStoriesFinishTheirAttemptThenWaitToo(t *testing.T) {
+	h := newHarness(t, "1-1", "1-2")
+	h.project.retro["1"] = true
+	limited := make(chan struct{})
+	var mu sync.Mutex
+	var reset time.Time
+	type req struct {
+		name string
+		at   time.Time
+	}
+	var reqs []req
+	h.steps.script = func(_ context.Context, r StepRequest) StepResult {
+		now := h.clock.Now()
+		mu.Lock()
+		reqs = append(reqs, req{r.Story + "/" + r.Step, now})
+		first := r.Story == "1-1" && r.Step == StepDev && reset.IsZero()
+		if first {
+			reset = now.Add(time.Hour)
+		}
+		mu.Unlock()
+		switch {
+		case first:
+			defer close(limited)
+			return StepResult{FinalState: FinalLimited, Reason: monitor.ReasonUsageLimit, ResetsAt: now.Add(time.Hour)}
+		case r.Story == "1-2" && r.Step == StepDev:
+			<-limited // 1-2's child runs while 1-1 meets the limit, and finishes
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	o := h.options()
+	o.FallbackAgent, o.Parallel, o.Isolate = "", 2, IsolateNone
+	if _, err := h.run(context.Background(), o); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Every child asked for after the limit (1-2's dev, when it was already
+	// running, was asked for before) starts once the wait is over.
+	after := 0
+	for i, r := range reqs {
+		if r.name == "1-1/dev" {
+			after = i + 1
+			break
+		}
+	}
+	for _, r := range reqs[after:] {
+		if r.at.Before(reset) {
+			t.Fatalf("%s started at %s, during the wait for %s (requests %+v)", r.name, r.at, reset, reqs)
+		}
+	}
+	if len(reqs[after:]) < 4 {
+		t.Fatalf("requests %+v", reqs)
+	}
+}

@@ -17,6 +17,7 @@ func (e *Engine) joinWait(ctx context.Context) bool {
 	g := e.gate
 	e.mu.Unlock()
 	if g != nil {
+		testHookWaitJoined()
 		select {
 		case <-g.done:
 		case <-ctx.Done():
@@ -25,6 +26,9 @@ func (e *Engine) joinWait(ctx context.Context) bool {
 	}
 	return ctx.Err() == nil && !e.halting.Load()
 }
+
+// testHookWaitJoined runs when a unit joins a wait in progress.
+var testHookWaitJoined = func() {}
 
 // leadWait makes the whole run wait w out: recorded in the state document
 // and the marker, announced with limit_wait, ended by the clock at w.Until

@@ -26,9 +26,11 @@ type RunSummary struct {
 	// from an agent that fails.
 	Limits    int `json:"limits"`
 	APIFaults int `json:"apiFaults"`
-	// Wait is the limit the run waits out, while it does.
-	Wait  *LimitWait  `json:"wait,omitempty"`
-	Usage spend.Total `json:"usage"`
+	// Wait is the limit the run waits out, while it does (or was stopped
+	// in), and WaitRemainingSeconds how long it has left when listed.
+	Wait                 *LimitWait  `json:"wait,omitempty"`
+	WaitRemainingSeconds int64       `json:"waitRemainingSeconds,omitempty"`
+	Usage                spend.Total `json:"usage"`
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
 	StateFile  string `json:"stateFile"`
@@ -93,6 +95,14 @@ func Summarize(st *State, path string) RunSummary {
 	return s
 }
 
+// At fills in what depends on the time the summary is shown: the wait's countdown.
+func (s RunSummary) At(now time.Time) RunSummary {
+	if s.Wait != nil {
+		s.WaitRemainingSeconds = int64(s.Wait.Remaining(now).Seconds())
+	}
+	return s
+}
+
 func previousAttempt(st *StepState, i int) *Attempt {
 	if i == 0 {
 		return nil
@@ -115,7 +125,7 @@ func History(root string) []RunSummary {
 			out = append(out, RunSummary{RunID: strings.TrimSuffix(filepath.Base(p), ".md"), Outcome: HistoryUnreadable, StateFile: p})
 			continue
 		}
-		out = append(out, Summarize(st, p))
+		out = append(out, Summarize(st, p).At(time.Now()))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt > out[j].StartedAt })
 	return out

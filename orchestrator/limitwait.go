@@ -70,7 +70,8 @@ func (e *Engine) beginWait(w LimitWait) {
 	})
 	e.markMarkerWaiting(&w)
 	e.emit(Event{Kind: EventLimitWait, Unit: w.Unit, Step: w.Step, Agent: w.Agent, Reason: w.Reason, ResetsAt: w.ResetsAt,
-		Wait: w.Remaining(now).Round(time.Second).String(), Message: w.Until})
+		Wait: w.Remaining(now).Round(time.Second).String(),
+		Message: fmt.Sprintf("%s met a limit (%s); the run goes on by itself at %s", w.Agent, w.Reason, humanTime(w.Until))})
 }
 
 // endWait records and announces the wait's end.
@@ -81,7 +82,8 @@ func (e *Engine) endWait(w LimitWait) {
 		s.addLog(now, w.Unit, w.Step, fmt.Sprintf("the wait for %s's limit is over; the run goes on", w.Agent))
 	})
 	e.markMarkerWaiting(nil)
-	e.emit(Event{Kind: EventLimitResumed, Unit: w.Unit, Step: w.Step, Agent: w.Agent, Reason: w.Reason, ResetsAt: w.ResetsAt})
+	e.emit(Event{Kind: EventLimitResumed, Unit: w.Unit, Step: w.Step, Agent: w.Agent, Reason: w.Reason, ResetsAt: w.ResetsAt,
+		Message: fmt.Sprintf("the wait for %s's limit is over; the run goes on", w.Agent)})
 }
 
 // sleepUntil sleeps on the run's clock until the wall clock reaches until,

@@ -70,7 +70,7 @@ func (e *Engine) beginWait(w LimitWait) {
 	})
 	e.markMarkerWaiting(&w)
 	e.emit(Event{Kind: EventLimitWait, Unit: w.Unit, Step: w.Step, Agent: w.Agent, Reason: w.Reason, ResetsAt: w.ResetsAt,
-		Wait: w.Remaining(now).Round(time.Second).String(),
+		Wait:    w.Remaining(now).Round(time.Second).String(),
 		Message: fmt.Sprintf("%s met a limit (%s); the run goes on by itself at %s", w.Agent, w.Reason, humanTime(w.Until))})
 }
 

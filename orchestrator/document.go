@@ -136,6 +136,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 		{"max review cycles", fmt.Sprint(c.MaxCycles)},
 		{"model", textline.OrDash(c.Model)},
 		{"retry backoff", orDefault(c.Backoff.String(), "each step's policy")},
+		{"max wait for a limit", orDefault(c.MaxWait.String(), "workflow.yaml's maxWait, else 6h")},
 		{"completion rechecks", orDefault(strconv.Itoa(c.CompletionRechecks), "the monitor's default")},
 		{"recheck grace", orDefault(c.RecheckGrace.String(), "the monitor's default")},
 		{"owner session", textline.OrDash(c.OwnerSession)},

@@ -544,3 +544,21 @@ func TestOtherStoriesFinishTheirAttemptThenWaitToo(t *testing.T) {
 		t.Fatalf("requests %v", reqs)
 	}
 }
+
+func TestMaxWaitComesFromTheFlagElseThePolicyElseSixHours(t *testing.T) {
+	pol := DefaultPolicy()
+	for _, c := range []struct {
+		flag, policy, want time.Duration
+	}{{0, 0, DefaultMaxWait}, {0, time.Hour, time.Hour}, {2 * time.Hour, time.Hour, 2 * time.Hour}} {
+		pol.MaxWait = c.policy
+		cfg := RunConfig{}
+		if c.flag > 0 {
+			cfg.MaxWait = DurationOf(c.flag)
+		}
+		got, err := effectivePolicy(pol, cfg)
+		e := &Engine{Policy: got, state: &State{Config: cfg}}
+		if err != nil || e.maxWait() != c.want {
+			t.Errorf("flag %s policy %s: max wait %s (%v), want %s", c.flag, c.policy, e.maxWait(), err, c.want)
+		}
+	}
+}

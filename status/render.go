@@ -52,7 +52,11 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintf(w, "Spend: %s\n", orchestrator.SpendText(r.Usage, r.Budget))
 		fmt.Fprintf(w, "State document: %s\n", r.StateFile)
 		if r.Wait != nil {
-			fmt.Fprintln(w, WaitText(&r.Wait.LimitWait, r.Status, now))
+			st := r.Status
+			if st == orchestrator.RunWaiting && !v.Orchestrator.RunLock {
+				st = orchestrator.RunPaused // killed while it waited: only --resume goes on
+			}
+			fmt.Fprintln(w, WaitText(&r.Wait.LimitWait, st, now))
 		}
 	} else {
 		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")

@@ -29,6 +29,17 @@ func TestStatusShowsAWaitingRunWithACountdown(t *testing.T) {
 		func() ([]Session, []string) { return nil, nil })
 	var b bytes.Buffer
 	WriteText(&b, v, waitNow)
+	if !strings.Contains(b.String(), "`story-automator run --resume` waits the rest") {
+		t.Fatalf("a waiting run whose process is gone goes on only with --resume:\n%s", b.String())
+	}
+	lock, err := orchestrator.AcquireRunLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	v.Orchestrator.RunLock = true
+	b.Reset()
+	WriteText(&b, v, waitNow)
 	text := b.String()
 	for _, want := range []string{"· waiting ·", "Waiting: claude met a limit (usage_limit), it lifts at 2026-01-02 17:00:00 UTC",
 		"goes on by itself at 2026-01-02 17:00:10 UTC (in 2h0m10s)"} {

@@ -105,6 +105,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.update(func(s *State) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
+		restartLimitClocks(s, e.sessionStart)
 	})
 	if e.Journal != nil {
 		defer e.checkpoints()()

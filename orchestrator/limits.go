@@ -200,6 +200,14 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
+// restartLimitClocks makes a resumed run count the max wait of its agents'
+// limits from now: resuming is the user's fresh word on how long to wait.
+func restartLimitClocks(s *State, now time.Time) {
+	for _, l := range s.Limited {
+		l.Since = marker.Timestamp(now.Round(0))
+	}
+}
+
 // otherAgent is the agent of agents that mv does not use, with its role.
 func otherAgent(agents agentPair, role string) (string, string) {
 	if role == RoleFallback {

@@ -562,3 +562,20 @@ func TestMaxWaitComesFromTheFlagElseThePolicyElseSixHours(t *testing.T) {
 		}
 	}
 }
+
+func TestResumeAfterAUsageLimitEscalationWaitsForTheReset(t *testing.T) {
+	h := newLimitHarness(t, 1, "", monitor.ReasonUsageLimit, in(8*time.Hour))
+	if _, err := h.runWith(context.Background(), h.options()); !errors.Is(err, ErrEscalated) {
+		t.Fatalf("run: %v, want usage_limit", err)
+	}
+	reset := h.devTimes()[0].Add(8 * time.Hour).Truncate(time.Second)
+	h.clock.advance(3 * time.Hour) // the user comes back 5h before the reset
+	o := h.options()
+	o.Resume = true
+	if _, err := h.runWith(context.Background(), o); err != nil {
+		t.Fatalf("resume: %v (the max wait counts from the resume)", err)
+	}
+	if times := h.devTimes(); len(times) != 2 || times[1].Before(reset) {
+		t.Fatalf("attempts at %v, want the second after the reset %s", times, reset)
+	}
+}

@@ -224,11 +224,12 @@ func (e *Engine) afterAPIFault(ctx context.Context, u *Unit, st *StepState, sp S
 }
 
 // faultStreak counts the step's last attempts that ended on API faults, in
-// a row, and when the first of them started.
+// a row since its budget began (a resumed escalation starts afresh), and
+// when the first of them started.
 func (st *StepState) faultStreak() (int, time.Time) {
 	n := 0
 	var first time.Time
-	for i := len(st.Attempts) - 1; i >= 0 && IsAPIFault(st.Attempts[i]); i-- {
+	for i := len(st.Attempts) - 1; i >= st.BudgetFrom && IsAPIFault(st.Attempts[i]); i-- {
 		n++
 		first = parseWall(st.Attempts[i].StartedAt)
 	}

@@ -195,8 +195,13 @@ func stepCell(st *StepState) string {
 			extra = append(extra, fmt.Sprintf("cycle %d", a.Cycle))
 		}
 	}
-	if n := limitedCount(st); n > 0 {
-		extra = append(extra, fmt.Sprintf("%d limited", n))
+	if limits, faults := limitedCounts(st); limits+faults > 0 {
+		if limits > 0 {
+			extra = append(extra, fmt.Sprintf("%d limited", limits))
+		}
+		if faults > 0 {
+			extra = append(extra, fmt.Sprintf("%d API faults", faults))
+		}
 	}
 	if st.Status == StatusRunning && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
@@ -265,13 +270,16 @@ func renderWait(w *bufio.Writer, s *State) {
 		"No agent runs meanwhile.\n\n", wt.Agent, wt.Reason, wt.Unit, wt.Step, reset, humanTime(wt.Until), humanTime(wt.Since))
 }
 
-// limitedCount is how many of a step's attempts a limit or an API fault stopped.
-func limitedCount(st *StepState) int {
-	n := 0
+// limitedCounts is how many of a step's attempts a usage or rate limit
+// stopped, and how many an API fault did.
+func limitedCounts(st *StepState) (limits, faults int) {
 	for _, a := range st.Attempts {
-		if a.FinalState == FinalLimited {
-			n++
+		switch {
+		case IsAPIFault(a):
+			faults++
+		case a.FinalState == FinalLimited:
+			limits++
 		}
 	}
-	return n
+	return limits, faults
 }

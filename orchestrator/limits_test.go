@@ -414,6 +414,10 @@ func TestAPIFaultsRetryWithBackoffAndUseNoRetry(t *testing.T) {
 	if got, want := h.clock.slept(), []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second}; !equalDurations(got, want) {
 		t.Fatalf("slept %v, want the step's backoff %v", got, want)
 	}
+	data, err := os.ReadFile(res.StatePath)
+	if err != nil || !strings.Contains(string(data), "verified (4 attempts, 3 API faults)") {
+		t.Fatalf("the progress table should tell API faults apart (%v):\n%s", err, data)
+	}
 	sum := Summarize(h.saved(res), res.StatePath)
 	if sum.APIFaults != 3 || sum.Limits != 0 || sum.Retries != 0 {
 		t.Fatalf("runs counts: %+v", sum)

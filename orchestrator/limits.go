@@ -107,6 +107,28 @@ func parseWall(s string) time.Time {
 // time is compared with the wall clock (see waitSlice).
 func (e *Engine) wallNow() time.Time { return e.Clock.Now().Round(0) }
 
+// EnvLimitJitter bounds the jitter a run adds to a limit's reset (a
+// duration; default limitJitterMax, 0 = none): tests that wait out a real
+// limit set it to 0.
+const EnvLimitJitter = "STORY_AUTOMATOR_LIMIT_JITTER"
+
+// jitterFrom is the jitter the environment asks for (nil: the default).
+func jitterFrom(getenv func(string) string) func() time.Duration {
+	if getenv == nil {
+		return nil
+	}
+	d, err := time.ParseDuration(getenv(EnvLimitJitter))
+	if err != nil || d < 0 {
+		return nil
+	}
+	return func() time.Duration {
+		if d == 0 {
+			return 0
+		}
+		return rand.N(d)
+	}
+}
+
 func (e *Engine) jitter() time.Duration {
 	if e.Jitter != nil {
 		return e.Jitter()

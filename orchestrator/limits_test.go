@@ -179,13 +179,14 @@ func TestLimitedFallbackIsSkippedUntilItsReset(t *testing.T) {
 
 func TestLimitWaitEndsAtTheResetAndTheRunGoesOn(t *testing.T) {
 	h := newLimitHarness(t, 1, "", monitor.ReasonUsageLimit, in(2*time.Hour))
+	h.env[EnvLimitJitter] = "0s"
 	res, err := h.runWith(context.Background(), h.options())
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
 	times := h.devTimes()
 	reset := times[0].Add(2 * time.Hour).Truncate(time.Second)
-	if times[1].Before(reset) || times[1].After(reset.Add(limitJitterMax+time.Second)) {
+	if times[1].Before(reset) || times[1].After(reset.Add(time.Second)) {
 		t.Fatalf("the second attempt started at %s, want just after the reset %s", times[1], reset)
 	}
 	waits := h.events.of(EventLimitWait)

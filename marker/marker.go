@@ -53,6 +53,9 @@ type Marker struct {
 	PauseReason           string        `json:"pauseReason,omitempty"`
 	LastDecision          *LastDecision `json:"lastDecision,omitempty"`
 	Loop                  *LoopState    `json:"loop,omitempty"`
+	// Waiting is set while a story run waits for an agent's limit to lift:
+	// the run is alive (status stays active) and goes on by itself.
+	Waiting *Waiting `json:"waiting,omitempty"`
 
 	// Extra holds the fields this version does not know, keyed by name.
 	Extra map[string]json.RawMessage `json:"-"`
@@ -65,6 +68,17 @@ type LastDecision struct {
 	Reason   string `json:"reason"`
 }
 
+// Waiting is a run's wait for an agent's limit to lift. Times are RFC 3339.
+type Waiting struct {
+	Reason string `json:"reason"`
+	Agent  string `json:"agent"`
+	// ResetsAt is when the agent said its limit lifts ("" = it did not say);
+	// ResumesAt is when the run goes on.
+	ResetsAt  string `json:"resetsAt,omitempty"`
+	ResumesAt string `json:"resumesAt"`
+	Since     string `json:"since,omitempty"`
+}
+
 // ErrNotObject means the marker holds valid JSON that is not an object.
 var ErrNotObject = errors.New("marker is not a JSON object")
 
@@ -74,7 +88,7 @@ var knownFields = map[string]bool{
 	"currentStep": true, "storiesRemaining": true, "stateFile": true, "projectSlug": true,
 	"ownerSession": true, "claimOnStop": true, "ownerPid": true, "ownerPidStart": true, "ownerLock": true, "createdAt": true, "heartbeat": true,
 	"stopHookBlocks": true, "stopHookSeenHeartbeat": true, "stopHookSeenRemaining": true,
-	"pauseReason": true, "lastDecision": true, "loop": true,
+	"pauseReason": true, "lastDecision": true, "loop": true, "waiting": true,
 }
 
 // knownFieldsFolded holds knownFields in lower case.
@@ -185,6 +199,10 @@ func (m *Marker) Clone() *Marker {
 	if m.Loop != nil {
 		c.Loop = m.Loop.Clone()
 	}
+	if m.Waiting != nil {
+		w := *m.Waiting
+		c.Waiting = &w
+	}
 	if m.Extra != nil {
 		c.Extra = make(map[string]json.RawMessage, len(m.Extra))
 		for k, v := range m.Extra {
@@ -240,6 +258,7 @@ func (m *Marker) Touch(now time.Time) {
 func (m *Marker) Pause(reason string) {
 	m.Status = StatusPaused
 	m.PauseReason = reason
+	m.Waiting = nil
 }
 
 // Resume makes a paused run guarded again, with a fresh circuit-breaker count.

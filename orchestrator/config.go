@@ -34,6 +34,9 @@ type RunConfig struct {
 	// Budget is the run's limits given as --max-cost, --max-tokens and
 	// --max-duration (kept on --resume unless given again).
 	Budget *Budget `json:"budget,omitempty"`
+	// MaxWait bounds the wait for an agent's limit to lift (--max-wait; not
+	// given: workflow.yaml's maxWait, else DefaultMaxWait).
+	MaxWait Duration `json:"maxWait,omitzero"`
 }
 
 // Budget is a run's limits as given on the command line; 0 = not given.
@@ -93,6 +96,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	if given.Backoff.Given() {
 		c.Backoff = given.Backoff
 	}
+	if given.MaxWait.Given() {
+		c.MaxWait = given.MaxWait
+	}
 	if given.CompletionRechecks > 0 {
 		c.CompletionRechecks = given.CompletionRechecks
 	}
@@ -106,6 +112,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 func (c RunConfig) check() error {
 	if err := c.Backoff.check(); err != nil {
 		return fmt.Errorf("%w: backoff %q in the run's configuration", ErrConfig, c.Backoff)
+	}
+	if err := c.MaxWait.check(); err != nil {
+		return fmt.Errorf("%w: max wait %q in the run's configuration", ErrConfig, c.MaxWait)
 	}
 	if err := c.RecheckGrace.check(); err != nil {
 		return fmt.Errorf("%w: recheck grace %q in the run's configuration", ErrConfig, c.RecheckGrace)
@@ -128,6 +137,12 @@ func effectivePolicy(pol Policy, cfg RunConfig) (Policy, error) {
 			sp.Backoff = d
 			out.Steps[name] = sp
 		}
+	}
+	if d, ok := cfg.MaxWait.Get(); ok {
+		out.MaxWait = d
+	}
+	if out.MaxWait <= 0 {
+		out.MaxWait = DefaultMaxWait
 	}
 	if err := out.Validate(); err != nil {
 		return out, fmt.Errorf("%w: %v", ErrConfig, err)

@@ -124,6 +124,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 		fmt.Fprintf(w, "**Timeline:** `%s` (HTML, written %s: the run as it stood then; `story-automator runs show %s --html FILE` draws it again).\n\n",
 			t.Path, humanTime(t.WrittenAt), s.RunID)
 	}
+	renderWait(w, s)
 	if s.PauseReason != "" && s.Escalation == nil {
 		fmt.Fprintf(w, "Paused: %s. Continue with `story-automator run --resume`.\n\n", s.PauseReason)
 	}
@@ -139,6 +140,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 		{"max review cycles", fmt.Sprint(c.MaxCycles)},
 		{"model", textline.OrDash(c.Model)},
 		{"retry backoff", orDefault(c.Backoff.String(), "each step's policy")},
+		{"max wait for a limit", orDefault(c.MaxWait.String(), "workflow.yaml's maxWait, else 6h")},
 		{"completion rechecks", orDefault(strconv.Itoa(c.CompletionRechecks), "the monitor's default")},
 		{"recheck grace", orDefault(c.RecheckGrace.String(), "the monitor's default")},
 		{"owner session", textline.OrDash(c.OwnerSession)},
@@ -197,6 +199,14 @@ func stepCell(st *StepState) string {
 			extra = append(extra, fmt.Sprintf("cycle %d", a.Cycle))
 		}
 	}
+	if limits, faults := limitedCounts(st); limits+faults > 0 {
+		if limits > 0 {
+			extra = append(extra, fmt.Sprintf("%d limited", limits))
+		}
+		if faults > 0 {
+			extra = append(extra, fmt.Sprintf("%d API faults", faults))
+		}
+	}
 	if st.Status == StatusRunning && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		extra = append(extra, a.Agent)
@@ -247,4 +257,33 @@ func orDefault(s, def string) string {
 // cell makes text safe inside a markdown table cell.
 func cell(s string) string {
 	return strings.ReplaceAll(textline.OneLine(s), "|", `\|`)
+}
+
+// renderWait says, while the run waits on a limit (or was stopped in such a
+// wait), whose limit, why, and when the run goes on.
+func renderWait(w *bufio.Writer, s *State) {
+	wt := s.Wait
+	if wt == nil {
+		return
+	}
+	reset := "did not say when it lifts"
+	if wt.ResetsAt != "" {
+		reset = "said it lifts at " + humanTime(wt.ResetsAt)
+	}
+	fmt.Fprintf(w, "**Waiting:** %s met a limit (%s) in %s %s and %s; the run goes on by itself at %s (waiting since %s). "+
+		"No agent runs meanwhile.\n\n", wt.Agent, wt.Reason, wt.Unit, wt.Step, reset, humanTime(wt.Until), humanTime(wt.Since))
+}
+
+// limitedCounts is how many of a step's attempts a usage or rate limit
+// stopped, and how many an API fault did.
+func limitedCounts(st *StepState) (limits, faults int) {
+	for _, a := range st.Attempts {
+		switch {
+		case IsAPIFault(a):
+			faults++
+		case a.FinalState == FinalLimited:
+			limits++
+		}
+	}
+	return limits, faults
 }

@@ -53,6 +53,9 @@ type Engine struct {
 	// ActionLog, when set, takes lines from beside the loop into the
 	// state's action log while Run goes on.
 	ActionLog *ActionLog
+	// Jitter is added to a limit's reset before the run goes on (nil: a
+	// random one under limitJitterMax).
+	Jitter func() time.Duration
 
 	mu       sync.Mutex
 	commitMu sync.Mutex
@@ -77,6 +80,8 @@ type Engine struct {
 	// active time before it (State.ActiveMs).
 	sessionStart time.Time
 	activeBase   time.Duration
+	// gate is the run's wait on a limit while there is one (see limitwait.go).
+	gate *waitGate
 }
 
 // unitEnd is how driving one unit ended.
@@ -104,6 +109,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.update(func(s *State) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
+		restartLimitClocks(s, e.sessionStart)
 	})
 	if e.Journal != nil {
 		defer e.checkpoints()()
@@ -114,7 +120,9 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.sweepTemps()
 	done, total := st.StoryCounts()
 	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
-	e.schedule(ctx)
+	if e.resumeWait(ctx) {
+		e.schedule(ctx)
+	}
 	e.dropLandedWorktrees(context.WithoutCancel(ctx))
 	return e.finish(ctx)
 }

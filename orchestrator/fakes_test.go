@@ -357,6 +357,8 @@ type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
 	sleeps []time.Duration
+	// onSleep, when set, runs after each sleep (a test acts during a wait).
+	onSleep func(d time.Duration)
 }
 
 func newFakeClock() *fakeClock {
@@ -374,7 +376,11 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	c.mu.Lock()
 	c.sleeps = append(c.sleeps, d)
 	c.now = c.now.Add(d)
+	hook := c.onSleep
 	c.mu.Unlock()
+	if hook != nil {
+		hook(d)
+	}
 	return ctx.Err()
 }
 

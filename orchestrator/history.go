@@ -12,16 +12,25 @@ import (
 
 // RunSummary is one run of a project's history, from its state document.
 type RunSummary struct {
-	RunID        string      `json:"runId"`
-	StartedAt    string      `json:"startedAt"`
-	FinishedAt   string      `json:"finishedAt,omitempty"`
-	Outcome      string      `json:"outcome"`
-	StoriesDone  int         `json:"storiesDone"`
-	StoriesTotal int         `json:"storiesTotal"`
-	Attempts     int         `json:"attempts"`
-	Retries      int         `json:"retries"`
-	Escalations  int         `json:"escalations"`
-	Usage        spend.Total `json:"usage"`
+	RunID        string `json:"runId"`
+	StartedAt    string `json:"startedAt"`
+	FinishedAt   string `json:"finishedAt,omitempty"`
+	Outcome      string `json:"outcome"`
+	StoriesDone  int    `json:"storiesDone"`
+	StoriesTotal int    `json:"storiesTotal"`
+	Attempts     int    `json:"attempts"`
+	Retries      int    `json:"retries"`
+	Escalations  int    `json:"escalations"`
+	// Limits counts the attempts a usage or rate limit stopped, APIFaults
+	// those an API fault stopped (neither is a retry): an outage is told
+	// from an agent that fails.
+	Limits    int `json:"limits"`
+	APIFaults int `json:"apiFaults"`
+	// Wait is the limit the run waits out, while it does (or was stopped
+	// in), and WaitRemainingSeconds how long it has left when listed.
+	Wait                 *LimitWait  `json:"wait,omitempty"`
+	WaitRemainingSeconds int64       `json:"waitRemainingSeconds,omitempty"`
+	Usage                spend.Total `json:"usage"`
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
 	StateFile  string `json:"stateFile"`
@@ -39,7 +48,7 @@ const (
 func Summarize(st *State, path string) RunSummary {
 	done, total := st.StoryCounts()
 	s := RunSummary{RunID: st.RunID, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, StoriesDone: done,
-		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path}
+		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path, Wait: st.Wait}
 	switch {
 	case st.Status == RunPaused && st.Escalation != nil && st.Escalation.Code != "":
 		s.Outcome = st.Escalation.Code
@@ -55,8 +64,16 @@ func Summarize(st *State, path string) RunSummary {
 					continue
 				}
 				s.Attempts++
-				// A retry follows an attempt of the same review cycle that failed.
-				if i > 0 && step.Attempts[i-1].Cycle == a.Cycle && step.Attempts[i-1].FinalState != FinalCompleted {
+				switch {
+				case IsAPIFault(a):
+					s.APIFaults++
+				case a.FinalState == FinalLimited:
+					s.Limits++
+				}
+				// A retry follows an attempt of the same review cycle that
+				// failed; one after a limit or an API fault is no retry.
+				if prev := previousAttempt(step, i); prev != nil && prev.Cycle == a.Cycle && prev.FinalState != FinalCompleted &&
+					prev.FinalState != FinalLimited {
 					s.Retries++
 				}
 			}
@@ -78,6 +95,21 @@ func Summarize(st *State, path string) RunSummary {
 	return s
 }
 
+// At fills in what depends on the time the summary is shown: the wait's countdown.
+func (s RunSummary) At(now time.Time) RunSummary {
+	if s.Wait != nil {
+		s.WaitRemainingSeconds = int64(s.Wait.Remaining(now).Seconds())
+	}
+	return s
+}
+
+func previousAttempt(st *StepState, i int) *Attempt {
+	if i == 0 {
+		return nil
+	}
+	return &st.Attempts[i-1]
+}
+
 func parseTime(s string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
@@ -93,7 +125,7 @@ func History(root string) []RunSummary {
 			out = append(out, RunSummary{RunID: strings.TrimSuffix(filepath.Base(p), ".md"), Outcome: HistoryUnreadable, StateFile: p})
 			continue
 		}
-		out = append(out, Summarize(st, p))
+		out = append(out, Summarize(st, p).At(time.Now()))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt > out[j].StartedAt })
 	return out

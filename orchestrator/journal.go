@@ -57,11 +57,14 @@ type runFields struct {
 	Config      RunConfig   `json:"config"`
 	Escalation  *Escalation `json:"escalation,omitempty"`
 	ActiveMs    int64       `json:"activeMs,omitempty"`
+	Wait        *LimitWait  `json:"wait,omitempty"`
+	// Limited is the whole map: it is small.
+	Limited map[string]*AgentLimit `json:"limited,omitempty"`
 }
 
 func fieldsOf(s *State) runFields {
 	return runFields{Status: s.Status, UpdatedAt: s.UpdatedAt, FinishedAt: s.FinishedAt, PauseReason: s.PauseReason,
-		Config: s.Config, Escalation: s.Escalation, ActiveMs: s.ActiveMs}
+		Config: s.Config, Escalation: s.Escalation, ActiveMs: s.ActiveMs, Wait: s.Wait, Limited: s.Limited}
 }
 
 func (r *journalRecord) apply(s *State) {
@@ -69,6 +72,7 @@ func (r *journalRecord) apply(s *State) {
 	f := r.Run
 	s.Status, s.UpdatedAt, s.FinishedAt, s.PauseReason, s.Config, s.Escalation, s.ActiveMs =
 		f.Status, f.UpdatedAt, f.FinishedAt, f.PauseReason, f.Config, f.Escalation, f.ActiveMs
+	s.Wait, s.Limited = f.Wait, f.Limited
 	if r.Unit != nil {
 		replaced := false
 		for i, u := range s.Units {

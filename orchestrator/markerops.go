@@ -128,6 +128,8 @@ func claimMarker(ctx context.Context, store *marker.Store, st *State, o Options,
 		m.ProjectSlug = filepath.Base(o.ProjectRoot)
 		m.StoriesRemaining = st.StoriesRemaining()
 		m.StopHookBlocks = 0
+		// A wait the run was stopped in is the run's again to record.
+		m.Waiting = nil
 		if u := firstUnfinished(st); u != nil {
 			m.Epic, m.CurrentStory = u.Epic, u.Dotted
 			if s := u.CurrentStep(); s != nil {

@@ -65,6 +65,9 @@ func describeAttempt(a Attempt) string {
 	if a.Reason != "" {
 		s += " (" + a.Reason + ")"
 	}
+	if a.ResetsAt != "" {
+		s += ", lifts at " + humanTime(a.ResetsAt)
+	}
 	if a.Detail != "" && a.FinalState != FinalCompleted {
 		s += ": " + a.Detail
 	}

@@ -38,6 +38,11 @@ type Policy struct {
 	// RunBudget and StoryBudget are workflow.yaml's budgets; the command
 	// line's run limits replace RunBudget's.
 	RunBudget, StoryBudget spend.Limits
+	// OnLimit is what a step does when its agent meets a limit (OnLimitFallback,
+	// OnLimitWait, OnLimitEscalate; "" = fallback); MaxWait bounds a limit's
+	// wait (0 = DefaultMaxWait; the run's --max-wait replaces it).
+	OnLimit string
+	MaxWait time.Duration
 }
 
 // Step actions (the workflow policy's `action`).
@@ -51,6 +56,19 @@ const (
 	DefaultMaxCycles    = 5
 	DefaultCrashRetries = 2
 	DefaultMaxBackoff   = 5 * time.Minute
+	// DefaultMaxWait bounds the wait for an agent's limit to lift.
+	DefaultMaxWait = 6 * time.Hour
+)
+
+// What a step does when its agent meets a limit (workflow.yaml `onLimit`).
+const (
+	// OnLimitFallback: the step's other agent, when it is not limited, at
+	// once; else the run waits.
+	OnLimitFallback = workflows.OnLimitFallback
+	// OnLimitWait: the run waits for the agent's limit to lift.
+	OnLimitWait = workflows.OnLimitWait
+	// OnLimitEscalate: the step escalates at once.
+	OnLimitEscalate = workflows.OnLimitEscalate
 )
 
 // DefaultPolicy enables every step with two retries; automate and retro are optional.
@@ -76,6 +94,14 @@ func (p Policy) Step(name string) StepPolicy {
 func (p Policy) Validate() error {
 	if p.MaxCycles < 1 {
 		return fmt.Errorf("maxCycles must be at least 1, got %d", p.MaxCycles)
+	}
+	switch p.OnLimit {
+	case "", OnLimitFallback, OnLimitWait, OnLimitEscalate:
+	default:
+		return fmt.Errorf("onLimit must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, p.OnLimit)
+	}
+	if p.MaxWait < 0 {
+		return fmt.Errorf("maxWait must not be negative")
 	}
 	for name, s := range p.Steps {
 		if s.Retries < 0 || s.Backoff < 0 {
@@ -106,7 +132,8 @@ func (p Policy) backoff(s StepPolicy, failures int) time.Duration {
 // PolicyFrom turns the workflow policy into the run loop's.
 func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
-		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget}
+		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
+		OnLimit: wp.OnLimit, MaxWait: wp.MaxWait}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

@@ -108,7 +108,8 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	}
 	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Backlog: d.Backlog, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
-		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d), ActionLog: d.ActionLog}
+		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d), ActionLog: d.ActionLog,
+		Jitter: jitterFrom(o.Getenv)}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings}

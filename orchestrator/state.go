@@ -16,6 +16,9 @@ const (
 	RunRunning = "running"
 	RunPaused  = "paused"
 	RunDone    = "done"
+	// RunWaiting is a run that waits for an agent's limit to lift (see
+	// State.Wait); it goes on by itself.
+	RunWaiting = "waiting"
 	// RunSuperseded is an unfinished run that a newer run replaced: never resumed.
 	RunSuperseded = "superseded"
 )
@@ -60,6 +63,12 @@ type State struct {
 	ActiveMs int64 `json:"activeMs,omitempty"`
 	// Usage is the run's spend, summed from its attempts (see tally).
 	Usage *spend.Total `json:"usage,omitempty"`
+	// Wait is the limit the run waits out, while it does (see limits.go);
+	// a resumed run waits only what is left of it.
+	Wait *LimitWait `json:"wait,omitempty"`
+	// Limited holds, per agent, the limit it last met and when that lifts:
+	// a limited agent is no fallback until then.
+	Limited map[string]*AgentLimit `json:"limited,omitempty"`
 	// Timeline is the last HTML timeline `runs show --html` wrote of the
 	// run (see LinkTimeline).
 	Timeline *TimelineFile `json:"timeline,omitempty"`
@@ -122,7 +131,10 @@ type Attempt struct {
 	Reason     string `json:"reason,omitempty"`
 	Verifier   string `json:"verifier,omitempty"`
 	// Detail is the verifier's last word on the attempt.
-	Detail    string `json:"detail,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	// ResetsAt is, for a limited attempt, when its limit lifts (RFC 3339;
+	// "" when the agent did not say).
+	ResetsAt  string `json:"resetsAt,omitempty"`
 	StartedAt string `json:"startedAt"`
 	EndedAt   string `json:"endedAt,omitempty"`
 	// WallMs is the attempt's whole time; AgentMs the child session's share.
@@ -146,6 +158,9 @@ type Escalation struct {
 	Action string `json:"action"`
 	// Code is the cause's own code when no retry could change it (see Blocker).
 	Code string `json:"code,omitempty"`
+	// ResetsAt is, for a step escalated on a limit (usage_limit), when the
+	// limit lifts ("" when unknown).
+	ResetsAt string `json:"resetsAt,omitempty"`
 }
 
 // LogEntry is one line of the action log.
@@ -230,22 +245,24 @@ func (st *StepState) finished() bool {
 }
 
 // counted returns the attempts since BudgetFrom that count against the
-// budget: every one except those the orchestrator itself abandoned.
+// budget: every one except those the orchestrator itself abandoned and
+// those a limit or an API fault stopped.
 func (st *StepState) counted() []Attempt {
 	from := min(st.BudgetFrom, len(st.Attempts))
 	var out []Attempt
 	for _, a := range st.Attempts[from:] {
-		if a.FinalState != FinalInterrupted && a.FinalState != "" {
+		if a.FinalState != FinalInterrupted && a.FinalState != FinalLimited && a.FinalState != "" {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// lastFinished is the most recent attempt that ended on its own, or nil.
+// lastFinished is the most recent attempt that ended on its own (not on a
+// limit), or nil.
 func (st *StepState) lastFinished() *Attempt {
 	for i := len(st.Attempts) - 1; i >= 0; i-- {
-		if a := &st.Attempts[i]; a.FinalState != FinalInterrupted && a.FinalState != "" {
+		if a := &st.Attempts[i]; a.FinalState != FinalInterrupted && a.FinalState != FinalLimited && a.FinalState != "" {
 			return a
 		}
 	}

@@ -111,27 +111,49 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.halting.Load() {
 			return stepHalted
 		}
+		if end, ok := e.clearForAttempt(ctx, u, st, &mv, agents); !ok {
+			return end
+		}
 		if e.overBudget(u, st) {
 			return stepEscalated
 		}
-		final, blocker := e.attempt(ctx, u, st, sp, mv)
-		if blocker != nil && final != FinalInterrupted {
+		a, blocker := e.attempt(ctx, u, st, sp, mv)
+		if blocker != nil && a.FinalState != FinalInterrupted {
 			e.escalateBlocker(u, st, blocker)
 			return stepEscalated
 		}
-		switch final {
-		case FinalInterrupted:
-			return stepInterrupted
-		case FinalCompleted:
-			// A verified step is kept whatever it cost; the budget stops
-			// the next attempt, before it starts.
-			e.verified(ctx, u, st, "")
-			return stepOK
-		}
-		if e.overBudget(u, st) {
-			return stepEscalated
+		if end, done := e.afterAttempt(ctx, u, st, sp, a); done {
+			return end
 		}
 	}
+}
+
+// afterAttempt settles what an attempt's end means for its step: done
+// (verified, interrupted, over budget) or another attempt, after noting a
+// limit or waiting out an API fault.
+func (e *Engine) afterAttempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, a Attempt) (stepEnd, bool) {
+	switch {
+	case a.FinalState == FinalInterrupted:
+		return stepInterrupted, true
+	case a.FinalState == FinalLimited && IsWaitLimit(a.Reason):
+		e.noteLimit(u, a)
+	case a.FinalState == FinalLimited:
+		if end, ok := e.afterAPIFault(ctx, u, st, sp); !ok {
+			return end, true
+		}
+	case a.FinalState != FinalError:
+		e.clearLimit(a.Agent)
+	}
+	if a.FinalState == FinalCompleted {
+		// A verified step is kept whatever it cost; the budget stops
+		// the next attempt, before it starts.
+		e.verified(ctx, u, st, "")
+		return stepOK, true
+	}
+	if e.overBudget(u, st) {
+		return stepEscalated, true
+	}
+	return stepOK, false
 }
 
 // verifyFirst runs the verifier of a step that escalated before the run
@@ -170,9 +192,9 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 }
 
 // attempt runs one child session for the step and records it before and
-// after. It returns the attempt's final state and, when no retry can help,
+// after. It returns the attempt as recorded and, when no retry can help,
 // the blocker that stops the step.
-func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (string, *Blocker) {
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (Attempt, *Blocker) {
 	start := e.Clock.Now()
 	var idx int
 	e.updateUnit(u, func(s *State) {
@@ -212,6 +234,9 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	e.updateUnit(u, func(s *State) {
 		at := &st.Attempts[idx]
 		at.FinalState, at.Reason, at.Verifier, at.Detail = final, reason, res.Verifier, res.Detail
+		if final == FinalLimited && !res.ResetsAt.IsZero() {
+			at.ResetsAt = marker.Timestamp(res.ResetsAt)
+		}
 		if res.Session != "" {
 			at.Session, at.OutputFile = res.Session, res.OutputFile
 		}
@@ -227,12 +252,12 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	})
 	e.emit(Event{Kind: EventStepFinished, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent,
 		Role: a.Role, FinalState: final, Reason: reason, Session: res.Session, Model: a.Model, AttemptUsage: a.Usage,
-		Usage: e.usageNow()})
+		Usage: e.usageNow(), ResetsAt: a.ResetsAt})
 	blocker := res.Blocker
 	if b, ok := AsBlocker(err); ok && blocker == nil {
 		blocker = b
 	}
-	return final, blocker
+	return a, blocker
 }
 
 // verified records a verified step and bumps the marker's heartbeat.

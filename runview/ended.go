@@ -42,6 +42,9 @@ func Ended(res *orchestrator.Result, failCode string) Ending {
 		if e.Code != "" {
 			end.Code = e.Code
 		}
+		if e.ResetsAt != "" {
+			fields["resetsAt"] = e.ResetsAt
+		}
 	}
 	fields["reason"], fields["action"] = reason, action
 	end.Text = fmt.Sprintf("run %s paused (%s): %d of %d stories done\n%s\nwhy: %s\nwhat to do: %s\nstate document: %s\n",

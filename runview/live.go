@@ -30,6 +30,8 @@ type LiveReporter struct {
 	usage   *spend.Total
 	budget  *orchestrator.Budget
 	running map[string]liveStep
+	// wait is the limit the run waits out, while it does.
+	wait    *liveWait
 	recent  []string
 	drawn   int
 	stop    chan struct{}
@@ -37,6 +39,12 @@ type LiveReporter struct {
 }
 
 var _ orchestrator.Reporter = (*LiveReporter)(nil)
+
+// liveWait is a run's wait on a limit: whose, why, and when it ends.
+type liveWait struct {
+	agent, reason string
+	until         time.Time
+}
 
 type liveStep struct {
 	step, detail string
@@ -112,6 +120,13 @@ func (r *LiveReporter) Report(ev orchestrator.Event) {
 			}
 		}
 		r.running[ev.Unit] = liveStep{step: ev.Step, detail: detail, since: ev.At}
+	case orchestrator.EventLimitWait:
+		d, _ := time.ParseDuration(ev.Wait)
+		r.wait = &liveWait{agent: ev.Agent, reason: ev.Reason, until: ev.At.Add(d)}
+		r.note(ev)
+	case orchestrator.EventLimitResumed:
+		r.wait = nil
+		r.note(ev)
 	case orchestrator.EventUnitDone:
 		delete(r.running, ev.Unit)
 		r.done, r.total = ev.Done, ev.Total
@@ -147,6 +162,10 @@ func (r *LiveReporter) redrawLocked() {
 	for _, k := range keys {
 		s := r.running[k]
 		lines = append(lines, fmt.Sprintf("  %-10s %-9s %s · %s", k, s.step, s.detail, now.Sub(s.since).Round(time.Second)))
+	}
+	if w := r.wait; w != nil {
+		lines = append(lines, fmt.Sprintf("  waiting: %s met a limit (%s) · goes on by itself at %s (in %s)", w.agent, w.reason,
+			w.until.Local().Format("15:04:05"), max(w.until.Sub(now), 0).Round(time.Second)))
 	}
 	for _, l := range r.recent {
 		lines = append(lines, "  "+l)

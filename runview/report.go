@@ -84,6 +84,14 @@ func describeEvent(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s done (%d of %d stories)", where, ev.Done, ev.Total)
 	case orchestrator.EventEscalated:
 		return "ESCALATED " + ev.Reason + " — " + ev.Message
+	case orchestrator.EventLimitWait:
+		s := fmt.Sprintf("WAITING %s: %s met a limit (%s)", where, ev.Agent, ev.Reason)
+		if ev.ResetsAt != "" {
+			s += ", it lifts at " + ev.ResetsAt
+		}
+		return s + "; the run goes on by itself in " + ev.Wait
+	case orchestrator.EventLimitResumed:
+		return fmt.Sprintf("the wait for %s's limit (%s) is over; the run goes on", ev.Agent, ev.Reason)
 	case orchestrator.EventBudgetExceeded:
 		return "BUDGET REACHED " + ev.Reason + " — " + ev.Message
 	}

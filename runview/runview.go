@@ -86,13 +86,22 @@ func WaveKeys(st *orchestrator.State) [][]string {
 // WriteRunsTable prints the history as a table for people.
 func WriteRunsTable(w io.Writer, runs []orchestrator.RunSummary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tOUTCOME\tSTORIES\tATTEMPTS\tRETRIES\tESCALATIONS\tTOKENS\tCOST\tDURATION")
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOUTCOME\tSTORIES\tATTEMPTS\tRETRIES\tLIMITS\tAPI FAULTS\tESCALATIONS\tTOKENS\tCOST\tDURATION")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.RunID, shortTime(r.StartedAt), r.Outcome,
-			r.StoriesDone, r.StoriesTotal, r.Attempts, r.Retries, r.Escalations, spend.FormatTokens(r.Usage.Tokens()),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.RunID, shortTime(r.StartedAt), outcomeCell(r),
+			r.StoriesDone, r.StoriesTotal, r.Attempts, r.Retries, r.Limits, r.APIFaults, r.Escalations, spend.FormatTokens(r.Usage.Tokens()),
 			costCell(r.Usage), durationText(r.DurationMs))
 	}
 	tw.Flush()
+}
+
+// outcomeCell is a run's outcome; a waiting run's says until when.
+func outcomeCell(r orchestrator.RunSummary) string {
+	if r.Outcome != orchestrator.RunWaiting || r.Wait == nil {
+		return r.Outcome
+	}
+	return fmt.Sprintf("waiting (%s %s, until %s, %s left)", r.Wait.Agent, r.Wait.Reason, r.Wait.UntilTime().Local().Format("15:04"),
+		(time.Duration(r.WaitRemainingSeconds) * time.Second).String())
 }
 
 func costCell(t spend.Total) string {
@@ -121,6 +130,10 @@ func WriteRun(w io.Writer, st *orchestrator.State, sum orchestrator.RunSummary, 
 	fmt.Fprintf(w, "\n%s\n", orchestrator.SpendText(&sum.Usage, st.Config.Budget))
 	if st.Escalation != nil && st.Status == orchestrator.RunPaused {
 		fmt.Fprintf(w, "paused: %s\nwhat to do: %s\n", st.Escalation.Reason, st.Escalation.Action)
+	}
+	if wt := st.Wait; wt != nil {
+		fmt.Fprintf(w, "waiting: %s met a limit (%s); the run goes on at %s (in %s)\n", wt.Agent, wt.Reason,
+			wt.UntilTime().Local().Format("2006-01-02 15:04:05"), wt.Remaining(time.Now()).Round(time.Second))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nSTORY\tSTATUS\tATTEMPTS\tTOKENS\tCOST\tCOMMIT")

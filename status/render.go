@@ -51,6 +51,13 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintf(w, "Run %s · %s · %d/%d stories done · updated %s\n", r.RunID, r.Status, r.StoriesDone, r.StoriesTotal, ago(r.UpdatedAt, now))
 		fmt.Fprintf(w, "Spend: %s\n", orchestrator.SpendText(r.Usage, r.Budget))
 		fmt.Fprintf(w, "State document: %s\n", r.StateFile)
+		if r.Wait != nil {
+			st := r.Status
+			if st == orchestrator.RunWaiting && !v.Orchestrator.RunLock {
+				st = orchestrator.RunPaused // killed while it waited: only --resume goes on
+			}
+			fmt.Fprintln(w, WaitText(&r.Wait.LimitWait, st, now))
+		}
 	} else {
 		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")
 	}
@@ -109,6 +116,9 @@ func writeMarker(w io.Writer, sm MarkerInfo, now time.Time) {
 		if m.PauseReason != "" {
 			fmt.Fprintf(w, " · paused: %s", textline.Cut(textline.OneLine(m.PauseReason), 80))
 		}
+		if m.Waiting != nil {
+			fmt.Fprintf(w, " · waiting (%s, %s) until %s", m.Waiting.Agent, m.Waiting.Reason, clockTime(m.Waiting.ResumesAt))
+		}
 		fmt.Fprintln(w)
 	}
 }
@@ -154,4 +164,34 @@ func ago(ts string, now time.Time) string {
 		d = 0
 	}
 	return d.Round(time.Second).String() + " ago"
+}
+
+// WaitText is one line on a run's wait for a limit to lift, with a
+// countdown: who met which limit, and when the run goes on by itself (or,
+// for a run that was stopped while it waited, may go on with --resume).
+func WaitText(wt *orchestrator.LimitWait, runStatus string, now time.Time) string {
+	until := wt.UntilTime()
+	left := wt.Remaining(now).Round(time.Second)
+	reset := ""
+	if wt.ResetsAt != "" {
+		reset = ", it lifts at " + clockTime(wt.ResetsAt)
+	}
+	if runStatus != orchestrator.RunWaiting {
+		if left <= 0 {
+			return fmt.Sprintf("Limit: %s met a limit (%s)%s; it is over — `story-automator run --resume` goes on at once", wt.Agent, wt.Reason, reset)
+		}
+		return fmt.Sprintf("Limit: %s met a limit (%s)%s; `story-automator run --resume` waits the rest, until %s (%s)",
+			wt.Agent, wt.Reason, reset, clockTime(marker.Timestamp(until)), left)
+	}
+	return fmt.Sprintf("Waiting: %s met a limit (%s)%s; the run goes on by itself at %s (in %s)", wt.Agent, wt.Reason, reset,
+		clockTime(marker.Timestamp(until)), left)
+}
+
+// clockTime is a marker timestamp as people read it: "2026-01-02 17:00:10 UTC".
+func clockTime(ts string) string {
+	t, ok := marker.ParseTime(ts)
+	if !ok {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }

@@ -54,7 +54,16 @@ type Run struct {
 	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
 	Usage        *spend.Total             `json:"usage"`
 	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
-	Units        []Unit                   `json:"units"`
+	// Wait is the limit the run waits out, while it does.
+	Wait  *Waiting `json:"wait,omitempty"`
+	Units []Unit   `json:"units"`
+}
+
+// Waiting is a run's wait on an agent's limit: the reason, the agent, when
+// it lifts and when the run goes on, and how long that is from now.
+type Waiting struct {
+	orchestrator.LimitWait
+	RemainingSeconds int64 `json:"remainingSeconds"`
 }
 
 type Unit struct {
@@ -118,6 +127,9 @@ func Collect(root string, getenv func(string) string, now func() time.Time, warn
 	}
 	if st != nil {
 		v.Run = RunOf(st, path)
+		if w := v.Run.Wait; w != nil {
+			w.RemainingSeconds = int64(w.Remaining(now()).Seconds())
+		}
 	}
 	v.Sessions, v.Warnings = live()
 	v.Warnings = append(warnings, v.Warnings...)
@@ -130,6 +142,9 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
 		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
+	if st.Wait != nil {
+		r.Wait = &Waiting{LimitWait: *st.Wait}
+	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/wake"
@@ -33,6 +34,9 @@ type WaitResult struct {
 	Message    string `json:"message"`
 	Next       string `json:"next"`
 	WaitedSecs int64  `json:"waitedSeconds"`
+	// Wait is the limit the run waits out, when it does: the run is still
+	// going and goes on by itself.
+	Wait *orchestrator.LimitWait `json:"wait,omitempty"`
 }
 
 // waitBackstop re-reads the run even without a file event: a run whose
@@ -70,6 +74,10 @@ func WaitRun(ctx context.Context, root string, getenv func(string) string, retur
 		case <-deadline:
 			res.Outcome = WaitRunning
 			res.Message = fmt.Sprintf("the run is still going after %s: %d of %d stories done%s", returnAfter, res.Done, res.Total, res.current())
+			if res.Wait != nil {
+				res.Message = fmt.Sprintf("the run is still going after %s, waiting for a limit to lift: %d of %d stories done; %s",
+					returnAfter, res.Done, res.Total, strings.TrimPrefix(WaitText(res.Wait, orchestrator.RunWaiting, time.Now()), "Waiting: "))
+			}
 			res.Next = fmt.Sprintf("story-automator status --wait --return-after %s", returnAfter)
 			return res, nil
 		case <-w.C:
@@ -110,6 +118,10 @@ func lookAtRun(store *marker.Store, root string) (WaitResult, bool) {
 func waitVerdict(st *orchestrator.State, path string, m *marker.Marker, lockHeld bool) (WaitResult, bool) {
 	done, total := st.StoryCounts()
 	r := WaitResult{RunID: st.RunID, StatePath: path, Done: done, Total: total}
+	if st.Status == orchestrator.RunWaiting {
+		// A wait on a limit is the run still going: it goes on by itself.
+		r.Wait = st.Wait
+	}
 	if m != nil && m.CurrentStory != "" {
 		r.Current = "story " + m.CurrentStory + " " + m.CurrentStep
 	}
@@ -156,8 +168,13 @@ func WaitExit(outcome string) int { return waitExit[outcome] }
 
 // WaitFields is what `status --wait` prints as JSON about a wait: every
 // field, empty ones too.
+// The wait on a limit ("wait") is there only while the run waits.
 func WaitFields(res WaitResult) map[string]any {
-	return map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
+	f := map[string]any{"outcome": res.Outcome, "runId": res.RunID, "stateFile": res.StatePath,
 		"storiesDone": res.Done, "storiesTotal": res.Total, "current": res.Current, "message": res.Message,
 		"next": res.Next, "waitedSeconds": res.WaitedSecs}
+	if res.Wait != nil {
+		f["wait"] = res.Wait
+	}
+	return f
 }

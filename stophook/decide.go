@@ -145,9 +145,14 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	}
 	next := m.Clone()
 	progress := progressed(m) || loopProgressed(m, env)
-	if progress || (in.StopHookActive != nil && !*in.StopHookActive) {
+	waiting := m.Mode == marker.ModeStory && waitingOn(m, env, now)
+	switch {
+	case progress || (in.StopHookActive != nil && !*in.StopHookActive):
 		next.StopHookBlocks = 0
-	} else {
+	case waiting:
+		// A run waiting out a limit is alive and makes no progress by
+		// design, until a known time: its wait is no breaker's business.
+	default:
 		next.StopHookBlocks++
 	}
 	next.StopHookSeenHeartbeat = m.Heartbeat
@@ -168,7 +173,12 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 		why := fmt.Sprintf("circuit breaker: %d consecutive Stop blocks without progress", max)
 		return withLast(next, now, KindBreakerOpen, why, &Output{SystemMessage: "story-automator " + why + " (no heartbeat, no story finished); releasing this stop so the session is not trapped. Check the run with `story-automator status`."})
 	}
-	reason := storyBlockReason(m, !in.fromCodex() && in.HookEventName != HookAfterAgent)
+	background := !in.fromCodex() && in.HookEventName != HookAfterAgent
+	if waiting {
+		reason := waitingBlockReason(m, background, now)
+		return withLast(next, now, KindBlock, "story run waiting for a limit to lift", &Output{Decision: "block", Reason: reason})
+	}
+	reason := storyBlockReason(m, background)
 	return withLast(next, now, KindBlock, "story run in progress", &Output{Decision: "block", Reason: reason})
 }
 
@@ -230,7 +240,7 @@ func orchestratorDead(m *marker.Marker, env Env, now time.Time) (string, bool) {
 			return fmt.Sprintf("the run's orchestrator (pid %d) is gone; that pid now names another process", m.OwnerPid), true
 		}
 	}
-	if m.OwnerSession != "" {
+	if m.OwnerSession != "" || waitingOn(m, env, now) {
 		return "", false
 	}
 	last, ok := marker.ParseTime(m.Heartbeat)

@@ -92,7 +92,19 @@ type Policy struct {
 	// Hosts are the machines stories may run on (`hosts`): LocalHost first,
 	// then the ssh hosts in the file's order.
 	Hosts []Host
+	// OnLimit is `onLimit`: what a step does when its agent meets a usage
+	// or rate limit ("" = OnLimitFallback); MaxWait is `maxWait`, the
+	// longest wait for a limit to lift (0 = the run's default).
+	OnLimit string
+	MaxWait time.Duration
 }
+
+// What a step does when its agent meets a limit (`onLimit`).
+const (
+	OnLimitFallback = "fallback"
+	OnLimitWait     = "wait"
+	OnLimitEscalate = "escalate"
+)
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.
 func (p *Policy) Step(name string) (*Step, error) {

@@ -67,8 +67,12 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.notify(p, val, key)
 		case "hosts":
 			r.hosts(p, val, key)
+		case "onLimit":
+			r.onLimit(p, val, key)
+		case "maxWait":
+			r.duration(val, key, &p.MaxWait, false)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait)")
 		}
 	}
 }
@@ -312,4 +316,18 @@ func (r *policyReader) number(n *yaml.Node, at string, dst *float64) {
 		return
 	}
 	*dst = v
+}
+
+// onLimit reads `onLimit: fallback|wait|escalate`.
+func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	switch v {
+	case "", OnLimitFallback, OnLimitWait, OnLimitEscalate:
+		p.OnLimit = v
+	default:
+		r.fail(n, at, "must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, v)
+	}
 }

@@ -34,6 +34,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.Float64Flag{Name: "max-cost", Destination: &o.MaxCost, Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},
 			&cli.Int64Flag{Name: "max-tokens", Destination: &o.MaxTokens, Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
 			&cli.DurationFlag{Name: "max-duration", Destination: &o.MaxDuration, Usage: "pause the run once it has been running this long (pauses not counted)"},
+			&cli.DurationFlag{Name: "max-wait", Destination: &o.MaxWait, Usage: "longest wait for an agent's usage or rate limit to lift before the run escalates with usage_limit (default: workflow.yaml's maxWait, else 6h)"},
 			&cli.IntFlag{Name: "parallel", Destination: &o.Parallel, Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
 			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
 			&cli.BoolFlag{Name: "resume", Destination: &o.Resume, Usage: "continue the paused or interrupted run from its state document"},

@@ -24,6 +24,7 @@ type runOptions struct {
 	MaxCost              float64
 	MaxTokens            int64
 	MaxDuration          time.Duration
+	MaxWait              time.Duration
 	Parallel             int
 	Isolate              string
 	Resume, DryRun, JSON bool
@@ -70,6 +71,9 @@ func (o *runOptions) validate() error {
 		(o.IsSet("max-duration") && o.MaxDuration <= 0) {
 		return coded.Usage("--max-cost, --max-tokens and --max-duration must be positive")
 	}
+	if o.IsSet("max-wait") && o.MaxWait <= 0 {
+		return coded.Usage("--max-wait must be positive")
+	}
 	_, _, err := parseModels(o.Models.Value())
 	return err
 }
@@ -100,6 +104,9 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 	}
 	if o.IsSet("max-cycles") {
 		c.MaxCycles = o.MaxCycles
+	}
+	if o.IsSet("max-wait") {
+		c.MaxWait = orchestrator.DurationOf(o.MaxWait)
 	}
 	if o.IsSet("backoff") {
 		c.Backoff = orchestrator.DurationOf(o.Backoff)

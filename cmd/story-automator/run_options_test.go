@@ -43,6 +43,10 @@ func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
 	if !reflect.DeepEqual(o.RunConfig, want) || o.Resume || o.DryRun {
 		t.Fatalf("new run\n got %+v\nwant %+v", o.RunConfig, want)
 	}
+	o, err = parseRun(t, "--max-wait", "90m")
+	if err != nil || o.MaxWait != orchestrator.DurationOf(90*time.Minute) {
+		t.Fatalf("--max-wait: %+v %v", o.MaxWait, err)
+	}
 	o, err = parseRun(t, "--resume", "--parallel", "2", "--trust-project")
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +71,7 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--max-cycles 0", "usage_error", "--max-cycles must be at least 1"},
 		{"--backoff -1s", "usage_error", "must not be negative"},
 		{"--max-tokens -1", "usage_error", "must be positive"},
+		{"--max-wait 0s", "usage_error", "--max-wait must be positive"},
 		{"--model nostep=m", "usage_error", `no step "nostep"`},
 		{"--model a --model b", "usage_error", "--model given twice"},
 	}

@@ -104,6 +104,9 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	}
 	out.FinalState, out.Reason, out.Verifier, out.Detail = string(res.FinalState), res.Reason, res.Verifier.Name, res.Verifier.Detail
 	out.AgentTime, out.Blocker = t.agentTime(sess.Name), blockerOf(req.Agent, res)
+	if res.FinalState == monitor.Limited {
+		out.ResetsAt, _ = marker.ParseTime(res.ResetsAt)
+	}
 	return out, nil
 }
 

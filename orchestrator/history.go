@@ -78,6 +78,16 @@ func Summarize(st *State, path string) RunSummary {
 	return s
 }
 
+// SummarizeSeen sums up a run as a reader shows it: a running run whose
+// process is gone (lockHeld false) is interrupted.
+func SummarizeSeen(st *State, path string, lockHeld bool) RunSummary {
+	s := Summarize(st, path)
+	if s.Outcome == RunRunning {
+		s.Outcome = st.SeenStatus(lockHeld)
+	}
+	return s
+}
+
 func parseTime(s string) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
@@ -85,15 +95,17 @@ func parseTime(s string) (time.Time, bool) {
 
 // History lists the project's runs from their state documents, newest
 // first. A document that cannot be read is listed as unreadable.
+// A running run whose process is gone is listed as interrupted.
 func History(root string) []RunSummary {
 	out := []RunSummary{}
+	held := RunLockHeld(root)
 	for _, p := range runDocuments(root) {
 		st, err := LoadState(p)
 		if err != nil {
 			out = append(out, RunSummary{RunID: strings.TrimSuffix(filepath.Base(p), ".md"), Outcome: HistoryUnreadable, StateFile: p})
 			continue
 		}
-		out = append(out, Summarize(st, p))
+		out = append(out, SummarizeSeen(st, p, held))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt > out[j].StartedAt })
 	return out

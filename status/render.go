@@ -64,7 +64,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}
 		}
-		if r.Escalation != nil {
+		if r.Status == orchestrator.RunInterrupted {
+			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)
+		} else if r.Escalation != nil {
 			fmt.Fprintf(w, "Escalated: %s\n  what to do: %s\n", r.Escalation.Reason, r.Escalation.Action)
 		} else if r.PauseReason != "" && r.Status != orchestrator.RunDone {
 			fmt.Fprintf(w, "Paused: %s\n", r.PauseReason)

@@ -54,7 +54,12 @@ type Run struct {
 	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
 	Usage        *spend.Total             `json:"usage"`
 	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
-	Units        []Unit                   `json:"units"`
+	// TmuxSocket is the tmux server (-L) the run's child sessions live on
+	// ("" = the default server).
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
+	// Resume is the command that carries an interrupted or paused run on.
+	Resume string `json:"resume,omitempty"`
+	Units  []Unit `json:"units"`
 }
 
 type Unit struct {
@@ -118,6 +123,10 @@ func Collect(root string, getenv func(string) string, now func() time.Time, warn
 	}
 	if st != nil {
 		v.Run = RunOf(st, path)
+		v.Run.Status = st.SeenStatus(v.Orchestrator.RunLock)
+		if v.Run.Status == orchestrator.RunInterrupted || v.Run.Status == orchestrator.RunPaused {
+			v.Run.Resume = orchestrator.ResumeCommand
+		}
 	}
 	v.Sessions, v.Warnings = live()
 	v.Warnings = append(warnings, v.Warnings...)
@@ -129,7 +138,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	usage := st.Spend()
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
-		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
+		Usage: &usage, Budget: st.Config.Budget, TmuxSocket: st.Config.TmuxSocket, Units: []Unit{}}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {

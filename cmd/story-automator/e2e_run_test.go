@@ -60,6 +60,9 @@ func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatt
 	if st.Status != orchestrator.RunDone || st.StoriesRemaining() != 0 {
 		t.Fatalf("state %s, %d remaining", st.Status, st.StoriesRemaining())
 	}
+	if st.Config.TmuxSocket != p.socket {
+		t.Fatalf("the run recorded tmux socket %q, want %q", st.Config.TmuxSocket, p.socket)
+	}
 	p.checkCommitContents(st)
 }
 

@@ -55,7 +55,7 @@ func runsShowAction(c *cli.Context) error {
 	if err != nil {
 		return coded.Fail(orchestrator.Code(err), "%v", err).WithAction("list the runs with `story-automator runs`")
 	}
-	sum := orchestrator.Summarize(st, path)
+	sum := orchestrator.SummarizeSeen(st, path, orchestrator.RunLockHeld(e.ProjectRoot))
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
 		return cliio.OKJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": runview.StoryRows(st)})
 	}

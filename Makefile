@@ -4,10 +4,12 @@ TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 HOOK_BIN := bin/story-automator-hook
 SIM_BIN := bin/story-automator-model-sim
-# The main binary, the Stop hook's own program and model-sim's, installed
-# side by side (hooks install points at the hook when it sits beside the
-# main binary; `story-automator model-sim` runs the model-sim beside it).
-CMDS    := ./cmd/story-automator ./cmd/story-automator-hook ./cmd/story-automator-model-sim
+DASH_BIN := bin/story-automator-dashboard
+# The main binary, the Stop hook's own program, model-sim's and the
+# dashboard's, installed side by side (hooks install points at the hook when
+# it sits beside the main binary; `story-automator model-sim` and
+# `story-automator dashboard` run the programs beside it).
+CMDS    := ./cmd/story-automator ./cmd/story-automator-hook ./cmd/story-automator-model-sim ./cmd/story-automator-dashboard
 PKGS    := ./...
 
 # How the binary users run is built, in one place for every target that
@@ -29,18 +31,21 @@ build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/story-automator
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(HOOK_BIN) ./cmd/story-automator-hook
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(SIM_BIN) ./cmd/story-automator-model-sim
+	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(DASH_BIN) ./cmd/story-automator-dashboard
 
 # Installs into $(PREFIX)/bin ($$GOPATH/bin, where `go install` puts it too).
 install:
 	$(BUILD_ENV) GOBIN=$(PREFIX)/bin $(GO) install $(BUILD_FLAGS) $(CMDS)
-	@echo "installed $(PREFIX)/bin/story-automator, story-automator-hook and story-automator-model-sim"
+	@echo "installed $(PREFIX)/bin/story-automator, story-automator-hook, story-automator-model-sim and story-automator-dashboard"
 
 # Static binaries for every supported target, cross-built from this machine,
 # with SHA-256 checksums: dist/story-automator-<os>-<arch> and
 # dist/story-automator-hook-<os>-<arch> and
-# dist/story-automator-model-sim-<os>-<arch> (rename them to
-# story-automator-hook and story-automator-model-sim beside story-automator
-# when installing), dist/SHA256SUMS.
+# dist/story-automator-model-sim-<os>-<arch> and
+# dist/story-automator-dashboard-<os>-<arch> (rename them to
+# story-automator-hook, story-automator-model-sim and
+# story-automator-dashboard beside story-automator when installing),
+# dist/SHA256SUMS.
 dist:
 	rm -rf dist && mkdir -p dist
 	@for t in $(DIST_TARGETS); do \
@@ -49,6 +54,7 @@ dist:
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-$$os-$$arch ./cmd/story-automator || exit 1; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-hook-$$os-$$arch ./cmd/story-automator-hook || exit 1; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-model-sim-$$os-$$arch ./cmd/story-automator-model-sim || exit 1; \
+		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-dashboard-$$os-$$arch ./cmd/story-automator-dashboard || exit 1; \
 	done
 	cd dist && sha256sum story-automator-* > SHA256SUMS && cat SHA256SUMS
 

@@ -101,6 +101,13 @@ type Session struct {
 
 // Collect gathers the view; every part that cannot be read is left empty.
 func Collect(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) View {
+	v, _ := Gather(root, getenv, now, warn, live)
+	return v
+}
+
+// Gather is Collect that also hands back the latest run's whole state
+// (nil when there is none), for views that show more than status does.
+func Gather(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) (View, *orchestrator.State) {
 	store := marker.NewStore(root, getenv)
 	v := View{Marker: MarkerInfo{Path: store.Path}, Sessions: []Session{}}
 	m, err := store.Read()
@@ -130,7 +137,7 @@ func Collect(root string, getenv func(string) string, now func() time.Time, warn
 	}
 	v.Sessions, v.Warnings = live()
 	v.Warnings = append(warnings, v.Warnings...)
-	return v
+	return v, st
 }
 
 func RunOf(st *orchestrator.State, path string) *Run {

@@ -1,5 +1,6 @@
 // Package testbin builds the story-automator binary and, beside it,
-// story-automator-hook and story-automator-model-sim once per test process, for end-to-end tests that
+// story-automator-hook, story-automator-model-sim and
+// story-automator-dashboard once per test process, for end-to-end tests that
 // run them as real processes.
 package testbin
 
@@ -30,10 +31,13 @@ const (
 	mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
 	simPkg  = "github.com/story-automator/story-automator/cmd/story-automator-model-sim"
-	// hookName is stophook.BinaryName and simName cmdline.BinaryName (not
-	// imported: this package links no product code).
+	dashPkg = "github.com/story-automator/story-automator/cmd/story-automator-dashboard"
+	// hookName is stophook.BinaryName, simName cmdline.BinaryName and
+	// dashName program.BinaryName (not imported: this package links no
+	// product code).
 	hookName = "story-automator-hook"
 	simName  = "story-automator-model-sim"
+	dashName = "story-automator-dashboard"
 )
 
 var (
@@ -60,7 +64,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg, dashPkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -86,6 +90,13 @@ func HookPath(t testing.TB) string {
 func ModelSimPath(t testing.TB) string {
 	t.Helper()
 	return beside(t, simName)
+}
+
+// DashboardPath returns the path of story-automator-dashboard, beside
+// Path's binary, as HookPath does.
+func DashboardPath(t testing.TB) string {
+	t.Helper()
+	return beside(t, dashName)
 }
 
 func beside(t testing.TB, name string) string {

@@ -84,7 +84,7 @@ func snapshotOf(st *orchestrator.State) Snapshot {
 // loopSnapshot is a project running a prompt loop, with the hook's history.
 func loopSnapshot() Snapshot {
 	m := &marker.Marker{Version: 1, Mode: marker.ModeLoop, Status: marker.StatusActive,
-		Loop: &marker.LoopState{Prompt: "Make the test suite pass.\nThen stop.", Iteration: 3, MaxIterations: 10, ExitStrategy: "promise"},
+		Loop:         &marker.LoopState{Prompt: "Make the test suite pass.\nThen stop.", Iteration: 3, MaxIterations: 10, ExitStrategy: "promise"},
 		LastDecision: &marker.LastDecision{Decision: "block", Reason: "iteration 3 of 10: the promise is not met yet"}}
 	snap := Snapshot{Status: status.View{Marker: status.MarkerInfo{Exists: true, Marker: m}, LastDecision: m.LastDecision}}
 	for i := 1; i <= 3; i++ {

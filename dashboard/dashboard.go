@@ -19,10 +19,17 @@ type Terminal struct {
 	Out io.Writer
 }
 
+// frameRate is how often a changed frame reaches the terminal: the
+// renderer wakes this often even when nothing changes (Bubble Tea's 60 would
+// cost an idle dashboard about 1 % of a core), and a key's echo waits at
+// most a frame.
+const frameRate = 15
+
 // Run shows the dashboard until the user quits.
 func Run(ctx context.Context, src Source, ctl Controls, term Terminal) error {
 	color := src.Getenv("NO_COLOR") == ""
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out), tea.WithEnvironment(ctl.Environ)}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(term.In), tea.WithOutput(term.Out),
+		tea.WithEnvironment(ctl.Environ), tea.WithFPS(frameRate)}
 	if !color {
 		opts = append(opts, tea.WithColorProfile(colorprofile.Ascii))
 	}

@@ -74,7 +74,7 @@ func snapshotOf(st *orchestrator.State) Snapshot {
 	for _, u := range st.Units {
 		for _, s := range u.Steps {
 			if s.Status == orchestrator.StatusRunning {
-				snap.Status.Sessions = append(snap.Status.Sessions, status.Session{Session: "sa-demo-" + u.Key + "-" + s.Name, Story: u.Dotted, Step: s.Name, Agent: "sim", Lifecycle: "running"})
+				snap.Status.Sessions = append(snap.Status.Sessions, status.Session{Session: "sa-demo-" + u.Key + "-" + s.Name, Story: u.Key, Step: s.Name, Agent: "sim", Lifecycle: "running"})
 			}
 		}
 	}

@@ -48,7 +48,18 @@ type Model struct {
 	keys         keyMap
 	help         help.Model
 	styles       styles
-	waker        *wake.Waker
+	waker        *watch
+}
+
+// watch is a Waker that ends its waiter when it is closed.
+type watch struct {
+	*wake.Waker
+	closed chan struct{}
+}
+
+func (w *watch) Close() {
+	w.Waker.Close()
+	close(w.closed)
 }
 
 // confirmation is an action asked about once before it is done.
@@ -60,7 +71,7 @@ type confirmation struct {
 type (
 	snapshotMsg struct {
 		snap  Snapshot
-		waker *wake.Waker
+		waker *watch
 	}
 	wakeMsg struct{}
 	tickMsg time.Time
@@ -97,22 +108,27 @@ func (m Model) Init() tea.Cmd {
 func tick() tea.Cmd { return tea.Tick(clockTick, func(t time.Time) tea.Msg { return tickMsg(t) }) }
 
 // load watches the project, then reads it (so no change between the two is missed).
-func (m Model) load(old *wake.Waker) tea.Cmd {
+func (m Model) load(old *watch) tea.Cmd {
 	src, prev := m.src, m.snap
 	return func() tea.Msg {
 		if old != nil {
 			old.Close()
 		}
-		w := src.Watch(prev)
+		w := &watch{Waker: src.Watch(prev), closed: make(chan struct{})}
 		return snapshotMsg{snap: src.Load(context.Background()), waker: w}
 	}
 }
 
-// waitWake blocks until something the snapshot reads changes.
-func waitWake(w *wake.Waker) tea.Cmd {
+// waitWake blocks until something the snapshot reads changes, or the
+// watch is replaced (closed): then it ends with no message.
+func waitWake(w *watch) tea.Cmd {
 	return func() tea.Msg {
-		<-w.C
-		return wakeMsg{}
+		select {
+		case <-w.C:
+			return wakeMsg{}
+		case <-w.closed:
+			return nil
+		}
 	}
 }
 
@@ -270,7 +286,7 @@ func (m Model) workingSession() string {
 	if st := m.snap.State; st != nil && m.selected < len(st.Units) {
 		u := st.Units[m.selected]
 		for _, s := range live {
-			if s.Story == u.Dotted {
+			if m.unitOf(s.Story) == u {
 				return s.Session
 			}
 		}
@@ -279,6 +295,27 @@ func (m Model) workingSession() string {
 		return live[0].Session
 	}
 	return ""
+}
+
+// unitOf is the run's unit a session works on: sessions name a story by
+// its key (1-2) or its number (1.2), a retrospective by its epic.
+func (m Model) unitOf(story string) *orchestrator.Unit {
+	if st := m.snap.State; st != nil {
+		for _, u := range st.Units {
+			if u.Key == story || u.Dotted == story {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// storyName is how a session's story is shown: by its number when the run knows it.
+func (m Model) storyName(story string) string {
+	if u := m.unitOf(story); u != nil {
+		return u.Dotted
+	}
+	return story
 }
 
 // runState is the run's state as the header names it.

@@ -106,7 +106,7 @@ func (m Model) stateLine() string {
 func (m Model) workingLine() string {
 	var parts []string
 	for _, s := range m.snap.Status.Sessions {
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", s.Story, s.Step, s.Session))
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", m.storyName(s.Story), s.Step, s.Session))
 	}
 	if len(parts) == 0 {
 		return m.styles.dim.Render("between steps")

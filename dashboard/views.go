@@ -8,7 +8,6 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
-	"github.com/story-automator/story-automator/status"
 )
 
 // liveView is the working child's screen as tmux shows it, colours and all.
@@ -20,7 +19,7 @@ func (m Model) liveView(f *frame, body int) {
 		f.add(s.dim.Render(fmt.Sprintf("Looking on tmux server %q.", socketName(m.snap.Socket))))
 		return
 	}
-	f.add(s.title.Render(name) + s.dim.Render(" · "+sessionText(m.snap.Status.Sessions, name)+" · ") + s.key.Render("a") + " attaches")
+	f.add(s.title.Render(name) + s.dim.Render(" · "+m.sessionText(name)+" · ") + s.key.Render("a") + " attaches")
 	if m.paneOf != name {
 		f.add("Reading the session's screen…")
 		return
@@ -42,10 +41,10 @@ func socketName(s string) string {
 }
 
 // sessionText says what a session works on: story, step, agent.
-func sessionText(sessions []status.Session, name string) string {
-	for _, s := range sessions {
+func (m Model) sessionText(name string) string {
+	for _, s := range m.snap.Status.Sessions {
 		if s.Session == name {
-			return strings.TrimSpace(fmt.Sprintf("story %s %s · %s", s.Story, s.Step, textline.OrDash(s.Agent)))
+			return strings.TrimSpace(fmt.Sprintf("story %s %s · %s", m.storyName(s.Story), s.Step, textline.OrDash(s.Agent)))
 		}
 	}
 	return ""

@@ -56,7 +56,9 @@ func (s screens) waitScreen(name, what string, ok func(string) bool) string {
 	}
 }
 
-func contains(sub string) func(string) bool { return func(s string) bool { return strings.Contains(s, sub) } }
+func contains(sub string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, sub) }
+}
 
 // envScript is a shell line setting env and running argv.
 func envScript(env []string, argv ...string) string {

@@ -68,29 +68,33 @@ const hookHistoryKept = 200
 
 // Load reads a snapshot; what cannot be read is left empty.
 func (s Source) Load(ctx context.Context) Snapshot {
-	snap := Snapshot{Socket: s.socket()}
-	client := tmux.New(snap.Socket)
-	live := func() ([]status.Session, []string) {
-		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-		sessions, warnings, err := child.Sessions{Tmux: client, Root: s.Root, Dir: sessionstate.Dir(s.Root, s.Getenv)}.List(cctx)
-		if err != nil {
-			return []status.Session{}, nil
+	var snap Snapshot
+	none := func() ([]status.Session, []string) { return []status.Session{}, nil }
+	snap.Status, snap.State = status.Gather(s.Root, s.Getenv, s.Now, io.Discard, none)
+	snap.Socket = s.Socket
+	loaded := map[string]*orchestrator.State{}
+	if st := snap.State; st != nil {
+		loaded[snap.Status.Run.StateFile] = st
+		if snap.Socket == "" {
+			snap.Socket = st.Config.TmuxSocket
 		}
-		return status.LiveSessions(sessions), warnings
 	}
-	snap.Status, snap.State = status.Gather(s.Root, s.Getenv, s.Now, io.Discard, live)
-	snap.Runs = orchestrator.History(s.Root)
+	snap.Status.Sessions = s.liveSessions(ctx, snap.Socket)
+	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
 	snap.Waiting = waitingOf(snap.State)
 	return snap
 }
 
-func (s Source) socket() string {
-	if s.Socket != "" {
-		return s.Socket
+// liveSessions is the project's child sessions on the run's tmux server.
+func (s Source) liveSessions(ctx context.Context, socket string) []status.Session {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sessions, _, err := child.Sessions{Tmux: tmux.New(socket), Root: s.Root, Dir: sessionstate.Dir(s.Root, s.Getenv)}.List(ctx)
+	if err != nil {
+		return []status.Session{}
 	}
-	return orchestrator.RecordedTmuxSocket(s.Root, s.Getenv)
+	return status.LiveSessions(sessions)
 }
 
 // Watch wakes on every change to what a snapshot reads: the runs' state

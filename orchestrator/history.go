@@ -96,11 +96,17 @@ func parseTime(s string) (time.Time, bool) {
 // History lists the project's runs from their state documents, newest
 // first. A document that cannot be read is listed as unreadable.
 // A running run whose process is gone is listed as interrupted.
-func History(root string) []RunSummary {
+func History(root string) []RunSummary { return HistoryWith(root, nil) }
+
+// HistoryWith is History reusing the states already loaded, by path.
+func HistoryWith(root string, loaded map[string]*State) []RunSummary {
 	out := []RunSummary{}
 	held := RunLockHeld(root)
 	for _, p := range runDocuments(root) {
-		st, err := LoadState(p)
+		st, err := loaded[p], error(nil)
+		if st == nil {
+			st, err = LoadState(p)
+		}
 		if err != nil {
 			out = append(out, RunSummary{RunID: strings.TrimSuffix(filepath.Base(p), ".md"), Outcome: HistoryUnreadable, StateFile: p})
 			continue

@@ -99,14 +99,9 @@ type Session struct {
 	Attached  bool   `json:"attached"`
 }
 
-// Collect gathers the view; every part that cannot be read is left empty.
-func Collect(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) View {
-	v, _ := Gather(root, getenv, now, warn, live)
-	return v
-}
-
-// Gather is Collect that also hands back the latest run's whole state
-// (nil when there is none), for views that show more than status does.
+// Gather gathers the view, every part that cannot be read left empty, and
+// hands back the latest run's whole state (nil when there is none): its
+// recorded tmux socket, and more than status shows. live lists the sessions.
 func Gather(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) (View, *orchestrator.State) {
 	store := marker.NewStore(root, getenv)
 	v := View{Marker: MarkerInfo{Path: store.Path}, Sessions: []Session{}}

@@ -110,8 +110,9 @@ func TestE2EDashboardFollowsAndDrivesARun(t *testing.T) {
 	ui.waitScreen("dash", "the paused run", contains("● paused"))
 	ui.tmux("send-keys", "-t", "=dash:", "r")
 	ui.waitScreen("dash", "the resumed run at work on a step", contains("working: 1.1"))
-	cpu := idleCPU(t, ui, 5*time.Second)
-	t.Logf("dashboard CPU while the run waits on a step: %.2f %% of a core", cpu)
+	if cpu, ok := idleCPU(t, ui, 5*time.Second); ok {
+		t.Logf("dashboard CPU while the run waits on a step: %.2f %% of a core", cpu)
+	}
 	p.waitFor("the resumed run done", func(st *orchestrator.State) bool { return st.Status == orchestrator.RunDone })
 	ui.waitScreen("dash", "the finished run", contains("● done"))
 	st := p.state()
@@ -147,19 +148,21 @@ func waitClient(t *testing.T, socket string) string {
 	return ""
 }
 
-// idleCPU is the dashboard process's CPU over window, in % of a core.
-func idleCPU(t *testing.T, ui screens, window time.Duration) float64 {
+// idleCPU is the dashboard process's CPU over window, in % of a core
+// (measured for the report, never asserted; not where there is no /proc).
+func idleCPU(t *testing.T, ui screens, window time.Duration) (float64, bool) {
 	t.Helper()
 	shell := strings.TrimSpace(ui.tmux("display-message", "-p", "-t", "=dash:", "#{pane_pid}"))
 	kids, err := os.ReadFile(filepath.Join("/proc", shell, "task", shell, "children"))
 	if err != nil || len(strings.Fields(string(kids))) == 0 {
-		t.Skipf("cannot find the dashboard's process: %v", err)
+		t.Logf("the dashboard's CPU is not measured here: %v", err)
+		return 0, false
 	}
 	pid := strings.Fields(string(kids))[0]
 	before, start := cpuTicks(t, pid), time.Now()
 	time.Sleep(window) // a measurement window, not a synchronisation
 	used := cpuTicks(t, pid) - before
-	return 100 * float64(used) / 100 / time.Since(start).Seconds() // USER_HZ is 100
+	return 100 * float64(used) / 100 / time.Since(start).Seconds(), true // USER_HZ is 100
 }
 
 // cpuTicks is a process's user and system time in clock ticks (/proc/PID/stat).

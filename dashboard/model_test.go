@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 )
 
 func keyPress(s string) tea.KeyPressMsg {
@@ -84,5 +85,23 @@ func TestResumeOnlyWhatNeedsIt(t *testing.T) {
 	m, cmd := press(t, m, "r")
 	if cmd != nil || !strings.Contains(m.Render(), "nothing to resume: the run is running") {
 		t.Fatalf("r on a running run must do nothing:\n%s", m.Render())
+	}
+}
+
+// A resize redraws the frame at the new size, cut to its width.
+func TestResizeRedrawsAtTheNewSize(t *testing.T) {
+	m := New(fixedSource(), Controls{}, true).WithSnapshot(snapshotOf(fixtureState(40)), 80, 24)
+	for _, size := range []tea.WindowSizeMsg{{Width: 132, Height: 50}, {Width: 60, Height: 16}} {
+		next, _ := m.Update(size)
+		m = next.(Model)
+		lines := strings.Split(m.Render(), "\n")
+		if len(lines) != size.Height {
+			t.Fatalf("%dx%d: %d lines", size.Width, size.Height, len(lines))
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > size.Width {
+				t.Fatalf("%dx%d: a line %d wide: %q", size.Width, size.Height, w, l)
+			}
+		}
 	}
 }

@@ -71,3 +71,22 @@ func TestResumeStartsRunResumeOnTheRunsSocketIntoItsLog(t *testing.T) {
 		t.Fatalf("the note must name the log: %q", note.text)
 	}
 }
+
+// A waiting run's countdown comes from its marker's wait, however this
+// build keeps that field.
+func TestWaitingReadsTheMarkersWait(t *testing.T) {
+	st := fixtureState(2)
+	st.Status, st.PauseReason = runWaiting, "a limit"
+	data := `{"version":1,"mode":"story","status":"active","waiting":{"reason":"usage_limit","agent":"claude","resumesAt":"2026-11-22T12:14:12Z"}}`
+	m, err := marker.Decode([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := waitingOf(st, m)
+	if w == nil || w.Reason != "usage_limit (claude)" || !w.Until.Equal(fixedNow.Add(4*time.Minute+12*time.Second)) {
+		t.Fatalf("wait %+v", w)
+	}
+	if waitingOf(fixtureState(2), m) != nil {
+		t.Fatal("a running run is not waiting")
+	}
+}

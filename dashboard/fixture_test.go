@@ -68,7 +68,7 @@ func snapshotOf(st *orchestrator.State) Snapshot {
 	if st.Status == orchestrator.RunPaused || st.Status == orchestrator.RunInterrupted {
 		run.Resume = orchestrator.ResumeCommand
 	}
-	snap := Snapshot{State: st, Socket: st.Config.TmuxSocket, Waiting: waitingOf(st),
+	snap := Snapshot{State: st, Socket: st.Config.TmuxSocket, Waiting: waitingOf(st, nil),
 		Status: status.View{Run: run, Sessions: []status.Session{}},
 		Runs:   []orchestrator.RunSummary{orchestrator.Summarize(st, path)}}
 	for _, u := range st.Units {

@@ -44,13 +44,32 @@ type Waiting struct {
 // runWaiting is the status a run has while it waits for a limit to lift.
 const runWaiting = "waiting"
 
-// waitingOf reads a run's wait from its state: the one place that knows
-// where the state document keeps it.
-func waitingOf(st *orchestrator.State) *Waiting {
+// waitingOf is a waiting run's wait: why, and when it goes on, as its
+// marker's "waiting" object says (reason, agent, resumesAt) — read from the
+// marker's JSON, so that it is found whether this build knows the field or
+// keeps it among the marker's unknown ones.
+func waitingOf(st *orchestrator.State, m *marker.Marker) *Waiting {
 	if st == nil || st.Status != runWaiting {
 		return nil
 	}
-	return &Waiting{Reason: st.PauseReason}
+	w := &Waiting{Reason: st.PauseReason}
+	var doc struct {
+		Waiting *struct{ Reason, Agent, ResumesAt string } `json:"waiting"`
+	}
+	if m == nil {
+		return w
+	}
+	if data, err := json.Marshal(m); err != nil || json.Unmarshal(data, &doc) != nil || doc.Waiting == nil {
+		return w
+	}
+	if r := doc.Waiting.Reason; r != "" {
+		w.Reason = r
+		if doc.Waiting.Agent != "" {
+			w.Reason += " (" + doc.Waiting.Agent + ")"
+		}
+	}
+	w.Until, _ = time.Parse(time.RFC3339, doc.Waiting.ResumesAt)
+	return w
 }
 
 // Source reads a project's snapshots.
@@ -82,7 +101,7 @@ func (s Source) Load(ctx context.Context) Snapshot {
 	snap.Status.Sessions = s.liveSessions(ctx, snap.Socket)
 	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
-	snap.Waiting = waitingOf(snap.State)
+	snap.Waiting = waitingOf(snap.State, snap.Status.Marker.Marker)
 	return snap
 }
 

@@ -82,7 +82,7 @@ func Summarize(st *State, path string) RunSummary {
 // process is gone (lockHeld false) is interrupted.
 func SummarizeSeen(st *State, path string, lockHeld bool) RunSummary {
 	s := Summarize(st, path)
-	if s.Outcome == RunRunning {
+	if s.Outcome == st.Status {
 		s.Outcome = st.SeenStatus(lockHeld)
 	}
 	return s

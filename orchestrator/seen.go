@@ -11,11 +11,15 @@ const RunInterrupted = "interrupted"
 // ResumeCommand is the one command that carries an interrupted or paused run on.
 const ResumeCommand = "story-automator run --resume"
 
+// statusWaiting is a run waiting for an agent's limit to lift: alive, like
+// a running one.
+const statusWaiting = "waiting"
+
 // SeenStatus is the run's status as a reader should show it: the
-// document's own, except that a running run nobody holds the lock of is
-// interrupted.
+// document's own, except that a running (or waiting) run nobody holds the
+// lock of is interrupted.
 func (s *State) SeenStatus(lockHeld bool) string {
-	if s.Status == RunRunning && !lockHeld {
+	if (s.Status == RunRunning || s.Status == statusWaiting) && !lockHeld {
 		return RunInterrupted
 	}
 	return s.Status

@@ -5,11 +5,13 @@ BIN     := bin/story-automator
 HOOK_BIN := bin/story-automator-hook
 SIM_BIN := bin/story-automator-model-sim
 NOTIFY_BIN := bin/story-automator-notify
-# The main binary, the Stop hook's own program, model-sim's and the webhook
-# sender's, installed side by side (hooks install points at the hook when it
-# sits beside the main binary; `story-automator model-sim` runs the model-sim
-# beside it; a run's webhooks are POSTed by the notify program beside it).
-CMDS    := ./cmd/story-automator ./cmd/story-automator-hook ./cmd/story-automator-model-sim ./cmd/story-automator-notify
+DASH_BIN := bin/story-automator-dashboard
+# The main binary, the Stop hook's own program, model-sim's, the webhook
+# sender's and the dashboard's, installed side by side (hooks install points
+# at the hook when it sits beside the main binary; `story-automator model-sim`
+# and `story-automator dashboard` run the programs beside it; a run's webhooks
+# are POSTed by the notify program beside it).
+CMDS    := ./cmd/story-automator ./cmd/story-automator-hook ./cmd/story-automator-model-sim ./cmd/story-automator-notify ./cmd/story-automator-dashboard
 PKGS    := ./...
 
 # How the binary users run is built, in one place for every target that
@@ -32,21 +34,23 @@ build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(HOOK_BIN) ./cmd/story-automator-hook
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(SIM_BIN) ./cmd/story-automator-model-sim
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(NOTIFY_BIN) ./cmd/story-automator-notify
+	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(DASH_BIN) ./cmd/story-automator-dashboard
 
 # Installs into $(PREFIX)/bin ($$GOPATH/bin, where `go install` puts it too).
 install:
 	$(BUILD_ENV) GOBIN=$(PREFIX)/bin $(GO) install $(BUILD_FLAGS) $(CMDS)
-	@echo "installed $(PREFIX)/bin/story-automator, story-automator-hook, story-automator-model-sim and story-automator-notify"
+	@echo "installed $(PREFIX)/bin/story-automator, story-automator-hook, story-automator-model-sim, story-automator-notify and story-automator-dashboard"
 
 # Static binaries for every supported target, cross-built from this machine,
 # with SHA-256 checksums: dist/story-automator-<os>-<arch> and
 # dist/story-automator-hook-<os>-<arch> and
 # dist/story-automator-model-sim-<os>-<arch> and
-# dist/story-automator-notify-<os>-<arch> (rename them to
-# story-automator-hook, story-automator-model-sim and story-automator-notify
-# beside story-automator when installing), dist/SHA256SUMS.
-# `story-automator hosts install NAME --from dist` copies the right ones to an
-# ssh host.
+# dist/story-automator-notify-<os>-<arch>,
+# dist/story-automator-dashboard-<os>-<arch> (rename them to
+# story-automator-hook, story-automator-model-sim, story-automator-notify and
+# story-automator-dashboard beside story-automator when installing),
+# dist/SHA256SUMS. `story-automator hosts install NAME --from dist` copies the
+# right ones to an ssh host.
 dist:
 	rm -rf dist && mkdir -p dist
 	@for t in $(DIST_TARGETS); do \
@@ -56,6 +60,7 @@ dist:
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-hook-$$os-$$arch ./cmd/story-automator-hook || exit 1; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-model-sim-$$os-$$arch ./cmd/story-automator-model-sim || exit 1; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-notify-$$os-$$arch ./cmd/story-automator-notify || exit 1; \
+		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-dashboard-$$os-$$arch ./cmd/story-automator-dashboard || exit 1; \
 	done
 	cd dist && sha256sum story-automator-* > SHA256SUMS && cat SHA256SUMS
 

@@ -273,3 +273,10 @@ func (s *Store) RemoveLocked() (existed bool, err error) {
 	}
 	return true, atomicfile.SyncDir(s.Dir())
 }
+
+// Pause pauses the marker under its lock (`marker pause`, the dashboard's
+// pause key): the Stop hook stops guarding the run, and a `run` holding
+// it stops after its current steps.
+func (s *Store) Pause(ctx context.Context, reason string) (*Marker, error) {
+	return s.Modify(ctx, func(m *Marker) error { m.Pause(reason); return nil })
+}

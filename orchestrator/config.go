@@ -31,6 +31,10 @@ type RunConfig struct {
 	StateFile          string            `json:"stateFile"`
 	MarkerFile         string            `json:"markerFile"`
 	OwnerSession       string            `json:"ownerSession,omitempty"`
+	// TmuxSocket is the tmux server (-L name) the run's child sessions live
+	// on ("" = the default server): every reader of the run looks there, and
+	// --resume goes back to it unless another is given.
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
 	// Budget is the run's limits given as --max-cost, --max-tokens and
 	// --max-duration (kept on --resume unless given again).
 	Budget *Budget `json:"budget,omitempty"`
@@ -66,6 +70,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	}
 	if given.Model != "" {
 		c.Model = given.Model
+	}
+	if given.TmuxSocket != "" {
+		c.TmuxSocket = given.TmuxSocket
 	}
 	for step, m := range given.StepModels {
 		if c.StepModels == nil {

@@ -103,6 +103,16 @@ func (s RunSummary) At(now time.Time) RunSummary {
 	return s
 }
 
+// SummarizeSeen sums up a run as a reader shows it: a running run whose
+// process is gone (lockHeld false) is interrupted.
+func SummarizeSeen(st *State, path string, lockHeld bool) RunSummary {
+	s := Summarize(st, path)
+	if s.Outcome == st.Status {
+		s.Outcome = st.SeenStatus(lockHeld)
+	}
+	return s
+}
+
 func previousAttempt(st *StepState, i int) *Attempt {
 	if i == 0 {
 		return nil
@@ -117,15 +127,23 @@ func parseTime(s string) (time.Time, bool) {
 
 // History lists the project's runs from their state documents, newest
 // first. A document that cannot be read is listed as unreadable.
-func History(root string) []RunSummary {
+// A running run whose process is gone is listed as interrupted.
+func History(root string) []RunSummary { return HistoryWith(root, nil) }
+
+// HistoryWith is History reusing the states already loaded, by path.
+func HistoryWith(root string, loaded map[string]*State) []RunSummary {
 	out := []RunSummary{}
+	held := RunLockHeld(root)
 	for _, p := range runDocuments(root) {
-		st, err := LoadState(p)
+		st, err := loaded[p], error(nil)
+		if st == nil {
+			st, err = LoadState(p)
+		}
 		if err != nil {
 			out = append(out, RunSummary{RunID: strings.TrimSuffix(filepath.Base(p), ".md"), Outcome: HistoryUnreadable, StateFile: p})
 			continue
 		}
-		out = append(out, Summarize(st, p).At(time.Now()))
+		out = append(out, SummarizeSeen(st, p, held).At(time.Now()))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].StartedAt > out[j].StartedAt })
 	return out

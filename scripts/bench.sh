@@ -41,6 +41,7 @@ cat <<TABLE
 | main binary start-up, CPU, the STORY_AUTOMATOR_BENCH_COMPARE build: --version / status --json | $(metric StartupVsFloor compare-version-cpu-median-ms) / $(metric StartupVsFloor compare-status-cpu-median-ms) ms | — |
 | Python tool's Stop hook: median (÷ ours) | $(metric StopHookVsFloor python-median-ms) ms ($(metric StopHookVsFloor python-x-hook)×) | ≥ 100× |
 | Stop hook peak RSS (floor, Python) | $(metric StopHookVsFloor hook-bystander-peak-rss-MiB) MiB ($(metric StopHookVsFloor floor-peak-rss-MiB), $(metric StopHookVsFloor python-peak-rss-MiB)) | ≤ 10 MiB |
+| dashboard, 200-story run: one frame median (p99); one load of the run from disk | $(metric Frame200Stories frame-median-ms) ms ($(metric Frame200Stories frame-p99-ms) ms); $(metric Load200Stories load-median-ms) ms | frame ≤ 10 ms |
 | child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |
 | run, orchestration ms/step (mean): 10 / 50 / 200 stories | $(metric 'RunStories/stories-10-' mean-overhead-ms/step) / $(metric 'RunStories/stories-50-' mean-overhead-ms/step) / $(metric 'RunStories/stories-200-' mean-overhead-ms/step) | ≤ 50 at 200, ≤ 1.3× the 10 |
 | 200 concurrent monitors: p50 / p99 / failures | $(metric ConcurrentMonitors p50-ms) / $(metric ConcurrentMonitors p99-ms) ms / $(metric ConcurrentMonitors failures) | p99 ≤ 1 s, 0 |

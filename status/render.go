@@ -71,7 +71,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}
 		}
-		if r.Escalation != nil {
+		if r.Status == orchestrator.RunInterrupted {
+			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)
+		} else if r.Escalation != nil {
 			fmt.Fprintf(w, "Escalated: %s\n  what to do: %s\n", r.Escalation.Reason, r.Escalation.Action)
 		} else if r.PauseReason != "" && r.Status != orchestrator.RunDone {
 			fmt.Fprintf(w, "Paused: %s\n", r.PauseReason)
@@ -123,19 +125,25 @@ func writeMarker(w io.Writer, sm MarkerInfo, now time.Time) {
 	}
 }
 
-// stepMarks shows each step: ✓ verified, – skipped, ✗ failed (optional),
-// ! escalated, ▶ running, · pending.
+// stepMarks shows each step with its StepMark.
 func stepMarks(u Unit) string {
 	var parts []string
 	for _, s := range u.Steps {
-		mark := map[string]string{orchestrator.StatusVerified: "✓", orchestrator.StatusSkipped: "–",
-			orchestrator.StatusFailed: "✗", orchestrator.StatusEscalated: "!", orchestrator.StatusRunning: "▶"}[s.Status]
-		if mark == "" {
-			mark = "·"
-		}
-		parts = append(parts, s.Name+" "+mark)
+		parts = append(parts, s.Name+" "+StepMark(s.Status))
 	}
 	return strings.Join(parts, "  ")
+}
+
+var stepMarkOf = map[string]string{orchestrator.StatusVerified: "✓", orchestrator.StatusSkipped: "–",
+	orchestrator.StatusFailed: "✗", orchestrator.StatusEscalated: "!", orchestrator.StatusRunning: "▶"}
+
+// StepMark is how status shows a step's status: ✓ verified, – skipped,
+// ✗ failed (optional), ! escalated, ▶ running, · pending.
+func StepMark(status string) string {
+	if mark, ok := stepMarkOf[status]; ok {
+		return mark
+	}
+	return "·"
 }
 
 // unitSpend is a story's cost and tokens, or nothing before its first attempt ends.

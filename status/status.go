@@ -54,6 +54,11 @@ type Run struct {
 	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
 	Usage        *spend.Total             `json:"usage"`
 	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
+	// TmuxSocket is the tmux server (-L) the run's child sessions live on
+	// ("" = the default server).
+	TmuxSocket string `json:"tmuxSocket,omitempty"`
+	// Resume is the command that carries an interrupted or paused run on.
+	Resume string `json:"resume,omitempty"`
 	// Wait is the limit the run waits out, while it does.
 	Wait  *Waiting `json:"wait,omitempty"`
 	Units []Unit   `json:"units"`
@@ -103,8 +108,10 @@ type Session struct {
 	Attached  bool   `json:"attached"`
 }
 
-// Collect gathers the view; every part that cannot be read is left empty.
-func Collect(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) View {
+// Gather gathers the view, every part that cannot be read left empty, and
+// hands back the latest run's whole state (nil when there is none): its
+// recorded tmux socket, and more than status shows. live lists the sessions.
+func Gather(root string, getenv func(string) string, now func() time.Time, warn io.Writer, live func() ([]Session, []string)) (View, *orchestrator.State) {
 	store := marker.NewStore(root, getenv)
 	v := View{Marker: MarkerInfo{Path: store.Path}, Sessions: []Session{}}
 	m, err := store.Read()
@@ -127,13 +134,17 @@ func Collect(root string, getenv func(string) string, now func() time.Time, warn
 	}
 	if st != nil {
 		v.Run = RunOf(st, path)
+		v.Run.Status = st.SeenStatus(v.Orchestrator.RunLock)
+		if v.Run.Status == orchestrator.RunInterrupted || v.Run.Status == orchestrator.RunPaused {
+			v.Run.Resume = orchestrator.ResumeCommand
+		}
 		if w := v.Run.Wait; w != nil {
 			w.RemainingSeconds = int64(w.Remaining(now()).Seconds())
 		}
 	}
 	v.Sessions, v.Warnings = live()
 	v.Warnings = append(warnings, v.Warnings...)
-	return v
+	return v, st
 }
 
 func RunOf(st *orchestrator.State, path string) *Run {
@@ -141,7 +152,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	usage := st.Spend()
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
-		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
+		Usage: &usage, Budget: st.Config.Budget, TmuxSocket: st.Config.TmuxSocket, Units: []Unit{}}
 	if st.Wait != nil {
 		r.Wait = &Waiting{LimitWait: *st.Wait}
 	}

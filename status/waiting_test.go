@@ -25,7 +25,7 @@ func TestStatusShowsAWaitingRunWithACountdown(t *testing.T) {
 	if err := orchestrator.SaveState(orchestrator.RunsDir(root)+"/run-w.md", st); err != nil {
 		t.Fatal(err)
 	}
-	v := Collect(root, func(string) string { return "" }, func() time.Time { return waitNow }, &bytes.Buffer{},
+	v, _ := Gather(root, func(string) string { return "" }, func() time.Time { return waitNow }, &bytes.Buffer{},
 		func() ([]Session, []string) { return nil, nil })
 	var b bytes.Buffer
 	WriteText(&b, v, waitNow)
@@ -37,7 +37,8 @@ func TestStatusShowsAWaitingRunWithACountdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	v.Orchestrator.RunLock = true
+	v, _ = Gather(root, func(string) string { return "" }, func() time.Time { return waitNow }, &bytes.Buffer{},
+		func() ([]Session, []string) { return nil, nil })
 	b.Reset()
 	WriteText(&b, v, waitNow)
 	text := b.String()

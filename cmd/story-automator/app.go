@@ -16,6 +16,7 @@ import (
 var commandFactories = []func() *cli.Command{
 	agentSimCommand,
 	completionCommand,
+	dashboardCommand,
 	doctorCommand,
 	hooksCommand,
 	hostsCommand,

@@ -60,6 +60,9 @@ func TestE2ERunTakesEveryStoryToDoneWithOneCommitEachAndKeepsSprintStatusFormatt
 	if st.Status != orchestrator.RunDone || st.StoriesRemaining() != 0 {
 		t.Fatalf("state %s, %d remaining", st.Status, st.StoriesRemaining())
 	}
+	if st.Config.TmuxSocket != p.socket {
+		t.Fatalf("the run recorded tmux socket %q, want %q", st.Config.TmuxSocket, p.socket)
+	}
 	p.checkCommitContents(st)
 }
 
@@ -152,9 +155,11 @@ func TestE2EKilledOrchestratorResumesWithoutRepeatingVerifiedSteps(t *testing.T)
 		t.Fatal(err)
 	}
 	_ = c.Wait()
-	status, _ := p.run(nil, "status", "--json")
-	orch := status["orchestrator"].(map[string]any)
-	if orch["alive"] != false || len(status["sessions"].([]any)) != 1 {
+	// Given no socket, status finds the run's own and calls it interrupted.
+	status, _ := p.run([]string{"STORY_AUTOMATOR_TMUX_SOCKET="}, "status", "--json")
+	orch, run := status["orchestrator"].(map[string]any), status["run"].(map[string]any)
+	if orch["alive"] != false || len(status["sessions"].([]any)) != 1 || run["status"] != orchestrator.RunInterrupted ||
+		run["resume"] != orchestrator.ResumeCommand {
 		t.Fatalf("status after the kill: %v", status)
 	}
 	res, code := p.run(nil, append([]string{"run", "--resume", "--json"}, fast...)...)

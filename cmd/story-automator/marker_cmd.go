@@ -49,7 +49,7 @@ func markerCommand() *cli.Command {
 				Name:   "pause",
 				Usage:  "pause the run: the Stop hook stops guarding it",
 				Flags:  []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why the run is paused (shown by status)"}},
-				Action: markerChange(markerPause),
+				Action: markerPause,
 			},
 			{Name: "resume", Usage: "resume a paused run", Action: markerChange(markerResume)},
 			{
@@ -134,8 +134,13 @@ func markerHeartbeat(c *cli.Context) (func(*marker.Marker), error) {
 
 func ptr[T any](v T) *T { return &v }
 
-func markerPause(c *cli.Context) (func(*marker.Marker), error) {
-	return func(m *marker.Marker) { m.Pause(c.String("reason")) }, nil
+func markerPause(c *cli.Context) error {
+	st := markerStore(c)
+	m, err := st.Pause(c.Context, c.String("reason"))
+	if err != nil {
+		return markerFailure(err)
+	}
+	return cliio.OKJSON(envOf(c).Out, map[string]any{"path": st.Path, "marker": m})
 }
 
 func markerResume(*cli.Context) (func(*marker.Marker), error) {

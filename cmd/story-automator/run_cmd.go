@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"
+	"github.com/story-automator/story-automator/tmux"
 )
 
 // runCommand is `run` with its real action.
@@ -61,8 +62,15 @@ func runAction(c *cli.Context, o *runOptions) error {
 	opts := o.orchestratorOptions()
 	e := envOf(c)
 	opts.ProjectRoot = e.ProjectRoot
+	// A new run records the socket given; a resumed one goes back to its own
+	// unless another is given.
+	opts.TmuxSocket = e.TmuxSocket
+	socket := e.TmuxSocket
+	if o.Resume {
+		socket = projectSocket(e)
+	}
 	opts, deps, err := wire.Build(context.Background(), opts, wire.Process{Getenv: e.Getenv, Environ: e.Environ(),
-		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
+		Exe: e.Exe, Tmux: tmux.New(socket), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
 	if err != nil {
 		return runFailure(err)
 	}

@@ -59,7 +59,7 @@ func runsShowAction(c *cli.Context) error {
 	if c.IsSet("html") {
 		return writeRunHTML(c, st, path, c.String("html"))
 	}
-	sum := orchestrator.Summarize(st, path).At(e.Now())
+	sum := orchestrator.SummarizeSeen(st, path, orchestrator.RunLockHeld(e.ProjectRoot)).At(e.Now())
 	if c.Bool("json") || !cliio.IsTerminal(e.Out) {
 		return cliio.OKJSON(e.Out, map[string]any{"run": sum, "budget": st.Config.Budget, "escalation": st.Escalation, "stories": runview.StoryRows(st)})
 	}

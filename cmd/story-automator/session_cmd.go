@@ -8,6 +8,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -36,8 +37,18 @@ func sessionCommand() *cli.Command {
 	}
 }
 
-// sessionTmux is the tmux client for the configured socket.
-func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(e.TmuxSocket) }
+// sessionTmux is the tmux client of the project's sessions: the socket
+// given (--tmux-socket, STORY_AUTOMATOR_TMUX_SOCKET), else the one the
+// project's latest run recorded, else the default server.
+func sessionTmux(e *runtimeEnv) *tmux.Client { return tmux.New(projectSocket(e)) }
+
+// projectSocket is the tmux socket sessionTmux uses.
+func projectSocket(e *runtimeEnv) string {
+	if e.TmuxSocket != "" {
+		return e.TmuxSocket
+	}
+	return orchestrator.RecordedTmuxSocket(e.ProjectRoot, e.Getenv)
+}
 
 // sessionStateDir is the directory of this project's session files
 // (absolute: the project root is).

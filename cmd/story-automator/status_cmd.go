@@ -11,6 +11,8 @@ import (
 
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/status"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 func statusCommand() *cli.Command {
@@ -45,11 +47,11 @@ func statusAction(c *cli.Context) error {
 		func(v status.View) error { return printStatus(e, v, true) })
 }
 
-// liveSessions lists this project's child sessions on the tmux server.
-func liveSessions(e *runtimeEnv) ([]status.Session, []string) {
+// liveSessions lists this project's child sessions on the tmux server of socket.
+func liveSessions(e *runtimeEnv, socket string) ([]status.Session, []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	sessions, warnings, err := projectSessions(e).List(ctx)
+	sessions, warnings, err := child.Sessions{Tmux: tmux.New(socket), Root: e.ProjectRoot, Dir: sessionStateDir(e)}.List(ctx)
 	warn(e, warnings)
 	if err != nil {
 		return []status.Session{}, nil
@@ -57,7 +59,16 @@ func liveSessions(e *runtimeEnv) ([]status.Session, []string) {
 	return status.LiveSessions(sessions), warnings
 }
 
-// collectStatus gathers the view for e's project.
+// collectStatus gathers the view for e's project; its live sessions are
+// those on the socket given, else on the one the run recorded.
 func collectStatus(e *runtimeEnv) status.View {
-	return status.Collect(e.ProjectRoot, e.Getenv, e.Now, e.Err, func() ([]status.Session, []string) { return liveSessions(e) })
+	none := func() ([]status.Session, []string) { return []status.Session{}, nil }
+	v, st := status.Gather(e.ProjectRoot, e.Getenv, e.Now, e.Err, none)
+	socket := e.TmuxSocket
+	if socket == "" && st != nil {
+		socket = st.Config.TmuxSocket
+	}
+	sessions, warnings := liveSessions(e, socket)
+	v.Sessions, v.Warnings = sessions, append(v.Warnings, warnings...)
+	return v
 }

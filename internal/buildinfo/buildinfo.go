@@ -8,14 +8,14 @@ import (
 	"strings"
 )
 
+// InstallLine is the README's install line: every program of the module
+// (story-automator, story-automator-hook, story-automator-model-sim,
+// story-automator-notify, story-automator-dashboard), static.
+const InstallLine = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs -trimpath -ldflags='-s -w' github.com/story-automator/story-automator/cmd/...@latest"
+
 // Version is the module version and VCS revision this binary was built
 // from, then the Go version. set, when not empty, is the version given at
 // link time (-ldflags -X) for builds outside a module download; else the
-// InstallLine is the README's install line: every program of the module
-// (story-automator, story-automator-hook, story-automator-model-sim,
-// story-automator-notify), static.
-const InstallLine = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs -trimpath -ldflags='-s -w' github.com/story-automator/story-automator/cmd/...@latest"
-
 // build info's module version, else "devel".
 func Version(set string) string {
 	return describe(set, debug.ReadBuildInfo)

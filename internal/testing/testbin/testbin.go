@@ -1,6 +1,7 @@
 // Package testbin builds the story-automator binary and, beside it,
-// story-automator-hook, story-automator-model-sim and story-automator-notify
-// once per test process, for end-to-end tests that run them as real processes.
+// story-automator-hook, story-automator-model-sim, story-automator-notify and
+// story-automator-dashboard once per test process, for end-to-end tests that
+// run them as real processes.
 package testbin
 
 import (
@@ -31,12 +32,14 @@ const (
 	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
 	simPkg  = "github.com/story-automator/story-automator/cmd/story-automator-model-sim"
 	notePkg = "github.com/story-automator/story-automator/cmd/story-automator-notify"
-	// hookName is stophook.BinaryName, simName cmdline.BinaryName and
-	// noteName webhook.BinaryName (not imported: this package links no
-	// product code).
+	dashPkg = "github.com/story-automator/story-automator/cmd/story-automator-dashboard"
+	// hookName is stophook.BinaryName, simName cmdline.BinaryName, noteName
+	// webhook.BinaryName and dashName program.BinaryName (not imported: this
+	// package links no product code).
 	hookName = "story-automator-hook"
 	simName  = "story-automator-model-sim"
 	noteName = "story-automator-notify"
+	dashName = "story-automator-dashboard"
 )
 
 var (
@@ -63,7 +66,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg, notePkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg, notePkg, dashPkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -96,6 +99,13 @@ func ModelSimPath(t testing.TB) string {
 func NotifyPath(t testing.TB) string {
 	t.Helper()
 	return beside(t, noteName)
+}
+
+// DashboardPath returns the path of story-automator-dashboard, beside
+// Path's binary, as HookPath does.
+func DashboardPath(t testing.TB) string {
+	t.Helper()
+	return beside(t, dashName)
 }
 
 func beside(t testing.TB, name string) string {

@@ -1,0 +1,153 @@
+package dashboard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/status"
+)
+
+// runView is the stories × steps grid over the selected story's attempts.
+func (m Model) runView(f *frame, body int) {
+	st := m.snap.State
+	if st == nil {
+		f.add("")
+		f.add("No run in this project yet.")
+		for _, l := range wrapped("Start one with `story-automator run` (`story-automator run --dry-run` shows its plan first); "+
+			"this view follows it as it goes.", m.width) {
+			f.add(l)
+		}
+		return
+	}
+	rows := m.gridRowsFor(body)
+	m.grid(f, st, rows)
+	f.add(m.styles.dim.Render(strings.Repeat("─", f.width)))
+	m.detail(f, st.Units[m.selected], body-rows-2)
+}
+
+// gridRows is how many stories the grid shows at the current size.
+func (m Model) gridRows() int { return m.gridRowsFor(m.height - 7) }
+
+// gridRowsFor gives the grid about half of body, more when the detail needs less.
+func (m Model) gridRowsFor(body int) int {
+	n := 0
+	if m.snap.State != nil {
+		n = len(m.snap.State.Units)
+	}
+	return max(1, min(n, body/2))
+}
+
+// stepColumns are the steps of the run's units, in their order.
+func stepColumns(st *orchestrator.State) []string {
+	var cols []string
+	seen := map[string]bool{}
+	for _, u := range st.Units {
+		for _, s := range u.Steps {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				cols = append(cols, s.Name)
+			}
+		}
+	}
+	return cols
+}
+
+// grid shows rows stories around the selected one: each step's mark as
+// `status` shows it, the story's status and commit.
+func (m Model) grid(f *frame, st *orchestrator.State, rows int) {
+	cols := stepColumns(st)
+	labels := make([]string, len(cols))
+	for i, c := range cols {
+		labels[i] = c
+		if f.width < 100 && len(c) > 3 {
+			labels[i] = c[:3]
+		}
+	}
+	storyW := 5
+	for _, u := range st.Units {
+		storyW = max(storyW, len(u.Dotted))
+	}
+	stepsW := len(strings.Join(labels, " "))
+	titleW := max(8, f.width-2-storyW-1-stepsW-2-10-8-1)
+	head := fmt.Sprintf("  %-*s %-*s %s  %-10s%s", storyW, "story", titleW, "title", strings.Join(labels, " "), "status", "commit")
+	f.add(m.styles.dim.Render(head))
+	first := max(0, min(m.selected-rows/2, len(st.Units)-rows))
+	for i := first; i < first+rows && i < len(st.Units); i++ {
+		f.add(m.gridRow(st.Units[i], i == m.selected, storyW, titleW, cols, labels))
+	}
+}
+
+func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW int, cols, labels []string) string {
+	marks := make([]string, len(cols))
+	for i, c := range cols {
+		mark := " "
+		for _, s := range u.Steps {
+			if s.Name == c {
+				mark = status.StepMark(s.Status)
+			}
+		}
+		marks[i] = mark + strings.Repeat(" ", len(labels[i])-1)
+	}
+	title := ansi.Truncate(u.Title, titleW, "…")
+	commit := ""
+	if len(u.Commit) >= 7 {
+		commit = u.Commit[:7]
+	}
+	line := fmt.Sprintf("%-*s %-*s %s  %-10s%s", storyW, u.Dotted, titleW, title, strings.Join(marks, " "), u.Status, commit)
+	if selected {
+		return m.styles.selected.Render("▸ " + line)
+	}
+	return "  " + line
+}
+
+// detail is the selected story's attempts, newest last, and its escalation.
+func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
+	s := m.styles
+	f.add(s.title.Render(u.Dotted+" "+textline.OneLine(u.Title)) + s.dim.Render(" · "+u.Status+worktreeText(u.Worktree)))
+	lines := m.escalationLines(u)
+	att := attemptLines(u, f.width >= 100)
+	room := max(0, height-1-len(lines))
+	if len(att) > room {
+		att = append([]string{att[0]}, att[len(att)-room+1:]...)
+	}
+	for i, l := range att {
+		if i == 0 {
+			l = s.dim.Render(l)
+		}
+		f.add(l)
+	}
+	for _, l := range lines {
+		f.add(l)
+	}
+}
+
+// wrapped is s wrapped at width, as lines.
+func wrapped(s string, width int) []string {
+	return strings.Split(ansi.Wrap(s, max(width, 20), ""), "\n")
+}
+
+func worktreeText(w string) string {
+	if w == "" {
+		return ""
+	}
+	return " · worktree " + w
+}
+
+// escalationLines are the run's escalation when it is this story's: what
+// happened and the one thing to do.
+func (m Model) escalationLines(u *orchestrator.Unit) []string {
+	st, s := m.snap.State, m.styles
+	if st == nil || st.Escalation == nil || st.Escalation.Unit != u.Dotted {
+		return nil
+	}
+	e, w := st.Escalation, m.width
+	out := wrapped(s.bad.Render("Escalated at "+e.Step+": ")+textline.OneLine(e.Reason), w)
+	if e.Action != "" {
+		out = append(out, wrapped(s.warn.Render("What to do: ")+textline.OneLine(e.Action), w)...)
+	}
+	return append(out, "Then press "+s.key.Render("r")+" to resume ("+orchestrator.ResumeCommand+").")
+}

@@ -1,0 +1,333 @@
+package dashboard
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/story-automator/story-automator/internal/wake"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux"
+)
+
+// view is one of the dashboard's screens.
+type view int
+
+const (
+	viewRun view = iota
+	viewLive
+	viewRuns
+	viewLoops
+	viewCount
+)
+
+var viewNames = [viewCount]string{"Run", "Live", "Runs", "Loops"}
+
+// Model is the dashboard: a snapshot of the project and what the user is
+// looking at. It changes nothing on its own; only keys act.
+type Model struct {
+	src      Source
+	ctl      Controls
+	snap     Snapshot
+	loaded   bool
+	now      time.Time
+	width    int
+	height   int
+	view     view
+	showHelp bool
+	// selected is the index of the selected unit in the run's state.
+	selected int
+	// confirm is the destructive action waiting for a yes.
+	confirm *confirmation
+	note    noteMsg
+	// pane is the live child's screen (with its colours), paneOf its session.
+	pane, paneOf string
+	keys         keyMap
+	help         help.Model
+	styles       styles
+	waker        *watch
+}
+
+// watch is a Waker that ends its waiter when it is closed.
+type watch struct {
+	*wake.Waker
+	closed chan struct{}
+}
+
+func (w *watch) Close() {
+	w.Waker.Close()
+	close(w.closed)
+}
+
+// confirmation is an action asked about once before it is done.
+type confirmation struct {
+	question string
+	do       func() tea.Msg
+}
+
+type (
+	snapshotMsg struct {
+		snap  Snapshot
+		waker *watch
+	}
+	wakeMsg struct{}
+	tickMsg time.Time
+	paneMsg struct{ session, text string }
+)
+
+// clockTick is how often the clocks (elapsed, a wait's countdown) and a
+// shown live pane refresh; everything else waits for a file to change.
+const clockTick = time.Second
+
+// New is the dashboard of src's project, acting through ctl.
+func New(src Source, ctl Controls, color bool) Model {
+	m := Model{src: src, ctl: ctl, now: src.Now(), width: 80, height: 24, keys: newKeyMap(), help: help.New(), styles: newStyles(color)}
+	s := m.styles
+	m.help.Styles = help.Styles{Ellipsis: s.dim, ShortKey: s.key, ShortDesc: s.tab, ShortSeparator: s.dim,
+		FullKey: s.key, FullDesc: s.tab, FullSeparator: s.dim}
+	m.help.SetWidth(m.width)
+	return m
+}
+
+// WithSnapshot is m showing snap (tests and benchmarks render fixed states).
+func (m Model) WithSnapshot(snap Snapshot, width, height int) Model {
+	m.snap, m.loaded, m.width, m.height = snap, true, width, height
+	m.help.SetWidth(width)
+	m.clampSelection()
+	return m
+}
+
+// Init loads the first snapshot and starts the clock.
+func (m Model) Init() tea.Cmd {
+	return tea.Batch(m.load(nil), tick())
+}
+
+func tick() tea.Cmd { return tea.Tick(clockTick, func(t time.Time) tea.Msg { return tickMsg(t) }) }
+
+// load watches the project, then reads it (so no change between the two is missed).
+func (m Model) load(old *watch) tea.Cmd {
+	src, prev := m.src, m.snap
+	return func() tea.Msg {
+		if old != nil {
+			old.Close()
+		}
+		w := &watch{Waker: src.Watch(prev), closed: make(chan struct{})}
+		return snapshotMsg{snap: src.Load(context.Background()), waker: w}
+	}
+}
+
+// waitWake blocks until something the snapshot reads changes, or the
+// watch is replaced (closed): then it ends with no message.
+func waitWake(w *watch) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case <-w.C:
+			return wakeMsg{}
+		case <-w.closed:
+			return nil
+		}
+	}
+}
+
+// Update handles one message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+	case snapshotMsg:
+		m.snap, m.loaded, m.waker = msg.snap, true, msg.waker
+		m.clampSelection()
+		return m, tea.Batch(waitWake(msg.waker), m.capture())
+	case wakeMsg:
+		return m, m.load(m.waker)
+	case tickMsg:
+		m.now = time.Time(msg)
+		return m, tea.Batch(tick(), m.capture())
+	case paneMsg:
+		m.pane, m.paneOf = msg.text, msg.session
+	case noteMsg:
+		m.note = msg
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// key handles a key press.
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if c := m.confirm; c != nil {
+		m.confirm = nil
+		if msg.String() == "y" {
+			return m, c.do
+		}
+		m.note = noteMsg{text: "nothing done"}
+		return m, nil
+	}
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return m, tea.Quit
+	case key.Matches(msg, k.Help):
+		m.showHelp = !m.showHelp
+	case key.Matches(msg, k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops):
+		m.switchView(msg)
+		return m, m.capture()
+	case key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom):
+		m.move(msg)
+		return m, m.capture()
+	default:
+		return m.act(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) switchView(msg tea.KeyPressMsg) {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.NextView):
+		m.view = (m.view + 1) % viewCount
+	case key.Matches(msg, k.PrevView):
+		m.view = (m.view + viewCount - 1) % viewCount
+	default:
+		m.view = view(msg.String()[0] - '1')
+	}
+	m.showHelp = false
+}
+
+func (m *Model) move(msg tea.KeyPressMsg) {
+	k, page := m.keys, max(1, m.gridRows())
+	switch {
+	case key.Matches(msg, k.Up):
+		m.selected--
+	case key.Matches(msg, k.Down):
+		m.selected++
+	case key.Matches(msg, k.PageUp):
+		m.selected -= page
+	case key.Matches(msg, k.PageDown):
+		m.selected += page
+	case key.Matches(msg, k.Top):
+		m.selected = 0
+	case key.Matches(msg, k.Bottom):
+		m.selected = 1 << 30
+	}
+	m.clampSelection()
+}
+
+func (m *Model) clampSelection() {
+	n := 0
+	if m.snap.State != nil {
+		n = len(m.snap.State.Units)
+	}
+	m.selected = max(0, min(m.selected, n-1))
+}
+
+// act runs the action on a key, asking first when it is destructive.
+func (m Model) act(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k, ctl := m.keys, m.ctl
+	switch {
+	case key.Matches(msg, k.Attach):
+		if s := m.workingSession(); s != "" {
+			return m, ctl.Attach(m.snap.Socket, s)
+		}
+		m.note = noteMsg{text: "no child session is working to attach to"}
+	case key.Matches(msg, k.Pause):
+		return m, func() tea.Msg { return ctl.Pause(context.Background()) }
+	case key.Matches(msg, k.Resume):
+		return m.resume()
+	case key.Matches(msg, k.Stop):
+		m.confirm = &confirmation{question: "Stop the run? Its child sessions are killed and it pauses for --resume. y/N",
+			do: func() tea.Msg { return ctl.Stop() }}
+	case key.Matches(msg, k.State):
+		if r := m.snap.Status.Run; r != nil {
+			return m, ctl.Page(r.StateFile)
+		}
+		m.note = noteMsg{text: "no run, no state document"}
+	}
+	return m, nil
+}
+
+// resume starts `run --resume` for a run that needs one.
+func (m Model) resume() (tea.Model, tea.Cmd) {
+	r := m.snap.Status.Run
+	if r == nil || r.Resume == "" {
+		m.note = noteMsg{text: "nothing to resume: the run is " + m.runState()}
+		return m, nil
+	}
+	path, socket, ctl := r.StateFile, m.snap.Socket, m.ctl
+	return m, func() tea.Msg { return ctl.Resume(path, socket) }
+}
+
+// capture reads the live child's screen while the live view is shown.
+func (m Model) capture() tea.Cmd {
+	session := m.workingSession()
+	if m.view != viewLive || session == "" {
+		return nil
+	}
+	socket := m.snap.Socket
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		text, err := tmux.New(socket).CapturePaneColors(ctx, session)
+		if err != nil {
+			text = "(the session's screen cannot be read: " + err.Error() + ")"
+		}
+		return paneMsg{session: session, text: text}
+	}
+}
+
+// workingSession is the child session to show and attach to: the selected
+// story's, else the first one working.
+func (m Model) workingSession() string {
+	live := m.snap.Status.Sessions
+	if st := m.snap.State; st != nil && m.selected < len(st.Units) {
+		u := st.Units[m.selected]
+		for _, s := range live {
+			if m.unitOf(s.Story) == u {
+				return s.Session
+			}
+		}
+	}
+	if len(live) > 0 {
+		return live[0].Session
+	}
+	return ""
+}
+
+// unitOf is the run's unit a session works on: sessions name a story by
+// its key (1-2) or its number (1.2), a retrospective by its epic.
+func (m Model) unitOf(story string) *orchestrator.Unit {
+	if st := m.snap.State; st != nil {
+		for _, u := range st.Units {
+			if u.Key == story || u.Dotted == story {
+				return u
+			}
+		}
+	}
+	return nil
+}
+
+// storyName is how a session's story is shown: by its number when the run knows it.
+func (m Model) storyName(story string) string {
+	if u := m.unitOf(story); u != nil {
+		return u.Dotted
+	}
+	return story
+}
+
+// runState is the run's state as the header names it.
+func (m Model) runState() string {
+	r := m.snap.Status.Run
+	switch {
+	case r == nil:
+		return "none"
+	case m.snap.Waiting != nil:
+		return runWaiting
+	case r.Status == orchestrator.RunPaused && r.Escalation != nil:
+		return "escalated"
+	}
+	return r.Status
+}

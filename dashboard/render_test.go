@@ -1,0 +1,128 @@
+package dashboard
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/story-automator/story-automator/internal/textline"
+	"github.com/story-automator/story-automator/orchestrator"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the frames rendered now")
+
+// frameCase is one view of one fixture at one size.
+type frameCase struct {
+	name          string
+	width, height int
+	snap          Snapshot
+	setup         func(*Model)
+}
+
+func frameCases() []frameCase {
+	long := fixtureState(4)
+	long.Units[1].Title = strings.Repeat("A story whose title goes on and on past any terminal's edge ", 5)
+	many := fixtureState(200)
+	dialog := fixtureState(4)
+	dialog.Status = orchestrator.RunPaused
+	dialog.Units[1].Status, dialog.Units[1].Steps[1].Status = orchestrator.StatusEscalated, orchestrator.StatusEscalated
+	dialog.Units[1].Steps[1].Attempts[1] = attempt(2, "stuck", "dialog", 61000)
+	dialog.Escalation = &orchestrator.Escalation{Unit: "1.2", Step: "dev", Reason: "the agent waits at a dialog only you can answer: \"Do you trust the files in this folder?\"",
+		Action: "answer it in the session (`story-automator session attach sa-demo-1-2-dev`), or trust the folder with --trust-project", Code: "dialog"}
+	waiting := fixtureState(4)
+	waiting.Status, waiting.PauseReason = runWaiting, "every agent is at its usage limit (claude: usage_limit)"
+	waitSnap := snapshotOf(waiting)
+	waitSnap.Waiting.Until = fixedNow.Add(4*time.Minute + 12*time.Second)
+	interrupted := fixtureState(4)
+	interrupted.Status = orchestrator.RunInterrupted
+	live := snapshotOf(fixtureState(4))
+	return []frameCase{
+		{name: "run-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: selectStory(1)},
+		{name: "run-120x40", width: 120, height: 40, snap: snapshotOf(fixtureState(4)), setup: selectStory(1)},
+		{name: "long-title-80x24", width: 80, height: 24, snap: snapshotOf(long), setup: selectStory(1)},
+		{name: "200-stories-120x40", width: 120, height: 40, snap: snapshotOf(many), setup: selectStory(150)},
+		{name: "dialog-escalation-100x30", width: 100, height: 30, snap: snapshotOf(dialog), setup: selectStory(1)},
+		{name: "waiting-80x24", width: 80, height: 24, snap: waitSnap},
+		{name: "interrupted-80x24", width: 80, height: 24, snap: snapshotOf(interrupted)},
+		{name: "no-run-80x24", width: 80, height: 24, snap: Snapshot{}},
+		{name: "live-80x24", width: 80, height: 24, snap: live, setup: func(m *Model) {
+			m.view, m.paneOf = viewLive, "sa-demo-1-2-dev"
+			m.pane = "\x1b[32m● sim\x1b[0m working on story 1.2 (dev)\n\x1b[1mEditing\x1b[0m src/greet.py\nRunning tests… \x1b[31m1 failed\x1b[0m\n"
+		}},
+		{name: "runs-100x30", width: 100, height: 30, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewRuns }},
+		{name: "loops-80x24", width: 80, height: 24, snap: loopSnapshot(), setup: func(m *Model) { m.view = viewLoops }},
+		{name: "help-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.showHelp = true }},
+		{name: "confirm-stop-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) {
+			next, _ := m.key(keyPress("s"))
+			*m = next.(Model)
+		}},
+	}
+}
+
+func selectStory(i int) func(*Model) { return func(m *Model) { m.selected = i; m.clampSelection() } }
+
+// render is the frame of c, with colour or without.
+func (c frameCase) render(color bool) string {
+	m := New(fixedSource(), Controls{}, color).WithSnapshot(c.snap, c.width, c.height)
+	if c.setup != nil {
+		c.setup(&m)
+	}
+	return m.Render()
+}
+
+// Each view at a fixed size matches its golden frame (escape sequences
+// stripped), fills exactly the screen and never runs past its width.
+func TestFramesMatchTheirGoldens(t *testing.T) {
+	for _, c := range frameCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got := ansi.Strip(c.render(true))
+			lines := strings.Split(got, "\n")
+			if len(lines) != c.height {
+				t.Fatalf("%d lines, want %d", len(lines), c.height)
+			}
+			for i, l := range lines {
+				if w := textline.Width(l); w > c.width {
+					t.Fatalf("line %d is %d cells wide (max %d): %q", i, w, c.width, l)
+				}
+			}
+			path := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("frame differs from %s:\n%s", path, got)
+			}
+		})
+	}
+}
+
+// colour is any SGR that sets a foreground or background colour.
+var colour = regexp.MustCompile(`\x1b\[[0-9;]*(3[0-8]|4[0-8]|9[0-7]|10[0-7])(;[0-9;]*)?m`)
+
+// Without colour (NO_COLOR) no view sets one, but the selection still shows.
+func TestNoColorFramesSetNoColour(t *testing.T) {
+	for _, c := range frameCases() {
+		if c.name == "live-80x24" {
+			continue // the child's own colours: the program's colour profile strips them
+		}
+		got := c.render(false)
+		if loc := colour.FindStringIndex(got); loc != nil {
+			t.Fatalf("%s: a colour at %d: %q", c.name, loc[0], got[max(0, loc[0]-20):loc[1]])
+		}
+	}
+	if got := frameCases()[0].render(false); !strings.Contains(got, "\x1b[7m") {
+		t.Fatal("without colour the selected story must still show (reverse video)")
+	}
+}

@@ -1,0 +1,154 @@
+package dashboard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/story-automator/story-automator/internal/wake"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/status"
+	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/tmux"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// Snapshot is everything the dashboard shows, read at one moment from the
+// files `status` reads.
+type Snapshot struct {
+	Status status.View
+	// State is the latest run's whole record (attempts), nil when none.
+	State *orchestrator.State
+	Runs  []orchestrator.RunSummary
+	// Hook is the Stop hook's last decisions, oldest first.
+	Hook []stophook.HistoryEntry
+	// Waiting is set while the run waits for a limit to lift.
+	Waiting *Waiting
+	// Socket is the tmux server (-L) the run's sessions live on.
+	Socket string
+}
+
+// Waiting is a run waiting on its own (an agent's usage limit) and when it
+// goes on; Until is zero when nobody knows.
+type Waiting struct {
+	Reason string
+	Until  time.Time
+}
+
+// runWaiting is the status a run has while it waits for a limit to lift.
+const runWaiting = "waiting"
+
+// waitingOf is a waiting run's wait: why, and when it goes on, as its
+// marker's "waiting" object says (reason, agent, resumesAt) — read from the
+// marker's JSON, so that it is found whether this build knows the field or
+// keeps it among the marker's unknown ones.
+func waitingOf(st *orchestrator.State, m *marker.Marker) *Waiting {
+	if st == nil || st.Status != runWaiting {
+		return nil
+	}
+	w := &Waiting{Reason: st.PauseReason}
+	var doc struct {
+		Waiting *struct{ Reason, Agent, ResumesAt string } `json:"waiting"`
+	}
+	if m == nil {
+		return w
+	}
+	if data, err := json.Marshal(m); err != nil || json.Unmarshal(data, &doc) != nil || doc.Waiting == nil {
+		return w
+	}
+	if r := doc.Waiting.Reason; r != "" {
+		w.Reason = r
+		if doc.Waiting.Agent != "" {
+			w.Reason += " (" + doc.Waiting.Agent + ")"
+		}
+	}
+	w.Until, _ = time.Parse(time.RFC3339, doc.Waiting.ResumesAt)
+	return w
+}
+
+// Source reads a project's snapshots.
+type Source struct {
+	Root   string
+	Getenv func(string) string
+	// Socket is the tmux socket given (--tmux-socket); "" = the one the
+	// project's latest run recorded, else the default server.
+	Socket string
+	Now    func() time.Time
+}
+
+// hookHistoryKept is how many of the Stop hook's decisions the loops view keeps.
+const hookHistoryKept = 200
+
+// Load reads a snapshot; what cannot be read is left empty.
+func (s Source) Load(ctx context.Context) Snapshot {
+	var snap Snapshot
+	none := func() ([]status.Session, []string) { return []status.Session{}, nil }
+	snap.Status, snap.State = status.Gather(s.Root, s.Getenv, s.Now, io.Discard, none)
+	snap.Socket = s.Socket
+	loaded := map[string]*orchestrator.State{}
+	if st := snap.State; st != nil {
+		loaded[snap.Status.Run.StateFile] = st
+		if snap.Socket == "" {
+			snap.Socket = st.Config.TmuxSocket
+		}
+	}
+	snap.Status.Sessions = s.liveSessions(ctx, snap.Socket)
+	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
+	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
+	snap.Waiting = waitingOf(snap.State, snap.Status.Marker.Marker)
+	return snap
+}
+
+// liveSessions is the project's child sessions on the run's tmux server.
+func (s Source) liveSessions(ctx context.Context, socket string) []status.Session {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	sessions, _, err := child.Sessions{Tmux: tmux.New(socket), Root: s.Root, Dir: sessionstate.Dir(s.Root, s.Getenv)}.List(ctx)
+	if err != nil {
+		return []status.Session{}
+	}
+	return status.LiveSessions(sessions)
+}
+
+// Watch wakes on every change to what a snapshot reads: the runs' state
+// documents, the marker and the hook's history, and the run's process
+// ending (whose lock the kernel drops without touching a file).
+func (s Source) Watch(snap Snapshot) *wake.Waker {
+	w := wake.New()
+	for _, dir := range []string{orchestrator.RunsDir(s.Root), filepath.Dir(marker.NewStore(s.Root, s.Getenv).Path),
+		filepath.Join(s.Root, orchestrator.StateDirName)} {
+		_ = w.Dir(dir) // a missing one is skipped: it is made with the first run
+	}
+	if m := snap.Status.Marker.Marker; m != nil && snap.Status.Orchestrator.Alive {
+		_ = w.Process(m.OwnerPid)
+	}
+	return w
+}
+
+// readHook is the last n entries of the Stop hook's history file.
+func readHook(path string, n int) []stophook.HistoryEntry {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []stophook.HistoryEntry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var e stophook.HistoryEntry
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Decision != "" {
+			out = append(out, e)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}

@@ -22,8 +22,11 @@ type Limit struct {
 	For time.Duration `yaml:"for"`
 	// Kind is what the API answers (LimitUsage, LimitRate, …).
 	Kind string `yaml:"kind"`
-	// Window is the usage window a subscriber's limit names: "five_hour"
-	// (the default) or "seven_day" (Anthropic's representative claim).
+	// Window is the usage window a limit names: "five_hour" (the default)
+	// or "seven_day", Anthropic's representative claim; "day", Gemini's
+	// per-day quota, which Gemini CLI gives up on without a reset time
+	// (else its usage limit is a retry delay, which it gives up on when
+	// over 5 minutes, printing it).
 	Window string `yaml:"window"`
 	// NoReset leaves a rate limit without reset headers and retry-after.
 	NoReset bool `yaml:"noReset"`
@@ -53,9 +56,9 @@ func (l *Limit) check() error {
 		return fmt.Errorf("limit kind %q (usage, rate, overloaded, error, drop)", l.Kind)
 	}
 	switch l.Window {
-	case "", windowFiveHour, windowSevenDay:
+	case "", windowFiveHour, windowSevenDay, windowDay:
 	default:
-		return fmt.Errorf("limit window %q (five_hour, seven_day)", l.Window)
+		return fmt.Errorf("limit window %q (five_hour, seven_day, day)", l.Window)
 	}
 	if l.After < 0 || l.For <= 0 {
 		return fmt.Errorf("limit needs after ≥ 0 and a positive for")
@@ -66,6 +69,7 @@ func (l *Limit) check() error {
 const (
 	windowFiveHour = "five_hour"
 	windowSevenDay = "seven_day"
+	windowDay      = "day"
 )
 
 // limitClock is when a script's limit started, counted over the main-turn
@@ -218,14 +222,18 @@ func openaiLimit(h http.Header, l *Limit, reset time.Time, left int) map[string]
 }
 
 // geminiLimit is the Gemini API's refusal: RESOURCE_EXHAUSTED with a
-// QuotaFailure (a per-day quota for a usage limit, per-minute for a rate
-// limit) and RetryInfo with the time left (none when NoReset).
+// QuotaFailure (per-minute for a rate limit, per-hour for a usage limit,
+// per-day for one whose window is "day") and RetryInfo with the time left
+// (none when NoReset).
 func geminiLimit(l *Limit, left int) map[string]any {
 	switch l.Kind {
 	case LimitUsage, LimitRate:
-		quota := "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
-		if l.Kind == LimitRate {
+		quota := "GenerateContentInputTokensPerModelPerHour"
+		switch {
+		case l.Kind == LimitRate:
 			quota = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+		case l.Window == windowDay:
+			quota = "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
 		}
 		details := []any{map[string]any{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
 			"violations": []any{map[string]any{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",

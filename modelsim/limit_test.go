@@ -59,7 +59,7 @@ func TestAScriptedUsageLimitRefusesWithItsResetTimeUntilItLifts(t *testing.T) {
 		t.Errorf("openai: %d %v %s", status, h, body)
 	}
 	status, _, body, _ = postFull(t, s, "/v1beta/models/g:generateContent", []byte(gemTurn))
-	if status != 429 || !strings.Contains(body, "RESOURCE_EXHAUSTED") || !strings.Contains(body, "PerDay") || !strings.Contains(body, "RetryInfo") {
+	if status != 429 || !strings.Contains(body, "RESOURCE_EXHAUSTED") || !strings.Contains(body, "PerHour") || !strings.Contains(body, "RetryInfo") {
 		t.Errorf("gemini: %d %s", status, body)
 	}
 	for {

@@ -119,8 +119,9 @@ var geminiLimits = Limits{
 		{Reason: LimitUsage, Needles: []string{"TerminalQuotaError:"}, OnExit: true},
 		{Reason: LimitUsage, Needles: []string{"Usage limit reached for ", "Access resets at "}, ResetAfter: "Access resets at ", Reset: ResetClock},
 		{Reason: LimitUsage, Needles: []string{"Usage limit reached for ", "Keep trying"}},
-		{Reason: LimitOverloaded, Needles: []string{"status 503", `"UNAVAILABLE"`}, OnExit: true},
-		{Reason: LimitAPIError, Needles: []string{"Error when talking to Gemini API", "status: 5"}, OnExit: true},
+		// After its 10 attempts: "Attempt 10 failed: The model is overloaded. … Max attempts reached".
+		{Reason: LimitOverloaded, Needles: []string{"Max attempts reached", "overloaded"}, OnExit: true},
+		{Reason: LimitAPIError, Needles: []string{"Max attempts reached", "Error when talking to Gemini API"}, OnExit: true},
 	},
 }
 

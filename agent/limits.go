@@ -126,7 +126,8 @@ var geminiLimits = Limits{
 }
 
 func init() {
-	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits} {
+	// The simulated agent meets a limit as Claude Code does (agentsim.EnvLimit).
+	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits, AgentSim: claudeLimits} {
 		p := profiles[n]
 		p.Limits = l
 		profiles[n] = p

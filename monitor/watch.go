@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/internal/wake"
+	"github.com/story-automator/story-automator/limit"
 	"github.com/story-automator/story-automator/sessionstate"
 
 	"github.com/story-automator/story-automator/marker"
@@ -68,6 +69,7 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 		act := m.Next(f)
 		switch act.Kind {
 		case ActFinish:
+			o.stopAutoContinue(ctx, d.Tmux, act.Limit, d.SelectionWait)
 			return o.result(act, m, v, d.Now().Sub(start))
 		case ActVerify:
 			vctx, cancel := context.WithTimeout(ctx, d.VerifyBound)
@@ -135,9 +137,11 @@ type observer struct {
 	gone      func(pid int) bool
 	scanner   doneLineScanner
 	last      *sessionstate.State
-	// exitRead: the output of an exited child was read for a refusal.
+	// exitRead: the output of an exited child was read for a refusal
+	// and for a limit its CLI gave up at.
 	exitRead   bool
 	exitDialog *agent.Dialog
+	exitLimit  *limit.Signal
 	// lastFile is the state file last read into last (nil: read it again).
 	lastFile os.FileInfo
 }
@@ -175,7 +179,11 @@ func (o *observer) look(now time.Time) Facts {
 		}
 		f.DoneLines = o.scanner.scan(fi.Size())
 	}
-	f.ExitDialog = o.refusal(st)
+	f.ExitDialog = o.refusal(st, now)
+	f.Limit = o.exitLimit
+	if f.Limit == nil {
+		f.Limit = o.hookLimit(st)
+	}
 	return f
 }
 
@@ -183,8 +191,9 @@ func (o *observer) look(now time.Time) Facts {
 const exitTailLines = 40
 
 // refusal reads, once, the last output of a child that exited non-zero for
-// the refusals its profile knows (a CLI that will not start as root).
-func (o *observer) refusal(st *sessionstate.State) *agent.Dialog {
+// the refusals its profile knows (a CLI that will not start as root), and
+// for the signs of a limit its CLI gave up at (kept in exitLimit).
+func (o *observer) refusal(st *sessionstate.State, now time.Time) *agent.Dialog {
 	if o.exitRead || st == nil || st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
 		return o.exitDialog
 	}
@@ -200,6 +209,7 @@ func (o *observer) refusal(st *sessionstate.State) *agent.Dialog {
 	if d, ok := agent.MatchExitDialog(p.Dialogs, tail); ok {
 		o.exitDialog = &d
 	}
+	o.exitLimit = exitLimit(p, st, tail, now)
 	return o.exitDialog
 }
 
@@ -240,6 +250,9 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if err != nil {
 		return ScreenVerdict{}
 	}
+	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok {
+		return ScreenVerdict{Limit: &sig}
+	}
 	if d, ok := agent.MatchDialog(p.Dialogs, screen); ok {
 		return ScreenVerdict{Dialog: &d, Answer: o.mayAnswer(d)}
 	}
@@ -257,6 +270,14 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 	}
 	if act.Dialog != nil {
 		r.Dialog, r.Action = act.Dialog.Kind, strings.ReplaceAll(act.Dialog.Action, "NAME", o.name)
+	}
+	if act.Limit != nil {
+		if !act.Limit.ResetsAt.IsZero() {
+			r.ResetsAt = act.Limit.ResetsAt.UTC().Format(time.RFC3339)
+		}
+		if o.last != nil {
+			r.Agent = o.last.Agent
+		}
 	}
 	return r
 }

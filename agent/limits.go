@@ -17,9 +17,9 @@ type Limits struct {
 	// Signs are the texts that say the CLI gave up, most specific first.
 	Signs []LimitSign
 	// AutoContinue is on screen while the CLI means to go on by itself at
-	// the reset, and CancelKey stops it from doing so: a limited child must
-	// not run its turn again behind the run's back.
-	AutoContinue, CancelKey string
+	// the reset, and CancelKey stops it from doing so, which Cancelled then
+	// shows: a limited child must not run its turn again behind the run's back.
+	AutoContinue, CancelKey, Cancelled string
 }
 
 // LimitSign is one text that says the CLI gave up, and how it names the
@@ -91,7 +91,9 @@ var claudeLimits = Limits{
 		{Reason: LimitOverloaded, Needles: []string{"API Error: Repeated 529 Overloaded errors"}, OnExit: true},
 		{Reason: LimitOverloaded, Needles: []string{"API Error: Repeated 529 Overloaded errors"}},
 	},
-	AutoContinue: "continuing automatically at", CancelKey: "Escape",
+	// A key pressed while its StopFailure hook still runs can be lost, so
+	// the cancel is pressed until the screen says it took.
+	AutoContinue: "continuing automatically at", CancelKey: "Escape", Cancelled: "Automatic continue cancelled",
 }
 
 // codexLimits: Codex 0.169 exec prints the usage limit (U+2019 in

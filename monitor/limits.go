@@ -15,9 +15,14 @@ import (
 // reset time its CLI gave (package limit reads them with the signs its
 // profile lists), never by a timeout.
 
+// transcriptGrace is how long after its limit hook ran a CLI's record may
+// still lack the limit: Claude Code runs StopFailure as it writes the
+// transcript line with the exact reset, so the monitor waits that long for it.
+const transcriptGrace = 2 * time.Second
+
 // hookLimit reads the limit the child's hook recorded (Claude Code's
 // StopFailure) since the last text sent to it.
-func (o *observer) hookLimit(st *sessionstate.State) *limit.Signal {
+func (o *observer) hookLimit(st *sessionstate.State, now time.Time) *limit.Signal {
 	if st == nil || st.Limit == nil {
 		return nil
 	}
@@ -34,6 +39,12 @@ func (o *observer) hookLimit(st *sessionstate.State) *limit.Signal {
 	sig, ok := limit.FromHook(p.Limits, st.Limit.Error, st.Limit.Message, st.Transcript, limit.Where{At: at})
 	if !ok {
 		return nil
+	}
+	if p.Limits.Record == agent.LimitRecordTranscript && st.Transcript != "" && now.Sub(at) < transcriptGrace {
+		if _, recorded := limit.FromTranscript(st.Transcript); !recorded {
+			o.limitDue = at.Add(transcriptGrace)
+			return nil
+		}
 	}
 	return &sig
 }
@@ -55,7 +66,8 @@ func exitLimit(p agent.Profile, st *sessionstate.State, tail string, now time.Ti
 // stopAutoContinue keeps a limited child from running its turn again by
 // itself at the reset (Claude Code's "continuing automatically at …"):
 // once its screen shows that, within wait, the profile's cancel key is
-// pressed. Only a usage limit read from a live child can show it.
+// pressed until the screen says the cancel took (for at most wait again).
+// Only a usage limit read from a live child can show it.
 func (o *observer) stopAutoContinue(ctx context.Context, t Tmux, sig *limit.Signal, wait time.Duration) {
 	st := o.last
 	if sig == nil || sig.Reason != agent.LimitUsage || sig.Source == limit.SourceExit || st == nil ||
@@ -67,5 +79,14 @@ func (o *observer) stopAutoContinue(ctx context.Context, t Tmux, sig *limit.Sign
 	if l.AutoContinue == "" || l.CancelKey == "" || !o.screenShows(ctx, t, l.AutoContinue, wait) {
 		return
 	}
-	_ = t.SendKey(ctx, o.name, l.CancelKey)
+	for deadline := time.Now().Add(wait); ; {
+		if t.SendKey(ctx, o.name, l.CancelKey) != nil || l.Cancelled == "" ||
+			o.screenShows(ctx, t, l.Cancelled, cancelShowsWithin) || time.Now().After(deadline) {
+			return
+		}
+	}
 }
+
+// cancelShowsWithin is how long a pressed cancel key has to show on screen
+// before it is pressed again.
+const cancelShowsWithin = 500 * time.Millisecond

@@ -67,7 +67,15 @@ func TestAChildThatExitedAtALimitIsLimitedNotCrashed(t *testing.T) {
 // automatically" is cancelled so it never runs the turn again by itself.
 func TestAClaudeChildsLimitHookEndsItLimitedAndCancelsItsAutoContinue(t *testing.T) {
 	screen := readFixture(t, "testdata/limits/claude-2.1.328-usage_limit-120cols.txt")
-	tm := &fakeTmux{exists: true, screen: screen}
+	cancelled := readFixture(t, "testdata/limits/claude-2.1.328-usage_limit-continue-cancelled-120cols.txt")
+	presses := 0
+	// The first press is lost (it came while the hook still ran); the
+	// second takes, as the real screen then shows.
+	tm := &fakeTmux{exists: true, screen: screen, onKey: func(f *fakeTmux, key string) {
+		if presses++; presses == 2 {
+			f.screen = cancelled
+		}
+	}}
 	d := fakeDeps(t, tm, false)
 	hook := readFixture(t, "testdata/limits/claude-2.1.328-stopfailure-usage_limit.json")
 	var in struct {
@@ -88,7 +96,7 @@ func TestAClaudeChildsLimitHookEndsItLimitedAndCancelsItsAutoContinue(t *testing
 	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || r.ResetsAt != "2026-11-27T16:06:52Z" || r.Agent != agent.AgentClaude {
 		t.Fatalf("%+v", r)
 	}
-	if strings.Join(tm.keys, " ") != "Escape" {
+	if strings.Join(tm.keys, " ") != "Escape Escape" {
 		t.Fatalf("keys sent %q, want the one that cancels the automatic continue", tm.keys)
 	}
 }

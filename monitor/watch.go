@@ -83,6 +83,9 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
 		case ActWait:
+			if due := o.limitDue; due.After(f.Now) && (act.Until.IsZero() || due.Before(act.Until)) {
+				act.Until = due
+			}
 			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
 				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
 				return o.result(act, m, v, d.Now().Sub(start))
@@ -142,6 +145,9 @@ type observer struct {
 	exitRead   bool
 	exitDialog *agent.Dialog
 	exitLimit  *limit.Signal
+	// limitDue is when a limit the hook recorded is read without waiting
+	// longer for the CLI's record of it.
+	limitDue time.Time
 	// lastFile is the state file last read into last (nil: read it again).
 	lastFile os.FileInfo
 }
@@ -182,7 +188,7 @@ func (o *observer) look(now time.Time) Facts {
 	f.ExitDialog = o.refusal(st, now)
 	f.Limit = o.exitLimit
 	if f.Limit == nil {
-		f.Limit = o.hookLimit(st)
+		f.Limit = o.hookLimit(st, now)
 	}
 	return f
 }

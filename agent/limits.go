@@ -107,6 +107,9 @@ var codexLimits = Limits{
 		{Reason: LimitRate, Needles: []string{"ERROR: exceeded retry limit, last status: 429"}, OnExit: true},
 		{Reason: LimitOverloaded, Needles: []string{"ERROR: Selected model is at capacity"}, OnExit: true},
 		{Reason: LimitAPIError, Needles: []string{"ERROR: exceeded retry limit, last status: 5"}, OnExit: true},
+		// A 500, retried: "We’re currently experiencing high demand, which may cause temporary errors."
+		{Reason: LimitAPIError, Needles: []string{"ERROR: We’re currently experiencing high demand"}, OnExit: true},
+		{Reason: LimitAPIError, Needles: []string{"ERROR: stream disconnected before completion"}, OnExit: true},
 	},
 }
 

@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,8 @@ func TestRealCapturesOfEachCLIAtALimit(t *testing.T) {
 		{"codex", "codex-0.169.0-usage_limit-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:07:40Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T16:10:00Z"},
 		{"codex", "codex-0.169.0-rate_limit-exec.log", true, utc, agent.LimitRate, ""},
 		{"codex", "codex-0.169.0-overloaded-exec.log", true, utc, agent.LimitOverloaded, ""},
+		{"codex", "codex-0.169.0-server_error-exec.log", true, utc, agent.LimitAPIError, ""},
+		{"codex", "codex-0.169.0-dropped_stream-exec.log", true, utc, agent.LimitAPIError, ""},
 		{"gemini", "gemini-0.61.0-daily_quota-p.log", true, utc, agent.LimitUsage, ""},
 		{"gemini", "gemini-0.61.0-retry_delay-p.log", true, Where{At: at("2026-11-27T16:05:59Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T17:05:59Z"},
 		{"gemini", "gemini-0.61.0-overloaded-p.log", true, utc, agent.LimitOverloaded, ""},
@@ -141,6 +144,14 @@ func TestClaudeStopFailureWithItsTranscript(t *testing.T) {
 	}
 	if sig, ok := FromHook(l, "overloaded", "API Error: Repeated 529 Overloaded errors", "", w); !ok || sig.Reason != agent.LimitOverloaded {
 		t.Fatalf("overloaded: %+v %v", sig, ok)
+	}
+	// A dropped stream, once Claude Code's retries are spent, is an API error.
+	var in struct{ Error, Message string }
+	if err := json.Unmarshal([]byte(strings.Replace(capture(t, "claude-2.1.328-stopfailure-dropped_stream.json"), "last_assistant_message", "message", 1)), &in); err != nil {
+		t.Fatal(err)
+	}
+	if sig, ok := FromHook(l, in.Error, in.Message, "", w); !ok || sig.Reason != agent.LimitAPIError {
+		t.Fatalf("dropped stream: %+v %v", sig, ok)
 	}
 	// An error that no wait settles is no limit.
 	if sig, ok := FromHook(l, "authentication_failed", "Invalid API key", "", w); ok {

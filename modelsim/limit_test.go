@@ -83,8 +83,8 @@ func TestAScriptedUsageLimitRefusesWithItsResetTimeUntilItLifts(t *testing.T) {
 func TestScriptedRateLimitOverloadAndDrop(t *testing.T) {
 	cases := []struct {
 		script, path, body string
-		status            int
-		header, want      string
+		status             int
+		header, want       string
 	}{
 		{"limit: {for: 1m, kind: rate}", "/v1/messages", antTurn, 429, "retry-after", "rate_limit_error"},
 		{"limit: {for: 1m, kind: rate, noReset: true}", "/v1/messages", antTurn, 429, "", "rate_limit_error"},

@@ -127,6 +127,8 @@ var geminiLimits = Limits{
 		// After its 10 attempts: "Attempt 10 failed: The model is overloaded. … Max attempts reached".
 		{Reason: LimitOverloaded, Needles: []string{"Max attempts reached", "overloaded"}, OnExit: true},
 		{Reason: LimitAPIError, Needles: []string{"Max attempts reached", "Error when talking to Gemini API"}, OnExit: true},
+		// A dropped stream, once retried: "TypeError: terminated … SocketError: other side closed".
+		{Reason: LimitAPIError, Needles: []string{"Error when talking to Gemini API", "SocketError: other side closed"}, OnExit: true},
 	},
 }
 

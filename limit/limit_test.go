@@ -71,6 +71,7 @@ func TestRealCapturesOfEachCLIAtALimit(t *testing.T) {
 		{"gemini", "gemini-0.61.0-daily_quota-p.log", true, utc, agent.LimitUsage, ""},
 		{"gemini", "gemini-0.61.0-retry_delay-p.log", true, Where{At: at("2026-11-27T16:05:59Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T17:05:59Z"},
 		{"gemini", "gemini-0.61.0-overloaded-p.log", true, utc, agent.LimitOverloaded, ""},
+		{"gemini", "gemini-0.61.0-dropped_stream-p.log", true, utc, agent.LimitAPIError, ""},
 		{"gemini", "gemini-0.61.0-daily_quota-interactive-120cols.txt", false, utc, agent.LimitUsage, ""},
 		{"gemini", "gemini-0.61.0-retry_delay-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:08:30Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T17:08:00Z"},
 	}

@@ -36,6 +36,8 @@ func TestAChildThatExitedAtALimitIsLimitedNotCrashed(t *testing.T) {
 		{agent.AgentGemini, "gemini-0.61.0-retry_delay-p.log", ReasonUsageLimit, true},
 		{agent.AgentGemini, "gemini-0.61.0-daily_quota-p.log", ReasonUsageLimit, false},
 		{agent.AgentGemini, "gemini-0.61.0-overloaded-p.log", ReasonOverloaded, false},
+		{agent.AgentGemini, "gemini-0.61.0-dropped_stream-p.log", ReasonAPIError, false},
+		{agent.AgentCodex, "codex-0.169.0-dropped_stream-exec.log", ReasonAPIError, false},
 	}
 	for _, c := range cases {
 		out := readFixture(t, "testdata/limits/"+c.file)

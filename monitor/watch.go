@@ -193,8 +193,9 @@ func (o *observer) look(now time.Time) Facts {
 	return f
 }
 
-// exitTailLines is how much of an exited child's output is read for a refusal.
-const exitTailLines = 40
+// exitTailLines is how much of an exited child's output is read for a refusal
+// or a limit (Gemini CLI prints a stack trace of some 30 lines after its error).
+const exitTailLines = 80
 
 // refusal reads, once, the last output of a child that exited non-zero for
 // the refusals its profile knows (a CLI that will not start as root), and

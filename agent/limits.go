@@ -20,6 +20,9 @@ type Limits struct {
 	// the reset, and CancelKey stops it from doing so, which Cancelled then
 	// shows: a limited child must not run its turn again behind the run's back.
 	AutoContinue, CancelKey, Cancelled string
+	// Busy is on screen while the CLI works on a turn: a limit sign on
+	// such a screen is an earlier turn's, still in view.
+	Busy string
 }
 
 // LimitSign is one text that says the CLI gave up, and how it names the
@@ -94,6 +97,7 @@ var claudeLimits = Limits{
 	// A key pressed while its StopFailure hook still runs can be lost, so
 	// the cancel is pressed until the screen says it took.
 	AutoContinue: "continuing automatically at", CancelKey: "Escape", Cancelled: "Automatic continue cancelled",
+	Busy: "esc to interrupt",
 }
 
 // codexLimits: Codex 0.169 exec prints the usage limit (U+2019 in

@@ -40,8 +40,12 @@ func (w Where) loc() *time.Location {
 	return w.Loc
 }
 
-// FromScreen reads a live screen for the CLI's limit signs.
+// FromScreen reads a live screen for the CLI's limit signs; a screen on
+// which the CLI works on a turn (l.Busy) shows none of this turn.
 func FromScreen(l agent.Limits, screen string, w Where) (Signal, bool) {
+	if l.Busy != "" && strings.Contains(screen, l.Busy) {
+		return Signal{}, false
+	}
 	return fromText(l, screen, false, SourceScreen, w)
 }
 

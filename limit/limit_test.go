@@ -124,6 +124,15 @@ func TestRetriesAndOrdinaryScreensAreNoLimit(t *testing.T) {
 	}
 }
 
+// A limit still in view while Claude Code works on a later turn is that
+// earlier turn's.
+func TestALimitInViewOfABusyScreenIsAnEarlierTurns(t *testing.T) {
+	screen := capture(t, "claude-2.1.328-usage_limit-120cols.txt") + "\n✶ Flibbertigibbeting… (3s · esc to interrupt)\n"
+	if sig, ok := FromScreen(limitsOf(t, "claude"), screen, Where{At: time.Now()}); ok {
+		t.Fatalf("read as %+v", sig)
+	}
+}
+
 // Claude Code's StopFailure says rate_limit for a subscriber's usage limit
 // too; its transcript tells which, with the exact reset epoch.
 func TestClaudeStopFailureWithItsTranscript(t *testing.T) {

@@ -257,13 +257,15 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if err != nil {
 		return ScreenVerdict{}
 	}
-	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok {
+	done := detect != nil && detect(screen)
+	// A limit in view above a finished turn is an earlier turn's.
+	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok && !done {
 		return ScreenVerdict{Limit: &sig}
 	}
 	if d, ok := agent.MatchDialog(p.Dialogs, screen); ok {
 		return ScreenVerdict{Dialog: &d, Answer: o.mayAnswer(d)}
 	}
-	return ScreenVerdict{Done: detect != nil && detect(screen)}
+	return ScreenVerdict{Done: done}
 }
 
 func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Duration) Result {

@@ -62,6 +62,12 @@ const (
 // apiErrorParams.rate_limit_info.resetsAt (epoch seconds).
 const LimitRecordTranscript = "transcript-api-error"
 
+// LimitRecordRollout: Codex's rollout under its state directory, named by
+// the session id its exec output prints, whose token count carries
+// rate_limits.primary.resets_at (epoch seconds) and whose failed turn
+// codex_error_info usage_limit_exceeded.
+const LimitRecordRollout = "rollout-usage-limit"
+
 // IsLimitEvent reports whether a hook event is some agent's limit event.
 func IsLimitEvent(event string) bool {
 	if event == "" {
@@ -105,6 +111,7 @@ var claudeLimits = Limits{
 // shows the same line and an "Approaching rate limits" modal. A plain rate
 // limit, once retried, and an overloaded model end exec the same way.
 var codexLimits = Limits{
+	Record: LimitRecordRollout,
 	Signs: []LimitSign{
 		{Reason: LimitUsage, Needles: []string{"You’ve hit your usage limit"}, ResetAfter: "try again at ", Reset: ResetClock, OnExit: true},
 		{Reason: LimitUsage, Needles: []string{"You’ve hit your usage limit", "Approaching rate limits"}, ResetAfter: "try again at ", Reset: ResetClock},

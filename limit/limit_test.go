@@ -204,3 +204,24 @@ func TestParseClockInTheZoneTheCLINamed(t *testing.T) {
 		t.Errorf("delay: %s %v", got, ok)
 	}
 }
+
+// Codex's rollout, found by the session id its exec output names, gives
+// the usage limit's reset to the second.
+func TestCodexRolloutGivesTheExactReset(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions", "2026", "11", "27")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rollout := filepath.Join(dir, "rollout-2026-11-27T16-03-58-01a21dbf-cadc-7100-9bc0-20d1a0c3b3ff.jsonl")
+	if err := os.WriteFile(rollout, []byte(capture(t, "codex-0.169.0-usage_limit-rollout.jsonl")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := capture(t, "codex-0.169.0-usage_limit-exec.log")
+	if reset, ok := FromRollout(home, out); !ok || rfc(reset) != "2026-11-27T16:06:28Z" {
+		t.Fatalf("reset %s %v", rfc(reset), ok)
+	}
+	if _, ok := FromRollout(home, capture(t, "codex-0.169.0-rate_limit-exec.log")); ok {
+		t.Fatal("another session's rollout was read")
+	}
+}

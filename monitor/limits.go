@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
@@ -59,6 +60,12 @@ func exitLimit(p agent.Profile, st *sessionstate.State, tail string, now time.Ti
 	sig, ok := limit.FromExit(p.Limits, tail, limit.Where{At: at})
 	if !ok {
 		return nil
+	}
+	if p.Limits.Record == agent.LimitRecordRollout && sig.Reason == agent.LimitUsage {
+		// The screen names the minute; the CLI's record the second.
+		if reset, ok := limit.FromRollout(p.StateHome(os.Getenv), tail); ok {
+			sig.ResetsAt = reset
+		}
 	}
 	return &sig
 }

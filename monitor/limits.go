@@ -19,7 +19,7 @@ import (
 // transcriptGrace is how long after its limit hook ran a CLI's record may
 // still lack the limit: Claude Code runs StopFailure as it writes the
 // transcript line with the exact reset, so the monitor waits that long for it.
-const transcriptGrace = 2 * time.Second
+const transcriptGrace = 5 * time.Second
 
 // hookLimit reads the limit the child's hook recorded (Claude Code's
 // StopFailure) since the last text sent to it.
@@ -43,7 +43,9 @@ func (o *observer) hookLimit(st *sessionstate.State, now time.Time) *limit.Signa
 	}
 	if p.Limits.Record == agent.LimitRecordTranscript && st.Transcript != "" && now.Sub(at) < transcriptGrace {
 		if _, recorded := limit.FromTranscript(st.Transcript); !recorded {
-			o.limitDue = at.Add(transcriptGrace)
+			if o.limitDue.IsZero() {
+				o.limitDue, o.limitRecord = at.Add(transcriptGrace), st.Transcript
+			}
 			return nil
 		}
 	}

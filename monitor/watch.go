@@ -66,6 +66,10 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
 			_ = w.Process(f.State.PanePid) // the periodic look sees an exit too
 		}
+		if !d.NoEvents && o.limitRecord != "" {
+			_ = w.File(o.limitRecord) // the limit's line in it ends the wait at once
+			o.limitRecord = ""
+		}
 		act := m.Next(f)
 		switch act.Kind {
 		case ActFinish:
@@ -146,8 +150,9 @@ type observer struct {
 	exitDialog *agent.Dialog
 	exitLimit  *limit.Signal
 	// limitDue is when a limit the hook recorded is read without waiting
-	// longer for the CLI's record of it.
-	limitDue time.Time
+	// longer for the CLI's record of it, limitRecord that record (to watch).
+	limitDue    time.Time
+	limitRecord string
 	// lastFile is the state file last read into last (nil: read it again).
 	lastFile os.FileInfo
 }
@@ -258,8 +263,9 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 		return ScreenVerdict{}
 	}
 	done := detect != nil && detect(screen)
-	// A limit in view above a finished turn is an earlier turn's.
-	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok && !done {
+	// A limit in view above a finished turn is an earlier turn's; one the
+	// limit hook recorded is read from its stamp and the CLI's record.
+	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok && !done && o.last.Limit == nil {
 		return ScreenVerdict{Limit: &sig}
 	}
 	if d, ok := agent.MatchDialog(p.Dialogs, screen); ok {

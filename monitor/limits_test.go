@@ -133,3 +133,24 @@ func TestALimitOnALiveScreenEndsTheWaitLimited(t *testing.T) {
 		t.Fatalf("%+v keys %q", r, tm.keys)
 	}
 }
+
+// A transcript that never gets the limit's line leaves the reset the
+// CLI's words named, once the wait for it is over.
+func TestALimitWhoseRecordNeverCameKeepsTheWordsReset(t *testing.T) {
+	d := fakeDeps(t, &fakeTmux{exists: true}, false)
+	tr := t.TempDir() + "/transcript.jsonl"
+	if err := os.WriteFile(tr, []byte(`{"type":"user"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stamped := time.Date(2026, 11, 27, 16, 4, 22, 0, time.UTC)
+	writeSession(t, d, "sa-c", func(st *sessionstate.State) {
+		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = agent.AgentClaude, sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
+		st.Transcript = tr
+		st.Limit = &sessionstate.LimitStamp{At: marker.Timestamp(stamped), Event: "StopFailure", Error: "rate_limit",
+			Message: "You've hit your 5-hour limit · resets 4:06pm (UTC)"}
+	}, "")
+	r := Watch(context.Background(), "sa-c", noneVerifier{}, quickOptions(), d)
+	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || r.ResetsAt != "2026-11-27T16:06:00Z" {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -62,6 +62,9 @@ type Profile struct {
 	// when a send's paste replaced it, its return shows the Enter submitted
 	// (tmux/child/send_submit.go); "" = the box shows no such hint.
 	EmptyInputHint string
+	// Limits are how the CLI shows it gave up at a usage limit, a rate
+	// limit or an API fault (agent/limits.go).
+	Limits Limits
 
 	// Agent facts other packages read instead of naming the agent.
 	Facts

@@ -158,6 +158,16 @@ func Run(ctx context.Context, s *Sim) int {
 			return 2
 		}
 	}
+	now := time.Now()
+	if s.Now != nil {
+		now = s.Now()
+	}
+	if l, reset, ok, err := limitedNow(s, now); err != nil {
+		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
+		return 2
+	} else if ok {
+		return actLimited(ctx, s, l, reset)
+	}
 	if err := recordTurn(s); err != nil {
 		fmt.Fprintf(s.Out, "agent-sim: %v\n", err)
 	}

@@ -122,6 +122,9 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, r *http.Request, body 
 		return
 	}
 	conv := anthropicConversation(&req)
+	if s.limitFault(w, r, body, ProtocolAnthropic, req.Model, conv.Side) {
+		return
+	}
 	rep := s.brain.Respond(conv)
 	content := s.anthropicContent(conv, rep)
 	if !s.answer(r, body, ProtocolAnthropic, req.Model, conv, rep, rep.Usage) {

@@ -132,6 +132,9 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 		return
 	}
 	conv := geminiConversation(model, &req)
+	if s.limitFault(w, r, body, ProtocolGemini, model, conv.Side) {
+		return
+	}
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}

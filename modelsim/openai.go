@@ -157,6 +157,9 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	conv := openaiConversation(&req)
+	if s.limitFault(w, r, body, ProtocolOpenAI, req.Model, conv.Side) {
+		return
+	}
 	rep := s.brain.Respond(conv)
 	usage := Usage{InputTokens: rep.Usage.InputTokens + rep.Usage.CacheWriteTokens,
 		OutputTokens: rep.Usage.OutputTokens, CacheReadTokens: rep.Usage.CacheReadTokens}

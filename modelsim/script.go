@@ -30,12 +30,16 @@ import (
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
 //	      - fault: crash|hang|error   # kill the agent process / never answer / HTTP 500
+//	limit: {after: 2, for: 150s, kind: usage}   # see Limit: refuse every request for a time
 //
 // Rules are tried in order; the first that matches plans the turn.
 type Script struct {
 	Usage   *Usage `yaml:"usage"`
 	Builtin *bool  `yaml:"builtin"`
 	Rules   []Rule `yaml:"rules"`
+	// Limit, when set, refuses requests for a time as the API does at a
+	// usage limit, rate limit or fault.
+	Limit *Limit `yaml:"limit"`
 }
 
 // Rule plans a user turn whose text it matches.
@@ -100,6 +104,11 @@ func ParseScript(data []byte) (*Script, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
 		return nil, err
+	}
+	if s.Limit != nil {
+		if err := s.Limit.check(); err != nil {
+			return nil, err
+		}
 	}
 	for i := range s.Rules {
 		if err := s.Rules[i].check(); err != nil {

@@ -40,18 +40,20 @@ type Options struct {
 
 // Exchange is one request the server received and what it answered.
 type Exchange struct {
-	Seq      int             `json:"seq"`
-	Protocol string          `json:"protocol"`
-	Method   string          `json:"method"`
-	Path     string          `json:"path"`
-	Model    string          `json:"model,omitempty"`
-	Side     bool            `json:"side,omitempty"`
-	Status   int             `json:"status"`
-	Text     string          `json:"text,omitempty"`
-	Call     *Call           `json:"call,omitempty"`
-	Hang     bool            `json:"hang,omitempty"`
-	Usage    Usage           `json:"usage"`
-	Request  json.RawMessage `json:"request,omitempty"`
+	Seq      int    `json:"seq"`
+	Protocol string `json:"protocol"`
+	Method   string `json:"method"`
+	Path     string `json:"path"`
+	Model    string `json:"model,omitempty"`
+	Side     bool   `json:"side,omitempty"`
+	Status   int    `json:"status"`
+	Text     string `json:"text,omitempty"`
+	Call     *Call  `json:"call,omitempty"`
+	Hang     bool   `json:"hang,omitempty"`
+	// Limit is the kind of the script's limit that refused the request.
+	Limit   string          `json:"limit,omitempty"`
+	Usage   Usage           `json:"usage"`
+	Request json.RawMessage `json:"request,omitempty"`
 	// At is when the request was answered (its response about to be sent).
 	At time.Time `json:"at"`
 }
@@ -71,6 +73,7 @@ type Server struct {
 	exchanges []Exchange
 	changed   chan struct{}
 	ids       atomic.Int64
+	limits    limitClock
 }
 
 // Start listens on a loopback address and serves until Close. An address

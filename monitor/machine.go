@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/limit"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -50,6 +51,9 @@ type Facts struct {
 	// ExitDialog: the agent exited non-zero refusing to start for a reason
 	// its user must settle, read from its last output (Dialog.OnExit).
 	ExitDialog *agent.Dialog
+	// Limit: the agent's CLI gave up at a usage limit, a rate limit or an
+	// API fault (its hook's record, or its last output at a non-zero exit).
+	Limit *limit.Signal
 }
 
 // ActionKind is what the machine asks its driver to do next.
@@ -74,6 +78,8 @@ type Action struct {
 	Reason string
 	// Dialog is the dialog a stuck child waits at (Reason = ReasonDialog).
 	Dialog *agent.Dialog
+	// Limit is what a limited child's CLI said (State = Limited).
+	Limit *limit.Signal
 }
 
 // ScreenVerdict is what one read of the child's screen showed.
@@ -84,6 +90,8 @@ type ScreenVerdict struct {
 	Dialog *agent.Dialog
 	// Answer: the user let the tool answer this dialog, and it has not yet.
 	Answer bool
+	// Limit: the agent's CLI shows it gave up at a limit.
+	Limit *limit.Signal
 }
 
 // Machine is monitor-session's decision logic, free of I/O: the driver
@@ -139,6 +147,9 @@ func (m *Machine) Next(f Facts) Action {
 		return *m.final
 	}
 	m.observeOutput(f)
+	if f.Limit != nil {
+		return m.finishLimited(*f.Limit)
+	}
 	st := f.State
 	exited := st != nil && st.Lifecycle == sessionstate.LifecycleExited
 	if exited {
@@ -351,7 +362,10 @@ func (m *Machine) Verified(v Verdict, now time.Time) {
 func (m *Machine) ScreenProbed(v ScreenVerdict, size int64) {
 	m.screenSize, m.screenDone, m.screenUsed = size, v.Done, false
 	switch {
-	case v.Dialog == nil || m.final != nil:
+	case m.final != nil:
+	case v.Limit != nil:
+		m.finishLimited(*v.Limit)
+	case v.Dialog == nil:
 	case v.Answer:
 		d := *v.Dialog
 		m.answering = &d
@@ -392,6 +406,14 @@ func (m *Machine) finishAtDialog(d agent.Dialog) Action {
 	a := m.finish(Stuck, ReasonDialog)
 	m.final.Dialog = &d
 	a.Dialog = &d
+	return a
+}
+
+// finishLimited ends the wait at a limit the child's CLI gave up at.
+func (m *Machine) finishLimited(sig limit.Signal) Action {
+	a := m.finish(Limited, sig.Reason)
+	m.final.Limit = &sig
+	a.Limit = &sig
 	return a
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/internal/wake"
+	"github.com/story-automator/story-automator/limit"
 	"github.com/story-automator/story-automator/sessionstate"
 
 	"github.com/story-automator/story-automator/marker"
@@ -65,9 +66,14 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 		if !d.NoEvents && f.State != nil && f.State.PanePid > 0 {
 			_ = w.Process(f.State.PanePid) // the periodic look sees an exit too
 		}
+		if !d.NoEvents && o.limitRecord != "" {
+			_ = w.File(o.limitRecord) // the limit's line in it ends the wait at once
+			o.limitRecord = ""
+		}
 		act := m.Next(f)
 		switch act.Kind {
 		case ActFinish:
+			o.stopAutoContinue(ctx, d.Tmux, act.Limit, d.SelectionWait)
 			return o.result(act, m, v, d.Now().Sub(start))
 		case ActVerify:
 			vctx, cancel := context.WithTimeout(ctx, d.VerifyBound)
@@ -81,6 +87,9 @@ func Watch(ctx context.Context, name string, v Verifier, opt Options, d Deps) Re
 			exists, err := d.Tmux.HasSession(ctx, name)
 			m.SessionProbed(exists || err != nil, d.Now())
 		case ActWait:
+			if due := o.limitDue; due.After(f.Now) && (act.Until.IsZero() || due.Before(act.Until)) {
+				act.Until = due
+			}
 			if !sleepUntil(ctx, w.C, d.Now(), act.Until, d.Tick) {
 				act = Action{Kind: ActFinish, State: Running, Reason: ReasonInterrupted}
 				return o.result(act, m, v, d.Now().Sub(start))
@@ -135,9 +144,15 @@ type observer struct {
 	gone      func(pid int) bool
 	scanner   doneLineScanner
 	last      *sessionstate.State
-	// exitRead: the output of an exited child was read for a refusal.
+	// exitRead: the output of an exited child was read for a refusal
+	// and for a limit its CLI gave up at.
 	exitRead   bool
 	exitDialog *agent.Dialog
+	exitLimit  *limit.Signal
+	// limitDue is when a limit the hook recorded is read without waiting
+	// longer for the CLI's record of it, limitRecord that record (to watch).
+	limitDue    time.Time
+	limitRecord string
 	// lastFile is the state file last read into last (nil: read it again).
 	lastFile os.FileInfo
 }
@@ -175,16 +190,22 @@ func (o *observer) look(now time.Time) Facts {
 		}
 		f.DoneLines = o.scanner.scan(fi.Size())
 	}
-	f.ExitDialog = o.refusal(st)
+	f.ExitDialog = o.refusal(st, now)
+	f.Limit = o.exitLimit
+	if f.Limit == nil {
+		f.Limit = o.hookLimit(st, now)
+	}
 	return f
 }
 
-// exitTailLines is how much of an exited child's output is read for a refusal.
-const exitTailLines = 40
+// exitTailLines is how much of an exited child's output is read for a refusal
+// or a limit (Gemini CLI prints a stack trace of some 30 lines after its error).
+const exitTailLines = 80
 
 // refusal reads, once, the last output of a child that exited non-zero for
-// the refusals its profile knows (a CLI that will not start as root).
-func (o *observer) refusal(st *sessionstate.State) *agent.Dialog {
+// the refusals its profile knows (a CLI that will not start as root), and
+// for the signs of a limit its CLI gave up at (kept in exitLimit).
+func (o *observer) refusal(st *sessionstate.State, now time.Time) *agent.Dialog {
 	if o.exitRead || st == nil || st.Lifecycle != sessionstate.LifecycleExited || st.ExitCode == nil || *st.ExitCode == 0 {
 		return o.exitDialog
 	}
@@ -200,6 +221,7 @@ func (o *observer) refusal(st *sessionstate.State) *agent.Dialog {
 	if d, ok := agent.MatchExitDialog(p.Dialogs, tail); ok {
 		o.exitDialog = &d
 	}
+	o.exitLimit = exitLimit(p, st, tail, now)
 	return o.exitDialog
 }
 
@@ -240,10 +262,16 @@ func (o *observer) readScreen(ctx context.Context, t Tmux) ScreenVerdict {
 	if err != nil {
 		return ScreenVerdict{}
 	}
+	done := detect != nil && detect(screen)
+	// A limit in view above a finished turn is an earlier turn's; one the
+	// limit hook recorded is read from its stamp and the CLI's record.
+	if sig, ok := limit.FromScreen(p.Limits, screen, limit.Where{At: time.Now()}); ok && !done && o.last.Limit == nil {
+		return ScreenVerdict{Limit: &sig}
+	}
 	if d, ok := agent.MatchDialog(p.Dialogs, screen); ok {
 		return ScreenVerdict{Dialog: &d, Answer: o.mayAnswer(d)}
 	}
-	return ScreenVerdict{Done: detect != nil && detect(screen)}
+	return ScreenVerdict{Done: done}
 }
 
 func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Duration) Result {
@@ -257,6 +285,14 @@ func (o *observer) result(act Action, m *Machine, v Verifier, elapsed time.Durat
 	}
 	if act.Dialog != nil {
 		r.Dialog, r.Action = act.Dialog.Kind, strings.ReplaceAll(act.Dialog.Action, "NAME", o.name)
+	}
+	if act.Limit != nil {
+		if !act.Limit.ResetsAt.IsZero() {
+			r.ResetsAt = act.Limit.ResetsAt.UTC().Format(time.RFC3339)
+		}
+		if o.last != nil {
+			r.Agent = o.last.Agent
+		}
 	}
 	return r
 }

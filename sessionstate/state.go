@@ -94,6 +94,19 @@ type State struct {
 	// Transcript is the agent's own record of the session (Claude Code's
 	// transcript_path, as its Stop hook names it): where its usage is read.
 	Transcript string `json:"transcript,omitempty"`
+	// Limit is what the child's limit hook recorded when a turn ended in
+	// an API error (Claude Code's StopFailure).
+	Limit *LimitStamp `json:"limit,omitempty"`
+}
+
+// LimitStamp is what a child's hook records when its turn ended in an API
+// error: the event, the error it names ("rate_limit") and the CLI's last
+// words (the text it showed).
+type LimitStamp struct {
+	At      string `json:"at"`
+	Event   string `json:"event"`
+	Error   string `json:"error,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // SendBaseline is a session's completion turns and output size at a `session send`.
@@ -290,6 +303,18 @@ func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) 
 			turns = st.Completion.Turns
 		}
 		st.Completion = &CompletionStamp{At: marker.Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
+		return nil
+	})
+}
+
+// StampLimit records that the child's turn ended in an API error (a usage
+// or rate limit, an overload), and the transcript the hook names.
+func StampLimit(dir, name string, now time.Time, event, apiError, lastMessage, transcript string) (*State, error) {
+	return Update(dir, name, func(st *State) error {
+		if transcript != "" {
+			st.Transcript = transcript
+		}
+		st.Limit = &LimitStamp{At: marker.Timestamp(now), Event: event, Error: apiError, Message: Excerpt(lastMessage, MaxExcerptBytes)}
 		return nil
 	})
 }

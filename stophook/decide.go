@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
@@ -97,6 +98,9 @@ type Decision struct {
 	Remove bool
 	// StampChild asks the shell to record the child's turn completion.
 	StampChild bool
+	// StampLimit asks the shell to record that the child's turn ended in
+	// an API error (its agent's limit event), not a completion.
+	StampLimit bool
 	// ConsultAdvisor asks the shell to run the loop's advisor (outside the
 	// lock) and finish this decision with its verdict (Advised): the gates
 	// before the advisor are not gone through again.
@@ -123,6 +127,9 @@ func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) D
 	if env.Child {
 		// A subagent finishing inside a child is not the end of the child's turn.
 		stamp := env.ChildSession != "" && in.HookEventName != hookEventSubag
+		if agent.IsLimitEvent(in.HookEventName) {
+			return Decision{StampLimit: env.ChildSession != "", Reason: "child session: its turn ended in an API error"}
+		}
 		return Decision{StampChild: stamp, Reason: "child session"}
 	}
 	if why := notOwnerStop(in, m, readErr, env); why != "" {

@@ -49,7 +49,10 @@ func (s *Shell) Run(ctx context.Context) {
 	raw, inErr := ReadInputBytes(s.In)
 	if env.Child {
 		in, _ := DecodeInput(raw)
-		if d := s.decideFn()(in, nil, nil, env, s.Now()); d.StampChild {
+		switch d := s.decideFn()(in, nil, nil, env, s.Now()); {
+		case d.StampLimit:
+			s.stampLimit(in, env)
+		case d.StampChild:
 			s.stampChild(in, env)
 		}
 		return
@@ -166,6 +169,17 @@ func (s *Shell) stampChild(in Input, env Env) {
 	dir := sessionstate.Dir(root, s.Getenv)
 	if _, err := sessionstate.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
 		s.Log.Warn("cannot record the child's completion", "error", err, "session", env.ChildSession)
+	}
+}
+
+// stampLimit records the child's turn that ended in an API error.
+func (s *Shell) stampLimit(in Input, env Env) {
+	if !sessionstate.ValidName(env.ChildSession) {
+		return
+	}
+	dir := sessionstate.Dir(s.ProjectRoot, s.Getenv)
+	if _, err := sessionstate.StampLimit(dir, env.ChildSession, s.Now(), in.HookEventName, in.Error, in.LastMessage(), in.TranscriptPath); err != nil {
+		s.Log.Warn("cannot record the child's limit", "error", err, "session", env.ChildSession)
 	}
 }
 

@@ -411,3 +411,32 @@ func TestAMarkerChangedWhileTheAdvisorRanIsKeptAndTheStopGoesThrough(t *testing.
 		t.Fatalf("history %+v, want one fail-open line about the marker as it is now", h)
 	}
 }
+
+// Claude Code's StopFailure (a turn that ended at a limit, read from the
+// real 2.1.328's hook input) is recorded as the child's limit, never as a
+// finished turn.
+func TestShellChildStopFailureStampsALimitNotACompletion(t *testing.T) {
+	f := newFixture(t, nil)
+	stateDir := filepath.Join(f.root, "state")
+	f.env[EnvChild] = "true"
+	f.env[EnvSession] = "sa-proj-ab12-e1-s1-2-dev-x9z8"
+	f.env[sessionstate.EnvStateDir] = stateDir
+	in, err := os.ReadFile("../monitor/testdata/limits/claude-2.1.328-stopfailure-usage_limit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := f.run(t, string(in)); out != "" {
+		t.Fatalf("child got output %q", out)
+	}
+	st, err := sessionstate.Read(stateDir, "sa-proj-ab12-e1-s1-2-dev-x9z8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Completion != nil {
+		t.Fatalf("a failed turn was recorded as completed: %+v", st.Completion)
+	}
+	if l := st.Limit; l == nil || l.Event != "StopFailure" || l.Error != "rate_limit" || l.At != marker.Timestamp(t0) ||
+		!strings.Contains(l.Message, "You've hit your 5-hour limit") || !strings.HasSuffix(st.Transcript, ".jsonl") {
+		t.Fatalf("limit %+v, transcript %q", st.Limit, st.Transcript)
+	}
+}

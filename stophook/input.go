@@ -29,6 +29,9 @@ type Input struct {
 	BackgroundTasks      json.RawMessage `json:"background_tasks"`
 	// PromptResponse is Gemini CLI's AfterAgent name for the last answer.
 	PromptResponse *string `json:"prompt_response"`
+	// Error is the API error a turn ended in (Claude Code's StopFailure:
+	// "rate_limit", "overloaded", …).
+	Error string `json:"error"`
 	// TurnID is sent by Codex (not by Claude Code or Gemini CLI).
 	TurnID string `json:"turn_id"`
 }

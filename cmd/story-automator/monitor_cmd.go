@@ -25,7 +25,8 @@ func monitorSessionCommand() *cli.Command {
 		Description: "Blocks, without polling tmux, until the session reaches a final state, and prints one JSON object.\n" +
 			"Exit codes: 0 completed, 3 incomplete (the verifier still says no after the rechecks, or its spec is invalid),\n" +
 			"4 crashed (exit_code_N / signal_X), 5 stuck (never started, or no progress), 6 not_found, 7 timeout,\n" +
-			"8 running (--return-after passed: call again), 2 usage error.",
+			"8 running (--return-after passed: call again), 9 limited (the agent's CLI gave up at a usage limit,\n" +
+			"rate limit or API fault: reason, resetsAt, agent), 2 usage error.",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Value: def.Timeout, Usage: "give up with finalState timeout"},
 			&cli.IntFlag{Name: "completion-rechecks", Value: def.Rechecks, Usage: "verifications of a completion in all before incomplete"},

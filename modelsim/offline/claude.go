@@ -37,8 +37,14 @@ func Claude(c Config) (Env, error) {
 	}
 	set := map[string]string{"HOME": c.Home, "ANTHROPIC_BASE_URL": c.BaseURL, "ANTHROPIC_API_KEY": APIKey,
 		"IS_SANDBOX": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+	unset := claudeUnset
+	if c.Subscriber {
+		delete(set, "ANTHROPIC_API_KEY")
+		set["CLAUDE_CODE_OAUTH_TOKEN"] = OAuthToken
+		unset = append(append([]string(nil), claudeUnset...), "ANTHROPIC_API_KEY")
+	}
 	if c.Model != "" {
 		set["ANTHROPIC_MODEL"] = c.Model
 	}
-	return Env{Set: set, Unset: claudeUnset}, nil
+	return Env{Set: set, Unset: unset}, nil
 }

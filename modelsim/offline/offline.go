@@ -14,7 +14,8 @@
 //	    (skipDangerousModePermissionPrompt); sets HOME, ANTHROPIC_BASE_URL,
 //	    ANTHROPIC_API_KEY, IS_SANDBOX=1 (root may then use
 //	    --dangerously-skip-permissions), CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1,
-//	    DISABLE_AUTOUPDATER=1.
+//	    DISABLE_AUTOUPDATER=1. With Config.Subscriber it sets
+//	    CLAUDE_CODE_OAUTH_TOKEN instead of the key (a subscriber's sign-in).
 //	  - Codex: writes Home/.codex/config.toml with model_provider and
 //	    [model_providers.model-sim] (base_url BaseURL+"/v1", wire_api =
 //	    "responses", env_key) and trusted [projects."DIR"]; sets HOME,
@@ -44,6 +45,9 @@ import (
 // APIKey is the key handed to every CLI; model-sim accepts any.
 const APIKey = "sk-model-sim-offline-0123456789abcdefghij" //nolint:gosec // G101: a placeholder, not a credential
 
+// OAuthToken is the subscriber token handed to Claude Code (Config.Subscriber).
+const OAuthToken = "sk-ant-oat01-model-sim-offline-0123456789abcdefghij" //nolint:gosec // G101: a placeholder, not a credential
+
 // Config says where the CLI's private home is and what it talks to.
 type Config struct {
 	// Home is the private HOME (created if missing). Never the user's own.
@@ -56,6 +60,10 @@ type Config struct {
 	Model string
 	// Leave keeps these first-run dialogs in place.
 	Leave Dialogs
+	// Subscriber signs Claude Code in as a subscriber (an OAuth token,
+	// CLAUDE_CODE_OAUTH_TOKEN, instead of an API key): the sign-in whose
+	// usage limit shows its window and reset time.
+	Subscriber bool
 }
 
 // Dialogs a first run can meet.

@@ -104,10 +104,21 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	}
 	out.FinalState, out.Reason, out.Verifier, out.Detail = string(res.FinalState), res.Reason, res.Verifier.Name, res.Verifier.Detail
 	out.AgentTime, out.Blocker = t.agentTime(sess.Name), blockerOf(req.Agent, res)
-	if res.FinalState == monitor.Limited {
-		out.ResetsAt, _ = marker.ParseTime(res.ResetsAt)
-	}
+	out.ResetsAt = resetsAt(res)
 	return out, nil
+}
+
+// resetsAt is when a limited attempt's limit lifts (zero when its CLI did
+// not say).
+func resetsAt(res monitor.Result) time.Time {
+	if res.FinalState != monitor.Limited || res.ResetsAt == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339, res.ResetsAt)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // modelOf is the request's model, else the run's.

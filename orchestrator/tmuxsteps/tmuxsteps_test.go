@@ -173,3 +173,17 @@ func TestADialogIsABlockerWithTheMonitorsAction(t *testing.T) {
 		t.Fatalf("blocker %+v", b)
 	}
 }
+
+// A limited attempt carries its reset time into the step result; any
+// other, or one whose CLI named none, carries none.
+func TestALimitedResultCarriesItsResetTime(t *testing.T) {
+	got := resetsAt(monitor.Result{FinalState: monitor.Limited, Reason: monitor.ReasonUsageLimit, ResetsAt: "2026-11-27T16:06:52Z"})
+	if got.UTC().Format(time.RFC3339) != "2026-11-27T16:06:52Z" {
+		t.Fatalf("resetsAt %s", got)
+	}
+	for _, r := range []monitor.Result{{FinalState: monitor.Limited, Reason: monitor.ReasonOverloaded}, {FinalState: monitor.Crashed, ResetsAt: "2026-11-27T16:06:52Z"}} {
+		if got := resetsAt(r); !got.IsZero() {
+			t.Errorf("%+v: resetsAt %s", r, got)
+		}
+	}
+}

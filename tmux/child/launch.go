@@ -49,7 +49,7 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 	}
 	argv := append([]string{prog}, p.Args...)
 	if inv.Exe != "" {
-		argv = append(argv, childHookArgs(p.ChildHook, inv.Exe)...)
+		argv = append(argv, childHookArgs(p, inv.Exe)...)
 	}
 	if inv.Model != "" && p.ModelFlag != "" {
 		argv = append(argv, p.ModelFlag, inv.Model)
@@ -107,26 +107,32 @@ func childHookCommand(exe string) string {
 }
 
 // ChildHookSettings is the settings JSON that registers exe's Stop hook
-// for one child session.
-func ChildHookSettings(exe string) string {
+// for one child session, and for each of extra (the agent's limit event)
+// the same hook.
+func ChildHookSettings(exe string, extra ...string) string {
 	hook := map[string]any{"type": "command", "command": childHookCommand(exe), "timeout": agent.HookTimeout}
-	b, _ := json.Marshal(map[string]any{"hooks": map[string]any{"Stop": []any{map[string]any{"hooks": []any{hook}}}}})
+	events := map[string]any{}
+	for _, e := range append([]string{"Stop"}, extra...) {
+		if e != "" {
+			events[e] = []any{map[string]any{"hooks": []any{hook}}}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"hooks": events})
 	return string(b)
 }
 
-// childHookArgs are the arguments that register exe's Stop hook for the one
-// session being started, the way the agent's profile names (none for "").
-func childHookArgs(way, exe string) []string {
-	switch way {
+// childHookArgs are the arguments that register exe's Stop hook (and the
+// profile's limit event) for the one session being started, the way the
+// agent's profile names (none for "").
+func childHookArgs(p agent.Profile, exe string) []string {
+	switch p.ChildHook {
 	case agent.ChildHookSettingsFlag:
-		return claudeChildHook(exe)
+		return []string{"--settings", ChildHookSettings(exe, p.Limits.HookEvent)}
 	case agent.ChildHookConfigFlag:
 		return codexChildHook(exe)
 	}
 	return nil
 }
-
-func claudeChildHook(exe string) []string { return []string{"--settings", ChildHookSettings(exe)} }
 
 // codexChildHook registers the Stop hook as a -c override of the hooks table
 // (Codex 0.169 reads hooks from config layers, the command line being one).

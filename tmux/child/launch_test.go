@@ -16,7 +16,7 @@ import (
 func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	prompt := "-rf \"quoted\" $(x) `y`\nline two;"
 	cases := map[string][]string{
-		agent.AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa"), "--model", "opus", "--", prompt},
+		agent.AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa", "StopFailure"), "--model", "opus", "--", prompt},
 		agent.AgentCodex: {"codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
 			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="/bin/sa stop-hook",timeout=30}]}]`,
 			"--model", "opus", "--", prompt},
@@ -70,7 +70,8 @@ func TestCustomTemplate(t *testing.T) {
 }
 
 // A Claude child's Stop hook is registered for its session alone, through
-// --settings, as this binary's stop-hook quoted for the shell that runs it.
+// --settings, as this binary's stop-hook quoted for the shell that runs it;
+// its StopFailure event runs the same hook.
 func TestClaudeChildHookSettings(t *testing.T) {
 	var settings struct {
 		Hooks map[string][]struct {
@@ -80,16 +81,19 @@ func TestClaudeChildHookSettings(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(ChildHookSettings("/opt/it's here/sa")), &settings); err != nil {
+	if err := json.Unmarshal([]byte(ChildHookSettings("/opt/it's here/sa", "StopFailure")), &settings); err != nil {
 		t.Fatal(err)
 	}
-	stop := settings.Hooks["Stop"]
-	if len(settings.Hooks) != 1 || len(stop) != 1 || len(stop[0].Hooks) != 1 {
-		t.Fatalf("settings = %+v", settings)
-	}
-	h := stop[0].Hooks[0]
-	if h.Type != "command" || h.Command != `"/opt/it's here/sa" stop-hook` || h.Timeout <= 0 {
-		t.Fatalf("hook = %+v", h)
+	// The limit event (a turn that ended in an API error) runs the same hook.
+	for _, event := range []string{"Stop", "StopFailure"} {
+		hooks := settings.Hooks[event]
+		if len(settings.Hooks) != 2 || len(hooks) != 1 || len(hooks[0].Hooks) != 1 {
+			t.Fatalf("settings = %+v", settings)
+		}
+		h := hooks[0].Hooks[0]
+		if h.Type != "command" || h.Command != `"/opt/it's here/sa" stop-hook` || h.Timeout <= 0 {
+			t.Fatalf("%s hook = %+v", event, h)
+		}
 	}
 }
 

@@ -109,7 +109,8 @@ func limitedNow(s *Sim, now time.Time) (LimitSpec, time.Time, bool, error) {
 	}
 	reset := l.Until
 	if reset.IsZero() && !share.Start.IsZero() {
-		reset = share.Start.Add(l.For)
+		// Whole seconds, as the CLI states a reset: lifted when it says.
+		reset = share.Start.Add(l.For).Add(time.Second - 1).Truncate(time.Second)
 	}
 	return l, reset, !share.Start.IsZero() && now.Before(reset), nil
 }

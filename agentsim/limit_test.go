@@ -43,3 +43,19 @@ func TestTheRunsChildrenShareOneLimitClock(t *testing.T) {
 		t.Fatal("agent-sim run as a real CLI's tool met the session agent's limit")
 	}
 }
+
+// A limit that began within a second lifts at a whole second, the one its
+// words and its transcript's epoch name, not before and not after.
+func TestASimLimitLiftsAtTheWholeSecondItNames(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{EnvLimit: "for=60s", "STORY_AUTOMATOR_STATE_DIR": dir}
+	sim := &Sim{Options: Options{SessionAgent: true}, Getenv: func(k string) string { return env[k] }}
+	t0 := time.Date(2026, 11, 27, 16, 0, 0, 300_000_000, time.UTC)
+	_, reset, ok, err := limitedNow(sim, t0)
+	if !ok || err != nil || !reset.Equal(time.Unix(reset.Unix(), 0)) {
+		t.Fatalf("limit: %v %s %v, want a reset at a whole second", ok, reset, err)
+	}
+	if _, _, ok, _ := limitedNow(sim, time.Unix(reset.Unix(), 0)); ok {
+		t.Fatal("a child at the second the limit named met it still")
+	}
+}

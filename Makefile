@@ -105,12 +105,14 @@ demo-hook: build
 	./scripts/demo-hook.sh
 
 # Kill-and-resume rounds against the built binary, a private tmux server per
-# round, plus hostile rounds; not part of test. Reproducible with CHAOS_SEED.
+# round, plus hostile rounds (CHAOS_ONLY=name: only that one of them, e.g.
+# limits-and-dropped-streams); not part of test. Reproducible with CHAOS_SEED.
 CHAOS_SEED   ?= 1
 CHAOS_ROUNDS ?= 20
 CHAOS_MODE   ?= mixed
+CHAOS_ONLY   ?=
 chaos:
-	CHAOS_SEED=$(CHAOS_SEED) CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_MODE=$(CHAOS_MODE) \
+	CHAOS_SEED=$(CHAOS_SEED) CHAOS_ROUNDS=$(CHAOS_ROUNDS) CHAOS_MODE=$(CHAOS_MODE) CHAOS_ONLY=$(CHAOS_ONLY) \
 		$(GO) test -tags '$(TAGS) chaos' -count=1 -timeout 180m -run '^TestChaos$$' -v ./internal/testing/chaos
 
 # golangci-lint, at the version tools/lint/go.mod pins (a module of its own,

@@ -26,15 +26,18 @@ import (
 // with the reset epoch, and the screen. Its value is space-separated
 // fields, each optional:
 //
-//	reason=usage_limit   usage_limit (default), rate_limit, overloaded, api_error
+//	reason=usage_limit   usage_limit (default), rate_limit, overloaded, api_error,
+//	                     dropped_stream (an api_error: the connection lost mid-answer)
 //	until=2026-11-27T16:30:00Z   the limit lifts then; or
 //	for=60s              it lifts that long after the first child met it (default 60s)
 //	after=2              the run's first 2 session agents are not limited
 //	step=dev             only children of that step meet it
 //	noreset              the agent names no reset time
 //
-// The run's children share its count and start in the sessions directory
-// (agent-sim-limit.json). A limited child does nothing else: it idles,
+// Several limits are separated by ";": a child meets the first that
+// limits it, each counting its own children. The run's children share each
+// limit's count and start in the sessions directory (agent-sim-limit.json,
+// agent-sim-limit-2.json, …). A limited child does nothing else: it idles,
 // "continuing automatically" until Escape cancels that.
 const EnvLimit = "STORY_AUTOMATOR_SIM_LIMIT"
 
@@ -58,7 +61,7 @@ func ParseLimit(v string) (LimitSpec, error) {
 		case "reason":
 			l.Reason = val
 			if limitScreens[val] == nil {
-				err = fmt.Errorf("reason %q (usage_limit, rate_limit, overloaded, api_error)", val)
+				err = fmt.Errorf("reason %q (usage_limit, rate_limit, overloaded, api_error, dropped_stream)", val)
 			}
 		case "until":
 			l.Until, err = time.Parse(time.RFC3339, val)
@@ -86,30 +89,50 @@ var limitScreens = map[string]*struct{ words, hookError string }{
 	agent.LimitRate:       {"API Error: Request rejected (429) · Rate limit exceeded", "rate_limit"},
 	agent.LimitOverloaded: {"API Error: Repeated 529 Overloaded errors", "overloaded"},
 	agent.LimitAPIError:   {"API Error: 500 Internal server error", "server_error"},
+	// Claude Code's words when a stream dropped and its retries are spent.
+	"dropped_stream": {"API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.", "server_error"},
 }
 
-// limitedNow reports whether this session agent meets the run's limit,
-// and when it lifts; it counts the agent in the run's share.
+// limitedNow reports whether this session agent meets one of the run's
+// limits, which, and when it lifts; it counts the agent in each limit's
+// share up to the one that limits it.
 func limitedNow(s *Sim, now time.Time) (LimitSpec, time.Time, bool, error) {
 	v := s.getenv(EnvLimit)
 	if v == "" || !s.Options.SessionAgent {
 		return LimitSpec{}, time.Time{}, false, nil
 	}
-	l, err := ParseLimit(v)
-	if err != nil || (l.Step != "" && l.Step != s.getenv(child.EnvStep)) {
-		return l, time.Time{}, false, err
-	}
 	dir := s.getenv(sessionstate.EnvStateDir)
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	share, err := countLimitShare(filepath.Join(dir, "agent-sim-limit.json"), l, now)
+	for i, spec := range strings.Split(v, ";") {
+		name := "agent-sim-limit.json"
+		if i > 0 {
+			name = fmt.Sprintf("agent-sim-limit-%d.json", i+1)
+		}
+		l, reset, ok, err := meetsLimit(s, spec, filepath.Join(dir, name), now)
+		if ok || err != nil {
+			return l, reset, ok, err
+		}
+	}
+	return LimitSpec{}, time.Time{}, false, nil
+}
+
+// meetsLimit reports whether the agent meets the limit spec, whose share
+// is kept at path, and when it lifts.
+func meetsLimit(s *Sim, spec, path string, now time.Time) (LimitSpec, time.Time, bool, error) {
+	l, err := ParseLimit(spec)
+	if err != nil || (l.Step != "" && l.Step != s.getenv(child.EnvStep)) {
+		return l, time.Time{}, false, err
+	}
+	share, err := countLimitShare(path, l, now)
 	if err != nil {
 		return l, time.Time{}, false, err
 	}
 	reset := l.Until
 	if reset.IsZero() && !share.Start.IsZero() {
-		reset = share.Start.Add(l.For)
+		// Whole seconds, as the CLI states a reset: lifted when it says.
+		reset = share.Start.Add(l.For).Add(time.Second - 1).Truncate(time.Second)
 	}
 	return l, reset, !share.Start.IsZero() && now.Before(reset), nil
 }

@@ -43,3 +43,48 @@ func TestTheRunsChildrenShareOneLimitClock(t *testing.T) {
 		t.Fatal("agent-sim run as a real CLI's tool met the session agent's limit")
 	}
 }
+
+// A limit that began within a second lifts at a whole second, the one its
+// words and its transcript's epoch name, not before and not after.
+func TestASimLimitLiftsAtTheWholeSecondItNames(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{EnvLimit: "for=60s", "STORY_AUTOMATOR_STATE_DIR": dir}
+	sim := &Sim{Options: Options{SessionAgent: true}, Getenv: func(k string) string { return env[k] }}
+	t0 := time.Date(2026, 11, 27, 16, 0, 0, 300_000_000, time.UTC)
+	_, reset, ok, err := limitedNow(sim, t0)
+	if !ok || err != nil || !reset.Equal(time.Unix(reset.Unix(), 0)) {
+		t.Fatalf("limit: %v %s %v, want a reset at a whole second", ok, reset, err)
+	}
+	if _, _, ok, _ := limitedNow(sim, time.Unix(reset.Unix(), 0)); ok {
+		t.Fatal("a child at the second the limit named met it still")
+	}
+}
+
+// Two limits in one value: a dev child meets the dropped stream, the others
+// count toward the usage limit, which begins at its third child.
+func TestASimRunMeetsItsLimitsInTurn(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{EnvLimit: "reason=dropped_stream step=dev for=10s; after=2 for=60s", "STORY_AUTOMATOR_STATE_DIR": dir}
+	sim := &Sim{Options: Options{SessionAgent: true}, Getenv: func(k string) string { return env[k] }}
+	t0 := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC)
+	step := func(name string, at time.Duration) (string, bool) {
+		env["STORY_AUTOMATOR_STEP"] = name
+		l, _, ok, err := limitedNow(sim, t0.Add(at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Reason, ok
+	}
+	if r, ok := step("create", 0); ok {
+		t.Fatalf("create met %s", r)
+	}
+	if r, ok := step("dev", time.Second); !ok || r != "dropped_stream" {
+		t.Fatalf("dev: %s %v, want the dropped stream", r, ok)
+	}
+	if r, ok := step("dev", 11*time.Second); ok {
+		t.Fatalf("dev after the drop's end met %s", r)
+	}
+	if r, ok := step("automate", 12*time.Second); !ok || r != "usage_limit" {
+		t.Fatalf("automate: %s %v, want the usage limit at the third child", r, ok)
+	}
+}

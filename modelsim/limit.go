@@ -97,7 +97,8 @@ func (c *limitClock) refuse(l *Limit, side bool, now time.Time) (time.Time, bool
 		}
 		c.start = now
 	}
-	reset := c.start.Add(l.For)
+	// Whole seconds, as the reset headers state it: lifted when they say.
+	reset := c.start.Add(l.For).Add(time.Second - 1).Truncate(time.Second)
 	return reset, now.Before(reset)
 }
 

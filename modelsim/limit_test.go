@@ -117,3 +117,18 @@ func TestALimitOfUnknownKindIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A limit that began within a second lifts at the whole second its reset
+// headers name, not before and not after.
+func TestAScriptedLimitLiftsAtTheWholeSecondItNames(t *testing.T) {
+	var c limitClock
+	l := &Limit{For: time.Minute, Kind: LimitUsage}
+	t0 := time.Date(2026, 11, 27, 16, 0, 0, 300_000_000, time.UTC)
+	reset, on := c.refuse(l, false, t0)
+	if !on || !reset.Equal(time.Unix(reset.Unix(), 0)) || reset.Before(t0.Add(time.Minute)) {
+		t.Fatalf("refused %v until %s, want a whole second a minute on", on, reset)
+	}
+	if _, on := c.refuse(l, false, time.Unix(reset.Unix(), 0)); on {
+		t.Fatal("a request at the second the headers named was refused")
+	}
+}

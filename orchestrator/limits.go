@@ -167,7 +167,9 @@ func (e *Engine) agentLimit(agent string, now time.Time) *AgentLimit {
 
 // noteLimit records that a's agent met a usage or rate limit, and until when
 // it is limited: the reset plus jitter, or a doubling backoff when no reset
-// time is known.
+// time is known — or when the agent, limited again in a row, names a reset
+// that has passed (its clock or the API's is off): going on at once would
+// only meet the limit again, attempt after attempt.
 func (e *Engine) noteLimit(u *Unit, a Attempt) {
 	now := e.wallNow()
 	e.updateUnit(nil, func(s *State) {
@@ -175,13 +177,14 @@ func (e *Engine) noteLimit(u *Unit, a Attempt) {
 			s.Limited = map[string]*AgentLimit{}
 		}
 		l := s.Limited[a.Agent]
+		again := l != nil
 		if l == nil {
 			l = &AgentLimit{Since: marker.Timestamp(now)}
 			s.Limited[a.Agent] = l
 		}
 		l.Reason, l.ResetsAt = a.Reason, a.ResetsAt
 		until := now.Add(e.jitter())
-		if reset := parseWall(a.ResetsAt); !reset.IsZero() {
+		if reset := parseWall(a.ResetsAt); !reset.IsZero() && (reset.After(now) || !again) {
 			l.Strikes = 0
 			until = maxTime(reset, now).Add(e.jitter())
 		} else {

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 // TestChaos (CHAOS_BIN: another build to play against) plays CHAOS_ROUNDS kill rounds (CHAOS_MODE: mixed, random,
 // group-commit) seeded with CHAOS_SEED, plus the hostile rounds unless
-// CHAOS_SPECIAL=0, and fails when any round lost work, left something
+// CHAOS_SPECIAL=0 (CHAOS_ONLY=name: only that one), and fails when any round lost work, left something
 // behind or escalated.
 func TestChaos(t *testing.T) {
 	tmuxtest.Require(t)
@@ -32,7 +32,7 @@ func TestChaos(t *testing.T) {
 		bin = testbin.Path(t)
 	}
 	cfg := Config{Bin: bin, Dir: t.TempDir(), Seed: int64(seed), Rounds: envInt(t, "CHAOS_ROUNDS", 20),
-		Mode: os.Getenv("CHAOS_MODE"), Special: os.Getenv("CHAOS_SPECIAL") != "0", Log: os.Stdout}
+		Mode: os.Getenv("CHAOS_MODE"), Special: os.Getenv("CHAOS_SPECIAL") != "0", Only: os.Getenv("CHAOS_ONLY"), Log: os.Stdout}
 	if keep := os.Getenv("CHAOS_KEEP"); keep != "" {
 		cfg.Dir = keep // failed rounds' projects stay there to be looked at
 	}

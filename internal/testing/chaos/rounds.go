@@ -35,8 +35,10 @@ type Config struct {
 	Seed    int64
 	Rounds  int
 	Mode    string
-	Special bool // also the hostile rounds (tmux hung or killed, bad markers, two runs at once)
-	Log     io.Writer
+	Special bool // also the hostile rounds (tmux hung or killed, bad markers, two runs at once, limits)
+	// Only, when set, plays only the hostile round of that name.
+	Only string
+	Log  io.Writer
 }
 
 // Summary counts what the rounds found.
@@ -62,7 +64,12 @@ func Run(cfg Config) Summary {
 	var sum Summary
 	if cfg.Special {
 		for _, r := range specialRounds {
-			sum.add(cfg, r.name, r.play(cfg, roundDir(cfg, r.name)))
+			if cfg.Only != "" && r.name != cfg.Only {
+				continue
+			}
+			o := r.play(cfg, roundDir(cfg, r.name))
+			sum.Kills += o.kills
+			sum.add(cfg, r.name, o)
 		}
 	}
 	for i := 0; i < cfg.Rounds; i++ {

@@ -30,6 +30,7 @@ var specialRounds = []specialRound{
 	{"marker-symlink", hostileMarker("symlink")},
 	{"marker-garbage", hostileMarker("garbage")},
 	{"marker-huge", hostileMarker("huge")},
+	{"limits-and-dropped-streams", limitsRound},
 }
 
 // newRound makes a round's project.

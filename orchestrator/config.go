@@ -34,6 +34,8 @@ type RunConfig struct {
 	// Budget is the run's limits given as --max-cost, --max-tokens and
 	// --max-duration (kept on --resume unless given again).
 	Budget *Budget `json:"budget,omitempty"`
+	// Hosts pins the run to these hosts (--host; empty = every enabled host).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Budget is a run's limits as given on the command line; 0 = not given.
@@ -58,8 +60,11 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	if given.Parallel > 0 {
 		c.Parallel = given.Parallel
 	}
+	if len(given.Hosts) > 0 {
+		c.Hosts = given.Hosts
+	}
 	if given.Isolate != "" || c.Isolate == "" {
-		c.Isolate = isolation(given.Isolate, c.Parallel)
+		c.Isolate = isolation(given.Isolate, c.Parallel+pol.remoteSlots(c.Hosts))
 	}
 	if given.Model != "" {
 		c.Model = given.Model

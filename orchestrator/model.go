@@ -132,6 +132,10 @@ type StepRequest struct {
 	// WorkDir is the project in the story's git worktree ("" = the project
 	// root): the child works there and the step's verifiers look there.
 	WorkDir string
+	// Host is the machine the attempt runs on ("" or LocalHost: this one).
+	// A remote attempt works in the story's clone there and leaves WorkDir
+	// holding the same files when it ends (see tmuxsteps.Remote).
+	Host string
 }
 
 // StepResult is how an attempt ended, as the monitor saw it.

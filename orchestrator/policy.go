@@ -38,6 +38,9 @@ type Policy struct {
 	// RunBudget and StoryBudget are workflow.yaml's budgets; the command
 	// line's run limits replace RunBudget's.
 	RunBudget, StoryBudget spend.Limits
+	// Hosts are the machines stories may run on, LocalHost first (nil: this
+	// machine alone).
+	Hosts []HostPolicy
 }
 
 // Step actions (the workflow policy's `action`).
@@ -113,6 +116,9 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 	}
 	if p.MaxCycles < 1 {
 		p.MaxCycles = DefaultMaxCycles
+	}
+	for _, h := range wp.Hosts {
+		p.Hosts = append(p.Hosts, HostPolicy{Name: h.Name, Parallel: h.Parallel, Agents: h.Agents, Enabled: h.Enabled})
 	}
 	return p
 }

@@ -1,0 +1,381 @@
+package tmuxsteps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/hosts"
+	"github.com/story-automator/story-automator/internal/shellword"
+	"github.com/story-automator/story-automator/monitor"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs"
+	"github.com/story-automator/story-automator/tmux/child"
+)
+
+// Remote runs a story's step attempts on an ssh host, each in the story's
+// clone there (a worktree of the project's repository under the host's
+// work directory): the work of the story's worktree here goes there first,
+// the host's own story-automator spawns the child in the host's tmux (one
+// -L socket per run) and waits for it with its own monitor-session, which
+// verifies there; the work comes back into the story's worktree here, as
+// uncommitted changes, when the attempt ends. The story then lands from
+// here exactly as a local one does. Every exchange rides the host's one
+// ssh connection.
+type Remote struct {
+	// Local renders the step's prompt and holds the monitor's settings.
+	Local *Runner
+	Host  *hosts.Host
+	// Project names the project's repository on the host (a slug and a hash).
+	Project string
+	// Exclude are the paths the repository there never commits
+	// (story-automator's state), relative to the project's folder.
+	Exclude []string
+	// LostAfter is how long the host may stay unreachable before the
+	// attempt ends with orchestrator.ErrHostLost (0 = 2 minutes).
+	LostAfter time.Duration
+	// WaitEach bounds one monitor-session call on the host (0 = 60s): a
+	// dropped connection costs at most that wait, never the child.
+	WaitEach time.Duration
+
+	mu      sync.Mutex
+	ready   bool
+	stories map[string]string // story → the project's folder in its clone there
+}
+
+// NewRemote is the step runner of one ssh host, beside local.
+func NewRemote(local *Runner, h *hosts.Host, project string, exclude []string) *Remote {
+	return &Remote{Local: local, Host: h, Project: project, Exclude: exclude, stories: map[string]string{}}
+}
+
+// roundTripsNote names the exchanges an attempt cost in its usage note.
+const roundTripsNote = "ssh round trips"
+
+// repo is the project's repository on the host.
+func (r *Remote) repo() string { return path.Join(r.Host.Dir, "repos", r.Project+".git") }
+
+// worktree is a story's clone on the host.
+func (r *Remote) worktree(run, story string) string {
+	return path.Join(r.Host.Dir, "worktrees", r.Project, run, story)
+}
+
+func branchOf(run, story string) string { return "story-automator/" + run + "/" + story }
+
+// socket is the run's tmux server on the host.
+func socket(run string) string { return "sa-" + strings.TrimPrefix(run, "run-") }
+
+// RunStep runs one attempt on the host and brings its work back into
+// req.WorkDir. A host that stays unreachable for LostAfter ends it with
+// orchestrator.ErrHostLost: the child may still run there, but nothing more
+// is taken from it.
+func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orchestrator.StepResult, error) {
+	if req.WorkDir == "" {
+		return orchestrator.StepResult{}, fmt.Errorf("%w: a story on host %s needs its own worktree (--isolate worktree)", orchestrator.ErrConfig, r.Host.Name)
+	}
+	before := r.Host.Stats().RoundTrips()
+	key, err := stepKey(req)
+	if err != nil {
+		return orchestrator.StepResult{}, err
+	}
+	proj, err := r.Local.projectOf(req)
+	if err != nil {
+		return orchestrator.StepResult{}, err
+	}
+	prompt, err := r.Local.prompt(proj, req, key)
+	if err != nil {
+		return orchestrator.StepResult{}, err
+	}
+	top, prefix, err := gitvcs.TopOf(ctx, req.WorkDir)
+	if err != nil {
+		return orchestrator.StepResult{}, err
+	}
+	wt := r.worktree(req.RunID, req.Story)
+	pdir := path.Join(wt, prefix)
+	prompt = strings.ReplaceAll(prompt, top, wt)
+	sess, err := r.start(ctx, req, wt, pdir, prefix, prompt)
+	if err != nil {
+		return orchestrator.StepResult{}, err
+	}
+	if req.Started != nil {
+		req.Started(sess.Session, r.Host.Name+":"+sess.OutputFile)
+	}
+	res, err := r.wait(ctx, req, pdir, wt, sess.Session, key.String())
+	if err != nil {
+		return orchestrator.StepResult{Session: sess.Session}, err
+	}
+	repo := gitvcs.HostRepo{Host: r.Host, Path: r.repo()}
+	if err := r.reach(ctx, func() error { _, err := repo.Mirror(ctx, req.WorkDir, "refs/heads/"+branchOf(req.RunID, req.Story)); return err }); err != nil {
+		return orchestrator.StepResult{Session: sess.Session}, err
+	}
+	out := orchestrator.StepResult{Session: sess.Session, OutputFile: r.Host.Name + ":" + res.OutputFile,
+		FinalState: string(res.FinalState), Reason: res.Reason, Verifier: res.Verifier.Name, Detail: res.Verifier.Detail,
+		AgentTime: time.Duration(res.ElapsedSeconds * float64(time.Second)), Blocker: blockerOf(req.Agent, res),
+		UsageNote: fmt.Sprintf("ran on host %s (%d %s): usage is not read there yet", r.Host.Name, r.Host.Stats().RoundTrips()-before, roundTripsNote)}
+	return out, nil
+}
+
+// spawned is what the host's `session spawn` printed.
+type spawned struct {
+	Session    string `json:"session"`
+	OutputFile string `json:"outputFile"`
+}
+
+// start sends the story's work to the host (its worktree's files as a
+// commit), makes or resets the story's clone there to it and spawns the
+// child: two round trips (three the first time a run uses the host).
+func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pdir, prefix, prompt string) (spawned, error) {
+	var sp spawned
+	if err := r.reach(ctx, func() error { return r.prepare(ctx, prefix) }); err != nil {
+		return sp, err
+	}
+	sha, err := gitvcs.WorkCommit(ctx, req.WorkDir)
+	if err != nil {
+		return sp, err
+	}
+	base := "refs/story-automator/base/" + req.RunID + "/" + req.Story
+	repo := gitvcs.HostRepo{Host: r.Host, Path: r.repo()}
+	if err := r.reach(ctx, func() error { return repo.Push(ctx, req.WorkDir, sha, base) }); err != nil {
+		return sp, err
+	}
+	r.mu.Lock()
+	r.stories[req.Story] = pdir
+	r.mu.Unlock()
+	spawn := r.command(req.RunID, pdir, "session", "spawn", "--step", req.Step, "--story", req.Story, "--epic", req.Epic,
+		"--cycle", strconv.Itoa(req.Cycle), "--agent", req.Agent, "--prompt-file", "-")
+	if m := r.Local.modelOf(req); m != "" {
+		spawn += " --model " + quote(m)
+	}
+	if r.Local.TrustProject {
+		spawn += " --trust-project"
+	}
+	script := fmt.Sprintf(`set -e
+R=%s W=%s B=%s S=%s
+if [ -e "$W/.git" ]; then
+  git -C "$W" reset -q --hard "$S" </dev/null
+  git -C "$W" clean -qfd </dev/null
+else
+  mkdir -p "$(dirname "$W")"
+  git -C "$R" worktree prune </dev/null
+  git -C "$R" worktree add -q -f -B "$B" "$W" "$S" </dev/null
+fi
+env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), sha, r.childEnv(req), spawn)
+	var res hosts.Result
+	err = r.reach(ctx, func() error {
+		var err error
+		res, err = r.Host.Script(ctx, script, strings.NewReader(prompt))
+		return err
+	})
+	if err != nil {
+		return sp, fmt.Errorf("spawn %s session on %s: %w", req.Step, r.Host.Name, err)
+	}
+	if err := json.Unmarshal(res.Stdout, &sp); err != nil || sp.Session == "" {
+		return sp, fmt.Errorf("spawn %s session on %s: unexpected reply %q", req.Step, r.Host.Name, res.Stdout)
+	}
+	return sp, nil
+}
+
+// prepare makes the project's repository on the host once per run: bare,
+// with story-automator's state excluded from its worktrees' commits.
+func (r *Remote) prepare(ctx context.Context, prefix string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ready {
+		return nil
+	}
+	excl := make([]string, 0, len(r.Exclude))
+	for _, p := range r.Exclude {
+		excl = append(excl, quote("/"+prefix+p))
+	}
+	script := fmt.Sprintf(`set -e
+R=%s
+[ -d "$R" ] || git init -q --bare "$R"
+mkdir -p "$R/info"
+printf '%%s\n' %s > "$R/info/exclude"`, quote(r.repo()), strings.Join(excl, " "))
+	if _, err := r.Host.Script(ctx, script, nil); err != nil {
+		return fmt.Errorf("make the project's repository on %s: %w", r.Host.Name, err)
+	}
+	r.ready = true
+	return nil
+}
+
+// wait calls the host's monitor-session, WaitEach at a time, until the
+// child reaches a final state; then, in the same call, the host kills the
+// session and commits the clone's work on the story's branch. A call the
+// connection drops under is made again: the child runs on in the host's
+// tmux, and a final result already reached is kept there and printed again.
+func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, wt, name, key string) (monitor.Result, error) {
+	opt := r.Local.Monitor
+	if req.Timeout > 0 {
+		opt.Timeout = req.Timeout
+	}
+	each := r.WaitEach
+	if each <= 0 {
+		each = time.Minute
+	}
+	deadline := time.Now().Add(opt.Timeout)
+	for {
+		left := max(time.Until(deadline), time.Second)
+		mon := r.command(req.RunID, pdir, "monitor-session", name, "--workflow", req.Step, "--story-key", key,
+			"--timeout", left.Round(time.Second).String(), "--return-after", min(each, left).Round(time.Second).String(),
+			"--completion-rechecks", strconv.Itoa(max(opt.Rechecks, 1)), "--recheck-grace", opt.RecheckGrace.String(), "--json")
+		script := fmt.Sprintf(`K=%s W=%s
+if [ ! -s "$K" ]; then
+  %s >"$K.tmp"
+  rc=$?
+  if [ "$rc" = 8 ]; then cat "$K.tmp"; exit 8; fi
+  mv "$K.tmp" "$K"
+fi
+%s >/dev/null 2>&1
+cd "$W" && git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s </dev/null >/dev/null || exit 9
+cat "$K"`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,
+			r.command(req.RunID, pdir, "session", "kill", name), quote("story-automator: "+req.Step+" of "+req.Story))
+		var res hosts.Result
+		err := r.reach(ctx, func() error {
+			var err error
+			res, err = r.Host.Run(ctx, hosts.Request{Args: []string{"sh", "-c", script}})
+			if ee := (*hosts.ExitError)(nil); errors.As(err, &ee) && ee.Code != 9 {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				r.kill(req.RunID, pdir, name)
+			}
+			return monitor.Result{}, err
+		}
+		var mr monitor.Result
+		if err := json.Unmarshal(res.Stdout, &mr); err != nil {
+			return mr, fmt.Errorf("monitor %s on %s: unexpected reply %q", name, r.Host.Name, res.Stdout)
+		}
+		if mr.FinalState != monitor.Running {
+			return mr, nil
+		}
+	}
+}
+
+// kill ends a child on the host after the run stopped waiting for it.
+func (r *Remote) kill(run, pdir, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _ = r.Host.Script(ctx, r.command(run, pdir, "session", "kill", name), nil)
+}
+
+// reach runs op, again while the host is unreachable, until it succeeds,
+// fails otherwise, ctx ends or the host stays unreachable for LostAfter.
+func (r *Remote) reach(ctx context.Context, op func() error) error {
+	lost := r.LostAfter
+	if lost <= 0 {
+		lost = 2 * time.Minute
+	}
+	var since time.Time
+	for {
+		err := op()
+		if err == nil || !errors.Is(err, hosts.ErrUnreachable) || ctx.Err() != nil {
+			return err
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if time.Since(since) >= lost {
+			return fmt.Errorf("%w: %s for %s: %v", orchestrator.ErrHostLost, r.Host.Name, lost, err)
+		}
+		t := time.NewTimer(2 * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// command is a story-automator command line on the host, in the project's
+// folder of a story's clone and the run's tmux server there.
+func (r *Remote) command(run, pdir string, args ...string) string {
+	words := []string{quote(r.Host.Program()), "--project-root", quote(pdir), "--tmux-socket", quote(socket(run))}
+	for _, a := range args {
+		words = append(words, quote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// childEnv is what the child learns about its attempt, as env arguments.
+func (r *Remote) childEnv(req orchestrator.StepRequest) string {
+	vars := []string{child.EnvAttempt + "=" + strconv.Itoa(req.Attempt), child.EnvCycle + "=" + strconv.Itoa(req.Cycle),
+		child.EnvRole + "=" + req.Role, child.EnvRunID + "=" + req.RunID}
+	prof, _ := agent.LookupProfile(req.Agent)
+	for _, k := range slices.Sorted(maps.Keys(prof.RunEnv)) {
+		vars = append(vars, k+"="+prof.RunEnv[k])
+	}
+	for i, v := range vars {
+		vars[i] = quote(v)
+	}
+	return strings.Join(vars, " ")
+}
+
+// Drop removes a story's clone on the host, its branch and refs, and any
+// session of it left in the run's tmux server there; the repository stays
+// as the project's cache. A story the run never sent there is left alone.
+func (r *Remote) Drop(ctx context.Context, run, story string) error {
+	r.mu.Lock()
+	pdir, ok := r.stories[story]
+	delete(r.stories, story)
+	r.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	wt := r.worktree(run, story)
+	script := fmt.Sprintf(`R=%s W=%s
+%s >/dev/null 2>&1
+git -C "$R" worktree remove --force --force "$W" </dev/null 2>/dev/null
+rm -rf "$W" "$(dirname "$W")/.$(basename "$W")-"*.json
+git -C "$R" worktree prune </dev/null
+git -C "$R" branch -q -D %s </dev/null 2>/dev/null
+git -C "$R" update-ref -d %s </dev/null
+rmdir -p "$(dirname "$W")" 2>/dev/null
+true`, quote(r.repo()), quote(wt), r.command(run, pdir, "session", "kill-all", "--project-only"),
+		quote(branchOf(run, story)), quote("refs/story-automator/base/"+run+"/"+story))
+	if _, err := r.Host.Script(ctx, script, nil); err != nil {
+		return fmt.Errorf("remove story %s's clone on %s: %w", story, r.Host.Name, err)
+	}
+	return nil
+}
+
+func quote(s string) string {
+	q, err := shellword.Quote(s)
+	if err != nil {
+		// Only a NUL cannot be quoted: no path, name or flag here holds one.
+		return "''"
+	}
+	return q
+}
+
+// HostWorktrees are a run's story worktrees here, whose Remove also
+// removes the story's clone on the hosts it ran on.
+type HostWorktrees struct {
+	orchestrator.Worktrees
+	Run     string
+	Remotes map[string]*Remote
+}
+
+// Remove drops the story's clones on the hosts (a host that does not
+// answer within a minute keeps its clone: `hosts` lists what is left),
+// then its worktree and branch here.
+func (w HostWorktrees) Remove(ctx context.Context, story string) error {
+	for _, name := range slices.Sorted(maps.Keys(w.Remotes)) {
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_ = w.Remotes[name].Drop(dctx, w.Run, story)
+		cancel()
+	}
+	return w.Worktrees.Remove(ctx, story)
+}

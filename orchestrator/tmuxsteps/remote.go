@@ -113,7 +113,10 @@ func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 		return orchestrator.StepResult{Session: sess.Session}, err
 	}
 	repo := gitvcs.HostRepo{Host: r.Host, Path: r.repo()}
-	if err := r.reach(ctx, func() error { _, err := repo.Mirror(ctx, req.WorkDir, "refs/heads/"+branchOf(req.RunID, req.Story)); return err }); err != nil {
+	if err := r.reach(ctx, func() error {
+		_, err := repo.Mirror(ctx, req.WorkDir, "refs/heads/"+branchOf(req.RunID, req.Story))
+		return err
+	}); err != nil {
 		return orchestrator.StepResult{Session: sess.Session}, err
 	}
 	out := orchestrator.StepResult{Session: sess.Session, OutputFile: r.Host.Name + ":" + res.OutputFile,

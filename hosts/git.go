@@ -32,13 +32,14 @@ func (h *Host) GitSSH(ctx context.Context) (string, error) {
 // GitURL is the address git uses for a repository at path on the host.
 func (h *Host) GitURL(path string) string { return h.Destination + ":" + path }
 
-// GitRoundTrip counts a git push or fetch made over GitSSH, and forgets
-// the connection when it failed for want of one (the next call reconnects).
-func (h *Host) GitRoundTrip(failed bool) {
+// GitRoundTrip counts a git push or fetch made over GitSSH. For one that
+// failed it reports whether the connection was lost under it (forgotten
+// then: the next call reconnects).
+func (h *Host) GitRoundTrip(ctx context.Context, failed bool) (lost bool) {
 	h.commands.Add(1)
-	if failed {
-		if _, err := h.mux(context.Background(), "check"); err != nil {
-			h.markDown()
-		}
+	if failed && !h.masterAlive(ctx) {
+		h.markDown()
+		return true
 	}
+	return false
 }

@@ -172,8 +172,9 @@ func (e *Engine) nextPlaced(s *hostSlots) (*Unit, string) {
 }
 
 // hostLost moves a unit whose host stayed unreachable to another one (the
-// first with a free slot, else LocalHost) for its step's next attempt, and
-// returns the host it moves to.
+// first with a free slot, else LocalHost, even in a run pinned elsewhere)
+// for its step's next attempt, and returns the host it moves to. The lost
+// host takes no new unit for the rest of the run.
 func (e *Engine) hostLost(u *Unit, step string) string {
 	s := e.slots
 	lost := u.Host
@@ -188,6 +189,8 @@ func (e *Engine) hostLost(u *Unit, step string) string {
 		}
 		s.used[lost]--
 		s.used[to]++
+		// Gone for good as far as this run knows: no new story goes there.
+		s.cap[lost] = 0
 		s.mu.Unlock()
 	}
 	now := e.Clock.Now()

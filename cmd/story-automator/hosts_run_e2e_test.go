@@ -97,3 +97,81 @@ func TestE2ERunOverLocalAndAnSSHHost(t *testing.T) {
 		t.Fatalf("worktrees left here:\n%s", out)
 	}
 }
+
+// attemptRunningOn reports whether story's step has an attempt running in a
+// session on host.
+func attemptRunningOn(st *orchestrator.State, story, step, host string) bool {
+	u := st.Unit(story)
+	if u == nil || u.Host != host {
+		return false
+	}
+	s := u.Step(step)
+	return s != nil && len(s.Attempts) > 0 && s.Attempts[len(s.Attempts)-1].Session != "" && s.Attempts[len(s.Attempts)-1].FinalState == ""
+}
+
+// sshd killed (and every ssh session with it) while a story's child works
+// on the host, then started again: the child runs on in the host's tmux,
+// the run reconnects and its wait goes on; the step needs no second attempt.
+func TestE2ERemoteStepOutlivesADroppedConnection(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	p := hostsProject(t, srv, "1")
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_DELAY=1500ms"}, append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
+		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+	})
+	srv.Restart()
+	if err := c.Wait(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st := p.state()
+	if st.Status != orchestrator.RunDone || p.storyCommits()["1-1"] != 1 {
+		t.Fatalf("run %s, commits %v", st.Status, p.storyCommits())
+	}
+	if n := len(st.Unit("1-1").Step(orchestrator.StepDev).Attempts); n != 1 || st.Unit("1-1").Host != "box" {
+		t.Fatalf("dev ran %d attempts, on %s; want one, on box: %+v", n, st.Unit("1-1").Host, st.Unit("1-1").Step(orchestrator.StepDev).Attempts)
+	}
+	if left := hostLeftovers(t, srv); len(left) > 0 {
+		t.Fatalf("left on the host: %s", strings.Join(left, " "))
+	}
+}
+
+// sshd killed for good while a story's child works on the host: past the
+// bound the story's step runs again on local, the story lands once, and
+// nothing of the lost host's attempt is taken.
+func TestE2ERemoteStoryMovesToLocalWhenItsHostIsLost(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	p := hostsProject(t, srv, "1")
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_DELAY=1500ms", "STORY_AUTOMATOR_HOST_LOST_AFTER=3s"},
+		append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
+		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+	})
+	srv.Stop()
+	if err := c.Wait(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	st := p.state()
+	u := st.Unit("1-1")
+	if st.Status != orchestrator.RunDone || p.storyCommits()["1-1"] != 1 || u.Host != "local" {
+		t.Fatalf("run %s, commits %v, 1.1 on %s", st.Status, p.storyCommits(), u.Host)
+	}
+	dev := u.Step(orchestrator.StepDev).Attempts
+	if len(dev) != 2 || dev[0].FinalState != orchestrator.FinalError || dev[1].FinalState != orchestrator.FinalCompleted {
+		t.Fatalf("dev attempts %+v, want the lost one and one completed here", dev)
+	}
+	moved := false
+	for _, l := range st.Log {
+		moved = moved || strings.Contains(l.Message, "host box unreachable: the step runs again on local")
+	}
+	if !moved {
+		t.Fatalf("no move in the log: %+v", st.Log)
+	}
+}

@@ -97,7 +97,9 @@ func (r HostRepo) git(ctx context.Context, dir string, args ...string) error {
 		return err
 	}
 	_, err = (&Git{Root: filepath.Clean(dir)}).gitEnv(ctx, []string{"GIT_SSH_COMMAND=" + ssh, "GIT_SSH_VARIANT=ssh"}, nil, args...)
-	r.Host.GitRoundTrip(err != nil)
+	if r.Host.GitRoundTrip(ctx, err != nil) {
+		return fmt.Errorf("host %s: %w: %v", r.Host.Name, hosts.ErrUnreachable, err)
+	}
 	if err != nil {
 		return fmt.Errorf("host %s: %w", r.Host.Name, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/monitor"
@@ -234,8 +235,11 @@ func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, w
 if [ ! -s "$K" ]; then
   %s >"$K.tmp"
   rc=$?
-  if [ "$rc" = 8 ]; then cat "$K.tmp"; exit 8; fi
-  mv "$K.tmp" "$K"
+  case $rc in
+  8) cat "$K.tmp"; exit 8 ;;
+  0|3|4|5|6|7) [ -s "$K.tmp" ] || exit 10; mv "$K.tmp" "$K" ;;
+  *) [ "$rc" -gt 128 ] && exit 10; cat "$K.tmp" >&2; exit 11 ;;
+  esac
 fi
 %s >/dev/null 2>&1
 cd "$W" && git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s </dev/null >/dev/null || exit 9
@@ -245,7 +249,11 @@ cat "$K"`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), q
 		err := r.reach(ctx, func() error {
 			var err error
 			res, err = r.Host.Run(ctx, hosts.Request{Args: []string{"sh", "-c", script}})
-			if ee := (*hosts.ExitError)(nil); errors.As(err, &ee) && ee.Code != 9 {
+			var ee *hosts.ExitError
+			switch {
+			case errors.As(err, &ee) && ee.Code == exitMonitorCut:
+				return errMonitorCut
+			case errors.As(err, &ee) && ee.Code != exitCommit && ee.Code != exitMonitorFailed:
 				return nil
 			}
 			return err
@@ -258,13 +266,25 @@ cat "$K"`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), q
 		}
 		var mr monitor.Result
 		if err := json.Unmarshal(res.Stdout, &mr); err != nil {
-			return mr, fmt.Errorf("monitor %s on %s: unexpected reply %q", name, r.Host.Name, res.Stdout)
+			return mr, fmt.Errorf("monitor %s on %s: unexpected reply %q (exit %d: %s)", name, r.Host.Name, res.Stdout, res.Exit, strings.TrimSpace(string(res.Stderr)))
 		}
 		if mr.FinalState != monitor.Running {
 			return mr, nil
 		}
 	}
 }
+
+// Exit statuses of the wait script: the commit failed (exitCommit), the
+// host's monitor failed (exitMonitorFailed), or it was killed before it
+// said anything (exitMonitorCut: the host dropped the connection's
+// processes; the child runs on, so the wait is made again).
+const (
+	exitCommit        = 9
+	exitMonitorCut    = 10
+	exitMonitorFailed = 11
+)
+
+var errMonitorCut = errors.New("the host's monitor-session was cut off")
 
 // kill ends a child on the host after the run stopped waiting for it.
 func (r *Remote) kill(run, pdir, name string) {
@@ -283,7 +303,7 @@ func (r *Remote) reach(ctx context.Context, op func() error) error {
 	var since time.Time
 	for {
 		err := op()
-		if err == nil || !errors.Is(err, hosts.ErrUnreachable) || ctx.Err() != nil {
+		if err == nil || !(errors.Is(err, hosts.ErrUnreachable) || errors.Is(err, errMonitorCut)) || ctx.Err() != nil {
 			return err
 		}
 		if since.IsZero() {
@@ -320,6 +340,14 @@ func (r *Remote) childEnv(req orchestrator.StepRequest) string {
 	for _, k := range slices.Sorted(maps.Keys(prof.RunEnv)) {
 		vars = append(vars, k+"="+prof.RunEnv[k])
 	}
+	// The simulated agent acts the same on every host: its settings go
+	// along (not its files' paths, which are this machine's).
+	for _, kv := range r.Local.Environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(simSettings, k) {
+			vars = append(vars, kv)
+		}
+	}
 	for i, v := range vars {
 		vars[i] = quote(v)
 	}
@@ -353,6 +381,9 @@ true`, quote(r.repo()), quote(wt), r.command(run, pdir, "session", "kill-all", "
 	}
 	return nil
 }
+
+// simSettings are the simulated agent's variables a remote child gets.
+var simSettings = []string{agentsim.EnvDelay, agentsim.EnvFaults, agentsim.EnvBehaviour, agentsim.EnvExitCode, agentsim.EnvUsage}
 
 func quote(s string) string {
 	q, err := shellword.Quote(s)

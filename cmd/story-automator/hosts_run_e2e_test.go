@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -173,5 +174,42 @@ func TestE2ERemoteStoryMovesToLocalWhenItsHostIsLost(t *testing.T) {
 	}
 	if !moved {
 		t.Fatalf("no move in the log: %+v", st.Log)
+	}
+}
+
+// The sample run's wall time on local alone and on local + one ssh host,
+// at --parallel 4 (SA_MEASURE_PARALLEL; the host's parallel too), and the
+// ssh round trips of each remote step (set SA_MEASURE_HOSTS=1, optionally
+// STORY_AUTOMATOR_SIM_DELAY; not a check).
+func TestMeasureSampleRunOverHosts(t *testing.T) {
+	if os.Getenv("SA_MEASURE_HOSTS") == "" {
+		t.Skip("a measurement: SA_MEASURE_HOSTS=1")
+	}
+	srv := sshd.Start(t)
+	delay := "STORY_AUTOMATOR_SIM_DELAY=" + os.Getenv("STORY_AUTOMATOR_SIM_DELAY")
+	parallel := os.Getenv("SA_MEASURE_PARALLEL")
+	if parallel == "" {
+		parallel = "4"
+	}
+	for _, hostsArg := range [][]string{{"--host", "local"}, nil} {
+		p := hostsProject(t, srv, parallel)
+		start := time.Now()
+		res, code := p.run([]string{delay}, append(append([]string{"run", "--agent", "sim", "--parallel", parallel, "--json"}, hostsArg...), fast...)...)
+		wall := time.Since(start)
+		if code != 0 {
+			t.Fatalf("run exited %d: %v", code, res)
+		}
+		st := p.state()
+		var notes []string
+		for _, u := range st.Units {
+			for _, s := range u.Steps {
+				for _, a := range s.Attempts {
+					if strings.Contains(a.UsageNote, "round trips") {
+						notes = append(notes, u.Dotted+"/"+s.Name+": "+a.UsageNote)
+					}
+				}
+			}
+		}
+		t.Logf("hosts %v: wall %s\n%s", hostsArg, wall.Round(10*time.Millisecond), strings.Join(notes, "\n"))
 	}
 }

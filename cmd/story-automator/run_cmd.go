@@ -36,7 +36,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.DurationFlag{Name: "max-duration", Destination: &o.MaxDuration, Usage: "pause the run once it has been running this long (pauses not counted)"},
 			&cli.IntFlag{Name: "parallel", Destination: &o.Parallel, Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
 			&cli.StringSliceFlag{Name: "host", Destination: &o.Hosts, Usage: "run stories only on this host of workflow.yaml's hosts (local, or a name; repeatable); default: every enabled host"},
-			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
+			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree, on this machine (default: worktree when --parallel > 1 or workflow hosts take stories)"},
 			&cli.BoolFlag{Name: "resume", Destination: &o.Resume, Usage: "continue the paused or interrupted run from its state document"},
 			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "one JSON object per event, then the result"},

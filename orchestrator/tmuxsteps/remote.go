@@ -135,7 +135,9 @@ type spawned struct {
 
 // start sends the story's work to the host (its worktree's files as a
 // commit), makes or resets the story's clone there to it and spawns the
-// child: two round trips (three the first time a run uses the host).
+// child: two round trips (three the first time a run uses the host). A
+// child an earlier attempt left in the clone (a killed or lost run) is
+// ended first: one attempt at a time edits a story's clone.
 func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pdir, prefix, prompt string) (spawned, error) {
 	var sp spawned
 	if err := r.reach(ctx, func() error { return r.prepare(ctx, prefix) }); err != nil {
@@ -164,6 +166,7 @@ func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pd
 	script := fmt.Sprintf(`set -e
 R=%s W=%s B=%s S=%s
 if [ -e "$W/.git" ]; then
+  %s </dev/null >/dev/null 2>&1 || true
   git -C "$W" reset -q --hard "$S" </dev/null
   git -C "$W" clean -qfd </dev/null
 else
@@ -171,7 +174,8 @@ else
   git -C "$R" worktree prune </dev/null
   git -C "$R" worktree add -q -f -B "$B" "$W" "$S" </dev/null
 fi
-env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), sha, r.childEnv(req), spawn)
+env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), sha,
+		r.command(req.RunID, pdir, "session", "kill-all", "--project-only"), r.childEnv(req), spawn)
 	var res hosts.Result
 	err = r.reach(ctx, func() error {
 		var err error
@@ -188,7 +192,8 @@ env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), s
 }
 
 // prepare makes the project's repository on the host once per run: bare,
-// with story-automator's state excluded from its worktrees' commits.
+// with story-automator's state excluded from its worktrees' commits, and
+// nothing left of an earlier run's stories.
 func (r *Remote) prepare(ctx context.Context, prefix string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -199,11 +204,25 @@ func (r *Remote) prepare(ctx context.Context, prefix string) error {
 	for _, p := range r.Exclude {
 		excl = append(excl, quote("/"+prefix+p))
 	}
+	// Clones a killed run left are dropped with their sessions: the
+	// stories' worktrees here hold their work, sent again when they run.
 	script := fmt.Sprintf(`set -e
-R=%s
+R=%s D=%s P=%s X=%s
 [ -d "$R" ] || git init -q --bare "$R"
 mkdir -p "$R/info"
-printf '%%s\n' %s > "$R/info/exclude"`, quote(r.repo()), strings.Join(excl, " "))
+printf '%%s\n' %s > "$R/info/exclude"
+for w in "$D"/*/*; do
+  [ -d "$w" ] || continue
+  run=$(basename "$(dirname "$w")")
+  "$X" --project-root "$w/$P" --tmux-socket "sa-${run#run-}" session kill-all --project-only </dev/null >/dev/null 2>&1 || true
+  git -C "$R" worktree remove --force --force "$w" </dev/null >/dev/null 2>&1 || true
+done
+rm -rf "$D"
+git -C "$R" worktree prune </dev/null
+git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/story-automator | while read -r ref; do
+  git -C "$R" update-ref -d "$ref" </dev/null
+done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()),
+		strings.Join(excl, " "))
 	if _, err := r.Host.Script(ctx, script, nil); err != nil {
 		return fmt.Errorf("make the project's repository on %s: %w", r.Host.Name, err)
 	}

@@ -79,15 +79,22 @@ func (r HostRepo) Mirror(ctx context.Context, dir, ref string) (string, error) {
 	if sha == "" {
 		return "", fmt.Errorf("fetch %s from %s: no commit", ref, r.Host.Name)
 	}
-	top, err := wt.git(ctx, nil, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return "", err
-	}
-	top = strings.TrimSpace(top)
-	if _, err := (&Git{Root: top}).git(ctx, nil, "read-tree", "-u", "--reset", sha); err != nil {
+	if err := HoldTree(ctx, dir, sha); err != nil {
 		return "", fmt.Errorf("take the work of %s from %s: %w", ref, r.Host.Name, err)
 	}
 	return sha, nil
+}
+
+// HoldTree makes the index and files of dir's worktree hold commit sha's
+// tree, HEAD left where it is: files the tree lacks that the index had are
+// removed, untracked ones stay.
+func HoldTree(ctx context.Context, dir, sha string) error {
+	top, _, err := TopOf(ctx, dir)
+	if err != nil {
+		return err
+	}
+	_, err = (&Git{Root: top}).git(ctx, nil, "read-tree", "-u", "--reset", sha)
+	return err
 }
 
 // git runs a git command in dir that talks to the host over its connection.

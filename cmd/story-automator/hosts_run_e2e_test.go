@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -211,5 +212,43 @@ func TestMeasureSampleRunOverHosts(t *testing.T) {
 			}
 		}
 		t.Logf("hosts %v: wall %s\n%s", hostsArg, wall.Round(10*time.Millisecond), strings.Join(notes, "\n"))
+	}
+}
+
+// The orchestrator SIGKILLed while a story's child works on the host:
+// `run --resume` ends that child, runs the step again from the story's
+// worktree here and ends done with one commit; nothing is left on the
+// host but the project's repository, and no tmux session of the run.
+func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	p := hostsProject(t, srv, "1")
+	env := []string{"STORY_AUTOMATOR_SIM_DELAY=1500ms"}
+	c := p.cmd(env, append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
+		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+	})
+	if err := c.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.Wait()
+	res, code := p.run(env, "run", "--resume", "--json")
+	if code != 0 {
+		t.Fatalf("resume exited %d: %v", code, res)
+	}
+	st := p.state()
+	if st.Status != orchestrator.RunDone || p.storyCommits()["1-1"] != 1 || st.Unit("1-1").Host != "box" {
+		t.Fatalf("run %s, commits %v, on %s", st.Status, p.storyCommits(), st.Unit("1-1").Host)
+	}
+	if left := hostLeftovers(t, srv); len(left) > 0 {
+		t.Fatalf("left on the host: %s", strings.Join(left, " "))
+	}
+	ls := exec.Command("tmux", "-L", "sa-"+strings.TrimPrefix(st.RunID, "run-"), "list-sessions")
+	ls.Env = cleanEnv("TMUX_TMPDIR=" + srv.Home)
+	if out, err := ls.CombinedOutput(); err == nil {
+		t.Fatalf("sessions left in the run's tmux on the host:\n%s", out)
 	}
 }

@@ -87,13 +87,19 @@ func (r HostRepo) Mirror(ctx context.Context, dir, ref string) (string, error) {
 
 // HoldTree makes the index and files of dir's worktree hold commit sha's
 // tree, HEAD left where it is: files the tree lacks that the index had are
-// removed, untracked ones stay.
+// removed, untracked ones stay. Call it holding the run lock.
 func HoldTree(ctx context.Context, dir, sha string) error {
 	top, _, err := TopOf(ctx, dir)
 	if err != nil {
 		return err
 	}
-	_, err = (&Git{Root: top}).git(ctx, nil, "read-tree", "-u", "--reset", sha)
+	wt := &Git{Root: top}
+	// An index lock a killed run left behind (mid read-tree) is stale: the
+	// run holds the run lock, and nothing else works in a story's worktree.
+	if p, err := wt.git(ctx, nil, "rev-parse", "--git-path", "index.lock"); err == nil {
+		_ = os.Remove(absIn(top, strings.TrimSpace(p)))
+	}
+	_, err = wt.git(ctx, nil, "read-tree", "-u", "--reset", sha)
 	return err
 }
 

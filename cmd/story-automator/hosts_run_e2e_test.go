@@ -77,6 +77,19 @@ func TestE2ERunOverLocalAndAnSSHHost(t *testing.T) {
 	if on["local"] == 0 || on["box"] == 0 {
 		t.Fatalf("stories per host %v, want some on each", on)
 	}
+	// What an attempt on the host spent is read there, as here.
+	for _, u := range st.Units {
+		if u.Host != "box" {
+			continue
+		}
+		for _, s := range u.Steps {
+			for _, a := range s.Attempts {
+				if a.Usage == nil || a.Usage.OutputTokens == 0 || !strings.Contains(a.Detail, "on host box, 4 ssh round trips") && !strings.Contains(a.Detail, "on host box, 6 ssh round trips") {
+					t.Errorf("%s %s on box: usage %+v (%s), detail %q", u.Dotted, s.Name, a.Usage, a.UsageNote, a.Detail)
+				}
+			}
+		}
+	}
 	p.checkCommitContents(st)
 	if os.Getenv("SA_DEBUG") != "" {
 		for _, l := range st.Log {
@@ -205,8 +218,8 @@ func TestMeasureSampleRunOverHosts(t *testing.T) {
 		for _, u := range st.Units {
 			for _, s := range u.Steps {
 				for _, a := range s.Attempts {
-					if strings.Contains(a.UsageNote, "round trips") {
-						notes = append(notes, u.Dotted+"/"+s.Name+": "+a.UsageNote)
+					if strings.Contains(a.Detail, "round trips") {
+						notes = append(notes, u.Dotted+"/"+s.Name+": "+a.Detail)
 					}
 				}
 			}

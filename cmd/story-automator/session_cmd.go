@@ -25,6 +25,7 @@ func sessionCommand() *cli.Command {
 			{Name: "capture", Usage: "print a session's screen (or the tail of its output file once it is gone)", ArgsUsage: "NAME",
 				Flags: []cli.Flag{&cli.IntFlag{Name: "lines", Usage: "last N lines including scrollback (0 = the visible screen)"}}, Action: sessionCapture},
 			sessionSendCommand(),
+			sessionUsageCommand(),
 			{Name: "kill", Usage: "kill one session", ArgsUsage: "NAME", Action: sessionKill},
 			{Name: "kill-all", Usage: "kill this project's sessions, or every project's", Action: sessionKillAll,
 				Flags: []cli.Flag{

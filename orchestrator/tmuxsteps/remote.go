@@ -1,6 +1,7 @@
 package tmuxsteps
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/gitvcs"
+	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -122,8 +124,14 @@ func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	}
 	out := orchestrator.StepResult{Session: sess.Session, OutputFile: r.Host.Name + ":" + res.OutputFile,
 		FinalState: string(res.FinalState), Reason: res.Reason, Verifier: res.Verifier.Name, Detail: res.Verifier.Detail,
-		AgentTime: time.Duration(res.ElapsedSeconds * float64(time.Second)), Blocker: blockerOf(req.Agent, res),
-		UsageNote: fmt.Sprintf("ran on host %s (%d %s): usage is not read there yet", r.Host.Name, r.Host.Stats().RoundTrips()-before, roundTripsNote)}
+		AgentTime: time.Duration(res.ElapsedSeconds * float64(time.Second)), Blocker: blockerOf(req.Agent, res.Result),
+		Usage: res.Usage.Usage, Model: res.Usage.Model, UsageNote: res.Usage.UsageNote}
+	trips := fmt.Sprintf("on host %s, %d %s", r.Host.Name, r.Host.Stats().RoundTrips()-before, roundTripsNote)
+	if out.Detail == "" {
+		out.Detail = trips
+	} else {
+		out.Detail += " (" + trips + ")"
+	}
 	return out, nil
 }
 
@@ -235,7 +243,7 @@ done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), qu
 // session and commits the clone's work on the story's branch. A call the
 // connection drops under is made again: the child runs on in the host's
 // tmux, and a final result already reached is kept there and printed again.
-func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, wt, name, key string) (monitor.Result, error) {
+func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, wt, name, key string) (waited, error) {
 	opt := r.Local.Monitor
 	if req.Timeout > 0 {
 		opt.Timeout = req.Timeout
@@ -262,8 +270,11 @@ if [ ! -s "$K" ]; then
 fi
 %s >/dev/null 2>&1
 cd "$W" && git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s </dev/null >/dev/null || exit 9
-cat "$K"`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,
-			r.command(req.RunID, pdir, "session", "kill", name), quote("story-automator: "+req.Step+" of "+req.Story))
+cat "$K"
+echo
+%s 2>/dev/null || true`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,
+			r.command(req.RunID, pdir, "session", "kill", name), quote("story-automator: "+req.Step+" of "+req.Story),
+			r.command(req.RunID, pdir, "session", "usage", name, "--agent", req.Agent))
 		var res hosts.Result
 		err := r.reach(ctx, func() error {
 			var err error
@@ -281,16 +292,33 @@ cat "$K"`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), q
 			if ctx.Err() != nil {
 				r.kill(req.RunID, pdir, name)
 			}
-			return monitor.Result{}, err
+			return waited{}, err
 		}
-		var mr monitor.Result
-		if err := json.Unmarshal(res.Stdout, &mr); err != nil {
-			return mr, fmt.Errorf("monitor %s on %s: unexpected reply %q (exit %d: %s)", name, r.Host.Name, res.Stdout, res.Exit, strings.TrimSpace(string(res.Stderr)))
+		var out waited
+		dec := json.NewDecoder(bytes.NewReader(res.Stdout))
+		if err := dec.Decode(&out.Result); err != nil {
+			return out, fmt.Errorf("monitor %s on %s: unexpected reply %q (exit %d: %s)", name, r.Host.Name, res.Stdout, res.Exit, strings.TrimSpace(string(res.Stderr)))
 		}
-		if mr.FinalState != monitor.Running {
-			return mr, nil
+		if out.FinalState != monitor.Running {
+			if dec.Decode(&out.Usage) != nil {
+				out.Usage = hostUsage{UsageNote: "the host did not say what the attempt spent"}
+			}
+			return out, nil
 		}
 	}
+}
+
+// waited is how a child on the host ended, and what it spent there.
+type waited struct {
+	monitor.Result
+	Usage hostUsage
+}
+
+// hostUsage is what the host's `session usage` printed.
+type hostUsage struct {
+	Usage     *spend.Usage `json:"usage"`
+	Model     string       `json:"model"`
+	UsageNote string       `json:"usageNote"`
 }
 
 // Exit statuses of the wait script: the commit failed (exitCommit), the

@@ -265,3 +265,25 @@ func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
 		t.Fatalf("sessions left in the run's tmux on the host:\n%s", out)
 	}
 }
+
+// A host whose story-automator reports another version takes no story: the
+// step escalates with the install command, before any child starts there.
+func TestE2ERunRefusesAHostOfAnotherVersion(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	p := hostsProject(t, srv, "1")
+	fake := "#!/bin/sh\necho 'story-automator v0.0.1-elsewhere go1.20'\n"
+	if err := os.WriteFile(filepath.Join(srv.WorkDir, "bin", "story-automator"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, code := p.run(nil, append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	st := p.state()
+	esc := st.Escalation
+	if code == 0 || esc == nil || esc.Code != "host_version_mismatch" || esc.Action != "story-automator hosts install box" ||
+		!strings.Contains(esc.Reason, "v0.0.1-elsewhere") {
+		t.Fatalf("exit %d %v, escalation %+v", code, res, esc)
+	}
+	if a := st.Unit("1-1").Steps[0].Attempts; len(a) != 1 || a[0].Session != "" {
+		t.Fatalf("attempts %+v, want one that started no child", a)
+	}
+}

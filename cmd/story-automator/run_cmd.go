@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"
@@ -62,7 +63,7 @@ func runAction(c *cli.Context, o *runOptions) error {
 	e := envOf(c)
 	opts.ProjectRoot = e.ProjectRoot
 	opts, deps, err := wire.Build(context.Background(), opts, wire.Process{Getenv: e.Getenv, Environ: e.Environ(),
-		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
+		Exe: e.Exe, Tmux: sessionTmux(e), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log, Version: buildinfo.Version(version)})
 	if err != nil {
 		return runFailure(err)
 	}

@@ -49,6 +49,9 @@ type Remote struct {
 	// WaitEach bounds one monitor-session call on the host (0 = 60s): a
 	// dropped connection costs at most that wait, never the child.
 	WaitEach time.Duration
+	// Version is this machine's story-automator version, which the host's
+	// must report ("" = not checked).
+	Version string
 
 	mu      sync.Mutex
 	ready   bool
@@ -216,6 +219,7 @@ func (r *Remote) prepare(ctx context.Context, prefix string) error {
 	// stories' worktrees here hold their work, sent again when they run.
 	script := fmt.Sprintf(`set -e
 R=%s D=%s P=%s X=%s
+"$X" --version </dev/null 2>/dev/null | head -n 1 || true
 [ -d "$R" ] || git init -q --bare "$R"
 mkdir -p "$R/info"
 printf '%%s\n' %s > "$R/info/exclude"
@@ -231,10 +235,40 @@ git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/
   git -C "$R" update-ref -d "$ref" </dev/null
 done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()),
 		strings.Join(excl, " "))
-	if _, err := r.Host.Script(ctx, script, nil); err != nil {
+	res, err := r.Host.Script(ctx, script, nil)
+	if err != nil {
 		return fmt.Errorf("make the project's repository on %s: %w", r.Host.Name, err)
 	}
+	if err := r.sameVersion(string(res.Stdout)); err != nil {
+		return err
+	}
 	r.ready = true
+	return nil
+}
+
+// Codes of a host a run cannot use (as doctor --host names them).
+const (
+	CodeHostNotInstalled    = "host_not_installed"
+	CodeHostVersionMismatch = "host_version_mismatch"
+)
+
+// sameVersion refuses a host whose story-automator (its --version line in
+// out) is missing or another version than this one: the step escalates
+// with the install command.
+func (r *Remote) sameVersion(out string) error {
+	if r.Version == "" {
+		return nil
+	}
+	got := hosts.VersionOf(out)
+	action := "story-automator hosts install " + r.Host.Name
+	switch {
+	case got == "":
+		return &orchestrator.Blocker{Code: CodeHostNotInstalled, Action: action,
+			Err: fmt.Errorf("host %s has no story-automator in %s", r.Host.Name, r.Host.BinDir())}
+	case got != r.Version:
+		return &orchestrator.Blocker{Code: CodeHostVersionMismatch, Action: action,
+			Err: fmt.Errorf("host %s runs story-automator %s, this machine %s", r.Host.Name, got, r.Version)}
+	}
 	return nil
 }
 

@@ -41,7 +41,7 @@ func Remotes(o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Run
 			return nil, coded.Usage("%v", err)
 		}
 		r := tmuxsteps.NewRemote(steps, h, projectName(o.ProjectRoot), exclude)
-		r.LostAfter = lost
+		r.LostAfter, r.Version = lost, p.Version
 		out[spec.Name] = r
 	}
 	return out, nil

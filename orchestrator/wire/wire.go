@@ -33,6 +33,8 @@ type Process struct {
 	SessionDir string
 	Now        func() time.Time
 	Log        zerolog.Logger
+	// Version is this binary's version: a host that runs stories must run the same.
+	Version string
 }
 
 // Build opens the project (its BMAD layout and workflow policy), checks tmux

@@ -337,7 +337,7 @@ func prepareResume(s *State) (abandoned []string) {
 			for i := range st.Attempts {
 				if st.Attempts[i].FinalState == "" {
 					st.Attempts[i].FinalState = FinalInterrupted
-					st.Attempts[i].Reason = "the orchestrator stopped during the attempt"
+					st.Attempts[i].Reason = abandonedReason
 					if st.Attempts[i].Session != "" {
 						abandoned = append(abandoned, st.Attempts[i].Session)
 					}

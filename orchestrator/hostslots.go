@@ -218,3 +218,20 @@ func (s *State) RemoteHosts() bool {
 	}
 	return false
 }
+
+// abandonedReason is the reason of an attempt a stopped orchestrator left.
+const abandonedReason = "the orchestrator stopped during the attempt"
+
+// adoptable is the session of the attempt before attempt idx of a unit on
+// a remote host when a stopped orchestrator abandoned it: its child may
+// still run there, and the new attempt waits for it (see StepRequest.Adopt).
+func adoptable(u *Unit, st *StepState, idx int) string {
+	if idx < 1 || u.Host == "" || u.Host == LocalHost {
+		return ""
+	}
+	prev := st.Attempts[idx-1]
+	if prev.FinalState != FinalInterrupted || prev.Reason != abandonedReason || prev.Cycle != st.Attempts[idx].Cycle {
+		return ""
+	}
+	return prev.Session
+}

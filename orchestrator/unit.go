@@ -192,6 +192,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
+	req.Adopt = adoptable(u, st, idx)
 	id, before, tracked := e.beginAttempt(ctx)
 	res, err := e.Steps.RunStep(ctx, req)
 	if errors.Is(err, ErrHostLost) {

@@ -229,9 +229,9 @@ func TestMeasureSampleRunOverHosts(t *testing.T) {
 }
 
 // The orchestrator SIGKILLed while a story's child works on the host:
-// `run --resume` ends that child, runs the step again from the story's
-// worktree here and ends done with one commit; nothing is left on the
-// host but the project's repository, and no tmux session of the run.
+// `run --resume` finds that child still there and waits for it (no second
+// child), and ends done with one commit; nothing is left on the host but
+// the project's repository, and no tmux session of the run.
 func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
 	t.Parallel()
 	srv := sshd.Start(t)
@@ -255,6 +255,11 @@ func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
 	st := p.state()
 	if st.Status != orchestrator.RunDone || p.storyCommits()["1-1"] != 1 || st.Unit("1-1").Host != "box" {
 		t.Fatalf("run %s, commits %v, on %s", st.Status, p.storyCommits(), st.Unit("1-1").Host)
+	}
+	dev := st.Unit("1-1").Step(orchestrator.StepDev).Attempts
+	if len(dev) != 2 || dev[0].FinalState != orchestrator.FinalInterrupted || dev[1].FinalState != orchestrator.FinalCompleted ||
+		dev[1].Session != dev[0].Session {
+		t.Fatalf("dev attempts %+v, want the abandoned one and the wait for its same child", dev)
 	}
 	if left := hostLeftovers(t, srv); len(left) > 0 {
 		t.Fatalf("left on the host: %s", strings.Join(left, " "))

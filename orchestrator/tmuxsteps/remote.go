@@ -105,16 +105,8 @@ func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 		return orchestrator.StepResult{}, err
 	}
 	wt := r.worktree(req.RunID, req.Story)
-	pdir := path.Join(wt, prefix)
 	prompt = strings.ReplaceAll(prompt, top, wt)
-	sess, err := r.start(ctx, req, wt, pdir, prefix, prompt)
-	if err != nil {
-		return orchestrator.StepResult{}, err
-	}
-	if req.Started != nil {
-		req.Started(sess.Session, r.Host.Name+":"+sess.OutputFile)
-	}
-	res, err := r.wait(ctx, req, pdir, wt, sess.Session, key.String())
+	sess, res, err := r.child(ctx, req, wt, prefix, prompt, key.String())
 	if err != nil {
 		return orchestrator.StepResult{Session: sess.Session}, err
 	}
@@ -138,6 +130,37 @@ func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	return out, nil
 }
 
+// child waits for the attempt's child on the host until it is final: the
+// one a stopped orchestrator left there (req.Adopt) while it is still
+// known there, else a new one.
+func (r *Remote) child(ctx context.Context, req orchestrator.StepRequest, wt, prefix, prompt, key string) (spawned, waited, error) {
+	pdir := path.Join(wt, prefix)
+	if req.Adopt != "" {
+		if err := r.reach(ctx, func() error { return r.prepare(ctx, req.RunID, prefix) }); err != nil {
+			return spawned{}, waited{}, err
+		}
+		r.mu.Lock()
+		r.stories[req.Story] = pdir
+		r.mu.Unlock()
+		res, err := r.wait(ctx, req, pdir, wt, req.Adopt, key)
+		if err != nil || res.FinalState != monitor.NotFound {
+			if req.Started != nil && err == nil {
+				req.Started(req.Adopt, r.Host.Name+":"+res.OutputFile)
+			}
+			return spawned{Session: req.Adopt, OutputFile: res.OutputFile}, res, err
+		}
+	}
+	sess, err := r.start(ctx, req, wt, pdir, prefix, prompt)
+	if err != nil {
+		return sess, waited{}, err
+	}
+	if req.Started != nil {
+		req.Started(sess.Session, r.Host.Name+":"+sess.OutputFile)
+	}
+	res, err := r.wait(ctx, req, pdir, wt, sess.Session, key)
+	return sess, res, err
+}
+
 // spawned is what the host's `session spawn` printed.
 type spawned struct {
 	Session    string `json:"session"`
@@ -151,7 +174,7 @@ type spawned struct {
 // ended first: one attempt at a time edits a story's clone.
 func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pdir, prefix, prompt string) (spawned, error) {
 	var sp spawned
-	if err := r.reach(ctx, func() error { return r.prepare(ctx, prefix) }); err != nil {
+	if err := r.reach(ctx, func() error { return r.prepare(ctx, req.RunID, prefix) }); err != nil {
 		return sp, err
 	}
 	sha, err := gitvcs.WorkCommit(ctx, req.WorkDir)
@@ -204,8 +227,8 @@ env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), s
 
 // prepare makes the project's repository on the host once per run: bare,
 // with story-automator's state excluded from its worktrees' commits, and
-// nothing left of an earlier run's stories.
-func (r *Remote) prepare(ctx context.Context, prefix string) error {
+// nothing left of an earlier run's stories; and checks the host's version.
+func (r *Remote) prepare(ctx context.Context, run, prefix string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready {
@@ -215,10 +238,11 @@ func (r *Remote) prepare(ctx context.Context, prefix string) error {
 	for _, p := range r.Exclude {
 		excl = append(excl, quote("/"+prefix+p))
 	}
-	// Clones a killed run left are dropped with their sessions: the
-	// stories' worktrees here hold their work, sent again when they run.
+	// Clones earlier runs left are dropped with their sessions: the
+	// stories' worktrees here hold their work. This run's own (a resumed
+	// run's) stay: a child may still work in one (StepRequest.Adopt).
 	script := fmt.Sprintf(`set -e
-R=%s D=%s P=%s X=%s
+R=%s D=%s P=%s X=%s RUN=%s
 "$X" --version </dev/null 2>/dev/null | head -n 1 || true
 [ -d "$R" ] || git init -q --bare "$R"
 mkdir -p "$R/info"
@@ -226,14 +250,16 @@ printf '%%s\n' %s > "$R/info/exclude"
 for w in "$D"/*/*; do
   [ -d "$w" ] || continue
   run=$(basename "$(dirname "$w")")
+  [ "$run" = "$RUN" ] && continue
   "$X" --project-root "$w/$P" --tmux-socket "sa-${run#run-}" session kill-all --project-only </dev/null >/dev/null 2>&1 || true
   git -C "$R" worktree remove --force --force "$w" </dev/null >/dev/null 2>&1 || true
 done
-rm -rf "$D"
+find "$D" -mindepth 1 -maxdepth 1 ! -name "$RUN" -exec rm -rf {} + 2>/dev/null || true
 git -C "$R" worktree prune </dev/null
 git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/story-automator | while read -r ref; do
+  case "$ref" in */"$RUN"/*) continue ;; esac
   git -C "$R" update-ref -d "$ref" </dev/null
-done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()),
+done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()), quote(run),
 		strings.Join(excl, " "))
 	res, err := r.Host.Script(ctx, script, nil)
 	if err != nil {

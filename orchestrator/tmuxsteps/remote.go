@@ -300,7 +300,8 @@ func (r *Remote) sameVersion(out string) error {
 
 // wait calls the host's monitor-session, WaitEach at a time, until the
 // child reaches a final state; then, in the same call, the host kills the
-// session and commits the clone's work on the story's branch. A call the
+// session and commits the clone's work on the story's branch (again while
+// the wait of a killed orchestrator, still running there, commits too). A call the
 // connection drops under is made again: the child runs on in the host's
 // tmux, and a final result already reached is kept there and printed again.
 func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, wt, name, key string) (waited, error) {
@@ -329,7 +330,11 @@ if [ ! -s "$K" ]; then
   esac
 fi
 %s >/dev/null 2>&1
-cd "$W" && git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s </dev/null >/dev/null || exit 9
+cd "$W" || exit 9
+n=0
+until { git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s; } </dev/null >/dev/null 2>&1; do
+  n=$((n+1)); [ "$n" -lt 20 ] || exit 9; sleep 0.5
+done
 cat "$K"
 echo
 %s 2>/dev/null || true`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,

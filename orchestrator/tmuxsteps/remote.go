@@ -1,10 +1,8 @@
 package tmuxsteps
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -21,7 +19,6 @@ import (
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/gitvcs"
-	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/tmux/child"
 )
 
@@ -225,215 +222,6 @@ env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), s
 	return sp, nil
 }
 
-// prepare makes the project's repository on the host once per run: bare,
-// with story-automator's state excluded from its worktrees' commits, and
-// nothing left of an earlier run's stories; and checks the host's version.
-func (r *Remote) prepare(ctx context.Context, run, prefix string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ready {
-		return nil
-	}
-	excl := make([]string, 0, len(r.Exclude))
-	for _, p := range r.Exclude {
-		excl = append(excl, quote("/"+prefix+p))
-	}
-	// Clones earlier runs left are dropped with their sessions: the
-	// stories' worktrees here hold their work. This run's own (a resumed
-	// run's) stay: a child may still work in one (StepRequest.Adopt).
-	script := fmt.Sprintf(`set -e
-R=%s D=%s P=%s X=%s RUN=%s
-"$X" --version </dev/null 2>/dev/null | head -n 1 || true
-[ -d "$R" ] || git init -q --bare "$R"
-mkdir -p "$R/info"
-printf '%%s\n' %s > "$R/info/exclude"
-for w in "$D"/*/*; do
-  [ -d "$w" ] || continue
-  run=$(basename "$(dirname "$w")")
-  [ "$run" = "$RUN" ] && continue
-  "$X" --project-root "$w/$P" --tmux-socket "sa-${run#run-}" session kill-all --project-only </dev/null >/dev/null 2>&1 || true
-  git -C "$R" worktree remove --force --force "$w" </dev/null >/dev/null 2>&1 || true
-done
-find "$D" -mindepth 1 -maxdepth 1 ! -name "$RUN" -exec rm -rf {} + 2>/dev/null || true
-git -C "$R" worktree prune </dev/null
-git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/story-automator | while read -r ref; do
-  case "$ref" in */"$RUN"/*) continue ;; esac
-  git -C "$R" update-ref -d "$ref" </dev/null
-done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()), quote(run),
-		strings.Join(excl, " "))
-	res, err := r.Host.Script(ctx, script, nil)
-	if err != nil {
-		return fmt.Errorf("make the project's repository on %s: %w", r.Host.Name, err)
-	}
-	if err := r.sameVersion(string(res.Stdout)); err != nil {
-		return err
-	}
-	r.ready = true
-	return nil
-}
-
-// Codes of a host a run cannot use (as doctor --host names them).
-const (
-	CodeHostNotInstalled    = "host_not_installed"
-	CodeHostVersionMismatch = "host_version_mismatch"
-)
-
-// sameVersion refuses a host whose story-automator (its --version line in
-// out) is missing or another version than this one: the step escalates
-// with the install command.
-func (r *Remote) sameVersion(out string) error {
-	if r.Version == "" {
-		return nil
-	}
-	got := hosts.VersionOf(out)
-	action := "story-automator hosts install " + r.Host.Name
-	switch {
-	case got == "":
-		return &orchestrator.Blocker{Code: CodeHostNotInstalled, Action: action,
-			Err: fmt.Errorf("host %s has no story-automator in %s", r.Host.Name, r.Host.BinDir())}
-	case got != r.Version:
-		return &orchestrator.Blocker{Code: CodeHostVersionMismatch, Action: action,
-			Err: fmt.Errorf("host %s runs story-automator %s, this machine %s", r.Host.Name, got, r.Version)}
-	}
-	return nil
-}
-
-// wait calls the host's monitor-session, WaitEach at a time, until the
-// child reaches a final state; then, in the same call, the host kills the
-// session and commits the clone's work on the story's branch (again while
-// the wait of a killed orchestrator, still running there, commits too). A call the
-// connection drops under is made again: the child runs on in the host's
-// tmux, and a final result already reached is kept there and printed again.
-func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, wt, name, key string) (waited, error) {
-	opt := r.Local.Monitor
-	if req.Timeout > 0 {
-		opt.Timeout = req.Timeout
-	}
-	each := r.WaitEach
-	if each <= 0 {
-		each = time.Minute
-	}
-	deadline := time.Now().Add(opt.Timeout)
-	for {
-		left := max(time.Until(deadline), time.Second)
-		mon := r.command(req.RunID, pdir, "monitor-session", name, "--workflow", req.Step, "--story-key", key,
-			"--timeout", left.Round(time.Second).String(), "--return-after", min(each, left).Round(time.Second).String(),
-			"--completion-rechecks", strconv.Itoa(max(opt.Rechecks, 1)), "--recheck-grace", opt.RecheckGrace.String(), "--json")
-		script := fmt.Sprintf(`K=%s W=%s
-if [ ! -s "$K" ]; then
-  %s >"$K.tmp"
-  rc=$?
-  case $rc in
-  8) cat "$K.tmp"; exit 8 ;;
-  0|3|4|5|6|7) [ -s "$K.tmp" ] || exit 10; mv "$K.tmp" "$K" ;;
-  *) [ "$rc" -gt 128 ] && exit 10; cat "$K.tmp" >&2; exit 11 ;;
-  esac
-fi
-%s >/dev/null 2>&1
-cd "$W" || exit 9
-n=0
-until { git add -A && git -c user.name=story-automator -c user.email=story-automator@localhost commit -q --no-verify --allow-empty -m %s; } </dev/null >/dev/null 2>&1; do
-  n=$((n+1)); [ "$n" -lt 20 ] || exit 9; sleep 0.5
-done
-cat "$K"
-echo
-%s 2>/dev/null || true`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,
-			r.command(req.RunID, pdir, "session", "kill", name), quote("story-automator: "+req.Step+" of "+req.Story),
-			r.command(req.RunID, pdir, "session", "usage", name, "--agent", req.Agent))
-		var res hosts.Result
-		err := r.reach(ctx, func() error {
-			var err error
-			res, err = r.Host.Run(ctx, hosts.Request{Args: []string{"sh", "-c", script}})
-			var ee *hosts.ExitError
-			switch {
-			case errors.As(err, &ee) && ee.Code == exitMonitorCut:
-				return errMonitorCut
-			case errors.As(err, &ee) && ee.Code != exitCommit && ee.Code != exitMonitorFailed:
-				return nil
-			}
-			return err
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				r.kill(req.RunID, pdir, name)
-			}
-			return waited{}, err
-		}
-		var out waited
-		dec := json.NewDecoder(bytes.NewReader(res.Stdout))
-		if err := dec.Decode(&out.Result); err != nil {
-			return out, fmt.Errorf("monitor %s on %s: unexpected reply %q (exit %d: %s)", name, r.Host.Name, res.Stdout, res.Exit, strings.TrimSpace(string(res.Stderr)))
-		}
-		if out.FinalState != monitor.Running {
-			if dec.Decode(&out.Usage) != nil {
-				out.Usage = hostUsage{UsageNote: "the host did not say what the attempt spent"}
-			}
-			return out, nil
-		}
-	}
-}
-
-// waited is how a child on the host ended, and what it spent there.
-type waited struct {
-	monitor.Result
-	Usage hostUsage
-}
-
-// hostUsage is what the host's `session usage` printed.
-type hostUsage struct {
-	Usage     *spend.Usage `json:"usage"`
-	Model     string       `json:"model"`
-	UsageNote string       `json:"usageNote"`
-}
-
-// Exit statuses of the wait script: the commit failed (exitCommit), the
-// host's monitor failed (exitMonitorFailed), or it was killed before it
-// said anything (exitMonitorCut: the host dropped the connection's
-// processes; the child runs on, so the wait is made again).
-const (
-	exitCommit        = 9
-	exitMonitorCut    = 10
-	exitMonitorFailed = 11
-)
-
-var errMonitorCut = errors.New("the host's monitor-session was cut off")
-
-// kill ends a child on the host after the run stopped waiting for it.
-func (r *Remote) kill(run, pdir, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _ = r.Host.Script(ctx, r.command(run, pdir, "session", "kill", name), nil)
-}
-
-// reach runs op, again while the host is unreachable, until it succeeds,
-// fails otherwise, ctx ends or the host stays unreachable for LostAfter.
-func (r *Remote) reach(ctx context.Context, op func() error) error {
-	lost := r.LostAfter
-	if lost <= 0 {
-		lost = 2 * time.Minute
-	}
-	var since time.Time
-	for {
-		err := op()
-		if err == nil || !(errors.Is(err, hosts.ErrUnreachable) || errors.Is(err, errMonitorCut)) || ctx.Err() != nil {
-			return err
-		}
-		if since.IsZero() {
-			since = time.Now()
-		}
-		if time.Since(since) >= lost {
-			return fmt.Errorf("%w: %s for %s: %v", orchestrator.ErrHostLost, r.Host.Name, lost, err)
-		}
-		t := time.NewTimer(2 * time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
 // command is a story-automator command line on the host, in the project's
 // folder of a story's clone and the run's tmux server there.
 func (r *Remote) command(run, pdir string, args ...string) string {
@@ -466,34 +254,6 @@ func (r *Remote) childEnv(req orchestrator.StepRequest) string {
 	return strings.Join(vars, " ")
 }
 
-// Drop removes a story's clone on the host, its branch and refs, and any
-// session of it left in the run's tmux server there; the repository stays
-// as the project's cache. A story the run never sent there is left alone.
-func (r *Remote) Drop(ctx context.Context, run, story string) error {
-	r.mu.Lock()
-	pdir, ok := r.stories[story]
-	delete(r.stories, story)
-	r.mu.Unlock()
-	if !ok {
-		return nil
-	}
-	wt := r.worktree(run, story)
-	script := fmt.Sprintf(`R=%s W=%s
-%s >/dev/null 2>&1
-git -C "$R" worktree remove --force --force "$W" </dev/null 2>/dev/null
-rm -rf "$W" "$(dirname "$W")/.$(basename "$W")-"*.json
-git -C "$R" worktree prune </dev/null
-git -C "$R" branch -q -D %s </dev/null 2>/dev/null
-git -C "$R" update-ref -d %s </dev/null
-rmdir -p "$(dirname "$W")" 2>/dev/null
-true`, quote(r.repo()), quote(wt), r.command(run, pdir, "session", "kill-all", "--project-only"),
-		quote(branchOf(run, story)), quote("refs/story-automator/base/"+run+"/"+story))
-	if _, err := r.Host.Script(ctx, script, nil); err != nil {
-		return fmt.Errorf("remove story %s's clone on %s: %w", story, r.Host.Name, err)
-	}
-	return nil
-}
-
 // simSettings are the simulated agent's variables a remote child gets.
 var simSettings = []string{agentsim.EnvDelay, agentsim.EnvFaults, agentsim.EnvBehaviour, agentsim.EnvExitCode, agentsim.EnvUsage}
 
@@ -504,24 +264,4 @@ func quote(s string) string {
 		return "''"
 	}
 	return q
-}
-
-// HostWorktrees are a run's story worktrees here, whose Remove also
-// removes the story's clone on the hosts it ran on.
-type HostWorktrees struct {
-	orchestrator.Worktrees
-	Run     string
-	Remotes map[string]*Remote
-}
-
-// Remove drops the story's clones on the hosts (a host that does not
-// answer within a minute keeps its clone: `hosts` lists what is left),
-// then its worktree and branch here.
-func (w HostWorktrees) Remove(ctx context.Context, story string) error {
-	for _, name := range slices.Sorted(maps.Keys(w.Remotes)) {
-		dctx, cancel := context.WithTimeout(ctx, time.Minute)
-		_ = w.Remotes[name].Drop(dctx, w.Run, story)
-		cancel()
-	}
-	return w.Worktrees.Remove(ctx, story)
 }

@@ -49,6 +49,9 @@ type Remote struct {
 	// Version is this machine's story-automator version, which the host's
 	// must report ("" = not checked).
 	Version string
+	// Prefix is the project's folder in its repository ("" at the top, else
+	// "sub/dir/"), the same in a story's clone there.
+	Prefix string
 
 	mu      sync.Mutex
 	ready   bool

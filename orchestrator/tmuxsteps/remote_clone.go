@@ -47,7 +47,8 @@ git -C "$R" worktree prune </dev/null
 git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/story-automator | while read -r ref; do
   case "$ref" in */"$RUN"/*) continue ;; esac
   git -C "$R" update-ref -d "$ref" </dev/null
-done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()), quote(run),
+done
+if [ -d "$D/$RUN" ]; then ls "$D/$RUN"; fi`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()), quote(run),
 		strings.Join(excl, " "))
 	res, err := r.Host.Script(ctx, script, nil)
 	if err != nil {
@@ -55,6 +56,14 @@ done`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), qu
 	}
 	if err := r.sameVersion(string(res.Stdout)); err != nil {
 		return err
+	}
+	// This run's clones there (a resumed run's): Drop removes them as
+	// their stories land.
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	for _, story := range lines[min(1, len(lines)):] {
+		if story = strings.TrimSpace(story); story != "" {
+			r.stories[story] = path.Join(r.worktree(run, story), prefix)
+		}
 	}
 	r.ready = true
 	return nil
@@ -88,8 +97,13 @@ func (r *Remote) sameVersion(out string) error {
 
 // Drop removes a story's clone on the host, its branch and refs, and any
 // session of it left in the run's tmux server there; the repository stays
-// as the project's cache. A story the run never sent there is left alone.
+// as the project's cache. A story the run never sent there is left alone:
+// the first Drop of a resumed run asks the host which it has.
 func (r *Remote) Drop(ctx context.Context, run, story string) error {
+	// A resumed run learns there which of its clones the host has.
+	if err := r.prepare(ctx, run, r.Prefix); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	pdir, ok := r.stories[story]
 	delete(r.stories, story)

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs"
 	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -22,7 +24,7 @@ const EnvHostLostAfter = "STORY_AUTOMATOR_HOST_LOST_AFTER"
 // Remotes are the step runners of the policy's enabled ssh hosts (those
 // pinned, when the run names hosts), beside steps. An unknown pinned name
 // is a usage error.
-func Remotes(o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Runner, p Process, exclude []string) (map[string]*tmuxsteps.Remote, error) {
+func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Runner, p Process, exclude []string) (map[string]*tmuxsteps.Remote, error) {
 	for _, name := range o.Hosts {
 		if _, ok := pol.Host(name); !ok {
 			return nil, coded.Usage("--host %s: no such host in %s (hosts: %s)", name, workflows.PolicyFile, strings.Join(pol.HostNames(), ", ")).
@@ -30,6 +32,8 @@ func Remotes(o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Run
 		}
 	}
 	lost, _ := time.ParseDuration(p.Getenv(EnvHostLostAfter))
+	// Not a repository: the run refuses it before any step.
+	_, prefix, _ := gitvcs.TopOf(ctx, o.ProjectRoot)
 	out := map[string]*tmuxsteps.Remote{}
 	for _, spec := range pol.Hosts {
 		if spec.Local() || !spec.Enabled || (len(o.Hosts) > 0 && !slices.Contains(o.Hosts, spec.Name)) {
@@ -41,7 +45,7 @@ func Remotes(o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Run
 			return nil, coded.Usage("%v", err)
 		}
 		r := tmuxsteps.NewRemote(steps, h, projectName(o.ProjectRoot), exclude)
-		r.LostAfter, r.Version = lost, p.Version
+		r.LostAfter, r.Version, r.Prefix = lost, p.Version, prefix
 		out[spec.Name] = r
 	}
 	return out, nil

@@ -67,7 +67,7 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
 	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
 	project := bmad.Files{P: proj}
-	if steps.Remotes, err = Remotes(o, wpol, steps, p, repo.StatePaths); err != nil {
+	if steps.Remotes, err = Remotes(ctx, o, wpol, steps, p, repo.StatePaths); err != nil {
 		return o, orchestrator.Deps{}, err
 	}
 	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),

@@ -26,9 +26,14 @@ const EnvHostLostAfter = "STORY_AUTOMATOR_HOST_LOST_AFTER"
 // is a usage error.
 func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy, steps *tmuxsteps.Runner, p Process, exclude []string) (map[string]*tmuxsteps.Remote, error) {
 	for _, name := range o.Hosts {
-		if _, ok := pol.Host(name); !ok {
+		spec, ok := pol.Host(name)
+		if !ok {
 			return nil, coded.Usage("--host %s: no such host in %s (hosts: %s)", name, workflows.PolicyFile, strings.Join(pol.HostNames(), ", ")).
 				WithAction("add it under hosts: in %s, or see story-automator hosts list", workflows.PolicyFile)
+		}
+		if o.Agent != "" && len(spec.Agents) > 0 && !slices.Contains(spec.Agents, o.Agent) {
+			return nil, coded.Usage("--host %s: its agents are %s, not %s", name, strings.Join(spec.Agents, ", "), o.Agent).
+				WithAction("run with one of its agents, or add %s to its agents: in %s", o.Agent, workflows.PolicyFile)
 		}
 	}
 	lost, _ := time.ParseDuration(p.Getenv(EnvHostLostAfter))

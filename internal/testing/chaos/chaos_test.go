@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // TestChaos (CHAOS_BIN: another build to play against) plays CHAOS_ROUNDS kill rounds (CHAOS_MODE: mixed, random,
 // group-commit) seeded with CHAOS_SEED, plus the hostile rounds unless
 // CHAOS_SPECIAL=0, and fails when any round lost work, left something
-// behind or escalated. Every fourth kill round runs over local and a
+// behind or escalated. Every fifth kill round runs over local and a
 // private sshd host unless CHAOS_REMOTE=0.
 func TestChaos(t *testing.T) {
 	tmuxtest.Require(t)

@@ -5,9 +5,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/testing/sshd"
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // remoteRound is a kill round whose stories run over local and an ssh
@@ -37,7 +40,25 @@ func remoteRound(cfg Config, dir string, rng *rand.Rand, mode string) outcome {
 		}
 		return err
 	}
-	o := killRoundWith(cfg, dir, rng, mode, []string{"--parallel", "2"}, setup)
+	var onHost []string
+	o := killRoundWith(cfg, dir, rng, mode, []string{"--parallel", "2"}, func(p *Sample) error {
+		if err := setup(p); err != nil {
+			return err
+		}
+		onHost = append(onHost, p.Root)
+		return nil
+	})
+	if len(onHost) == 1 {
+		if st, err := orchestrator.LoadState(orchestrator.LatestState(marker.NewStore(onHost[0], func(string) string { return "" }), onHost[0])); err == nil {
+			var stories []string
+			for _, u := range st.Units {
+				if u.Host == "box" {
+					stories = append(stories, u.Dotted)
+				}
+			}
+			o.story = append(o.story, "on box: "+strings.Join(stories, ", "))
+		}
+	}
 	o.findings.Leftovers = append(o.findings.Leftovers, hostLeftovers(srv)...)
 	return o
 }

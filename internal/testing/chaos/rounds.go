@@ -38,7 +38,7 @@ type Config struct {
 	Mode    string
 	Special bool // also the hostile rounds (tmux hung or killed, bad markers, two runs at once)
 	Log     io.Writer
-	// SSHD, when set, starts a private sshd: every fourth round then runs
+	// SSHD, when set, starts a private sshd: every fifth round then runs
 	// its stories over local and that ssh host (see remoteRound).
 	SSHD func() *sshd.Server
 }
@@ -82,7 +82,7 @@ func Run(cfg Config) Summary {
 			name, extra = name+"-parallel", []string{"--parallel", "2"}
 		}
 		var res outcome
-		if cfg.SSHD != nil && i%4 == 3 {
+		if cfg.SSHD != nil && i%5 == 4 {
 			res = remoteRound(cfg, roundDir(cfg, name+"-remote"), rng, mode)
 			name += "-remote"
 		} else {

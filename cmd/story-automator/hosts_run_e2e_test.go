@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,6 +139,14 @@ func TestE2ERemoteStepOutlivesADroppedConnection(t *testing.T) {
 	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
 		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
 	})
+	// The child's pane comes through the run's own connection to the host.
+	dev := p.state().Unit("1-1").Step(orchestrator.StepDev).Attempts
+	logins := srv.Accepted()
+	cap, code := p.run(nil, "session", "capture", dev[len(dev)-1].Session, "--lines", "50")
+	if code != 0 || cap["ok"] != true || cap["session"] != dev[len(dev)-1].Session || cap["source"] != "pane" ||
+		!strings.Contains(fmt.Sprint(cap["text"]), "agent-sim bmad: dev 1.1") || srv.Accepted() != logins {
+		t.Fatalf("capture of the child on box: exit %d %v (logins %d → %d)", code, cap, logins, srv.Accepted())
+	}
 	srv.Restart()
 	if err := c.Wait(); err != nil {
 		t.Fatalf("run: %v", err)

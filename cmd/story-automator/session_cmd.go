@@ -125,6 +125,10 @@ func sessionCapture(c *cli.Context) error {
 	e := envOf(c)
 	got, err := projectSessions(e).Capture(c.Context, name, c.Int("lines"))
 	if err != nil {
+		// A child of the run on an ssh host: its host shows it.
+		if handled, rerr := remoteCapture(c.Context, e, name, c.Int("lines")); handled {
+			return rerr
+		}
 		return err
 	}
 	fields := map[string]any{"session": name, "source": got.Source, "text": got.Text}

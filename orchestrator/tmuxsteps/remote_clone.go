@@ -147,3 +147,11 @@ func (w HostWorktrees) Remove(ctx context.Context, story string) error {
 	}
 	return w.Worktrees.Remove(ctx, story)
 }
+
+// CloneCommand is a story-automator command line for a story's clone on
+// host h: project and prefix as the run's Remote has them (wire names the
+// project), the run's tmux server there.
+func CloneCommand(h *hosts.Host, project, prefix, run, story string, args ...string) string {
+	r := &Remote{Host: h, Project: project}
+	return r.command(run, path.Join(r.worktree(run, story), prefix), args...)
+}

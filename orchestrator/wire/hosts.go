@@ -49,16 +49,16 @@ func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy,
 		if err != nil {
 			return nil, coded.Usage("%v", err)
 		}
-		r := tmuxsteps.NewRemote(steps, h, projectName(o.ProjectRoot), exclude)
+		r := tmuxsteps.NewRemote(steps, h, ProjectName(o.ProjectRoot), exclude)
 		r.LostAfter, r.Version, r.Prefix = lost, p.Version, prefix
 		out[spec.Name] = r
 	}
 	return out, nil
 }
 
-// projectName names the project's repository on a host: its folder's
+// ProjectName names the project's repository on a host: its folder's
 // name and a hash of its path, so two projects of one name never share one.
-func projectName(root string) string {
+func ProjectName(root string) string {
 	sum := sha256.Sum256([]byte(root))
 	base := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {

@@ -217,6 +217,12 @@ func (h *Host) mux(ctx context.Context, op string) (string, error) {
 	return stderr.String(), err
 }
 
+// masterAlive reports whether the connection's master still answers.
+func (h *Host) masterAlive(ctx context.Context) bool {
+	_, err := h.mux(ctx, "check")
+	return err == nil
+}
+
 var masterPID = lazyre.New(`pid=(\d+)`)
 
 // Close ends the host's connection and returns once its master process is
@@ -325,7 +331,13 @@ func (h *Host) runOnce(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("host %s: run %s: %w", h.Name, h.sshArgv[0], err)
 	}
-	if ce := h.classify(code, stderr.String()); ce != nil {
+	ce := h.classify(code, stderr.String())
+	if ce == nil && code == 255 && strings.TrimSpace(stderr.String()) == "" && !h.masterAlive(ctx) {
+		// A command riding a connection that dies under it exits 255 and
+		// says nothing: the master it talked to is gone.
+		ce = h.fail(CodeUnreachable, ErrUnreachable, "lost the connection to %s (%s)", h.Name, h.Destination)
+	}
+	if ce != nil {
 		if errors.Is(ce, ErrUnreachable) {
 			h.markDown()
 		}

@@ -183,3 +183,52 @@ func TestControlDirFitsASocketPath(t *testing.T) {
 		t.Errorf("not stable")
 	}
 }
+
+// A command whose connection dies under it exits 255 and says nothing:
+// with no master answering any more it is a lost connection; with the
+// master alive it is the command's own exit status.
+func TestRunSilent255(t *testing.T) {
+	masterUp := true
+	fake := &hoststest.Executor{Answer: func(argv []string, _ []byte) hoststest.Reply {
+		switch hoststest.Op(argv) {
+		case "check":
+			if masterUp {
+				return hoststest.Reply{}
+			}
+			return hoststest.Reply{Exit: 255}
+		case "master":
+			return hoststest.Reply{}
+		}
+		return hoststest.Reply{Exit: 255}
+	}}
+	h := newHost(t, fake, nil, "")
+	var ee *hosts.ExitError
+	if _, err := h.Run(context.Background(), hosts.Request{Args: []string{"exit255"}}); !errors.As(err, &ee) || ee.Code != 255 {
+		t.Fatalf("master alive: err = %v", err)
+	}
+	masterUp = false
+	if _, err := h.Run(context.Background(), hosts.Request{Args: []string{"exit255"}}); !errors.Is(err, hosts.ErrUnreachable) {
+		t.Fatalf("master gone: err = %v", err)
+	}
+}
+
+// GitSSH is the host's ssh with its connection's options, quoted for the
+// shell git hands it to; each git call counts one round trip.
+func TestGitSSHRidesTheConnection(t *testing.T) {
+	fake := &hoststest.Executor{}
+	h := newHost(t, fake, nil, `ssh -F "/my dir/cfg"`)
+	line, err := h.GitSSH(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(line, `ssh -F '/my dir/cfg' -o 'BatchMode=yes' -o 'ControlMaster=auto'`) || !strings.Contains(line, "-S "+h.ControlPath()) || !strings.HasSuffix(line, " -T") {
+		t.Fatalf("GIT_SSH_COMMAND %q", line)
+	}
+	before := h.Stats().RoundTrips()
+	if lost := h.GitRoundTrip(context.Background(), false); lost || h.Stats().RoundTrips() != before+1 {
+		t.Fatalf("lost %v, round trips %d → %d", lost, before, h.Stats().RoundTrips())
+	}
+	if h.GitURL("/srv/sa/repos/p.git") != "me@big:/srv/sa/repos/p.git" {
+		t.Fatalf("url %s", h.GitURL("/srv/sa/repos/p.git"))
+	}
+}

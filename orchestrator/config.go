@@ -41,6 +41,8 @@ type RunConfig struct {
 	// MaxWait bounds the wait for an agent's limit to lift (--max-wait; not
 	// given: workflow.yaml's maxWait, else DefaultMaxWait).
 	MaxWait Duration `json:"maxWait,omitzero"`
+	// Hosts pins the run to these hosts (--host; empty = every enabled host).
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // Budget is a run's limits as given on the command line; 0 = not given.
@@ -65,8 +67,11 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	if given.Parallel > 0 {
 		c.Parallel = given.Parallel
 	}
+	if len(given.Hosts) > 0 {
+		c.Hosts = given.Hosts
+	}
 	if given.Isolate != "" || c.Isolate == "" {
-		c.Isolate = isolation(given.Isolate, c.Parallel)
+		c.Isolate = isolation(given.Isolate, c.Parallel+pol.remoteSlots(c.Hosts))
 	}
 	if given.Model != "" {
 		c.Model = given.Model

@@ -165,7 +165,7 @@ func renderProgress(w *bufio.Writer, s *State) {
 		for _, name := range StorySteps() {
 			fmt.Fprintf(w, " %s |", cell(stepCell(u.Step(name))))
 		}
-		fmt.Fprintf(w, " %s | %s |\n", u.Status, cell(totalCell(u.Usage)))
+		fmt.Fprintf(w, " %s | %s |\n", u.Status+u.hostNote(), cell(totalCell(u.Usage)))
 	}
 	if len(retros) > 0 {
 		fmt.Fprint(w, "\n| epic | retrospective | commit | status |\n| --- | --- | --- | --- |\n")

@@ -68,6 +68,8 @@ type Engine struct {
 	escalated atomic.Bool
 	// stopUnits cancels the context every running unit works under.
 	stopUnits context.CancelFunc
+	// slots are the run's hosts and the units running on each.
+	slots *hostSlots
 	// inflight holds, per running attempt, the tree's snapshot from its start.
 	inflight    map[int]Snapshot
 	nextAttempt int
@@ -127,25 +129,32 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	return e.finish(ctx)
 }
 
-// schedule starts ready units, at most Parallel at a time, until none is
-// left to start and none runs.
+// schedule starts ready units on the run's hosts (see hostslots.go), each
+// host's slots at a time, until none is left to start and none runs.
 func (e *Engine) schedule(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.mu.Lock()
 	e.stopUnits = cancel
 	e.mu.Unlock()
-	parallel := max(e.state.Config.Parallel, 1)
+	slots := e.newHostSlots()
+	e.mu.Lock()
+	e.slots = slots
+	e.mu.Unlock()
 	results := make(chan unitEnd)
 	running := 0
 	for {
-		for running < parallel && !e.halting.Load() && ctx.Err() == nil {
-			u := e.nextReady()
+		for slots.anyFree() && !e.halting.Load() && ctx.Err() == nil {
+			u, _ := e.nextPlaced(slots)
 			if u == nil {
 				break
 			}
 			running++
-			go func(u *Unit) { results <- e.driveUnit(ctx, u) }(u)
+			go func(u *Unit) {
+				end := e.driveUnit(ctx, u)
+				e.release(slots, u)
+				results <- end
+			}(u)
 		}
 		if running == 0 {
 			return
@@ -155,23 +164,6 @@ func (e *Engine) schedule(ctx context.Context) {
 		}
 		running--
 	}
-}
-
-// nextReady marks the first pending unit whose dependencies are done as
-// running and returns it, or returns nil. A unit that depends, directly or
-// not, on a blocked (escalated) unit stays pending: its dependency is not done.
-func (e *Engine) nextReady() *Unit {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, u := range e.state.Units {
-		if u.Status != StatusPending || !e.depsDone(u) {
-			continue
-		}
-		u.Status = StatusRunning
-		e.persistLocked(u)
-		return u
-	}
-	return nil
 }
 
 func (e *Engine) depsDone(u *Unit) bool {
@@ -353,7 +345,7 @@ func prepareResume(s *State) (abandoned []string) {
 			for i := range st.Attempts {
 				if st.Attempts[i].FinalState == "" {
 					st.Attempts[i].FinalState = FinalInterrupted
-					st.Attempts[i].Reason = "the orchestrator stopped during the attempt"
+					st.Attempts[i].Reason = abandonedReason
 					if st.Attempts[i].Session != "" {
 						abandoned = append(abandoned, st.Attempts[i].Session)
 					}

@@ -132,6 +132,14 @@ type StepRequest struct {
 	// WorkDir is the project in the story's git worktree ("" = the project
 	// root): the child works there and the step's verifiers look there.
 	WorkDir string
+	// Adopt names the child session of this step that a stopped
+	// orchestrator left on a remote host: the runner waits for it when it
+	// still runs there instead of starting another ("" = none).
+	Adopt string
+	// Host is the machine the attempt runs on ("" or LocalHost: this one).
+	// A remote attempt works in the story's clone there and leaves WorkDir
+	// holding the same files when it ends (see tmuxsteps.Remote).
+	Host string
 }
 
 // StepResult is how an attempt ended, as the monitor saw it.

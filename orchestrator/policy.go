@@ -43,6 +43,9 @@ type Policy struct {
 	// wait (0 = DefaultMaxWait; the run's --max-wait replaces it).
 	OnLimit string
 	MaxWait time.Duration
+	// Hosts are the machines stories may run on, LocalHost first (nil: this
+	// machine alone).
+	Hosts []HostPolicy
 }
 
 // Step actions (the workflow policy's `action`).
@@ -140,6 +143,9 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 	}
 	if p.MaxCycles < 1 {
 		p.MaxCycles = DefaultMaxCycles
+	}
+	for _, h := range wp.Hosts {
+		p.Hosts = append(p.Hosts, HostPolicy{Name: h.Name, Parallel: h.Parallel, Agents: h.Agents, Enabled: h.Enabled})
 	}
 	return p
 }

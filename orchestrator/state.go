@@ -94,6 +94,9 @@ type Unit struct {
 	// Worktree is the project in the story's own git worktree while it has
 	// one (--isolate worktree; see worktree.go): kept when the story escalates.
 	Worktree string `json:"worktree,omitempty"`
+	// Host is the machine the unit's steps run on (workflows.LocalHost or a
+	// `hosts:` name), set when it is scheduled (see hostslots.go).
+	Host string `json:"host,omitempty"`
 	// Paths are the project-relative paths that changed while the unit's
 	// sessions ran: what its commit takes (see ownership.go).
 	Paths []string     `json:"paths,omitempty"`

@@ -207,15 +207,19 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
 	model := e.modelFor(st.Name)
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
-		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree,
+		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree, Host: u.Host,
 		Started: func(session, output string) {
 			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
 		}}
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
+	req.Adopt = adoptable(u, st, idx)
 	id, before, tracked := e.beginAttempt(ctx)
 	res, err := e.Steps.RunStep(ctx, req)
+	if errors.Is(err, ErrHostLost) {
+		e.hostLost(u, st.Name)
+	}
 	if tracked {
 		e.endAttempt(ctx, u, id, before)
 	}

@@ -136,13 +136,22 @@ func WriteRun(w io.Writer, st *orchestrator.State, sum orchestrator.RunSummary, 
 			wt.UntilTime().Local().Format("2006-01-02 15:04:05"), wt.Remaining(time.Now()).Round(time.Second))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nSTORY\tSTATUS\tATTEMPTS\tTOKENS\tCOST\tCOMMIT")
+	hosts := st.RemoteHosts()
+	head := "\nSTORY\tSTATUS\tATTEMPTS\tTOKENS\tCOST\tCOMMIT"
+	if hosts {
+		head += "\tHOST"
+	}
+	fmt.Fprintln(tw, head)
 	for _, u := range st.Units {
 		var t spend.Total
 		if u.Usage != nil {
 			t = *u.Usage
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", u.Dotted, u.Status, t.Attempts, spend.FormatTokens(t.Tokens()), costCell(t), shortSHA(u.Commit))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s", u.Dotted, u.Status, t.Attempts, spend.FormatTokens(t.Tokens()), costCell(t), shortSHA(u.Commit))
+		if hosts {
+			fmt.Fprintf(tw, "\t%s", hostName(u.Host))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "state document: %s\n", path)
@@ -166,7 +175,15 @@ func StoryRows(st *orchestrator.State) []map[string]any {
 	rows := []map[string]any{}
 	for _, u := range st.Units {
 		rows = append(rows, map[string]any{"story": u.Dotted, "kind": u.Kind, "title": u.Title, "status": u.Status,
-			"commit": u.Commit, "usage": u.Usage})
+			"commit": u.Commit, "usage": u.Usage, "host": hostName(u.Host)})
 	}
 	return rows
+}
+
+// hostName is a unit's host; a unit of a run from before hosts ran here.
+func hostName(h string) string {
+	if h == "" {
+		return orchestrator.LocalHost
+	}
+	return h
 }

@@ -67,6 +67,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintln(w, "Stories:")
 		for _, u := range r.Units {
 			fmt.Fprintf(w, "  %-8s %-9s %s%s%s\n", u.Story, u.Status, stepMarks(u), commitText(u.Commit), unitSpend(u.Usage))
+			if u.Host != "" && u.Host != orchestrator.LocalHost {
+				fmt.Fprintf(w, "           on host %s\n", u.Host)
+			}
 			if u.Worktree != "" {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}

@@ -79,8 +79,10 @@ type Unit struct {
 	Steps   []Step `json:"steps"`
 	Commit  string `json:"commit,omitempty"`
 	// Worktree is the story's own git worktree while it has one (--isolate worktree).
-	Worktree string       `json:"worktree,omitempty"`
-	Usage    *spend.Total `json:"usage"`
+	Worktree string `json:"worktree,omitempty"`
+	// Host is the machine the story runs (or ran) on: local or a `hosts:` name.
+	Host  string       `json:"host"`
+	Usage *spend.Total `json:"usage"`
 }
 
 type Step struct {
@@ -157,7 +159,11 @@ func RunOf(st *orchestrator.State, path string) *Run {
 		r.Wait = &Waiting{LimitWait: *st.Wait}
 	}
 	for _, u := range st.Units {
-		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
+		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
+			Host: u.Host}
+		if su.Host == "" {
+			su.Host = orchestrator.LocalHost
+		}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {
 			su.Current = cur.Name
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/wire"
@@ -37,7 +38,8 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.DurationFlag{Name: "max-duration", Destination: &o.MaxDuration, Usage: "pause the run once it has been running this long (pauses not counted)"},
 			&cli.DurationFlag{Name: "max-wait", Destination: &o.MaxWait, Usage: "longest wait for an agent's usage or rate limit to lift before the run escalates with usage_limit (default: workflow.yaml's maxWait, else 6h)"},
 			&cli.IntFlag{Name: "parallel", Destination: &o.Parallel, Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
-			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree (default: worktree when --parallel > 1)"},
+			&cli.StringSliceFlag{Name: "host", Destination: &o.Hosts, Usage: "run stories only on this host of workflow.yaml's hosts (local, or a name; repeatable); default: every enabled host"},
+			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree, on this machine (default: worktree when --parallel > 1 or workflow hosts take stories)"},
 			&cli.BoolFlag{Name: "resume", Destination: &o.Resume, Usage: "continue the paused or interrupted run from its state document"},
 			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan and change nothing"},
 			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "one JSON object per event, then the result"},
@@ -70,7 +72,7 @@ func runAction(c *cli.Context, o *runOptions) error {
 		socket = projectSocket(e)
 	}
 	opts, deps, err := wire.Build(context.Background(), opts, wire.Process{Getenv: e.Getenv, Environ: e.Environ(),
-		Exe: e.Exe, Tmux: tmux.New(socket), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log})
+		Exe: e.Exe, Tmux: tmux.New(socket), SessionDir: sessionStateDir(e), Now: e.Now, Log: e.Log, Version: buildinfo.Version(version)})
 	if err != nil {
 		return runFailure(err)
 	}

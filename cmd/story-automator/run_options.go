@@ -27,6 +27,7 @@ type runOptions struct {
 	MaxWait              time.Duration
 	Parallel             int
 	Isolate              string
+	Hosts                cli.StringSlice
 	Resume, DryRun, JSON bool
 	MaxCycles            int
 	Backoff              time.Duration
@@ -88,6 +89,7 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 	c := &opts.RunConfig
 	c.Epic, c.Stories = o.Epic, o.Stories
 	c.FallbackAgent, c.Isolate = o.FallbackAgent, o.Isolate
+	c.Hosts = o.Hosts.Value()
 	if given("agent") {
 		c.Agent = o.Agent
 	}

@@ -26,6 +26,7 @@ func sessionCommand() *cli.Command {
 			{Name: "capture", Usage: "print a session's screen (or the tail of its output file once it is gone)", ArgsUsage: "NAME",
 				Flags: []cli.Flag{&cli.IntFlag{Name: "lines", Usage: "last N lines including scrollback (0 = the visible screen)"}}, Action: sessionCapture},
 			sessionSendCommand(),
+			sessionUsageCommand(),
 			{Name: "kill", Usage: "kill one session", ArgsUsage: "NAME", Action: sessionKill},
 			{Name: "kill-all", Usage: "kill this project's sessions, or every project's", Action: sessionKillAll,
 				Flags: []cli.Flag{
@@ -135,6 +136,10 @@ func sessionCapture(c *cli.Context) error {
 	e := envOf(c)
 	got, err := projectSessions(e).Capture(c.Context, name, c.Int("lines"))
 	if err != nil {
+		// A child of the run on an ssh host: its host shows it.
+		if handled, rerr := remoteCapture(c.Context, e, name, c.Int("lines")); handled {
+			return rerr
+		}
 		return err
 	}
 	fields := map[string]any{"session": name, "source": got.Source, "text": got.Text}

@@ -45,6 +45,8 @@ type Runner struct {
 	// TrustProject: the user asked (run --trust-project) that each child's
 	// CLI trust the project folder (child.Request.TrustProject).
 	TrustProject bool
+	// Remotes run the attempts whose StepRequest.Host names them (see Remote).
+	Remotes map[string]*Remote
 }
 
 // The run loop finds the optional capabilities by type assertion; these
@@ -59,6 +61,9 @@ var (
 // kills the session (its output stays in the output file). When ctx ends the
 // session is killed at once: a paused run leaves no agent editing the project.
 func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orchestrator.StepResult, error) {
+	if r := t.Remotes[req.Host]; r != nil {
+		return r.RunStep(ctx, req)
+	}
 	key, err := stepKey(req)
 	if err != nil {
 		return orchestrator.StepResult{}, err

@@ -33,6 +33,8 @@ type Process struct {
 	SessionDir string
 	Now        func() time.Time
 	Log        zerolog.Logger
+	// Version is this binary's version: a host that runs stories must run the same.
+	Version string
 }
 
 // Build opens the project (its BMAD layout and workflow policy), checks tmux
@@ -65,8 +67,21 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
 	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
 	project := bmad.Files{P: proj}
-	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: Worktrees(repo, project),
+	if steps.Remotes, err = Remotes(ctx, o, wpol, steps, p, repo.StatePaths); err != nil {
+		return o, orchestrator.Deps{}, err
+	}
+	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
 		Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
+}
+
+// hostWorktrees adds to a run's worktrees the removal of a story's clones on the hosts.
+func hostWorktrees(local func(run string) orchestrator.Worktrees, remotes map[string]*tmuxsteps.Remote) func(run string) orchestrator.Worktrees {
+	if len(remotes) == 0 {
+		return local
+	}
+	return func(run string) orchestrator.Worktrees {
+		return tmuxsteps.HostWorktrees{Worktrees: local(run), Run: run, Remotes: remotes}
+	}
 }
 
 // Worktrees makes a run's story worktrees in repo, which land a story's

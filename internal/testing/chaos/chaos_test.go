@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/internal/testing/testbin"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
@@ -21,7 +22,8 @@ func TestMain(m *testing.M) {
 // TestChaos (CHAOS_BIN: another build to play against) plays CHAOS_ROUNDS kill rounds (CHAOS_MODE: mixed, random,
 // group-commit) seeded with CHAOS_SEED, plus the hostile rounds unless
 // CHAOS_SPECIAL=0 (CHAOS_ONLY=name: only that one), and fails when any round lost work, left something
-// behind or escalated.
+// behind or escalated. Every fifth kill round runs over local and a
+// private sshd host unless CHAOS_REMOTE=0.
 func TestChaos(t *testing.T) {
 	tmuxtest.Require(t)
 	os.Unsetenv("TMUX")
@@ -33,6 +35,9 @@ func TestChaos(t *testing.T) {
 	}
 	cfg := Config{Bin: bin, Dir: t.TempDir(), Seed: int64(seed), Rounds: envInt(t, "CHAOS_ROUNDS", 20),
 		Mode: os.Getenv("CHAOS_MODE"), Special: os.Getenv("CHAOS_SPECIAL") != "0", Only: os.Getenv("CHAOS_ONLY"), Log: os.Stdout}
+	if os.Getenv("CHAOS_REMOTE") != "0" {
+		cfg.SSHD = func() *sshd.Server { return sshd.Start(t) }
+	}
 	if keep := os.Getenv("CHAOS_KEEP"); keep != "" {
 		cfg.Dir = keep // failed rounds' projects stay there to be looked at
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	// Only, when set, plays only the hostile round of that name.
 	Only string
 	Log  io.Writer
+	// SSHD, when set, starts a private sshd: every fifth round then runs
+	// its stories over local and that ssh host (see remoteRound).
+	SSHD func() *sshd.Server
 }
 
 // Summary counts what the rounds found.
@@ -84,7 +88,13 @@ func Run(cfg Config) Summary {
 		if i%3 == 2 {
 			name, extra = name+"-parallel", []string{"--parallel", "2"}
 		}
-		res := killRound(cfg, roundDir(cfg, name), rng, mode, extra)
+		var res outcome
+		if cfg.SSHD != nil && i%5 == 4 {
+			res = remoteRound(cfg, roundDir(cfg, name+"-remote"), rng, mode)
+			name += "-remote"
+		} else {
+			res = killRound(cfg, roundDir(cfg, name), rng, mode, extra)
+		}
 		sum.Kills += res.kills
 		sum.add(cfg, name, res)
 	}
@@ -235,12 +245,22 @@ func (k killPlan) execute(p *Sample, args ...string) (bool, *Command, error) {
 // killRound starts a run, kills it one to three times (resuming after
 // each), lets a last resume finish and checks the project.
 func killRound(cfg Config, dir string, rng *rand.Rand, mode string, extra []string) (o outcome) {
+	return killRoundWith(cfg, dir, rng, mode, extra, nil)
+}
+
+// killRoundWith is killRound with setup run on the fresh project first.
+func killRoundWith(cfg Config, dir string, rng *rand.Rand, mode string, extra []string, setup func(*Sample) error) (o outcome) {
 	p, err := NewSample(cfg.Bin, dir, fmt.Sprintf("sa-chaos-%d-%s", os.Getpid(), filepath.Base(dir)))
 	if err != nil {
 		return outcome{err: err}
 	}
 	p.RunFlags = extra
 	defer p.Shutdown()
+	if setup != nil {
+		if err := setup(p); err != nil {
+			return outcome{err: err}
+		}
+	}
 	if rng.Intn(2) == 0 {
 		f := faults[rng.Intn(len(faults))]
 		p.Env = append(p.Env, "STORY_AUTOMATOR_SIM_FAULTS="+f)

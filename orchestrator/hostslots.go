@@ -1,0 +1,237 @@
+package orchestrator
+
+import (
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// LocalHost is this machine among a run's hosts.
+const LocalHost = workflows.LocalHost
+
+// ErrHostLost is the cause of an attempt whose host stayed unreachable past
+// the step runner's bound: the run moves the unit to another host and runs
+// the step again there. Whatever the lost host still does is never fetched.
+var ErrHostLost = errors.New("host unreachable")
+
+// HostPolicy is one machine of the workflow's `hosts:` as the run loop
+// schedules over it.
+type HostPolicy struct {
+	Name string
+	// Parallel is how many units run there at once (LocalHost: 0 = the run's --parallel).
+	Parallel int
+	// Agents are the agents ready there; empty = any.
+	Agents  []string
+	Enabled bool
+}
+
+// remoteSlots is how many stories the enabled remote hosts (those of
+// pinned, when given) take at once.
+func (p Policy) remoteSlots(pinned []string) int {
+	n := 0
+	for _, h := range p.Hosts {
+		if h.Name != LocalHost && h.Enabled && (len(pinned) == 0 || slices.Contains(pinned, h.Name)) {
+			n += max(h.Parallel, 1)
+		}
+	}
+	return n
+}
+
+// hostSlots are a run's places to run units: per host, how many at once
+// and how many run now. Remote hosts take stories only in a run with a
+// worktree per story (each remote story is a clone of that worktree);
+// retrospectives always run here, on LocalHost.
+type hostSlots struct {
+	mu     sync.Mutex
+	order  []string
+	cap    map[string]int
+	used   map[string]int
+	agents map[string][]string
+	agent  string
+}
+
+// newHostSlots lays out the run's hosts: LocalHost with --parallel slots
+// (or its own `parallel:`), each enabled remote host with its `parallel:`,
+// those --host names when given.
+func (e *Engine) newHostSlots() *hostSlots {
+	cfg := e.state.Config
+	s := &hostSlots{cap: map[string]int{}, used: map[string]int{}, agents: map[string][]string{}, agent: cfg.Agent}
+	pinned := func(name string) bool { return len(cfg.Hosts) == 0 || slices.Contains(cfg.Hosts, name) }
+	s.order = append(s.order, LocalHost)
+	if pinned(LocalHost) {
+		s.cap[LocalHost] = max(cfg.Parallel, 1)
+	}
+	remote := cfg.Isolate == IsolateWorktree && e.Worktrees != nil
+	for _, h := range e.Policy.Hosts {
+		switch {
+		case h.Name == LocalHost:
+			if h.Parallel > 0 && pinned(LocalHost) {
+				s.cap[LocalHost] = h.Parallel
+			}
+			if !h.Enabled && len(cfg.Hosts) == 0 {
+				s.cap[LocalHost] = 0
+			}
+			s.agents[LocalHost] = h.Agents
+		case h.Enabled && remote && pinned(h.Name):
+			s.order = append(s.order, h.Name)
+			s.cap[h.Name], s.agents[h.Name] = max(h.Parallel, 1), h.Agents
+		}
+	}
+	if s.total() == 0 {
+		s.cap[LocalHost] = max(cfg.Parallel, 1)
+	}
+	return s
+}
+
+func (s *hostSlots) total() int {
+	n := 0
+	for _, c := range s.cap {
+		n += c
+	}
+	return n
+}
+
+// anyFree reports whether some host has a free slot.
+func (s *hostSlots) anyFree() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range s.order {
+		if s.used[h] < s.cap[h] {
+			return true
+		}
+	}
+	return false
+}
+
+// fits is the host u would take now ("" = none): its recorded host when
+// that has a free slot, else the least busy with one whose agents include
+// the run's. A retrospective takes LocalHost, even one pinned away.
+func (s *hostSlots) fits(u *Unit) string {
+	if u.Kind == KindRetro {
+		if s.used[LocalHost] < max(s.cap[LocalHost], 1) {
+			return LocalHost
+		}
+		return ""
+	}
+	free := func(h string) bool {
+		return s.used[h] < s.cap[h] && (len(s.agents[h]) == 0 || slices.Contains(s.agents[h], s.agent))
+	}
+	if u.Host != "" && free(u.Host) {
+		return u.Host
+	}
+	// The least busy host, this machine first among equals: stories
+	// spread over the hosts rather than filling one before the next.
+	best := ""
+	for _, h := range s.order {
+		if free(h) && (best == "" || s.used[h] < s.used[best]) {
+			best = h
+		}
+	}
+	return best
+}
+
+// release frees the slot u holds on its host.
+func (e *Engine) release(s *hostSlots, u *Unit) {
+	e.mu.Lock()
+	host := u.Host
+	e.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used[host]--
+}
+
+// nextPlaced marks the first pending unit whose dependencies are done and
+// that a host has a slot for as running on that host, and returns it (nil
+// when none). A unit that depends, directly or not, on a blocked
+// (escalated) unit stays pending: its dependency is not done.
+func (e *Engine) nextPlaced(s *hostSlots) (*Unit, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range e.state.Units {
+		if u.Status != StatusPending || !e.depsDone(u) {
+			continue
+		}
+		host := s.fits(u)
+		if host == "" {
+			continue
+		}
+		s.used[host]++
+		now := e.Clock.Now()
+		if u.Host != host && (host != LocalHost || u.Host != "") {
+			e.state.addLog(now, u.Dotted, "", "on host "+host)
+		}
+		u.Status, u.Host = StatusRunning, host
+		e.persistLocked(u)
+		return u, host
+	}
+	return nil, ""
+}
+
+// hostLost moves a unit whose host stayed unreachable to another one (the
+// first with a free slot, else LocalHost, even in a run pinned elsewhere)
+// for its step's next attempt, and returns the host it moves to. The lost
+// host takes no new unit for the rest of the run.
+func (e *Engine) hostLost(u *Unit, step string) string {
+	s := e.slots
+	lost := u.Host
+	to := LocalHost
+	if s != nil {
+		s.mu.Lock()
+		for _, h := range s.order {
+			if h != lost && s.used[h] < s.cap[h] {
+				to = h
+				break
+			}
+		}
+		s.used[lost]--
+		s.used[to]++
+		// Gone for good as far as this run knows: no new story goes there.
+		s.cap[lost] = 0
+		s.mu.Unlock()
+	}
+	now := e.Clock.Now()
+	e.updateUnit(u, func(st *State) {
+		u.Host = to
+		st.addLog(now, u.Dotted, step, "host "+lost+" unreachable: the step runs again on "+to+"; nothing more is taken from "+lost)
+	})
+	return to
+}
+
+// hostNote is " on NAME" for a unit on a remote host, else "".
+func (u *Unit) hostNote() string {
+	if u.Host == "" || u.Host == LocalHost {
+		return ""
+	}
+	return " on " + u.Host
+}
+
+// RemoteHosts reports whether a unit of the run ran on a remote host.
+func (s *State) RemoteHosts() bool {
+	for _, u := range s.Units {
+		if u.hostNote() != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// abandonedReason is the reason of an attempt a stopped orchestrator left.
+const abandonedReason = "the orchestrator stopped during the attempt"
+
+// adoptable is the session of the attempt before attempt idx of a unit on
+// a remote host when a stopped orchestrator abandoned it: its child may
+// still run there, and the new attempt waits for it (see StepRequest.Adopt).
+func adoptable(u *Unit, st *StepState, idx int) string {
+	if idx < 1 || u.Host == "" || u.Host == LocalHost {
+		return ""
+	}
+	prev := st.Attempts[idx-1]
+	if prev.FinalState != FinalInterrupted || prev.Reason != abandonedReason || prev.Cycle != st.Attempts[idx].Cycle {
+		return ""
+	}
+	return prev.Session
+}

@@ -63,6 +63,9 @@ type Profile struct {
 	// (tmux/child/send_submit.go); "" = the box shows no such hint.
 	EmptyInputHint string
 
+	// Sandbox is how the CLI confines its own tools (agent/sandbox.go).
+	Sandbox Sandbox
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }

@@ -34,7 +34,22 @@ type RunConfig struct {
 	// Budget is the run's limits given as --max-cost, --max-tokens and
 	// --max-duration (kept on --resume unless given again).
 	Budget *Budget `json:"budget,omitempty"`
+	// Sandbox is SandboxOn (children confined by their CLI's own sandbox,
+	// the default) or SandboxOff (--sandbox off, `sandbox: off`): kept on
+	// --resume unless given again. SandboxNetwork are the hosts a confined
+	// child's tools may reach (workflow.yaml's sandbox.network).
+	Sandbox        string   `json:"sandbox,omitempty"`
+	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
 }
+
+// Values of RunConfig.Sandbox.
+const (
+	SandboxOn  = "on"
+	SandboxOff = "off"
+)
+
+// Confined reports whether the run's children run in their CLI's sandbox.
+func (c RunConfig) Confined() bool { return c.Sandbox != SandboxOff }
 
 // Budget is a run's limits as given on the command line; 0 = not given.
 type Budget struct {
@@ -84,6 +99,7 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 			c.Budget.MaxDuration = b.MaxDuration
 		}
 	}
+	c.mergeSandbox(given, pol)
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles
@@ -99,6 +115,20 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	if given.RecheckGrace.Given() {
 		c.RecheckGrace = given.RecheckGrace
 	}
+}
+
+// mergeSandbox: the flag wins, then the recorded value, then the policy's
+// (confined unless workflow.yaml says off); the hosts follow the policy.
+func (c *RunConfig) mergeSandbox(given RunConfig, pol Policy) {
+	switch {
+	case given.Sandbox != "":
+		c.Sandbox = given.Sandbox
+	case c.Sandbox == "" && pol.SandboxOff:
+		c.Sandbox = SandboxOff
+	case c.Sandbox == "":
+		c.Sandbox = SandboxOn
+	}
+	c.SandboxNetwork = append([]string(nil), pol.SandboxNetwork...)
 }
 
 // check refuses a recorded configuration a run cannot use (a state

@@ -38,6 +38,10 @@ type Policy struct {
 	// RunBudget and StoryBudget are workflow.yaml's budgets; the command
 	// line's run limits replace RunBudget's.
 	RunBudget, StoryBudget spend.Limits
+	// SandboxOff and SandboxNetwork are workflow.yaml's `sandbox`: children
+	// unconfined, or the hosts a confined child's tools may reach.
+	SandboxOff     bool
+	SandboxNetwork []string
 }
 
 // Step actions (the workflow policy's `action`).
@@ -106,7 +110,8 @@ func (p Policy) backoff(s StepPolicy, failures int) time.Duration {
 // PolicyFrom turns the workflow policy into the run loop's.
 func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
-		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget}
+		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
+		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

@@ -87,6 +87,8 @@ type Policy struct {
 	Prices spend.PriceTable
 	// RunBudget and StoryBudget are `budget.run` and `budget.story`.
 	RunBudget, StoryBudget spend.Limits
+	// Sandbox is `sandbox`: whether children are confined and which hosts they reach.
+	Sandbox Sandbox
 }
 
 // Step returns one step's policy; an unknown name is ErrUnknownStep.

@@ -63,8 +63,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.prices(p, val, key)
 		case "budget":
 			r.budget(p, val, key)
+		case "sandbox":
+			r.sandbox(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, sandbox)")
 		}
 	}
 }

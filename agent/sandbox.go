@@ -1,0 +1,109 @@
+package agent
+
+// Sandbox is how an agent CLI confines its own tools so that a child can
+// run with no prompt yet write only its story's folder, its .git and a
+// private temporary folder, and reach no network but the hosts the user
+// lists. It is data: tmux/child switches on Kind, never on the agent.
+type Sandbox struct {
+	// Kind names how the confinement is set up for one child
+	// (SandboxClaudeSettings, SandboxCodexWorkspace, SandboxGeminiTools);
+	// "" = the agent has no sandbox of its own.
+	Kind string
+	// Args replace Profile.Args for a confined child: the same unattended
+	// start with the CLI's sandbox on instead of its "no guard rails"
+	// switch (--dangerously-skip-permissions, --yolo…), which stays in
+	// Args for a child started with the sandbox off.
+	Args []string
+	// OS lists the systems (GOOS) where the CLI's sandbox works; on others
+	// a confined child is refused.
+	OS []string
+	// Needs are the programs the sandbox runs on Linux (bubblewrap,
+	// socat); Install is how to get them.
+	Needs   []string
+	Install string
+	// Hosts: the sandbox can let single hosts through (sandbox.network);
+	// without it those hosts stay blocked too.
+	Hosts bool
+	// Allows says, for doctor and the docs, what a confined child may do.
+	Allows string
+	// Unconfined says why an agent without a sandbox is not confined.
+	Unconfined string
+	// SettingsEnv names the variable with which a child reads a settings
+	// file of its own that outranks the user's ("" = none needed).
+	SettingsEnv string
+	// PolicyTools are the tools a per-child policy lets run with no prompt.
+	PolicyTools []string
+}
+
+// Ways of Sandbox.Kind.
+const (
+	// SandboxClaudeSettings: Claude Code's "sandbox" settings, merged into
+	// the child's --settings, with a permission mode that keeps its file
+	// tools in the project.
+	SandboxClaudeSettings = "claude-settings"
+	// SandboxCodexWorkspace: Codex's workspace-write sandbox set by -c
+	// overrides (writable roots, /tmp excluded, no network, no login shell).
+	SandboxCodexWorkspace = "codex-workspace-write"
+	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
+	// settings file, with auto_edit approval and a per-child policy.
+	SandboxGeminiTools = "gemini-tool-sandboxing"
+)
+
+// SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
+// sandboxes run.
+const SandboxInstall = "apt-get install bubblewrap socat"
+
+// writesAllowed is what every CLI sandbox lets a child write.
+const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; reads: everywhere"
+
+var sandboxes = map[string]Sandbox{
+	// Claude Code 2.1: dontAsk denies whatever is not allowed below without
+	// a prompt; Edit(./**) keeps the file tools in the child's folder
+	// (bypassPermissions would let them write anywhere).
+	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
+		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
+		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
+		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
+	// Codex 0.169: exec runs with approval "never" already.
+	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
+		Args:    []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
+		Install: SandboxInstall,
+		Allows:  writesAllowed + "; network: none (Codex cannot let single hosts through)"},
+	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
+	// the host's network.
+	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},
+		Args:  []string{"--approval-mode", "auto_edit"},
+		Needs: []string{"bwrap"}, Install: SandboxInstall,
+		// The system settings path outranks the user's settings, which stay untouched.
+		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
+		Allows: writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
+}
+
+func init() {
+	for n, s := range sandboxes {
+		p := profiles[n]
+		p.Sandbox = s
+		profiles[n] = p
+	}
+}
+
+// SupportsOS reports whether the sandbox works on goos.
+func (s Sandbox) SupportsOS(goos string) bool {
+	for _, o := range s.OS {
+		if o == goos {
+			return true
+		}
+	}
+	return false
+}
+
+// ArgsFor is the argv that follows the program: the confined start, or
+// the unconfined one when confined is false or the agent has no sandbox.
+func (p Profile) ArgsFor(confined bool) []string {
+	if confined && p.Sandbox.Kind != "" {
+		return p.Sandbox.Args
+	}
+	return p.Args
+}

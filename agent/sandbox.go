@@ -77,7 +77,7 @@ var sandboxes = map[string]Sandbox{
 		// The system settings path outranks the user's settings, which stay untouched.
 		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
 		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
-		Allows: writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
 }
 

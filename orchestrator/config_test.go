@@ -57,7 +57,9 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 					Sandbox: SandboxOn}
 			}},
 		{"a new run with parallel stories isolates them", RunConfig{Parallel: 1}, RunConfig{Parallel: 2},
-			func(c *RunConfig) { *c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5, Sandbox: SandboxOn} }},
+			func(c *RunConfig) {
+				*c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5, Sandbox: SandboxOn}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package doctor checks that this machine can run stories with a real agent:
-// tmux, each agent CLI and its version, auth, folder trust, hooks, and a
-// one-turn rehearsal of a real child in tmux.
+// tmux, each agent CLI and its version, auth, folder trust, hooks, its
+// sandbox, and a one-turn rehearsal of a real child in tmux.
 package doctor
 
 import (
@@ -81,6 +81,7 @@ func Run(ctx context.Context, o Options) Report {
 			}
 			checks = append(checks, checkHooks(ctx, a, o, o.Getenv))
 		}
+		checks = append(checks, checkSandbox(ctx, a, o))
 		if o.Rehearse != nil {
 			checks = append(checks, o.Rehearse(ctx, a))
 		}

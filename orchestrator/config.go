@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -50,6 +51,25 @@ const (
 
 // Confined reports whether the run's children run in their CLI's sandbox.
 func (c RunConfig) Confined() bool { return c.Sandbox != SandboxOff }
+
+// SandboxMode is SandboxOn or SandboxOff.
+func (c RunConfig) SandboxMode() string {
+	if c.Confined() {
+		return SandboxOn
+	}
+	return SandboxOff
+}
+
+// SandboxText says for a person how the run's children are confined.
+func SandboxText(mode string, hosts []string) string {
+	if mode == SandboxOff {
+		return "sandbox off (children unconfined)"
+	}
+	if len(hosts) == 0 {
+		return "sandbox on"
+	}
+	return "sandbox on (network: " + strings.Join(hosts, ", ") + ")"
+}
 
 // Budget is a run's limits as given on the command line; 0 = not given.
 type Budget struct {

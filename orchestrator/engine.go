@@ -109,7 +109,8 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
-	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
+	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown(),
+		Sandbox: st.Config.SandboxMode()})
 	e.schedule(ctx)
 	e.dropLandedWorktrees(context.WithoutCancel(ctx))
 	return e.finish(ctx)

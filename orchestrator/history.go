@@ -25,6 +25,8 @@ type RunSummary struct {
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
 	StateFile  string `json:"stateFile"`
+	// Sandbox is whether the run's children were confined (SandboxOn, SandboxOff).
+	Sandbox string `json:"sandbox"`
 }
 
 // Outcomes of a run in its history besides its status (running, done,
@@ -39,7 +41,8 @@ const (
 func Summarize(st *State, path string) RunSummary {
 	done, total := st.StoryCounts()
 	s := RunSummary{RunID: st.RunID, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, StoriesDone: done,
-		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path}
+		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path,
+		Sandbox: st.Config.SandboxMode()}
 	switch {
 	case st.Status == RunPaused && st.Escalation != nil && st.Escalation.Code != "":
 		s.Outcome = st.Escalation.Code

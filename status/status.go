@@ -54,7 +54,11 @@ type Run struct {
 	Escalation   *orchestrator.Escalation `json:"escalation,omitempty"`
 	Usage        *spend.Total             `json:"usage"`
 	Budget       *orchestrator.Budget     `json:"budget,omitempty"`
-	Units        []Unit                   `json:"units"`
+	// Sandbox is whether the run's children are confined (on, off) and
+	// SandboxNetwork the hosts they may reach.
+	Sandbox        string   `json:"sandbox"`
+	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
+	Units          []Unit   `json:"units"`
 }
 
 type Unit struct {
@@ -129,7 +133,8 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	usage := st.Spend()
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
-		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{}}
+		Usage: &usage, Budget: st.Config.Budget, Units: []Unit{},
+		Sandbox: st.Config.SandboxMode(), SandboxNetwork: st.Config.SandboxNetwork}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage}
 		if cur := u.CurrentStep(); cur != nil && u.Status != orchestrator.StatusDone {

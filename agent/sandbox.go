@@ -29,8 +29,15 @@ type Sandbox struct {
 	// Unconfined says why an agent without a sandbox is not confined.
 	Unconfined string
 	// SettingsEnv names the variable with which a child reads a settings
-	// file of its own that outranks the user's ("" = none needed).
-	SettingsEnv string
+	// file of its own that outranks the user's ("" = none needed). The CLI
+	// reads that file only when it and every folder above it are owned by
+	// root and writable by no one else (SettingsRootOnly); UserSetting is
+	// the key path in the user's own settings file (relative to the state
+	// directory: UserSettingsFile) that confines it without one.
+	SettingsEnv      string
+	SettingsRootOnly bool
+	UserSettingsFile string
+	UserSetting      []string
 	// PolicyTools are the tools a per-child policy lets run with no prompt.
 	PolicyTools []string
 }
@@ -75,7 +82,8 @@ var sandboxes = map[string]Sandbox{
 		Args:  []string{"--approval-mode", "auto_edit"},
 		Needs: []string{"bwrap"}, Install: SandboxInstall,
 		// The system settings path outranks the user's settings, which stay untouched.
-		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", SettingsRootOnly: true,
+		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
 		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},

@@ -22,6 +22,9 @@ type Confine struct {
 	Network []string
 	// FilesDir holds the child's sandbox files and its private temp dir.
 	FilesDir string
+	// SettingsDir holds the child's own settings file where its CLI needs
+	// one (Sandbox.SettingsEnv); "" = the user's settings already confine it.
+	SettingsDir string
 }
 
 // TmpDir is the child's private temporary folder.
@@ -53,11 +56,14 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			"-c", "allow_login_shell=false")
 		l.Env = map[string]string{"TMPDIR": c.TmpDir()}
 	case agent.SandboxGeminiTools:
-		settings := filepath.Join(c.FilesDir, "settings.json")
 		policy := filepath.Join(c.FilesDir, "policy.toml")
 		l.Argv = append(l.Argv, "--policy", policy)
-		l.Files = append(l.Files, File{settings, []byte(toolSandboxSettings)}, File{policy, []byte(allowPolicy(sb.PolicyTools))})
-		l.Env = map[string]string{sb.SettingsEnv: settings}
+		l.Files = append(l.Files, File{policy, []byte(allowPolicy(sb.PolicyTools))})
+		if c.SettingsDir != "" {
+			settings := filepath.Join(c.SettingsDir, "settings.json")
+			l.Files = append(l.Files, File{settings, []byte(toolSandboxSettings)})
+			l.Env = map[string]string{sb.SettingsEnv: settings}
+		}
 	}
 }
 

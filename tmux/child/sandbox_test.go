@@ -20,7 +20,7 @@ func confinedBuild(t *testing.T, name string) Launch {
 	t.Helper()
 	p, _ := agent.LookupProfile(name)
 	c := &Confine{Dir: "/p/wt", GitDirs: []string{"/p/.git", "/p/.git/worktrees/wt"}, Network: []string{"registry.npmjs.org"},
-		FilesDir: "/s/x.sandbox"}
+		FilesDir: "/s/x.sandbox", SettingsDir: "/run/x"}
 	l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "m", Prompt: "go", Confine: c})
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +81,11 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 	if !slices.Contains(l.Argv, "auto_edit") || !slices.Contains(l.Argv, "/s/x.sandbox/policy.toml") {
 		t.Fatalf("argv %q", l.Argv)
 	}
-	if l.Env[p.Sandbox.SettingsEnv] != "/s/x.sandbox/settings.json" || len(l.Files) != 2 {
+	if l.Env[p.Sandbox.SettingsEnv] != "/run/x/settings.json" || len(l.Files) != 2 {
 		t.Fatalf("env %v files %d", l.Env, len(l.Files))
 	}
-	if !strings.Contains(string(l.Files[0].Data), `"toolSandboxing":true`) ||
-		strings.Count(string(l.Files[1].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
+	if !strings.Contains(string(l.Files[1].Data), `"toolSandboxing":true`) ||
+		strings.Count(string(l.Files[0].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
 		t.Fatalf("files %s / %s", l.Files[0].Data, l.Files[1].Data)
 	}
 }
@@ -127,5 +127,42 @@ func TestGitDirsOfAWorktreeNameItsOwnAndTheCommonDir(t *testing.T) {
 	}
 	if got := GitDirs(root); !reflect.DeepEqual(got, []string{common}) {
 		t.Fatalf("repo: %q", got)
+	}
+}
+
+// Gemini CLI reads a settings file named by the environment only when root
+// alone can write it and every folder above it: a folder under /tmp is not
+// one, a user's own setting makes the file needless.
+func TestTheSettingsFileGoesWhereTheCLIReadsIt(t *testing.T) {
+	p, _ := agent.LookupProfile(agent.AgentGemini)
+	tmp := t.TempDir()
+	if rootOnly(tmp) {
+		t.Fatalf("%s counts as root's alone", tmp)
+	}
+	home := t.TempDir()
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"toolSandboxing":true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := settingsPlace(p, tmp, "sa-x", getenv); dir != "" || err != nil {
+		t.Fatalf("with the user's own setting: %q %v, want none needed", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := settingsPlace(p, tmp, "sa-x", getenv)
+	switch {
+	case os.Geteuid() != 0:
+		if ae, ok := AsAgentError(err); !ok || ae.Code != CodeSandboxUnavailable {
+			t.Fatalf("not root: %q %v, want sandbox_unavailable", dir, err)
+		}
+	case err == nil:
+		defer os.RemoveAll(dir)
+		if dir == tmp || !rootOnly(dir) {
+			t.Fatalf("root: %q, want a folder root alone writes", dir)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ func CheckSandbox(ctx context.Context, name string, env []string) error {
 		if err := runProbe(ctx, p, probe, env); err != nil {
 			return err
 		}
+	}
+	if p.Sandbox.SettingsRootOnly && !userTurnsSandboxOn(p, func(k string) string { return envValue(env, k) }) &&
+		!(os.Geteuid() == 0 && rootOnly(filepath.Dir(rootSettingsBase))) {
+		return noSettingsPlace(p)
 	}
 	return nil
 }

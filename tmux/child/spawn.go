@@ -168,7 +168,7 @@ func (s *Spawner) freshName(r Request) (string, error) {
 func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
 		PromptFile: PromptPath(r.StateDir, sess.Name)}
-	confine, err := r.confine(prof, sess.Name)
+	confine, err := r.confine(prof, sess.Name, s.getenv)
 	if err != nil {
 		return Spec{}, err
 	}
@@ -251,13 +251,13 @@ func removeSessionFiles(dir, name string) {
 		sessionstate.StatePath(dir, name) + ".lock", sessionstate.OutputPath(dir, name)} {
 		_ = os.Remove(p)
 	}
-	_ = os.RemoveAll(SandboxFilesPath(dir, name))
+	removeSandboxFiles(dir, name)
 }
 
 // confine is how the child of r is confined: nil when the user turned the
 // sandbox off or the agent has none; an error when its sandbox cannot work
 // on this system.
-func (r Request) confine(prof agent.Profile, name string) (*Confine, error) {
+func (r Request) confine(prof agent.Profile, name string, getenv func(string) string) (*Confine, error) {
 	if r.Unconfined || prof.Sandbox.Kind == "" {
 		return nil, nil
 	}
@@ -272,8 +272,16 @@ func (r Request) confine(prof agent.Profile, name string) (*Confine, error) {
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err
 	}
+	dir, err := settingsPlace(prof, c.FilesDir, name, getenv)
+	if err != nil {
+		return nil, err
+	}
+	c.SettingsDir = dir
 	return c, nil
 }
+
+// getenv reads the environment the child starts from.
+func (s *Spawner) getenv(key string) string { return envValue(s.Environ, key) }
 
 // Validate checks a request before anything is started; its messages name
 // the `session spawn` flags the fields come from.

@@ -92,7 +92,7 @@ func (s Sweep) sweepOne(name string) bool {
 		sessionstate.StatePath(s.Dir, name), lock} {
 		_ = os.Remove(p)
 	}
-	_ = os.RemoveAll(SandboxFilesPath(s.Dir, name))
+	removeSandboxFiles(s.Dir, name)
 	return true
 }
 

@@ -1,5 +1,7 @@
 package agent
 
+import "sort"
+
 // Sandbox is how an agent CLI confines its own tools so that a child can
 // run with no prompt yet write only its story's folder, its .git and a
 // private temporary folder, and reach no network but the hosts the user
@@ -40,6 +42,10 @@ type Sandbox struct {
 	UserSetting      []string
 	// PolicyTools are the tools a per-child policy lets run with no prompt.
 	PolicyTools []string
+	// Plants are the names (relative to the child's folder) the sandbox
+	// creates or mounts over when they are absent; a run keeps them out of
+	// git (orchestrator/gitvcs/planted.go).
+	Plants []string
 }
 
 // Ways of Sandbox.Kind.
@@ -70,6 +76,11 @@ var sandboxes = map[string]Sandbox{
 	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
 		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
 		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
+		// Its protected names, over which it mounts /dev/null when absent.
+		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+			".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".envrc",
+			".ripgreprc", ".mcp.json", ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".idea", ".vscode",
+			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"},
 		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
 	// Codex 0.169: exec runs with approval "never" already.
 	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
@@ -85,6 +96,7 @@ var sandboxes = map[string]Sandbox{
 		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", SettingsRootOnly: true,
 		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
 		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
+		Plants:      []string{".gitignore", ".geminiignore"},
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
 }
@@ -95,6 +107,22 @@ func init() {
 		p.Sandbox = s
 		profiles[n] = p
 	}
+}
+
+// SandboxPlants are the names every agent's sandbox may plant, sorted, once each.
+func SandboxPlants() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range AgentNames() {
+		for _, name := range profiles[n].Sandbox.Plants {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // SupportsOS reports whether the sandbox works on goos.

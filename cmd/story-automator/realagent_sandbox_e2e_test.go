@@ -7,10 +7,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/marker"
@@ -97,7 +99,10 @@ func TestRealClaudeRunRefusesWhenBubblewrapIsMissing(t *testing.T) {
 
 // hostile is one hostile run's outcome.
 type hostile struct {
-	state       *orchestrator.State
+	state *orchestrator.State
+	agent string
+	// committed are the files of the run's commits.
+	committed   []string
 	srv         *modelsim.Server
 	targets     []string
 	connections *atomic.Int32
@@ -113,7 +118,8 @@ func hostileRun(t *testing.T, agentName string, home func(offline.Config) (offli
 	port := listenEverywhere(t, h.connections)
 	tag := "sa-escape-" + agentName + "-" + randomHex(t)
 	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q}\n"+
-		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{fault: escape}]\n", port, outsideIP(t), port, tag)
+		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: %q}, {fault: escape}]\n",
+		port, outsideIP(t), port, tag, agentGitAdd)
 	h.srv = startModelSim(t, script)
 	// Project and home lie outside /tmp, where a user's are: Gemini CLI's
 	// sandbox gives the shell a private /tmp, which would hide a write
@@ -138,6 +144,7 @@ func hostileRun(t *testing.T, agentName string, home func(offline.Config) (offli
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"))
 	args := append([]string{"run", "--agent", agentName, "--epic", "1", "--stories", "1", "--json",
 		"--completion-rechecks", "1", "--backoff", "10ms"}, extra...)
+	base := strings.TrimSpace(p.git("rev-parse", "HEAD"))
 	res, code := p.run(env, args...)
 	path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
 	h.state, err = orchestrator.LoadState(path)
@@ -145,6 +152,8 @@ func hostileRun(t *testing.T, agentName string, home func(offline.Config) (offli
 		b, _ := os.ReadFile(path)
 		t.Fatalf("run: exit %d %v (%v)\nstate:\n%s\nsessions:\n%s", code, res, err, b, sessionTails(p.root))
 	}
+	h.committed = strings.Fields(p.git("log", "--name-only", "--format=", base+"..HEAD"))
+	h.agent = agentName
 	return h
 }
 
@@ -167,16 +176,31 @@ func (h *hostile) expectHeld(t *testing.T) {
 	for _, e := range h.srv.Exchanges() {
 		seen.Write(e.Request)
 	}
+	for _, f := range h.committed {
+		if slices.Contains(agent.SandboxPlants(), f) || strings.HasPrefix(f, ".vscode/") || strings.HasPrefix(f, ".idea/") {
+			t.Errorf("a file the sandbox planted, %s, landed in a commit", f)
+		}
+	}
+	// Gemini CLI's tool sandbox keeps .git read-only: its agent cannot
+	// stage or commit (the run commits each story itself).
+	if gitAdds := h.agent != "gemini"; gitAdds != strings.Contains(seen.String(), agentGitAddOK) {
+		t.Errorf("%s's own `git add -A` in its sandbox: passed %v, want %v", h.agent, !gitAdds, gitAdds)
+	}
 	if !strings.Contains(seen.String(), "DENIED write "+filepath.Dir(h.targets[1])) {
 		t.Errorf("no denied write to HOME reached the model: the escape was not tried or its denial is invisible")
 	}
 	if t.Failed() {
 		t.Logf("what the agent's shell told the model: %q", triedLines().FindAllString(seen.String(), -1))
-		if d := os.Getenv("SA_DEBUG_DIR"); d != "" {
-			_ = os.WriteFile(filepath.Join(d, "requests.txt"), []byte(seen.String()), 0o600)
-		}
 	}
 }
+
+// agentGitAdd is what an agent does to commit its own work; it prints
+// agentGitAddOK (computed, so the command's text does not hold it) when
+// git took every change.
+const (
+	agentGitAdd   = "git add -A && echo GIT-ADD-$((6*7))"
+	agentGitAddOK = "GIT-ADD-42"
+)
 
 // triedLines finds what the escape's shell printed (not its command text,
 // where a $ follows the word).

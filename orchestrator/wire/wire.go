@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
@@ -63,7 +64,8 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
 	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Layout: proj, Policy: wpol,
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
-	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
+	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir),
+		Planted: agent.SandboxPlants()}
 	project := bmad.Files{P: proj}
 	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: Worktrees(repo, project),
 		Clock: orchestrator.SystemClock{}, Log: p.Log}, nil

@@ -42,6 +42,12 @@ type Sandbox struct {
 	UserSetting      []string
 	// PolicyTools are the tools a per-child policy lets run with no prompt.
 	PolicyTools []string
+	// InsideEnv are variables the CLI sets for commands its sandbox runs
+	// (any one set: the session running this tool is confined); nil = it
+	// sets none we know of. TurnOn says how a user confines a session of
+	// theirs (one this tool does not start).
+	InsideEnv []string
+	TurnOn    string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -76,6 +82,8 @@ var sandboxes = map[string]Sandbox{
 	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
 		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
 		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
+		InsideEnv: []string{"SANDBOX_RUNTIME"},
+		TurnOn:    "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
 		// Its protected names, over which it mounts /dev/null when absent.
 		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
 			".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".envrc",
@@ -84,9 +92,12 @@ var sandboxes = map[string]Sandbox{
 		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
 	// Codex 0.169: exec runs with approval "never" already.
 	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
-		Args:    []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
-		Install: SandboxInstall,
-		Allows:  writesAllowed + "; network: none (Codex cannot let single hosts through)"},
+		Args: []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
+		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
+		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"},
+		TurnOn:    "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
+		Install:   SandboxInstall,
+		Allows:    writesAllowed + "; network: none (Codex cannot let single hosts through)"},
 	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
 	// the host's network.
 	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},
@@ -97,6 +108,7 @@ var sandboxes = map[string]Sandbox{
 		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
 		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
 		Plants:      []string{".gitignore", ".geminiignore"},
+		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
 }
@@ -123,6 +135,30 @@ func SandboxPlants() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// SessionSandbox tells, from the environment of a command an agent
+// session runs, which agent's session it is and whether the session is
+// confined by that CLI's sandbox; known is false when the session's CLI
+// sets no variable that tells (or no agent session is found).
+func SessionSandbox(getenv func(string) string) (name string, confined, known bool) {
+	for _, n := range AgentNames() {
+		p := profiles[n]
+		inSession := false
+		for _, v := range p.SessionEnv {
+			inSession = inSession || getenv(v) != ""
+		}
+		if !inSession {
+			continue
+		}
+		for _, v := range p.Sandbox.InsideEnv {
+			if getenv(v) != "" {
+				return n, true, true
+			}
+		}
+		return n, false, len(p.Sandbox.InsideEnv) > 0
+	}
+	return "", false, false
 }
 
 // SupportsOS reports whether the sandbox works on goos.

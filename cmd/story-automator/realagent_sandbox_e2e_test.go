@@ -118,8 +118,8 @@ func hostileRun(t *testing.T, agentName string, home func(offline.Config) (offli
 	port := listenEverywhere(t, h.connections)
 	tag := "sa-escape-" + agentName + "-" + randomHex(t)
 	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q}\n"+
-		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: %q}, {fault: escape}]\n",
-		port, outsideIP(t), port, tag, agentGitAdd)
+		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: %q}, {shell: %q}, {fault: escape}]\n",
+		port, outsideIP(t), port, tag, agentTools, agentGitAdd)
 	h.srv = startModelSim(t, script)
 	// Project and home lie outside /tmp, where a user's are: Gemini CLI's
 	// sandbox gives the shell a private /tmp, which would hide a write
@@ -181,10 +181,11 @@ func (h *hostile) expectHeld(t *testing.T) {
 			t.Errorf("a file the sandbox planted, %s, landed in a commit", f)
 		}
 	}
-	// Gemini CLI's tool sandbox keeps .git read-only: its agent cannot
-	// stage or commit (the run commits each story itself).
-	if gitAdds := h.agent != "gemini"; gitAdds != strings.Contains(seen.String(), agentGitAddOK) {
-		t.Errorf("%s's own `git add -A` in its sandbox: passed %v, want %v", h.agent, !gitAdds, gitAdds)
+	if !strings.Contains(seen.String(), agentToolsOK) {
+		t.Errorf("go, python3 or npm did not run in %s's sandbox: %q", h.agent, toolsOutput().FindAllString(seen.String(), 3))
+	}
+	if !strings.Contains(seen.String(), agentGitAddOK) {
+		t.Errorf("%s's own `git add -A` did not pass in its sandbox", h.agent)
 	}
 	if !strings.Contains(seen.String(), "DENIED write "+filepath.Dir(h.targets[1])) {
 		t.Errorf("no denied write to HOME reached the model: the escape was not tried or its denial is invisible")
@@ -194,11 +195,23 @@ func (h *hostile) expectHeld(t *testing.T) {
 	}
 }
 
-// agentGitAdd is what an agent does to commit its own work; it prints
-// agentGitAddOK (computed, so the command's text does not hold it) when
-// git took every change.
+// agentTools runs the project toolchains a confined agent must keep (its
+// PATH intact, no login shell resetting it); agentToolsOK is printed when
+// all ran.
 const (
-	agentGitAdd   = "git add -A && echo GIT-ADD-$((6*7))"
+	agentTools   = "go version && python3 --version && npm --version && printf 'TOOLS-%d\\n' 42"
+	agentToolsOK = "TOOLS-42"
+)
+
+// toolsOutput finds agentTools' output in a request.
+var toolsOutput = lazyre.New(`.{0,300}TOOLS-.{0,300}`)
+
+// agentGitAdd is what an agent does to commit its own work; it prints
+// agentGitAddOK (formatted, so the command's text does not hold it; no
+// $(( )), which Gemini CLI blocks as command injection) when git took
+// every change.
+const (
+	agentGitAdd   = "git add -A && printf 'GIT-ADD-%d\\n' 42"
 	agentGitAddOK = "GIT-ADD-42"
 )
 

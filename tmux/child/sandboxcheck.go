@@ -43,9 +43,10 @@ func CheckSandbox(ctx context.Context, name string, env []string) error {
 			return err
 		}
 	}
-	if p.Sandbox.SettingsRootOnly && !userTurnsSandboxOn(p, func(k string) string { return envValue(env, k) }) &&
+	getenv := func(k string) string { return envValue(env, k) }
+	if p.Sandbox.SettingsRootOnly && !userTurnsSandboxOn(p, getenv) &&
 		!(os.Geteuid() == 0 && rootOnly(filepath.Dir(rootSettingsBase))) {
-		return noSettingsPlace(p)
+		return noSettingsPlace(p, getenv)
 	}
 	return nil
 }

@@ -35,17 +35,17 @@ func settingsPlace(p agent.Profile, filesDir, name string, getenv func(string) s
 			return dir, nil
 		}
 	}
-	return "", noSettingsPlace(p)
+	return "", noSettingsPlace(p, getenv)
 }
 
 // noSettingsPlace says why a CLI that reads its sandbox setting only from
 // root's files or the user's own cannot be confined per child here.
-func noSettingsPlace(p agent.Profile) error {
+func noSettingsPlace(p agent.Profile, getenv func(string) string) error {
 	return &AgentError{Code: CodeSandboxUnavailable, Agent: p.Name,
 		Message: fmt.Sprintf("%s: %s takes its sandbox setting per run only from a file root alone can write, and this tool runs as uid %d",
 			p.Name, p.Product, os.Geteuid()),
 		Action: fmt.Sprintf("turn it on in your own %s settings (%s: true in %s)%s",
-			p.Product, jsonPath(p.Sandbox.UserSetting), p.StatePath(p.Sandbox.UserSettingsFile, os.Getenv), offHint)}
+			p.Product, jsonPath(p.Sandbox.UserSetting), p.StatePath(p.Sandbox.UserSettingsFile, getenv), offHint)}
 }
 
 func jsonPath(keys []string) string {

@@ -73,7 +73,9 @@ func Run(ctx context.Context, o Options) Report {
 		}
 		if p, ok := agent.LookupProfile(a); ok && p.Program != "" {
 			if !o.Offline {
-				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok {
+				// A confined child starts without the switch root needs a
+				// variable for (Claude Code's bypass mode).
+				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok && sandboxOff(o.Root) {
 					checks = append(checks, c)
 				}
 				checks = append(checks, checkAuth(a, o.Getenv))

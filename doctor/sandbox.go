@@ -34,3 +34,9 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 	}
 	return c
 }
+
+// sandboxOff reports whether the project's workflow.yaml runs children unconfined.
+func sandboxOff(root string) bool {
+	pol, err := workflows.LoadPolicy(root)
+	return err == nil && pol.Sandbox.Off
+}

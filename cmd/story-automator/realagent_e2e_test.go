@@ -230,6 +230,25 @@ func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
 	}
 }
 
+// A confined Claude Code child (the default) starts without the bypass
+// switch, so as root it needs no IS_SANDBOX=1.
+func TestRealClaudeConfinedAsRootNeedsNoSandboxVariable(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("only root meets Claude Code's root refusal")
+	}
+	p := newRealClaudeProject(t, proofScript, offline.Dialogs{})
+	var env []string
+	for _, kv := range p.env {
+		if !strings.HasPrefix(kv, "IS_SANDBOX=") {
+			env = append(env, kv)
+		}
+	}
+	p.env = env
+	name := p.spawn(env, "--agent", "claude", "--prompt", "Please write the proof file.")
+	p.expectProof(t, name)
+}
+
 // Each first-run dialog of the pinned Claude Code, reproduced by leaving its
 // answer out of the private home, ends the child stuck at that dialog with
 // its action, before any model request; --trust-project answers none of them.

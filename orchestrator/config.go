@@ -52,9 +52,10 @@ const (
 // Confined reports whether the run's children run in their CLI's sandbox.
 func (c RunConfig) Confined() bool { return c.Sandbox != SandboxOff }
 
-// SandboxMode is SandboxOn or SandboxOff.
+// SandboxMode is SandboxOn or SandboxOff as recorded: a document from
+// before the setting (never resumed since) ran its children unconfined.
 func (c RunConfig) SandboxMode() string {
-	if c.Confined() {
+	if c.Sandbox == SandboxOn {
 		return SandboxOn
 	}
 	return SandboxOff

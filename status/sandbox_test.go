@@ -24,8 +24,13 @@ func TestStatusShowsTheRunsSandbox(t *testing.T) {
 	if !strings.Contains(text.String(), "Children: sandbox off (children unconfined)") {
 		t.Fatalf("text:\n%s", text.String())
 	}
-	st.Config = orchestrator.RunConfig{SandboxNetwork: []string{"registry.npmjs.org"}}
+	st.Config = orchestrator.RunConfig{Sandbox: orchestrator.SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}}
 	if r := RunOf(st, ""); r.Sandbox != orchestrator.SandboxOn || len(r.SandboxNetwork) != 1 {
-		t.Fatalf("a run without the setting reads %q %v", r.Sandbox, r.SandboxNetwork)
+		t.Fatalf("a confined run reads %q %v", r.Sandbox, r.SandboxNetwork)
+	}
+	// A document from before the setting ran its children unconfined.
+	st.Config = orchestrator.RunConfig{}
+	if r := RunOf(st, ""); r.Sandbox != orchestrator.SandboxOff {
+		t.Fatalf("an old run reads %q, want off", r.Sandbox)
 	}
 }

@@ -17,6 +17,7 @@ var agentNameHomes = []string{
 	"agent/profile.go",
 	"agent/session.go", // which variables each CLI's session sets
 	"agent/dialogs.go", // the table's dialogs: what each CLI shows
+	"agent/sandbox.go", // the table's sandboxes: how each CLI confines its tools
 	"agentsim/",
 	"modelsim/",
 	"internal/testing/chaos/", // kills runs of the simulated agent, and only of it

@@ -66,6 +66,9 @@ type Profile struct {
 	// limit or an API fault (agent/limits.go).
 	Limits Limits
 
+	// Sandbox is how the CLI confines its own tools (agent/sandbox.go).
+	Sandbox Sandbox
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }

@@ -1,6 +1,6 @@
 // Package doctor checks that this machine can run stories with a real agent:
-// tmux, each agent CLI and its version, auth, folder trust, hooks, and a
-// one-turn rehearsal of a real child in tmux.
+// tmux, each agent CLI and its version, auth, folder trust, hooks, its
+// sandbox, and a one-turn rehearsal of a real child in tmux.
 package doctor
 
 import (
@@ -80,7 +80,9 @@ func Run(ctx context.Context, o Options) Report {
 		}
 		if p, ok := agent.LookupProfile(a); ok && p.Program != "" {
 			if !o.Offline {
-				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok {
+				// A confined child starts without the switch root needs a
+				// variable for (Claude Code's bypass mode).
+				if c, ok := checkRoot(a, o.Euid, o.Getenv); ok && sandboxOff(o.Root) {
 					checks = append(checks, c)
 				}
 				checks = append(checks, checkAuth(a, o.Getenv))
@@ -88,6 +90,7 @@ func Run(ctx context.Context, o Options) Report {
 			}
 			checks = append(checks, checkHooks(ctx, a, o, o.Getenv))
 		}
+		checks = append(checks, checkSandbox(ctx, a, o))
 		if o.Rehearse != nil {
 			checks = append(checks, o.Rehearse(ctx, a))
 		}

@@ -168,6 +168,10 @@ func (s *Server) anthropicContent(c *Conversation, rep Reply) []map[string]any {
 		if rep.Call.Background {
 			input["run_in_background"] = true
 		}
+		if rep.Call.Unsandboxed {
+			// Claude Code's Bash escape hatch.
+			input["dangerouslyDisableSandbox"] = true
+		}
 		if rep.Call.Shell == "" && filepath.IsAbs(rep.Call.WritePath) && c.HasTool("Write") {
 			name, input = "Write", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
 		}

@@ -32,7 +32,7 @@ func (b *Brain) Respond(c *Conversation) Reply {
 	if u != nil {
 		usage = *u
 	}
-	r := walk(actions, done, last, b.step)
+	r := walk(actions, done, last, b)
 	r.Usage = usage
 	return r
 }
@@ -91,13 +91,13 @@ const crashCommand = `kill -KILL "$PPID"`
 
 // walk finds the response for the request that follows `done` tool calls in
 // this turn: the next call, or the final text once every call is made.
-func walk(actions []Action, done int, lastResult string, step func() string) Reply {
+func walk(actions []Action, done int, lastResult string, b *Brain) Reply {
 	var r Reply
 	var text []string
 	calls := 0
 	ran := false
 	for _, a := range actions {
-		var call *Call
+		var planned []*Call
 		switch {
 		case a.Delay > 0:
 			r.Delay += a.Delay
@@ -112,24 +112,25 @@ func walk(actions []Action, done int, lastResult string, step func() string) Rep
 				return Reply{ErrorStatus: 500, Delay: r.Delay}
 			}
 		case a.Fault == FaultCrash:
-			call = &Call{Shell: crashCommand}
+			planned = []*Call{{Shell: crashCommand}}
+		case a.Fault == FaultEscape:
+			planned = append(b.escapeCalls(), &Call{Shell: b.step()})
 		case a.Step:
-			call = &Call{Shell: step()}
+			planned = []*Call{{Shell: b.step()}}
 		case a.Shell != "":
-			call = &Call{Shell: a.Shell, Background: a.Background}
+			planned = []*Call{{Shell: a.Shell, Background: a.Background}}
 		case a.Write != nil:
-			call = &Call{WritePath: a.Write.Path, WriteContent: a.Write.Content}
+			planned = []*Call{{WritePath: a.Write.Path, WriteContent: a.Write.Content}}
 		}
-		if call == nil {
-			continue
+		for _, call := range planned {
+			ran = true
+			if calls == done {
+				r.Call, r.Text = call, strings.Join(text, "\n")
+				return r
+			}
+			calls++
+			r.Delay, text = 0, nil
 		}
-		ran = true
-		if calls == done {
-			r.Call, r.Text = call, strings.Join(text, "\n")
-			return r
-		}
-		calls++
-		r.Delay, text = 0, nil
 	}
 	r.Text = strings.Join(text, "\n")
 	if r.Text == "" {

@@ -133,6 +133,9 @@ type Call struct {
 	// when it has one, else through its shell).
 	WritePath    string `json:"writePath,omitempty"`
 	WriteContent string `json:"writeContent,omitempty"`
+	// Unsandboxed asks the CLI to run the shell command outside its
+	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
+	Unsandboxed bool `json:"unsandboxed,omitempty"`
 }
 
 // shellCommand is the call as a shell command line: writes without a write

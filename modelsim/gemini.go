@@ -165,6 +165,11 @@ func gemParts(c *Conversation, rep Reply) []any {
 	}
 	if rep.Call != nil {
 		name, args := "run_shell_command", map[string]any{"command": rep.Call.shellCommand()}
+		if rep.Call.Unsandboxed {
+			// Gemini CLI's request for more sandbox permissions.
+			args["additional_permissions"] = map[string]any{"network": true,
+				"fileSystem": map[string]any{"write": []string{"/"}}}
+		}
 		if rep.Call.Shell == "" && c.HasTool("write_file") {
 			name, args = "write_file", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
 		}

@@ -205,7 +205,12 @@ func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 	cmd := rep.Call.shellCommand()
 	switch {
 	case c.HasTool("exec_command"):
-		out = append(out, s.oaiFunctionCall("exec_command", map[string]any{"cmd": cmd, "yield_time_ms": 30000}))
+		args := map[string]any{"cmd": cmd, "yield_time_ms": 30000}
+		if rep.Call.Unsandboxed {
+			// Codex's escalation request: run outside the sandbox.
+			args["sandbox_permissions"], args["justification"] = "require_escalated", "needs to write outside the project"
+		}
+		out = append(out, s.oaiFunctionCall("exec_command", args))
 	case c.HasTool("exec"):
 		// Code mode: the shell tool is reached from JavaScript run by "exec".
 		out = append(out, map[string]any{"id": s.newID("ctc_"), "type": "custom_tool_call", "status": "completed",

@@ -30,13 +30,16 @@ import (
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
 //	      - fault: crash|hang|error   # kill the agent process / never answer / HTTP 500
+//	      - fault: escape             # a hostile model: try to reach past the sandbox, then do the step
+//	escape: {loopback: "127.0.0.1:9", outside: "192.0.2.1:80", tag: "sa-escape"}   # its targets
 //	limit: {after: 2, for: 150s, kind: usage}   # see Limit: refuse every request for a time
 //
 // Rules are tried in order; the first that matches plans the turn.
 type Script struct {
-	Usage   *Usage `yaml:"usage"`
-	Builtin *bool  `yaml:"builtin"`
-	Rules   []Rule `yaml:"rules"`
+	Usage   *Usage  `yaml:"usage"`
+	Builtin *bool   `yaml:"builtin"`
+	Rules   []Rule  `yaml:"rules"`
+	Escape  *Escape `yaml:"escape"`
 	// Limit, when set, refuses requests for a time as the API does at a
 	// usage limit, rate limit or fault.
 	Limit *Limit `yaml:"limit"`
@@ -81,6 +84,11 @@ const (
 	FaultHang = "hang"
 	// FaultError answers with an HTTP 500 in the protocol's error shape.
 	FaultError = "error"
+	// FaultEscape acts out a hostile model (escape.go): the agent's shell
+	// tries to write outside the project, to HOME and /tmp and to connect
+	// to a loopback port and an outside address, then tries again asking
+	// for the CLI's unsandboxed escape hatch, then does the step's work.
+	FaultEscape = "escape"
 )
 
 // LoadScript reads and checks a script file; its failures are coded
@@ -109,6 +117,9 @@ func ParseScript(data []byte) (*Script, error) {
 		if err := s.Limit.check(); err != nil {
 			return nil, err
 		}
+	}
+	if e := s.Escape; e != nil && e.Tag != "" && !safeTag(e.Tag) {
+		return nil, fmt.Errorf("escape.tag %q: use letters, digits, '.', '_' and '-'", e.Tag)
 	}
 	for i := range s.Rules {
 		if err := s.Rules[i].check(); err != nil {
@@ -162,9 +173,9 @@ func (a Action) check() error {
 		return fmt.Errorf("negative delay")
 	}
 	switch a.Fault {
-	case "", FaultCrash, FaultHang, FaultError:
+	case "", FaultCrash, FaultHang, FaultError, FaultEscape:
 	default:
-		return fmt.Errorf("unknown fault %q (crash, hang, error)", a.Fault)
+		return fmt.Errorf("unknown fault %q (crash, hang, error, escape)", a.Fault)
 	}
 	return nil
 }
@@ -193,4 +204,13 @@ func (r *Rule) applies(protocol string, texts []string) bool {
 		}
 	}
 	return n == r.Nth
+}
+
+func safeTag(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return s != "." && s != ".."
 }

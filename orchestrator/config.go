@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -43,6 +44,41 @@ type RunConfig struct {
 	MaxWait Duration `json:"maxWait,omitzero"`
 	// Hosts pins the run to these hosts (--host; empty = every enabled host).
 	Hosts []string `json:"hosts,omitempty"`
+	// Sandbox is SandboxOn (children confined by their CLI's own sandbox,
+	// the default) or SandboxOff (--sandbox off, `sandbox: off`): kept on
+	// --resume unless given again. SandboxNetwork are the hosts a confined
+	// child's tools may reach (workflow.yaml's sandbox.network).
+	Sandbox        string   `json:"sandbox,omitempty"`
+	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
+}
+
+// Values of RunConfig.Sandbox.
+const (
+	SandboxOn  = "on"
+	SandboxOff = "off"
+)
+
+// Confined reports whether the run's children run in their CLI's sandbox.
+func (c RunConfig) Confined() bool { return c.Sandbox != SandboxOff }
+
+// SandboxMode is SandboxOn or SandboxOff as recorded: a document from
+// before the setting (never resumed since) ran its children unconfined.
+func (c RunConfig) SandboxMode() string {
+	if c.Sandbox == SandboxOn {
+		return SandboxOn
+	}
+	return SandboxOff
+}
+
+// SandboxText says for a person how the run's children are confined.
+func SandboxText(mode string, hosts []string) string {
+	if mode == SandboxOff {
+		return "sandbox off (children unconfined)"
+	}
+	if len(hosts) == 0 {
+		return "sandbox on"
+	}
+	return "sandbox on (network: " + strings.Join(hosts, ", ") + ")"
 }
 
 // Budget is a run's limits as given on the command line; 0 = not given.
@@ -99,6 +135,7 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 			c.Budget.MaxDuration = b.MaxDuration
 		}
 	}
+	c.mergeSandbox(given, pol)
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles
@@ -117,6 +154,20 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	if given.RecheckGrace.Given() {
 		c.RecheckGrace = given.RecheckGrace
 	}
+}
+
+// mergeSandbox: the flag wins, then the recorded value, then the policy's
+// (confined unless workflow.yaml says off); the hosts follow the policy.
+func (c *RunConfig) mergeSandbox(given RunConfig, pol Policy) {
+	switch {
+	case given.Sandbox != "":
+		c.Sandbox = given.Sandbox
+	case c.Sandbox == "" && pol.SandboxOff:
+		c.Sandbox = SandboxOff
+	case c.Sandbox == "":
+		c.Sandbox = SandboxOn
+	}
+	c.SandboxNetwork = append([]string(nil), pol.SandboxNetwork...)
 }
 
 // check refuses a recorded configuration a run cannot use (a state

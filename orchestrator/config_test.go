@@ -18,7 +18,7 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 		return RunConfig{Epic: "1", Stories: "1-3", Agent: "claude", FallbackAgent: "codex", Parallel: 2,
 			Isolate: IsolateWorktree, MaxCycles: 2, Model: "m1", StepModels: map[string]string{StepReview: "r1"},
 			Backoff: DurationOf(7 * time.Second), CompletionRechecks: 2, RecheckGrace: DurationOf(time.Second),
-			StateFile: "s.md", MarkerFile: "m", OwnerSession: "o",
+			StateFile: "s.md", MarkerFile: "m", OwnerSession: "o", Sandbox: SandboxOn,
 			Budget: &Budget{MaxCostUSD: 1, MaxTokens: 10, MaxDuration: DurationOf(time.Hour)}}
 	}
 	tests := []struct {
@@ -34,7 +34,11 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 			func(c *RunConfig) { c.Agent, c.FallbackAgent, c.Parallel = "gemini", "sim", 4 }},
 		{"isolate given", recorded(), RunConfig{Isolate: IsolateNone}, func(c *RunConfig) { c.Isolate = IsolateNone }},
 		{"isolate missing from an old document follows parallel", RunConfig{Parallel: 3}, RunConfig{},
-			func(c *RunConfig) { c.Parallel, c.Isolate, c.MaxCycles = 3, IsolateWorktree, 5 }},
+			func(c *RunConfig) { c.Parallel, c.Isolate, c.MaxCycles, c.Sandbox = 3, IsolateWorktree, 5, SandboxOn }},
+		{"sandbox off given replaces the recorded on", recorded(), RunConfig{Sandbox: SandboxOff},
+			func(c *RunConfig) { c.Sandbox = SandboxOff }},
+		{"a recorded off stays off on a resume without the flag", RunConfig{Parallel: 1, Sandbox: SandboxOff}, RunConfig{},
+			func(c *RunConfig) { c.Isolate, c.MaxCycles = IsolateNone, 5 }},
 		{"models: the run's replaced, step models step by step", recorded(),
 			RunConfig{Model: "m2", StepModels: map[string]string{StepDev: "d2"}},
 			func(c *RunConfig) { c.Model, c.StepModels = "m2", map[string]string{StepReview: "r1", StepDev: "d2"} }},
@@ -49,10 +53,13 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 		{"a new run: given values, the policy's cycles", RunConfig{Parallel: 1},
 			RunConfig{Agent: "sim", Budget: &Budget{MaxCostUSD: 2}},
 			func(c *RunConfig) {
-				*c = RunConfig{Agent: "sim", Parallel: 1, Isolate: IsolateNone, MaxCycles: 5, Budget: &Budget{MaxCostUSD: 2}}
+				*c = RunConfig{Agent: "sim", Parallel: 1, Isolate: IsolateNone, MaxCycles: 5, Budget: &Budget{MaxCostUSD: 2},
+					Sandbox: SandboxOn}
 			}},
 		{"a new run with parallel stories isolates them", RunConfig{Parallel: 1}, RunConfig{Parallel: 2},
-			func(c *RunConfig) { *c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5} }},
+			func(c *RunConfig) {
+				*c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5, Sandbox: SandboxOn}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,6 +76,26 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 				t.Fatalf("merge %+v\n got %+v\nwant %+v", tt.given, got, want)
 			}
 		})
+	}
+}
+
+// workflow.yaml's `sandbox: off` makes a new run unconfined; its hosts are
+// recorded with the run.
+func TestMergeTakesTheSandboxFromThePolicyForANewRun(t *testing.T) {
+	t.Parallel()
+	pol := DefaultPolicy()
+	pol.SandboxOff = true
+	var c RunConfig
+	c.Merge(RunConfig{}, pol)
+	if c.Sandbox != SandboxOff || c.Confined() {
+		t.Fatalf("sandbox %q confined %v, want off from the policy", c.Sandbox, c.Confined())
+	}
+	pol = DefaultPolicy()
+	pol.SandboxNetwork = []string{"registry.npmjs.org"}
+	c = RunConfig{}
+	c.Merge(RunConfig{}, pol)
+	if !c.Confined() || !reflect.DeepEqual(c.SandboxNetwork, []string{"registry.npmjs.org"}) {
+		t.Fatalf("got %q %v, want on with the policy's host", c.Sandbox, c.SandboxNetwork)
 	}
 }
 

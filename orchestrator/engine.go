@@ -121,7 +121,8 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.readAbandoned(abandoned)
 	e.sweepTemps()
 	done, total := st.StoryCounts()
-	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown()})
+	e.emit(Event{Kind: EventRunStarted, Done: done, Total: total, Message: st.RunID, Usage: e.usageNow(), Budget: e.budgetShown(),
+		Sandbox: st.Config.SandboxMode()})
 	if e.resumeWait(ctx) {
 		e.schedule(ctx)
 	}

@@ -57,6 +57,9 @@ type Event struct {
 	Usage        *spend.Total `json:"usage,omitempty"`
 	// Budget is the run's limits (run_started only, when any is set).
 	Budget *Budget `json:"budget,omitempty"`
+	// Sandbox is whether the run's children are confined (run_started
+	// only): SandboxOn or SandboxOff.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Reporter receives a run's events; implementations are safe for concurrent use.

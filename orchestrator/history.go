@@ -34,6 +34,8 @@ type RunSummary struct {
 	// DurationMs is the time the run spent running, pauses excluded.
 	DurationMs int64  `json:"durationMs"`
 	StateFile  string `json:"stateFile"`
+	// Sandbox is whether the run's children were confined (SandboxOn, SandboxOff).
+	Sandbox string `json:"sandbox"`
 }
 
 // Outcomes of a run in its history besides its status (running, done,
@@ -48,7 +50,8 @@ const (
 func Summarize(st *State, path string) RunSummary {
 	done, total := st.StoryCounts()
 	s := RunSummary{RunID: st.RunID, StartedAt: st.StartedAt, FinishedAt: st.FinishedAt, StoriesDone: done,
-		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path, Wait: st.Wait}
+		StoriesTotal: total, Usage: st.Spend(), DurationMs: st.ActiveMs, StateFile: path, Wait: st.Wait,
+		Sandbox: st.Config.SandboxMode()}
 	switch {
 	case st.Status == RunPaused && st.Escalation != nil && st.Escalation.Code != "":
 		s.Outcome = st.Escalation.Code

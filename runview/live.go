@@ -29,6 +29,7 @@ type LiveReporter struct {
 	total   int
 	usage   *spend.Total
 	budget  *orchestrator.Budget
+	sandbox string
 	running map[string]liveStep
 	// wait is the limit the run waits out, while it does.
 	wait    *liveWait
@@ -110,7 +111,7 @@ func (r *LiveReporter) Report(ev orchestrator.Event) {
 	}
 	switch ev.Kind {
 	case orchestrator.EventRunStarted:
-		r.runID, r.done, r.total, r.budget = ev.Message, ev.Done, ev.Total, ev.Budget
+		r.runID, r.done, r.total, r.budget, r.sandbox = ev.Message, ev.Done, ev.Total, ev.Budget, ev.Sandbox
 	case orchestrator.EventStepStarted:
 		detail := ev.Agent
 		if ev.Attempt > 0 {
@@ -152,8 +153,12 @@ func (r *LiveReporter) note(ev orchestrator.Event) {
 // redrawLocked replaces the previous frame with the current one.
 func (r *LiveReporter) redrawLocked() {
 	now := r.Now()
-	lines := []string{fmt.Sprintf("story-automator run %s · %d/%d stories done · elapsed %s",
-		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second)), "  " + orchestrator.SpendText(r.usage, r.budget)}
+	head := fmt.Sprintf("story-automator run %s · %d/%d stories done · elapsed %s",
+		r.runID, r.done, r.total, now.Sub(r.started).Round(time.Second))
+	if r.sandbox != "" {
+		head += " · " + orchestrator.SandboxText(r.sandbox, nil)
+	}
+	lines := []string{head, "  " + orchestrator.SpendText(r.usage, r.budget)}
 	keys := make([]string, 0, len(r.running))
 	for k := range r.running {
 		keys = append(keys, k)

@@ -29,8 +29,9 @@ func Commits(st *orchestrator.State) []map[string]string {
 // WritePlan prints, for a person, what a run would do.
 func WritePlan(w io.Writer, st *orchestrator.State) {
 	c := st.Config
-	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d\n",
-		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles)
+	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d · %s\n",
+		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles,
+		orchestrator.SandboxText(c.SandboxMode(), c.SandboxNetwork))
 	for _, u := range st.Units {
 		if u.Status == orchestrator.StatusDone {
 			continue
@@ -86,11 +87,11 @@ func WaveKeys(st *orchestrator.State) [][]string {
 // WriteRunsTable prints the history as a table for people.
 func WriteRunsTable(w io.Writer, runs []orchestrator.RunSummary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tSTARTED\tOUTCOME\tSTORIES\tATTEMPTS\tRETRIES\tLIMITS\tAPI FAULTS\tESCALATIONS\tTOKENS\tCOST\tDURATION")
+	fmt.Fprintln(tw, "RUN\tSTARTED\tOUTCOME\tSTORIES\tATTEMPTS\tRETRIES\tLIMITS\tAPI FAULTS\tESCALATIONS\tTOKENS\tCOST\tDURATION\tSANDBOX")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", r.RunID, shortTime(r.StartedAt), outcomeCell(r),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n", r.RunID, shortTime(r.StartedAt), outcomeCell(r),
 			r.StoriesDone, r.StoriesTotal, r.Attempts, r.Retries, r.Limits, r.APIFaults, r.Escalations, spend.FormatTokens(r.Usage.Tokens()),
-			costCell(r.Usage), durationText(r.DurationMs))
+			costCell(r.Usage), durationText(r.DurationMs), textline.OrDash(r.Sandbox))
 	}
 	tw.Flush()
 }

@@ -59,6 +59,10 @@ type Run struct {
 	TmuxSocket string `json:"tmuxSocket,omitempty"`
 	// Resume is the command that carries an interrupted or paused run on.
 	Resume string `json:"resume,omitempty"`
+	// Sandbox is whether the run's children are confined (on, off) and
+	// SandboxNetwork the hosts they may reach.
+	Sandbox        string   `json:"sandbox"`
+	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
 	// Wait is the limit the run waits out, while it does.
 	Wait  *Waiting `json:"wait,omitempty"`
 	Units []Unit   `json:"units"`
@@ -154,7 +158,8 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	usage := st.Spend()
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
-		Usage: &usage, Budget: st.Config.Budget, TmuxSocket: st.Config.TmuxSocket, Units: []Unit{}}
+		Usage: &usage, Budget: st.Config.Budget, TmuxSocket: st.Config.TmuxSocket, Units: []Unit{},
+		Sandbox: st.Config.SandboxMode(), SandboxNetwork: st.Config.SandboxNetwork}
 	if st.Wait != nil {
 		r.Wait = &Waiting{LimitWait: *st.Wait}
 	}

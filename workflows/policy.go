@@ -97,6 +97,8 @@ type Policy struct {
 	// longest wait for a limit to lift (0 = the run's default).
 	OnLimit string
 	MaxWait time.Duration
+	// Sandbox is `sandbox`: whether children are confined and which hosts they reach.
+	Sandbox Sandbox
 }
 
 // What a step does when its agent meets a limit (`onLimit`).

@@ -71,8 +71,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.onLimit(p, val, key)
 		case "maxWait":
 			r.duration(val, key, &p.MaxWait, false)
+		case "sandbox":
+			r.sandbox(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox)")
 		}
 	}
 }

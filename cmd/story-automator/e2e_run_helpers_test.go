@@ -32,8 +32,13 @@ type runProject struct {
 
 func newRunProject(t testing.TB) *runProject {
 	t.Helper()
+	return newRunProjectAt(t, t.TempDir())
+}
+
+// newRunProjectAt writes the sample project into root, an empty folder.
+func newRunProjectAt(t testing.TB, root string) *runProject {
+	t.Helper()
 	socket := tmuxtest.Socket(t)
-	root := t.TempDir()
 	p := &runProject{t: t, bin: builtBinary(t), root: root, socket: socket, simLog: filepath.Join(t.TempDir(), "sim.jsonl")}
 	t.Cleanup(func() { tmuxtest.Shutdown(socket, filepath.Join(root, ".story-automator", "sessions")) })
 	if err := sample.WriteSample(root); err != nil {

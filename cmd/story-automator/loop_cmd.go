@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
@@ -105,5 +106,31 @@ func loopStart(c *cli.Context) error {
 	if err != nil {
 		return printLoop(c)(nil, err)
 	}
-	return printLoop(c)(loopController(c).Start(c.Context, prompt, loopShape(c)))
+	out, err := loopController(c).Start(c.Context, prompt, loopShape(c))
+	if err == nil {
+		out["sessionSandbox"] = sessionSandbox(envOf(c).Getenv)
+	}
+	return printLoop(c)(out, err)
+}
+
+// sessionSandbox says whether the agent session the loop drives (the one
+// running this command) is confined by its CLI's sandbox, and how to turn
+// it on: this tool does not start that session, but it can tell.
+func sessionSandbox(getenv func(string) string) map[string]any {
+	name, confined, known := agent.SessionSandbox(getenv)
+	out := map[string]any{"agent": name, "confined": nil}
+	p, _ := agent.LookupProfile(name)
+	switch {
+	case name == "":
+		out["note"] = "not run from an agent session this tool knows: cannot tell whether it is sandboxed"
+	case !known:
+		out["note"] = fmt.Sprintf("%s sets nothing that tells whether its session is sandboxed; to be sure: %s", p.Product, p.Sandbox.TurnOn)
+	case confined:
+		out["confined"] = true
+		out["note"] = p.Product + " session: sandboxed"
+	default:
+		out["confined"] = false
+		out["note"] = fmt.Sprintf("%s session: NOT sandboxed — its commands can reach past the project; to turn it on: %s", p.Product, p.Sandbox.TurnOn)
+	}
+	return out
 }

@@ -210,6 +210,7 @@ func TestRealGeminiChildWithTrustProjectRunsInAnUntrustedFolder(t *testing.T) {
 // As root, the pinned Claude Code refuses --dangerously-skip-permissions
 // without IS_SANDBOX=1 and exits 1 at once: the child ends stuck at the
 // run_as_root dialog with the action, not crashed (so a run does not retry it).
+// Only an unconfined child gets that switch, hence --sandbox off.
 func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
@@ -222,30 +223,52 @@ func TestRealClaudeAsRootWithoutSandboxEndsStuck(t *testing.T) {
 			env = append(env, kv)
 		}
 	}
-	name := p.spawn(env, "--agent", "claude", "--prompt", "Please say hello.")
+	name := p.spawn(env, "--agent", "claude", "--sandbox", "off", "--prompt", "Please say hello.")
 	res, code := p.run(env, "monitor-session", name, "--timeout", "60s")
 	if code != 5 || res["reason"] != "dialog" || res["dialog"] != "run_as_root" || !strings.Contains(stringOr(res["action"]), "IS_SANDBOX=1") {
 		t.Fatalf("monitor = %d %v, want stuck at run_as_root", code, res)
 	}
 }
 
+// A confined Claude Code child (the default) starts without the bypass
+// switch, so as root it needs no IS_SANDBOX=1.
+func TestRealClaudeConfinedAsRootNeedsNoSandboxVariable(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("only root meets Claude Code's root refusal")
+	}
+	p := newRealClaudeProject(t, proofScript, offline.Dialogs{})
+	var env []string
+	for _, kv := range p.env {
+		if !strings.HasPrefix(kv, "IS_SANDBOX=") {
+			env = append(env, kv)
+		}
+	}
+	p.env = env
+	name := p.spawn(env, "--agent", "claude", "--prompt", "Please write the proof file.")
+	p.expectProof(t, name)
+}
+
 // Each first-run dialog of the pinned Claude Code, reproduced by leaving its
 // answer out of the private home, ends the child stuck at that dialog with
 // its action, before any model request; --trust-project answers none of them.
+// The bypass warning belongs to the unconfined start (--sandbox off): a
+// confined child never shows it.
 func TestRealClaudeChildAtEachFirstRunDialogEndsStuck(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		want  string
-		leave offline.Dialogs
+		want    string
+		leave   offline.Dialogs
+		sandbox string
 	}{
-		{"bypass_permissions", offline.Dialogs{BypassPermissions: true}},
-		{"api_key", offline.Dialogs{APIKey: true}},
-		{"onboarding", offline.Dialogs{Onboarding: true}},
+		{"bypass_permissions", offline.Dialogs{BypassPermissions: true}, "off"},
+		{"api_key", offline.Dialogs{APIKey: true}, "on"},
+		{"onboarding", offline.Dialogs{Onboarding: true}, "on"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
 			t.Parallel()
 			p := newRealClaudeProject(t, "rules: []\n", tc.leave)
-			name := p.spawn(p.env, "--agent", "claude", "--trust-project", "--prompt", "Please say hello.")
+			name := p.spawn(p.env, "--agent", "claude", "--sandbox", tc.sandbox, "--trust-project", "--prompt", "Please say hello.")
 			p.expectDialog(t, name, tc.want)
 			if n := len(p.srv.Exchanges()); n != 0 {
 				t.Fatalf("the model was asked %d times behind the dialog", n)

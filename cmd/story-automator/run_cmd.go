@@ -47,6 +47,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.DurationFlag{Name: "backoff", Destination: &o.Backoff, Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
 			&cli.IntFlag{Name: "completion-rechecks", Destination: &o.CompletionRechecks, Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
 			&cli.DurationFlag{Name: "recheck-grace", Destination: &o.RecheckGrace, Value: def.RecheckGrace, Usage: "time between those verifications"},
+			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: orchestrator.SandboxOn, Usage: sandboxUsage},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

@@ -34,6 +34,7 @@ type runOptions struct {
 	CompletionRechecks   int
 	RecheckGrace         time.Duration
 	TrustProject         bool
+	Sandbox              string
 	// IsSet reports whether a flag was on the command line (not its default).
 	IsSet func(name string) bool
 }
@@ -52,6 +53,9 @@ func (o *runOptions) validate() error {
 	}
 	if o.IsSet("isolate") && o.Isolate != orchestrator.IsolateWorktree && o.Isolate != orchestrator.IsolateNone {
 		return coded.Usage("--isolate must be worktree or none, got %q", o.Isolate)
+	}
+	if err := checkSandboxFlag(o.Sandbox); err != nil {
+		return err
 	}
 	agents := agent.RunAgents()
 	for _, f := range named[:2] {
@@ -95,6 +99,10 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 	}
 	if given("parallel") {
 		c.Parallel = o.Parallel
+	}
+	if o.IsSet("sandbox") {
+		// Not given: the recorded value, else workflow.yaml's (RunConfig.Merge).
+		c.Sandbox = o.Sandbox
 	}
 	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
 	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}

@@ -10,6 +10,7 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 func sessionSpawnCommand() *cli.Command {
@@ -26,6 +27,7 @@ func sessionSpawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from this file ('-' = stdin)"},
 			&cli.StringFlag{Name: "prompt", Usage: "the prompt text"},
 			&cli.StringFlag{Name: "command", Usage: "custom agent: command template with {prompt}, {prompt_file} or {model}; without a prompt placeholder the prompt goes to stdin"},
+			&cli.StringFlag{Name: "sandbox", Value: orchestrator.SandboxOn, Usage: sandboxUsage},
 			&cli.BoolFlag{Name: "trust-project", Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: sessionSpawn,
@@ -44,6 +46,11 @@ func sessionSpawn(c *cli.Context) error {
 	exe, err := e.Exe()
 	if err != nil {
 		return coded.Fail("spawn_failed", "cannot find this binary: %v", err)
+	}
+	if !req.Unconfined {
+		if err := child.CheckSandbox(context.Background(), req.Agent, e.Environ()); err != nil {
+			return agentFailure(err)
+		}
 	}
 	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
 	sess, err := sp.Spawn(context.Background(), req)
@@ -68,6 +75,9 @@ func spawnRequest(c *cli.Context, e *runtimeEnv) (child.Request, error) {
 	if err := r.Validate(); err != nil {
 		return r, coded.Usage("%v", err)
 	}
+	if err := spawnSandbox(c, e, &r); err != nil {
+		return r, err
+	}
 	var err error
 	if r.Prompt, err = child.PromptFrom(c.String("prompt"), c.String("prompt-file"), e.In); err != nil {
 		return r, err
@@ -86,4 +96,41 @@ func sweepOldSessions(e *runtimeEnv) {
 	for _, name := range swept {
 		e.Log.Debug().Str("session", name).Msg("swept the files of a session that ended long ago")
 	}
+}
+
+// spawnSandbox sets how the child is confined: --sandbox when given, else
+// workflow.yaml's sandbox (on by default), whose hosts the child may reach.
+func spawnSandbox(c *cli.Context, e *runtimeEnv, r *child.Request) error {
+	if err := checkSandboxFlag(c.String("sandbox")); err != nil {
+		return err
+	}
+	pol, err := workflows.LoadPolicy(e.ProjectRoot)
+	if err != nil {
+		return coded.Wrap(workflows.Code(err), err)
+	}
+	r.Unconfined = pol.Sandbox.Off
+	if c.IsSet("sandbox") {
+		r.Unconfined = c.String("sandbox") == orchestrator.SandboxOff
+	}
+	r.Network = pol.Sandbox.Network
+	return nil
+}
+
+// sandboxUsage is the --sandbox flag's help, the same on run and session spawn.
+const sandboxUsage = "on: each child runs inside its agent CLI's own sandbox (writes only its story's folder, .git and a private temp dir; no network but workflow.yaml's sandbox.network hosts); off: children unconfined, as the CLI's bypass switch runs them (default: workflow.yaml's sandbox, else on)"
+
+// checkSandboxFlag refuses a --sandbox value other than on or off.
+func checkSandboxFlag(v string) error {
+	if v != orchestrator.SandboxOn && v != orchestrator.SandboxOff {
+		return coded.Usage("--sandbox must be on or off, got %q", v)
+	}
+	return nil
+}
+
+// agentFailure is the coded error of an agent or sandbox check.
+func agentFailure(err error) error {
+	if ae, ok := child.AsAgentError(err); ok {
+		return coded.Fail(ae.Code, "%s", ae.Message).WithAction("%s", ae.Action)
+	}
+	return coded.Wrap("spawn_failed", err)
 }

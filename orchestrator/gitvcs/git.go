@@ -32,6 +32,9 @@ type Git struct {
 	// StatePaths are paths relative to Root that hold story-automator's state:
 	// never committed, and listed in .git/info/exclude. A trailing "/" marks a directory.
 	StatePaths []string
+	// Planted are names (relative to Root) an agent CLI's sandbox may plant
+	// when they are absent; those absent at Prepare are excluded (planted.go).
+	Planted []string
 
 	mu  sync.Mutex
 	env []string
@@ -78,6 +81,9 @@ func (g *Git) Prepare(ctx context.Context) error {
 	}
 	g.gitDir = strings.TrimSpace(dir)
 	if err := g.excludeState(ctx); err != nil {
+		return err
+	}
+	if err := g.excludePlanted(ctx); err != nil {
 		return err
 	}
 	if email, _ := g.git(ctx, nil, "config", "user.email"); strings.TrimSpace(email) == "" {

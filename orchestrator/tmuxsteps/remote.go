@@ -197,6 +197,9 @@ func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pd
 	if r.Local.TrustProject {
 		spawn += " --trust-project"
 	}
+	if r.Local.Unconfined {
+		spawn += " --sandbox off"
+	}
 	script := fmt.Sprintf(`set -e
 R=%s W=%s B=%s S=%s
 if [ -e "$W/.git" ]; then

@@ -47,6 +47,11 @@ type Runner struct {
 	TrustProject bool
 	// Remotes run the attempts whose StepRequest.Host names them (see Remote).
 	Remotes map[string]*Remote
+	// Unconfined runs children without their CLI's sandbox (--sandbox
+	// off); Network are the hosts a confined child's tools may reach. Both
+	// come from the run's configuration (Configure).
+	Unconfined bool
+	Network    []string
 }
 
 // The run loop finds the optional capabilities by type assertion; these
@@ -87,7 +92,7 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Layout.Root, StateDir: t.StateDir, Epic: req.Epic,
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
-		TrustProject: t.TrustProject, WorkDir: req.WorkDir})
+		TrustProject: t.TrustProject, WorkDir: req.WorkDir, Unconfined: t.Unconfined, Network: t.Network})
 	if err != nil {
 		return orchestrator.StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}
@@ -208,6 +213,7 @@ func (t *Runner) Configure(cfg orchestrator.RunConfig) error {
 	if d, ok := cfg.RecheckGrace.Get(); ok {
 		t.Monitor.RecheckGrace = d
 	}
+	t.Unconfined, t.Network = !cfg.Confined(), cfg.SandboxNetwork
 	return nil
 }
 
@@ -392,10 +398,15 @@ func (t *Runner) agentTime(name string) time.Duration {
 	return end.Sub(start)
 }
 
-// CheckAgents checks each agent's CLI on the PATH its children will get.
+// CheckAgents checks each agent's CLI on the PATH its children will get,
+// and, unless the run's sandbox is off, that the CLI's sandbox works here.
 func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 	for _, a := range agents {
-		if _, _, err := child.CheckAgent(ctx, a, t.Environ); err != nil {
+		_, _, err := child.CheckAgent(ctx, a, t.Environ)
+		if err == nil && !t.Unconfined {
+			err = child.CheckSandbox(ctx, a, t.Environ)
+		}
+		if err != nil {
 			if ae, ok := child.AsAgentError(err); ok {
 				return &orchestrator.Blocker{Code: ae.Code, Action: ae.Action, Err: err}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/monitor"
@@ -65,7 +66,8 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	// Model and the monitor's rechecks come from the run's configuration (Configure).
 	steps := &tmuxsteps.Runner{Tmux: p.Tmux, Exe: exe, Environ: p.Environ, Layout: proj, Policy: wpol,
 		StateDir: p.SessionDir, Monitor: monitor.DefaultOptions(), Now: p.Now, TrustProject: o.TrustProject}
-	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir)}
+	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir),
+		Planted: agent.SandboxPlants()}
 	project := bmad.Files{P: proj}
 	if steps.Remotes, err = Remotes(ctx, o, wpol, steps, p, repo.StatePaths); err != nil {
 		return o, orchestrator.Deps{}, err

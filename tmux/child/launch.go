@@ -1,7 +1,6 @@
 package child
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,6 +18,9 @@ type Invocation struct {
 	Template string // custom only: the command template
 	// PromptFile is where the prompt is written when a template asks for {prompt_file}.
 	PromptFile string
+	// Confine, when set, starts the agent inside its CLI's own sandbox
+	// (Profile.Sandbox); nil = unconfined (--sandbox off, or no sandbox).
+	Confine *Confine
 }
 
 // Launch is the agent's command line and how its prompt travels.
@@ -29,6 +31,10 @@ type Launch struct {
 	UseStdin bool
 	// WritePromptFile asks the spawner to write the prompt to Invocation.PromptFile.
 	WritePromptFile bool
+	// Files are per-child files to write before the start (a sandbox's
+	// settings and policy); Env are variables added to the child's.
+	Files []File
+	Env   map[string]string
 }
 
 // Build makes the argv of agent p; the prompt is always one argv element,
@@ -47,17 +53,28 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 	if prog == "" {
 		return Launch{}, fmt.Errorf("agent %s: no program", p.Name)
 	}
-	argv := append([]string{prog}, p.Args...)
-	if inv.Exe != "" {
-		argv = append(argv, childHookArgs(p, inv.Exe)...)
+	confine := inv.Confine
+	if p.Sandbox.Kind == "" {
+		confine = nil
+	}
+	l := Launch{Argv: append([]string{prog}, p.ArgsFor(confine != nil)...)}
+	switch {
+	case p.Sandbox.Kind == agent.SandboxClaudeSettings && confine != nil:
+		// One --settings carries the hook and the sandbox.
+		l.Argv = append(l.Argv, "--settings", claudeSettings(inv.Exe, hookEvents(p), confine))
+	case inv.Exe != "":
+		l.Argv = append(l.Argv, childHookArgs(p, inv.Exe)...)
+	}
+	if confine != nil {
+		confinedLaunch(p.Sandbox, confine, &l)
 	}
 	if inv.Model != "" && p.ModelFlag != "" {
-		argv = append(argv, p.ModelFlag, inv.Model)
+		l.Argv = append(l.Argv, p.ModelFlag, inv.Model)
 	}
 	if inv.Prompt != "" {
-		argv = append(argv, p.PromptFlag, inv.Prompt)
+		l.Argv = append(l.Argv, p.PromptFlag, inv.Prompt)
 	}
-	return Launch{Argv: argv}, nil
+	return l, nil
 }
 
 // Template placeholders of the custom agent.
@@ -110,16 +127,12 @@ func childHookCommand(exe string) string {
 // for one child session, and for each of extra (the agent's limit event)
 // the same hook.
 func ChildHookSettings(exe string, extra ...string) string {
-	hook := map[string]any{"type": "command", "command": childHookCommand(exe), "timeout": agent.HookTimeout}
-	events := map[string]any{}
-	for _, e := range append([]string{"Stop"}, extra...) {
-		if e != "" {
-			events[e] = []any{map[string]any{"hooks": []any{hook}}}
-		}
-	}
-	b, _ := json.Marshal(map[string]any{"hooks": events})
-	return string(b)
+	return claudeSettings(exe, append([]string{"Stop"}, extra...), nil)
 }
+
+// hookEvents are the events a child's hook is registered for: Stop, and
+// the profile's limit event when it has one.
+func hookEvents(p agent.Profile) []string { return []string{"Stop", p.Limits.HookEvent} }
 
 // childHookArgs are the arguments that register exe's Stop hook (and the
 // profile's limit event) for the one session being started, the way the
@@ -138,7 +151,7 @@ func childHookArgs(p agent.Profile, exe string) []string {
 // (Codex 0.169 reads hooks from config layers, the command line being one).
 // A hook from the command line has no persisted trust, so this one
 // invocation runs enabled hooks without it (--dangerously-bypass-hook-trust):
-// the child already runs without approvals or sandbox, and the user's own
+// hooks run outside the child's sandbox either way, and the user's own
 // hooks it may also run are hooks the user configured.
 func codexChildHook(exe string) []string {
 	cmd := tomledit.String(childHookCommand(exe))

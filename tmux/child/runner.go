@@ -103,6 +103,8 @@ func (r *Runner) Run() int {
 		go func() { _, _ = io.Copy(ag.ptmx, r.Pane) }()
 	}
 	state, killed := r.wait(ag)
+	// The sandbox's per-child settings and private temp dir end with the agent.
+	defer removeSandboxFiles(r.StateDir, r.Name)
 	select {
 	case <-teeDone:
 	case <-time.After(250 * time.Millisecond):

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
@@ -54,6 +55,11 @@ type Request struct {
 	// session state the child's hooks find (PROJECT_ROOT). The child gets it
 	// as EnvWorkDir.
 	WorkDir string
+	// Unconfined starts the agent without its CLI's sandbox (--sandbox
+	// off); by default a child is confined (Confine).
+	Unconfined bool
+	// Network are the hosts a confined child's tools may reach.
+	Network []string
 }
 
 // dir is the folder the child runs in.
@@ -162,9 +168,19 @@ func (s *Spawner) freshName(r Request) (string, error) {
 func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
 		PromptFile: PromptPath(r.StateDir, sess.Name)}
+	confine, err := r.confine(prof, sess.Name, s.getenv)
+	if err != nil {
+		return Spec{}, err
+	}
+	inv.Confine = confine
 	launch, err := Build(prof, inv)
 	if err != nil {
 		return Spec{}, err
+	}
+	for _, f := range launch.Files {
+		if err := atomicfile.Replace(f.Path, f.Data, 0o600); err != nil {
+			return Spec{}, err
+		}
 	}
 	if launch.WritePromptFile {
 		if err := atomicfile.Replace(inv.PromptFile, []byte(r.Prompt), 0o600); err != nil {
@@ -183,6 +199,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 		vars[EnvWorkDir] = r.WorkDir
 	}
 	for k, v := range prof.Env {
+		vars[k] = v
+	}
+	for k, v := range launch.Env {
 		vars[k] = v
 	}
 	var accept []string
@@ -232,7 +251,37 @@ func removeSessionFiles(dir, name string) {
 		sessionstate.StatePath(dir, name) + ".lock", sessionstate.OutputPath(dir, name)} {
 		_ = os.Remove(p)
 	}
+	removeSandboxFiles(dir, name)
 }
+
+// confine is how the child of r is confined: nil when the user turned the
+// sandbox off or the agent has none; an error when its sandbox cannot work
+// on this system.
+func (r Request) confine(prof agent.Profile, name string, getenv func(string) string) (*Confine, error) {
+	if r.Unconfined || prof.Sandbox.Kind == "" {
+		return nil, nil
+	}
+	if !prof.Sandbox.SupportsOS(runtime.GOOS) {
+		return nil, unsupportedOS(prof)
+	}
+	c := &Confine{Dir: r.dir(), GitDirs: GitDirs(r.dir()), Network: r.Network,
+		FilesDir: SandboxFilesPath(r.StateDir, name)}
+	if len(c.GitDirs) == 0 {
+		c.GitDirs = GitDirs(r.ProjectRoot)
+	}
+	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
+		return nil, err
+	}
+	dir, err := settingsPlace(prof, c.FilesDir, name, getenv)
+	if err != nil {
+		return nil, err
+	}
+	c.SettingsDir = dir
+	return c, nil
+}
+
+// getenv reads the environment the child starts from.
+func (s *Spawner) getenv(key string) string { return envValue(s.Environ, key) }
 
 // Validate checks a request before anything is started; its messages name
 // the `session spawn` flags the fields come from.

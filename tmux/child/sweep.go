@@ -92,6 +92,7 @@ func (s Sweep) sweepOne(name string) bool {
 		sessionstate.StatePath(s.Dir, name), lock} {
 		_ = os.Remove(p)
 	}
+	removeSandboxFiles(s.Dir, name)
 	return true
 }
 

@@ -62,7 +62,7 @@ func Path(t testing.TB) string {
 			path, err = filepath.Abs(given)
 			return
 		}
-		if dir, err = os.MkdirTemp("", "story-automator-bin-"); err != nil {
+		if dir, err = os.MkdirTemp(binParent(), "story-automator-bin-"); err != nil {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
@@ -77,6 +77,23 @@ func Path(t testing.TB) string {
 		t.Fatalf("build story-automator: %v", err)
 	}
 	return path
+}
+
+// binParent is where the binaries are built: under the user's cache, not
+// the system temp dir, because a confined agent's shell may not see /tmp
+// (Gemini CLI's tool sandbox gives it a private one) and a model-sim step
+// runs this binary from there, as a user's installed binary would be run;
+// "" (the temp dir) when there is no cache folder.
+func binParent() string {
+	cache, cerr := os.UserCacheDir()
+	if cerr != nil {
+		return ""
+	}
+	d := filepath.Join(cache, "story-automator", "testbin")
+	if os.MkdirAll(d, 0o700) != nil {
+		return ""
+	}
+	return d
 }
 
 // HookPath returns the path of story-automator-hook, beside Path's binary;

@@ -1,0 +1,181 @@
+package agent
+
+import "sort"
+
+// Sandbox is how an agent CLI confines its own tools so that a child can
+// run with no prompt yet write only its story's folder, its .git and a
+// private temporary folder, and reach no network but the hosts the user
+// lists. It is data: tmux/child switches on Kind, never on the agent.
+type Sandbox struct {
+	// Kind names how the confinement is set up for one child
+	// (SandboxClaudeSettings, SandboxCodexWorkspace, SandboxGeminiTools);
+	// "" = the agent has no sandbox of its own.
+	Kind string
+	// Args replace Profile.Args for a confined child: the same unattended
+	// start with the CLI's sandbox on instead of its "no guard rails"
+	// switch (--dangerously-skip-permissions, --yolo…), which stays in
+	// Args for a child started with the sandbox off.
+	Args []string
+	// OS lists the systems (GOOS) where the CLI's sandbox works; on others
+	// a confined child is refused.
+	OS []string
+	// Needs are the programs the sandbox runs on Linux (bubblewrap,
+	// socat); Install is how to get them.
+	Needs   []string
+	Install string
+	// Hosts: the sandbox can let single hosts through (sandbox.network);
+	// without it those hosts stay blocked too.
+	Hosts bool
+	// Allows says, for doctor and the docs, what a confined child may do.
+	Allows string
+	// Unconfined says why an agent without a sandbox is not confined.
+	Unconfined string
+	// SettingsEnv names the variable with which a child reads a settings
+	// file of its own that outranks the user's ("" = none needed). The CLI
+	// reads that file only when it and every folder above it are owned by
+	// root and writable by no one else (SettingsRootOnly); UserSetting is
+	// the key path in the user's own settings file (relative to the state
+	// directory: UserSettingsFile) that confines it without one.
+	SettingsEnv      string
+	SettingsRootOnly bool
+	UserSettingsFile string
+	UserSetting      []string
+	// PolicyTools are the tools a per-child policy lets run with no prompt.
+	PolicyTools []string
+	// InsideEnv are variables the CLI sets for commands its sandbox runs
+	// (any one set: the session running this tool is confined); nil = it
+	// sets none we know of. TurnOn says how a user confines a session of
+	// theirs (one this tool does not start).
+	InsideEnv []string
+	TurnOn    string
+	// Plants are the names (relative to the child's folder) the sandbox
+	// creates or mounts over when they are absent; a run keeps them out of
+	// git (orchestrator/gitvcs/planted.go).
+	Plants []string
+}
+
+// Ways of Sandbox.Kind.
+const (
+	// SandboxClaudeSettings: Claude Code's "sandbox" settings, merged into
+	// the child's --settings, with a permission mode that keeps its file
+	// tools in the project.
+	SandboxClaudeSettings = "claude-settings"
+	// SandboxCodexWorkspace: Codex's workspace-write sandbox set by -c
+	// overrides (writable roots, /tmp excluded, no network, no login shell).
+	SandboxCodexWorkspace = "codex-workspace-write"
+	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
+	// settings file, with auto_edit approval and a per-child policy.
+	SandboxGeminiTools = "gemini-tool-sandboxing"
+)
+
+// SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
+// sandboxes run.
+const SandboxInstall = "apt-get install bubblewrap socat"
+
+// writesAllowed is what every CLI sandbox lets a child write.
+const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; reads: everywhere"
+
+var sandboxes = map[string]Sandbox{
+	// Claude Code 2.1: dontAsk denies whatever is not allowed below without
+	// a prompt; Edit(./**) keeps the file tools in the child's folder
+	// (bypassPermissions would let them write anywhere).
+	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
+		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
+		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
+		InsideEnv: []string{"SANDBOX_RUNTIME"},
+		TurnOn:    "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
+		// Its protected names, over which it mounts /dev/null when absent.
+		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
+			".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".envrc",
+			".ripgreprc", ".mcp.json", ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".idea", ".vscode",
+			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"},
+		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
+	// Codex 0.169: exec runs with approval "never" already.
+	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
+		Args: []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
+		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
+		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"},
+		TurnOn:    "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
+		Install:   SandboxInstall,
+		Allows:    writesAllowed + "; network: none (Codex cannot let single hosts through)"},
+	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
+	// the host's network.
+	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},
+		Args:  []string{"--approval-mode", "auto_edit"},
+		Needs: []string{"bwrap"}, Install: SandboxInstall,
+		// The system settings path outranks the user's settings, which stay untouched.
+		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", SettingsRootOnly: true,
+		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
+		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
+		Plants:      []string{".gitignore", ".geminiignore"},
+		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
+		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
+}
+
+func init() {
+	for n, s := range sandboxes {
+		p := profiles[n]
+		p.Sandbox = s
+		profiles[n] = p
+	}
+}
+
+// SandboxPlants are the names every agent's sandbox may plant, sorted, once each.
+func SandboxPlants() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range AgentNames() {
+		for _, name := range profiles[n].Sandbox.Plants {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SessionSandbox tells, from the environment of a command an agent
+// session runs, which agent's session it is and whether the session is
+// confined by that CLI's sandbox; known is false when the session's CLI
+// sets no variable that tells (or no agent session is found).
+func SessionSandbox(getenv func(string) string) (name string, confined, known bool) {
+	for _, n := range AgentNames() {
+		p := profiles[n]
+		inSession := false
+		for _, v := range p.SessionEnv {
+			inSession = inSession || getenv(v) != ""
+		}
+		if !inSession {
+			continue
+		}
+		for _, v := range p.Sandbox.InsideEnv {
+			if getenv(v) != "" {
+				return n, true, true
+			}
+		}
+		return n, false, len(p.Sandbox.InsideEnv) > 0
+	}
+	return "", false, false
+}
+
+// SupportsOS reports whether the sandbox works on goos.
+func (s Sandbox) SupportsOS(goos string) bool {
+	for _, o := range s.OS {
+		if o == goos {
+			return true
+		}
+	}
+	return false
+}
+
+// ArgsFor is the argv that follows the program: the confined start, or
+// the unconfined one when confined is false or the agent has no sandbox.
+func (p Profile) ArgsFor(confined bool) []string {
+	if confined && p.Sandbox.Kind != "" {
+		return p.Sandbox.Args
+	}
+	return p.Args
+}

@@ -1,0 +1,42 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+// checkSandbox says whether the agent's own sandbox works here (a real
+// probe, child.CheckSandbox) and what it lets a confined child do; with
+// workflow.yaml's `sandbox: off` the children run unconfined, a warning.
+func checkSandbox(ctx context.Context, agentName string, o Options) Check {
+	c := Check{Name: "sandbox", Agent: agentName}
+	p, _ := agent.LookupProfile(agentName)
+	if p.Sandbox.Kind == "" {
+		c.Status, c.Detail = OK, "not confined: "+p.Sandbox.Unconfined
+		return c
+	}
+	if err := child.CheckSandbox(ctx, agentName, o.Environ); err != nil {
+		c.Status, c.Detail = Fail, err.Error()
+		if ae, ok := child.AsAgentError(err); ok {
+			c.Fix = ae.Action
+		}
+		return c
+	}
+	c.Status, c.Detail = OK, fmt.Sprintf("%s's sandbox works here (%s); %s", p.Product, p.Sandbox.Kind, p.Sandbox.Allows)
+	if pol, err := workflows.LoadPolicy(o.Root); err == nil && pol.Sandbox.Off {
+		c.Status = Warn
+		c.Detail = "workflow.yaml says `sandbox: off`: children run unconfined, though " + c.Detail
+		c.Fix = "remove `sandbox: off` from " + workflows.PolicyFile + " to confine them"
+	}
+	return c
+}
+
+// sandboxOff reports whether the project's workflow.yaml runs children unconfined.
+func sandboxOff(root string) bool {
+	pol, err := workflows.LoadPolicy(root)
+	return err == nil && pol.Sandbox.Off
+}

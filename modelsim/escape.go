@@ -1,0 +1,68 @@
+package modelsim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Escape names the targets of FaultEscape: a loopback address the test
+// listens on, an address outside the machine, and the file name written
+// next to the project, in HOME and in /tmp.
+type Escape struct {
+	Loopback string `yaml:"loopback"`
+	Outside  string `yaml:"outside"`
+	Tag      string `yaml:"tag"`
+}
+
+// Defaults of Escape: TEST-NET-1 (RFC 5737) is never routed, so a
+// connection there fails whether or not the sandbox blocks it; a test that
+// must tell the two apart names an address it controls.
+const (
+	DefaultEscapeOutside = "192.0.2.1:80"
+	DefaultEscapeTag     = "model-sim-escape"
+)
+
+// EscapeTargets are the files an escape attempt writes for tag, relative
+// to the project's parent, HOME and /tmp (in that order; see escapeShell).
+func EscapeTargets(projectRoot, home, tag string) []string {
+	if tag == "" {
+		tag = DefaultEscapeTag
+	}
+	return []string{projectRoot + "/../" + tag, home + "/" + tag, "/tmp/" + tag}
+}
+
+// escapeCalls are the hostile model's two tries: plainly, then asking for
+// the CLI's unsandboxed escape hatch.
+func (b *Brain) escapeCalls() []*Call {
+	var e Escape
+	if b.Script != nil && b.Script.Escape != nil {
+		e = *b.Script.Escape
+	}
+	if e.Outside == "" {
+		e.Outside = DefaultEscapeOutside
+	}
+	if e.Tag == "" {
+		e.Tag = DefaultEscapeTag
+	}
+	return []*Call{{Shell: escapeShell(e, "sandboxed")}, {Shell: escapeShell(e, "unsandboxed"), Unsandboxed: true}}
+}
+
+// escapeShell writes each target and connects to each address, printing
+// ESCAPED or DENIED for each; it always exits 0 so the turn goes on.
+// The project's sibling is named from PROJECT_ROOT, which every child has.
+func escapeShell(e Escape, try string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `for f in "$PROJECT_ROOT/../%[1]s" "$HOME/%[1]s" "/tmp/%[1]s"; do `+
+		`if (echo %[2]s >> "$f") 2>/dev/null; then echo "ESCAPED write $f"; else echo "DENIED write $f"; fi; done; `,
+		e.Tag, try)
+	for _, addr := range []string{e.Loopback, e.Outside} {
+		host, port, ok := strings.Cut(addr, ":")
+		if !ok || addr == "" {
+			continue
+		}
+		fmt.Fprintf(&b, `if timeout 5 bash -c 'echo %[3]s > /dev/tcp/%[1]s/%[2]s' 2>/dev/null; `+
+			`then echo "ESCAPED connect %[1]s:%[2]s"; else echo "DENIED connect %[1]s:%[2]s"; fi; `, host, port, try)
+	}
+	b.WriteString("true")
+	return b.String()
+}

@@ -1,0 +1,168 @@
+package child
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/agent"
+)
+
+// noGuardRails are the switches that turn a CLI's own checks off; a
+// confined child never gets one.
+var noGuardRails = []string{"--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox", "--yolo"}
+
+func confinedBuild(t *testing.T, name string) Launch {
+	t.Helper()
+	p, _ := agent.LookupProfile(name)
+	c := &Confine{Dir: "/p/wt", GitDirs: []string{"/p/.git", "/p/.git/worktrees/wt"}, Network: []string{"registry.npmjs.org"},
+		FilesDir: "/s/x.sandbox", SettingsDir: "/run/x"}
+	l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "m", Prompt: "go", Confine: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range l.Argv {
+		if slices.Contains(noGuardRails, a) {
+			t.Fatalf("%s confined argv %q has %s", name, l.Argv, a)
+		}
+	}
+	return l
+}
+
+func TestAConfinedClaudeChildGetsItsSandboxInTheSettingsItsHookUses(t *testing.T) {
+	l := confinedBuild(t, agent.AgentClaude)
+	i := slices.Index(l.Argv, "--settings")
+	if i < 0 || !slices.Contains(l.Argv, "dontAsk") || slices.Contains(l.Argv[i+1:], "--settings") {
+		t.Fatalf("argv %q: want one --settings and dontAsk", l.Argv)
+	}
+	var s struct {
+		Hooks   map[string]any
+		Sandbox struct {
+			Enabled, FailIfUnavailable, AllowUnsandboxedCommands bool
+			Network                                              struct {
+				StrictAllowlist bool
+				AllowedDomains  []string
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(l.Argv[i+1]), &s); err != nil {
+		t.Fatal(err)
+	}
+	sb := s.Sandbox
+	if s.Hooks["Stop"] == nil || !sb.Enabled || !sb.FailIfUnavailable || sb.AllowUnsandboxedCommands ||
+		!sb.Network.StrictAllowlist || !reflect.DeepEqual(sb.Network.AllowedDomains, []string{"registry.npmjs.org"}) {
+		t.Fatalf("settings %s", l.Argv[i+1])
+	}
+}
+
+func TestAConfinedCodexChildWritesItsGitDirsAndPrivateTempOnly(t *testing.T) {
+	l := confinedBuild(t, agent.AgentCodex)
+	argv := strings.Join(l.Argv, " ")
+	for _, want := range []string{"exec --sandbox workspace-write",
+		`sandbox_workspace_write.writable_roots=["/p/.git","/p/.git/worktrees/wt","/s/x.sandbox/tmp"]`,
+		"sandbox_workspace_write.exclude_slash_tmp=true", "sandbox_workspace_write.network_access=false",
+		"allow_login_shell=false", "hooks.Stop="} {
+		if !strings.Contains(argv, want) {
+			t.Errorf("argv lacks %q: %s", want, argv)
+		}
+	}
+	if l.Env["TMPDIR"] != "/s/x.sandbox/tmp" {
+		t.Errorf("env %v", l.Env)
+	}
+}
+
+func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
+	l := confinedBuild(t, agent.AgentGemini)
+	p, _ := agent.LookupProfile(agent.AgentGemini)
+	if !slices.Contains(l.Argv, "auto_edit") || !slices.Contains(l.Argv, "/s/x.sandbox/policy.toml") {
+		t.Fatalf("argv %q", l.Argv)
+	}
+	if l.Env[p.Sandbox.SettingsEnv] != "/run/x/settings.json" || len(l.Files) != 2 {
+		t.Fatalf("env %v files %d", l.Env, len(l.Files))
+	}
+	if !strings.Contains(string(l.Files[1].Data), `"toolSandboxing":true`) ||
+		strings.Count(string(l.Files[0].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
+		t.Fatalf("files %s / %s", l.Files[0].Data, l.Files[1].Data)
+	}
+}
+
+// --sandbox off keeps today's unattended start; sim has no sandbox.
+func TestAnUnconfinedChildKeepsTheUnattendedArgs(t *testing.T) {
+	for _, name := range agent.CLIAgents() {
+		p, _ := agent.LookupProfile(name)
+		l, err := Build(p, Invocation{Prompt: "x"})
+		if err != nil || !slices.Equal(l.Argv[1:len(p.Args)+1], p.Args) || len(l.Files) != 0 || l.Env != nil {
+			t.Errorf("%s: %q %v", name, l.Argv, err)
+		}
+	}
+	p, _ := agent.LookupProfile(agent.AgentSim)
+	l, _ := Build(p, Invocation{Exe: "/bin/sa", Prompt: "x", Confine: &Confine{FilesDir: "/s"}})
+	if !slices.Equal(l.Argv[1:3], p.Args) || l.Env != nil {
+		t.Errorf("sim: %q", l.Argv)
+	}
+}
+
+func TestGitDirsOfAWorktreeNameItsOwnAndTheCommonDir(t *testing.T) {
+	root := t.TempDir()
+	common := filepath.Join(root, ".git")
+	wtGit := filepath.Join(common, "worktrees", "s1")
+	wt := filepath.Join(root, "wt")
+	for _, d := range []string{wtGit, wt} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(wtGit, "commondir"), []byte("../..\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+wtGit+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := GitDirs(wt); !reflect.DeepEqual(got, []string{common, wtGit}) {
+		t.Fatalf("worktree: %q", got)
+	}
+	if got := GitDirs(root); !reflect.DeepEqual(got, []string{common}) {
+		t.Fatalf("repo: %q", got)
+	}
+}
+
+// Gemini CLI reads a settings file named by the environment only when root
+// alone can write it and every folder above it: a folder under /tmp is not
+// one, a user's own setting makes the file needless.
+func TestTheSettingsFileGoesWhereTheCLIReadsIt(t *testing.T) {
+	p, _ := agent.LookupProfile(agent.AgentGemini)
+	tmp := t.TempDir()
+	if rootOnly(tmp) {
+		t.Fatalf("%s counts as root's alone", tmp)
+	}
+	home := t.TempDir()
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	if err := os.MkdirAll(filepath.Join(home, ".gemini"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{"security":{"toolSandboxing":true}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := settingsPlace(p, tmp, "sa-x", getenv); dir != "" || err != nil {
+		t.Fatalf("with the user's own setting: %q %v, want none needed", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := settingsPlace(p, tmp, "sa-x", getenv)
+	switch {
+	case os.Geteuid() != 0:
+		if ae, ok := AsAgentError(err); !ok || ae.Code != CodeSandboxUnavailable {
+			t.Fatalf("not root: %q %v, want sandbox_unavailable", dir, err)
+		}
+	case err == nil:
+		defer os.RemoveAll(dir)
+		if dir == tmp || !rootOnly(dir) {
+			t.Fatalf("root: %q, want a folder root alone writes", dir)
+		}
+	}
+}

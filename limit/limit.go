@@ -94,7 +94,8 @@ func FromHook(l agent.Limits, apiError, message, transcript string, w Where) (Si
 	return sig, true
 }
 
-// resetOf reads the reset time that follows the sign's ResetAfter.
+// resetOf reads the reset time that follows the sign's ResetAfter (for a
+// time of day, the end of the minute it names).
 func resetOf(s agent.LimitSign, flat string, w Where) time.Time {
 	if s.ResetAfter == "" {
 		return time.Time{}
@@ -106,8 +107,13 @@ func resetOf(s agent.LimitSign, flat string, w Where) time.Time {
 	rest := flat[i+len(s.ResetAfter):]
 	switch s.Reset {
 	case agent.ResetClock:
-		t, _ := ParseClock(rest, w)
-		return t
+		// The CLIs show the reset to the minute, rounded down: the limit
+		// lifts by the end of that minute, and a run that went on at its
+		// start would meet it again.
+		if t, ok := ParseClock(rest, w); ok {
+			return t.Add(time.Minute)
+		}
+		return time.Time{}
 	case agent.ResetDelay:
 		t, _ := ParseDelay(rest, w)
 		return t

@@ -57,13 +57,14 @@ func TestRealCapturesOfEachCLIAtALimit(t *testing.T) {
 		reason      string
 		resets      string // "" = unknown
 	}{
-		{"claude", "claude-2.1.328-usage_limit-120cols.txt", false, utc, agent.LimitUsage, "2026-11-27T16:07:00Z"},
-		{"claude", "claude-2.1.328-usage_limit-continue-cancelled-120cols.txt", false, utc, agent.LimitUsage, "2026-11-27T16:09:00Z"},
-		{"codex", "codex-0.169.0-usage_limit-exec.log", true, Where{At: at("2026-11-27T16:03:58Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T16:06:00Z"},
-		// Codex writes local time: the same words in New York are New York's 4:06 PM.
-		{"codex", "codex-0.169.0-usage_limit-exec.log", true, Where{At: at("2026-11-27T16:03:58Z"), Loc: mustLoad(t, "America/New_York")}, agent.LimitUsage, "2026-11-27T21:06:00Z"},
-		{"codex", "codex-0.169.0-usage_limit-exec-next-day.log", true, utc, agent.LimitUsage, "2026-11-28T22:04:00Z"},
-		{"codex", "codex-0.169.0-usage_limit-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:07:40Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T16:10:00Z"},
+		{"claude", "claude-2.1.328-usage_limit-120cols.txt", false, utc, agent.LimitUsage, "2026-11-27T16:08:00Z"},
+		{"claude", "claude-2.1.328-usage_limit-continue-cancelled-120cols.txt", false, utc, agent.LimitUsage, "2026-11-27T16:10:00Z"},
+		{"codex", "codex-0.169.0-usage_limit-exec.log", true, Where{At: at("2026-11-27T16:03:58Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T16:07:00Z"},
+		// Codex writes local time: the same words in New York are New York's 4:06 PM
+		// (a time shown to the minute lifts by the end of it: 4:07 PM).
+		{"codex", "codex-0.169.0-usage_limit-exec.log", true, Where{At: at("2026-11-27T16:03:58Z"), Loc: mustLoad(t, "America/New_York")}, agent.LimitUsage, "2026-11-27T21:07:00Z"},
+		{"codex", "codex-0.169.0-usage_limit-exec-next-day.log", true, utc, agent.LimitUsage, "2026-11-28T22:05:00Z"},
+		{"codex", "codex-0.169.0-usage_limit-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:07:40Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T16:11:00Z"},
 		{"codex", "codex-0.169.0-rate_limit-exec.log", true, utc, agent.LimitRate, ""},
 		{"codex", "codex-0.169.0-overloaded-exec.log", true, utc, agent.LimitOverloaded, ""},
 		{"codex", "codex-0.169.0-server_error-exec.log", true, utc, agent.LimitAPIError, ""},
@@ -73,7 +74,7 @@ func TestRealCapturesOfEachCLIAtALimit(t *testing.T) {
 		{"gemini", "gemini-0.61.0-overloaded-p.log", true, utc, agent.LimitOverloaded, ""},
 		{"gemini", "gemini-0.61.0-dropped_stream-p.log", true, utc, agent.LimitAPIError, ""},
 		{"gemini", "gemini-0.61.0-daily_quota-interactive-120cols.txt", false, utc, agent.LimitUsage, ""},
-		{"gemini", "gemini-0.61.0-retry_delay-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:08:30Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T17:08:00Z"},
+		{"gemini", "gemini-0.61.0-retry_delay-interactive-120cols.txt", false, Where{At: at("2026-11-27T16:08:30Z"), Loc: time.UTC}, agent.LimitUsage, "2026-11-27T17:09:00Z"},
 	}
 	for _, c := range cases {
 		text := capture(t, c.file)
@@ -145,7 +146,7 @@ func TestClaudeStopFailureWithItsTranscript(t *testing.T) {
 		t.Fatalf("with transcript: %+v %v", sig, ok)
 	}
 	// Without a transcript, the words it showed give the minute.
-	if sig, ok := FromHook(l, "rate_limit", msg, "", w); !ok || sig.Reason != agent.LimitUsage || rfc(sig.ResetsAt) != "2026-11-27T16:06:00Z" {
+	if sig, ok := FromHook(l, "rate_limit", msg, "", w); !ok || sig.Reason != agent.LimitUsage || rfc(sig.ResetsAt) != "2026-11-27T16:07:00Z" {
 		t.Fatalf("without transcript: %+v %v", sig, ok)
 	}
 	// An API key's rate limit names no reset; overload is its own reason.

@@ -129,7 +129,7 @@ func TestALimitOnALiveScreenEndsTheWaitLimited(t *testing.T) {
 		st.Agent, st.Lifecycle, st.PanePid, st.AgentPid = agent.AgentGemini, sessionstate.LifecycleStarted, os.Getpid(), os.Getpid()
 	}, "output")
 	r := Watch(context.Background(), "sa-g", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || !strings.HasSuffix(r.ResetsAt, ":08:00Z") || len(tm.keys) != 0 {
+	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || !strings.HasSuffix(r.ResetsAt, ":09:00Z") || len(tm.keys) != 0 {
 		t.Fatalf("%+v keys %q", r, tm.keys)
 	}
 }
@@ -150,7 +150,7 @@ func TestALimitWhoseRecordNeverCameKeepsTheWordsReset(t *testing.T) {
 			Message: "You've hit your 5-hour limit · resets 4:06pm (UTC)"}
 	}, "")
 	r := Watch(context.Background(), "sa-c", noneVerifier{}, quickOptions(), d)
-	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || r.ResetsAt != "2026-11-27T16:06:00Z" {
+	if r.FinalState != Limited || r.Reason != ReasonUsageLimit || r.ResetsAt != "2026-11-27T16:07:00Z" {
 		t.Fatalf("%+v", r)
 	}
 }

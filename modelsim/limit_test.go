@@ -71,7 +71,9 @@ func TestAScriptedUsageLimitRefusesWithItsResetTimeUntilItLifts(t *testing.T) {
 			t.Fatalf("the limit never lifted: %+v", ex[len(ex)-1])
 		}
 		time.Sleep(200 * time.Millisecond) // polling a clock-driven limit, not synchronising
-		postFull(t, s, "/v1/messages", []byte(antTurn))
+		if _, _, _, err := postFull(t, s, "/v1/messages", []byte(antTurn)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if ex := s.Exchanges(); ex[1].Limit != LimitUsage {
 		t.Errorf("exchange 2 does not name its limit: %+v", ex[1])

@@ -125,7 +125,7 @@ func jitterFrom(getenv func(string) string) func() time.Duration {
 		if d == 0 {
 			return 0
 		}
-		return rand.N(d)
+		return rand.N(d) //nolint:gosec // G404: jitter spreads resumes; nothing depends on it being unguessable
 	}
 }
 
@@ -133,7 +133,7 @@ func (e *Engine) jitter() time.Duration {
 	if e.Jitter != nil {
 		return e.Jitter()
 	}
-	return rand.N(limitJitterMax)
+	return rand.N(limitJitterMax) //nolint:gosec // G404: jitter, as above
 }
 
 func (e *Engine) onLimit() string {
@@ -183,7 +183,7 @@ func (e *Engine) noteLimit(u *Unit, a Attempt) {
 			s.Limited[a.Agent] = l
 		}
 		l.Reason, l.ResetsAt = a.Reason, a.ResetsAt
-		until := now.Add(e.jitter())
+		var until time.Time
 		if reset := parseWall(a.ResetsAt); !reset.IsZero() && (reset.After(now) || !again) {
 			l.Strikes = 0
 			until = maxTime(reset, now).Add(e.jitter())

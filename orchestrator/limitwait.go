@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -173,7 +174,7 @@ func (e *Engine) markMarkerWaiting(w *LimitWait) {
 		}
 		return nil
 	})
-	if err != nil && err != errNotRunsMarker {
+	if err != nil && !errors.Is(err, errNotRunsMarker) {
 		e.Log.Warn().Err(err).Msg("limit wait: cannot update the marker")
 	}
 }

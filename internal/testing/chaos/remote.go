@@ -23,10 +23,10 @@ func remoteRound(cfg Config, dir string, rng *rand.Rand, mode string) outcome {
 	setup := func(p *Sample) error {
 		wf := "hosts:\n  - name: box\n    ssh: " + sshd.Alias + "\n    sshCommand: " + srv.SSHCommand() +
 			"\n    dir: " + srv.WorkDir + "\n    parallel: 1\n    agents: [sim]\n"
-		if err := os.MkdirAll(filepath.Join(p.Root, ".story-automator"), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(p.Root, ".story-automator"), 0o750); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(p.Root, ".story-automator", "workflow.yaml"), []byte(wf), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(p.Root, ".story-automator", "workflow.yaml"), []byte(wf), 0o600); err != nil {
 			return err
 		}
 		for _, args := range [][]string{{"add", "-A"}, {"commit", "-q", "-m", "hosts"}} {

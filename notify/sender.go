@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // Delivery defaults: each try of a sink is bounded by Timeout, a failed try
@@ -198,14 +199,7 @@ func (s *Sender) sleep(ctx context.Context, d time.Duration) error {
 	if s.Sleep != nil {
 		return s.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return orchestrator.SystemClock{}.Sleep(ctx, d)
 }
 
 func (s *Sender) record(o Outcome) {

@@ -60,7 +60,11 @@ func Run(app *cli.App, args []string) error {
 
 // jsonFlag is the --json every command accepts; cliio.HumanStreams reads it
 // from the command line before parsing, so a command need not look at it.
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON on stdout even on a terminal (the default when stdout is not a terminal)"}
+// Each command gets a flag of its own: parsing writes to it, and commands
+// of several apps may be parsed at once (tests run them in parallel).
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print JSON on stdout even on a terminal (the default when stdout is not a terminal)"}
+}
 
 // Prepare makes flag errors usage errors (exit 2) on c and its subcommands,
 // a bare command group print its subcommands, an unknown subcommand a usage
@@ -88,7 +92,7 @@ func Prepare(c *cli.Command) {
 		}
 	}
 	if len(c.Subcommands) == 0 && !hasFlag(c.Flags, "json") {
-		c.Flags = append(c.Flags, jsonFlag)
+		c.Flags = append(c.Flags, jsonFlag())
 	}
 	for _, sc := range c.Subcommands {
 		Prepare(sc)

@@ -165,8 +165,11 @@ rules:
 		}
 		env = append(env, oenv.Pairs()...)
 	}
+	// --sandbox off: the crash fault kills the agent's process from its
+	// own shell tool, which a confined shell (a PID namespace of its own)
+	// cannot see; confinement is proven in realagent_sandbox_e2e_test.go.
 	res, code := p.run(env, "run", "--agent", "codex", "--fallback-agent", "claude", "--epic", "1", "--stories", "1",
-		"--json", "--completion-rechecks", "1", "--backoff", "10ms")
+		"--json", "--completion-rechecks", "1", "--backoff", "10ms", "--sandbox", "off")
 	path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
 	st, err := orchestrator.LoadState(path)
 	if code != 0 || res["outcome"] != "done" || err != nil {

@@ -112,7 +112,8 @@ func TestRealClaudeRunWaitsOutItsUsageLimit(t *testing.T) {
 		t.Fatalf("story commits %v, want one each for 1.1 and 1.2", c)
 	}
 	if row := p.runsRow(); row["retries"] != float64(0) || row["escalations"] != float64(0) || row["limits"].(float64) < 1 {
-		t.Fatalf("runs: %v", row)
+		b, _ := os.ReadFile(stringOr(row["stateFile"]))
+		t.Fatalf("runs: %v\nstate:\n%s", row, b)
 	}
 	var kinds []string
 	evs := hookEvents(t, hook)

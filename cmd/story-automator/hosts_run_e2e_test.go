@@ -301,3 +301,26 @@ func TestE2ERunRefusesAHostOfAnotherVersion(t *testing.T) {
 		t.Fatalf("attempts %+v, want one that started no child", a)
 	}
 }
+
+// A run whose agent no enabled host lists (this machine's agents: too) is
+// refused before it plans, with the code and what to change; no host is
+// reached and no run is recorded.
+func TestE2ERunRefusesAnAgentNoHostRuns(t *testing.T) {
+	t.Parallel()
+	p := newRunProject(t)
+	wf := "hosts:\n  - name: local\n    agents: [sim]\n  - name: box\n    ssh: nowhere.invalid\n    dir: /srv/sa\n    agents: [codex]\n"
+	if err := os.MkdirAll(filepath.Join(p.root, ".story-automator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.root, ".story-automator", "workflow.yaml"), []byte(wf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, code := p.run(nil, append([]string{"run", "--agent", "claude", "--stories", "1", "--json"}, fast...)...)
+	if code == 0 || res["error"] != "no_host_for_agent" || !strings.Contains(fmt.Sprint(res["message"]), "local: sim; box: codex") ||
+		!strings.Contains(fmt.Sprint(res["action"]), "add claude to a host's agents") {
+		t.Fatalf("exit %d %v", code, res)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(p.root, ".story-automator", "runs", "*.md")); len(runs) != 0 {
+		t.Fatalf("a refused run was recorded: %v", runs)
+	}
+}

@@ -65,6 +65,7 @@ type Remote struct {
 	// while a goroutine tries to end them.
 	lost    []lostChild
 	reaping bool
+	reapMu  sync.Mutex
 }
 
 // NewRemote is the step runner of one ssh host, beside local.

@@ -49,6 +49,10 @@ func (r *Remote) reap() {
 // (their host still unreachable). A host that answers, even that the
 // session is gone, has ended it; any other failure is not tried again.
 func (r *Remote) endLost(ctx context.Context, timeout time.Duration) int {
+	// One try at a time (the reaper's, the run's last): each keeps the
+	// children added while it tried.
+	r.reapMu.Lock()
+	defer r.reapMu.Unlock()
 	r.mu.Lock()
 	tried := slices.Clone(r.lost)
 	r.mu.Unlock()

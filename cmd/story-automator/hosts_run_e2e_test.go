@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/remotesession"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -147,6 +149,17 @@ func TestE2ERemoteStepOutlivesADroppedConnection(t *testing.T) {
 		!strings.Contains(fmt.Sprint(cap["text"]), "agent-sim bmad: dev 1.1") || srv.Accepted() != logins {
 		t.Fatalf("capture of the child on box: exit %d %v (logins %d → %d)", code, cap, logins, srv.Accepted())
 	}
+	// The dashboard's live view reads it the same way, refresh after
+	// refresh over that one connection.
+	where, ok := remotesession.Find(p.state(), dev[len(dev)-1].Session)
+	pool := &remotesession.Pool{Root: p.root}
+	for i := 0; i < 2; i++ {
+		text, err := pool.Capture(context.Background(), where, dev[len(dev)-1].Session, 0)
+		if !ok || err != nil || !strings.Contains(text, "agent-sim bmad: dev 1.1") || srv.Accepted() != logins {
+			t.Fatalf("dashboard's capture %d on box (%v): %v %q (logins %d → %d)", i, ok, err, text, logins, srv.Accepted())
+		}
+	}
+	pool.Close(context.Background())
 	srv.Restart()
 	if err := c.Wait(); err != nil {
 		t.Fatalf("run: %v", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/remotesession"
@@ -335,5 +336,44 @@ func TestE2ERunRefusesAnAgentNoHostRuns(t *testing.T) {
 	}
 	if runs, _ := filepath.Glob(filepath.Join(p.root, ".story-automator", "runs", "*.md")); len(runs) != 0 {
 		t.Fatalf("a refused run was recorded: %v", runs)
+	}
+}
+
+// A child left hanging on a host the run declared lost is ended once the
+// host answers again, though its story never lands (the step fails on
+// every attempt here, so no clone is dropped): the host's tmux server of
+// the run is gone when the run ends.
+func TestE2EALostHostsChildIsEndedWhenTheHostAnswersAgain(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	realagent.StopStrays(t, srv.Home) // should the hanging child outlive the test
+	p := hostsProject(t, srv, "1")
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1,crash:dev", "STORY_AUTOMATOR_HOST_LOST_AFTER=3s"},
+		append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
+		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+	})
+	run := p.state().RunID
+	srv.Stop()
+	p.waitFor("box declared lost", func(st *orchestrator.State) bool {
+		for _, l := range st.Log {
+			if strings.Contains(l.Message, "host box unreachable") {
+				return true
+			}
+		}
+		return false
+	})
+	srv.Restart()
+	_ = c.Wait() // the step fails on local too: the run escalates
+	if st := p.state(); st.Unit("1-1").Host != "local" || st.Status == orchestrator.RunDone {
+		t.Fatalf("run %s, 1.1 on %s: want it moved to local and not done", st.Status, st.Unit("1-1").Host)
+	}
+	ls := exec.Command("tmux", "-L", "sa-"+strings.TrimPrefix(run, "run-"), "list-sessions")
+	ls.Env = append(os.Environ(), "TMUX_TMPDIR="+srv.Home, "TMUX=")
+	if out, err := ls.CombinedOutput(); err == nil {
+		t.Fatalf("the lost attempt's child still runs on box: %s", out)
 	}
 }

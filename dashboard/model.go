@@ -231,7 +231,12 @@ func (m Model) act(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k, ctl := m.keys, m.ctl
 	switch {
 	case key.Matches(msg, k.Attach):
-		if s := m.workingSession(); s != "" {
+		s := m.workingSession()
+		if w, remote := m.snap.Remote[s]; remote {
+			m.note = noteMsg{text: s + " runs on host " + w.Host + ": attach there (story-automator session attach " + s + " in its clone)"}
+			return m, nil
+		}
+		if s != "" {
 			return m, ctl.Attach(m.snap.Socket, s)
 		}
 		m.note = noteMsg{text: "no child session is working to attach to"}

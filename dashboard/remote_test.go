@@ -97,3 +97,12 @@ func TestFindTellsRemoteFromLocal(t *testing.T) {
 		t.Fatal("a local child was taken for a remote one")
 	}
 }
+
+// `a` on a child of an ssh host says where to attach instead of failing here.
+func TestAttachToARemoteChildSaysWhere(t *testing.T) {
+	m := New(fixedSource(), Controls{}, false).WithSnapshot(remoteSnapshot(), 80, 24)
+	next, cmd := m.key(keyPress("a"))
+	if got := next.(Model).note.text; cmd != nil || !strings.Contains(got, "runs on host gpu1") {
+		t.Fatalf("note %q, command %v", got, cmd)
+	}
+}

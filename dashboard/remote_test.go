@@ -37,7 +37,7 @@ func TestLiveViewReadsARemoteChildOverTheHostsConnection(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte(policy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	screens := 0
+	screens, gone := 0, false
 	fake := &hoststest.Executor{Answer: func(argv []string, _ []byte) hoststest.Reply {
 		op := hoststest.Op(argv)
 		switch {
@@ -45,6 +45,8 @@ func TestLiveViewReadsARemoteChildOverTheHostsConnection(t *testing.T) {
 			return hoststest.Reply{Exit: 255, Stderr: "Control socket connect: No such file or directory"}
 		case op == "master":
 			return hoststest.Reply{}
+		case strings.Contains(op, "session capture sa-demo-1-2-dev-2") && gone:
+			return hoststest.Reply{Exit: 1, Stdout: `{"ok":false,"error":"session_not_found","message":"no session sa-demo-1-2-dev-2"}`}
 		case strings.Contains(op, "session capture sa-demo-1-2-dev-2"):
 			screens++
 			return hoststest.Reply{Stdout: `{"ok":true,"session":"sa-demo-1-2-dev-2","source":"pane","text":"screen ` + strings.Repeat("#", screens) + ` of the host\n"}`}
@@ -73,6 +75,12 @@ func TestLiveViewReadsARemoteChildOverTheHostsConnection(t *testing.T) {
 	}
 	if masters != 1 || screens != 3 {
 		t.Fatalf("3 refreshes made %d connections and %d captures, want 1 and 3: %q", masters, screens, fake.Calls())
+	}
+	// A session the host no longer has: its own word for it.
+	gone = true
+	next, _ := m.Update(m.capture()())
+	if frame := ansi.Strip(next.(Model).Render()); !strings.Contains(frame, "on host gpu1: no session sa-demo") {
+		t.Fatalf("the host's refusal is not shown:\n%s", frame)
 	}
 }
 

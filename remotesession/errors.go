@@ -13,3 +13,7 @@ func errUnknownHost(name string) error {
 func errNoText(host string, answer []byte) error {
 	return fmt.Errorf("host %s answered without a screen: %s", host, textline.Cut(textline.OneLine(string(answer)), 200))
 }
+
+func errRefused(host, message string) error {
+	return fmt.Errorf("on host %s: %s", host, message)
+}

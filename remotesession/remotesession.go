@@ -109,6 +109,10 @@ func (p *Pool) Capture(ctx context.Context, w Where, name string, lines int) (st
 	if text, ok := Text(answer); ok && err == nil {
 		return text, nil
 	}
+	var refused struct{ Message string }
+	if json.Unmarshal(answer, &refused) == nil && refused.Message != "" {
+		return "", errRefused(h.Name, refused.Message)
+	}
 	if err == nil {
 		err = errNoText(h.Name, answer)
 	}

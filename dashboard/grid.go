@@ -9,6 +9,7 @@ import (
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/status"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // runView is the stories × steps grid over the selected story's attempts.
@@ -72,16 +73,46 @@ func (m Model) grid(f *frame, st *orchestrator.State, rows int) {
 		storyW = max(storyW, len(u.Dotted))
 	}
 	stepsW := len(strings.Join(labels, " "))
-	titleW := max(8, f.width-2-storyW-1-stepsW-2-10-8-1)
-	head := fmt.Sprintf("  %-*s %-*s %s  %-10s%s", storyW, "story", titleW, "title", strings.Join(labels, " "), "status", "commit")
+	hostW := hostWidth(st)
+	titleW := max(8, f.width-2-storyW-1-stepsW-2-10-8-1-hostW)
+	head := fmt.Sprintf("  %-*s %-*s %s  %-10s%s%s", storyW, "story", titleW, "title", strings.Join(labels, " "), "status", hostCell("host", hostW), "commit")
 	f.add(m.styles.dim.Render(head))
 	first := max(0, min(m.selected-rows/2, len(st.Units)-rows))
 	for i := first; i < first+rows && i < len(st.Units); i++ {
-		f.add(m.gridRow(st.Units[i], i == m.selected, storyW, titleW, cols, labels))
+		f.add(m.gridRow(st.Units[i], i == m.selected, storyW, titleW, hostW, cols, labels))
 	}
 }
 
-func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW int, cols, labels []string) string {
+// remoteHost is the ssh host a unit runs on, "" for this machine.
+func remoteHost(u *orchestrator.Unit) string {
+	if u.Host == workflows.LocalHost {
+		return ""
+	}
+	return u.Host
+}
+
+// hostWidth is the width of the grid's host column: 0 (no column) while
+// every story runs on this machine.
+func hostWidth(st *orchestrator.State) int {
+	w := 0
+	for _, u := range st.Units {
+		if h := remoteHost(u); h != "" {
+			w = max(w, len(workflows.LocalHost)+1, min(len(h), 12)+1)
+		}
+	}
+	return w
+}
+
+// hostCell is a host column's cell: name (blank for a story not yet
+// placed) cut to the column, or nothing without one.
+func hostCell(name string, w int) string {
+	if w == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%-*s", w, textline.Cut(name, w-1))
+}
+
+func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW, hostW int, cols, labels []string) string {
 	marks := make([]string, len(cols))
 	for i, c := range cols {
 		mark := " "
@@ -97,7 +128,7 @@ func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW int, 
 	if len(u.Commit) >= 7 {
 		commit = u.Commit[:7]
 	}
-	line := fmt.Sprintf("%-*s %-*s %s  %-10s%s", storyW, u.Dotted, titleW, title, strings.Join(marks, " "), u.Status, commit)
+	line := fmt.Sprintf("%-*s %-*s %s  %-10s%s%s", storyW, u.Dotted, titleW, title, strings.Join(marks, " "), u.Status, hostCell(u.Host, hostW), commit)
 	if selected {
 		return m.styles.selected.Render("▸ " + line)
 	}
@@ -107,7 +138,7 @@ func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW int, 
 // detail is the selected story's attempts, newest last, and its escalation.
 func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
 	s := m.styles
-	f.add(s.title.Render(u.Dotted+" "+textline.OneLine(u.Title)) + s.dim.Render(" · "+u.Status+worktreeText(u.Worktree)))
+	f.add(s.title.Render(u.Dotted+" "+textline.OneLine(u.Title)) + s.dim.Render(" · "+u.Status+hostText(u)+worktreeText(u.Worktree)))
 	lines := m.escalationLines(u)
 	att := attemptLines(u, f.width >= 100)
 	room := max(0, height-1-len(lines))
@@ -128,6 +159,14 @@ func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
 // wrapped is s wrapped at width, as lines.
 func wrapped(s string, width int) []string {
 	return strings.Split(ansi.Wrap(s, max(width, 20), ""), "\n")
+}
+
+// hostText names the ssh host a story runs on; nothing for this machine.
+func hostText(u *orchestrator.Unit) string {
+	if h := remoteHost(u); h != "" {
+		return " · on " + h
+	}
+	return ""
 }
 
 func worktreeText(w string) string {

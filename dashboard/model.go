@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -230,7 +231,12 @@ func (m Model) act(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k, ctl := m.keys, m.ctl
 	switch {
 	case key.Matches(msg, k.Attach):
-		if s := m.workingSession(); s != "" {
+		s := m.workingSession()
+		if w, remote := m.snap.Remote[s]; remote {
+			m.note = noteMsg{text: s + " runs on host " + w.Host + ": attach there (story-automator session attach " + s + " in its clone)"}
+			return m, nil
+		}
+		if s != "" {
 			return m, ctl.Attach(m.snap.Socket, s)
 		}
 		m.note = noteMsg{text: "no child session is working to attach to"}
@@ -267,17 +273,30 @@ func (m Model) capture() tea.Cmd {
 	if m.view != viewLive || session == "" {
 		return nil
 	}
-	socket := m.snap.Socket
+	socket, pool := m.snap.Socket, m.src.Hosts
+	where, remote := m.snap.Remote[session]
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		text, err := tmux.New(socket).CapturePaneColors(ctx, session)
+		var text string
+		var err error
+		switch {
+		case !remote:
+			text, err = tmux.New(socket).CapturePaneColors(ctx, session)
+		case pool == nil:
+			err = errNoHosts
+		default:
+			text, err = pool.Capture(ctx, where, session, 0)
+		}
 		if err != nil {
 			text = "(the session's screen cannot be read: " + err.Error() + ")"
 		}
 		return paneMsg{session: session, text: text}
 	}
 }
+
+// errNoHosts is a remote child's screen asked of a dashboard that reaches no host.
+var errNoHosts = errors.New("on an ssh host, not reached")
 
 // workingSession is the child session to show and attach to: the selected
 // story's, else the first one working.

@@ -55,6 +55,11 @@ func frameCases() []frameCase {
 			m.view, m.paneOf = viewLive, "sa-demo-1-2-dev"
 			m.pane = "\x1b[32m● sim\x1b[0m working on story 1.2 (dev)\n\x1b[1mEditing\x1b[0m src/greet.py\nRunning tests… \x1b[31m1 failed\x1b[0m\n"
 		}},
+		{name: "remote-80x24", width: 80, height: 24, snap: remoteSnapshot(), setup: selectStory(1)},
+		{name: "live-remote-80x24", width: 80, height: 24, snap: remoteSnapshot(), setup: func(m *Model) {
+			m.view, m.paneOf = viewLive, "sa-demo-1-2-dev-2"
+			m.pane = "sim working on story 1.2 (dev) on gpu1\nRunning tests…\n"
+		}},
 		{name: "runs-100x30", width: 100, height: 30, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewRuns }},
 		{name: "loops-80x24", width: 80, height: 24, snap: loopSnapshot(), setup: func(m *Model) { m.view = viewLoops }},
 		{name: "help-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.showHelp = true }},

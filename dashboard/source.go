@@ -12,6 +12,7 @@ import (
 	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/remotesession"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/status"
 	"github.com/story-automator/story-automator/stophook"
@@ -32,6 +33,9 @@ type Snapshot struct {
 	Waiting *Waiting
 	// Socket is the tmux server (-L) the run's sessions live on.
 	Socket string
+	// Remote is where each of the run's working children on an ssh host
+	// is (they are among Status.Sessions too).
+	Remote map[string]remotesession.Where
 }
 
 // Waiting is a run waiting on its own (an agent's usage limit) and when it
@@ -80,6 +84,9 @@ type Source struct {
 	// project's latest run recorded, else the default server.
 	Socket string
 	Now    func() time.Time
+	// Hosts reads the screens of children on ssh hosts, over one kept
+	// connection per host (nil: they are listed, not shown).
+	Hosts *remotesession.Pool
 }
 
 // hookHistoryKept is how many of the Stop hook's decisions the loops view keeps.
@@ -99,6 +106,7 @@ func (s Source) Load(ctx context.Context) Snapshot {
 		}
 	}
 	snap.Status.Sessions = s.liveSessions(ctx, snap.Socket)
+	snap.Remote = remoteSessions(&snap)
 	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
 	snap.Waiting = waitingOf(snap.State, snap.Status.Marker.Marker)
@@ -114,6 +122,32 @@ func (s Source) liveSessions(ctx context.Context, socket string) []status.Sessio
 		return []status.Session{}
 	}
 	return status.LiveSessions(sessions)
+}
+
+// remoteSessions adds to snap's live sessions the run's working children
+// on ssh hosts, as its state records them (their tmux is the host's), and
+// says where each is.
+func remoteSessions(snap *Snapshot) map[string]remotesession.Where {
+	st := snap.State
+	if st == nil || st.Status != orchestrator.RunRunning {
+		return nil
+	}
+	out := map[string]remotesession.Where{}
+	for _, u := range st.Units {
+		for _, s := range u.Steps {
+			if n := len(s.Attempts); n > 0 && s.Status == orchestrator.StatusRunning {
+				a := s.Attempts[n-1]
+				w, ok := remotesession.Find(st, a.Session)
+				if a.Session == "" || a.FinalState != "" || !ok {
+					continue
+				}
+				out[a.Session] = w
+				snap.Status.Sessions = append(snap.Status.Sessions, status.Session{Session: a.Session, Story: u.Key,
+					Step: s.Name, Agent: a.Agent, Lifecycle: "running"})
+			}
+		}
+	}
+	return out
 }
 
 // Watch wakes on every change to what a snapshot reads: the runs' state

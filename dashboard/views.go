@@ -19,7 +19,11 @@ func (m Model) liveView(f *frame, body int) {
 		f.add(s.dim.Render(fmt.Sprintf("Looking on tmux server %q.", socketName(m.snap.Socket))))
 		return
 	}
-	f.add(s.title.Render(name) + s.dim.Render(" · "+m.sessionText(name)+" · ") + s.key.Render("a") + " attaches")
+	if w, remote := m.snap.Remote[name]; remote {
+		f.add(s.title.Render(name) + s.dim.Render(" · "+m.sessionText(name)+" · on "+w.Host))
+	} else {
+		f.add(s.title.Render(name) + s.dim.Render(" · "+m.sessionText(name)+" · ") + s.key.Render("a") + " attaches")
+	}
 	if m.paneOf != name {
 		f.add("Reading the session's screen…")
 		return

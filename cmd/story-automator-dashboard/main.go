@@ -20,6 +20,7 @@ import (
 	"github.com/story-automator/story-automator/dashboard"
 	"github.com/story-automator/story-automator/dashboard/program"
 	"github.com/story-automator/story-automator/internal/cliapp"
+	"github.com/story-automator/story-automator/remotesession"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -42,7 +43,15 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	src := dashboard.Source{Root: dir, Getenv: os.Getenv, Socket: *socket, Now: time.Now}
+	// Children on ssh hosts are read over one kept connection per host (the
+	// run's own, while it is open); one the dashboard opened ends with it.
+	pool := &remotesession.Pool{Root: dir, Getenv: os.Getenv}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pool.Close(ctx)
+	}()
+	src := dashboard.Source{Root: dir, Getenv: os.Getenv, Socket: *socket, Now: time.Now, Hosts: pool}
 	ctl := dashboard.Controls{Root: dir, Getenv: os.Getenv, Exe: *exe, Environ: os.Environ()}
 	if err := dashboard.Run(ctx, src, ctl, dashboard.SystemTerminal()); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "story-automator dashboard:", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/remotesession"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -57,8 +58,7 @@ func policyHost(e *runtimeEnv, name string) (workflows.Host, error) {
 
 // openHost is the ssh Host for a policy host, its control socket under the project's state directory.
 func openHost(e *runtimeEnv, spec workflows.Host) (*hosts.Host, error) {
-	state := filepath.Join(e.ProjectRoot, workflows.StateDir)
-	h, err := hosts.New(spec, hosts.Options{ControlDir: hosts.ControlDir(state), Getenv: e.Getenv})
+	h, err := remotesession.Open(e.ProjectRoot, e.Getenv, spec, nil)
 	if err != nil {
 		return nil, coded.Usage("%v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/remotesession"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -147,6 +150,17 @@ func TestE2ERemoteStepOutlivesADroppedConnection(t *testing.T) {
 		!strings.Contains(fmt.Sprint(cap["text"]), "agent-sim bmad: dev 1.1") || srv.Accepted() != logins {
 		t.Fatalf("capture of the child on box: exit %d %v (logins %d → %d)", code, cap, logins, srv.Accepted())
 	}
+	// The dashboard's live view reads it the same way, refresh after
+	// refresh over that one connection.
+	where, ok := remotesession.Find(p.state(), dev[len(dev)-1].Session)
+	pool := &remotesession.Pool{Root: p.root}
+	for i := 0; i < 2; i++ {
+		text, err := pool.Capture(context.Background(), where, dev[len(dev)-1].Session, 0)
+		if !ok || err != nil || !strings.Contains(text, "agent-sim bmad: dev 1.1") || srv.Accepted() != logins {
+			t.Fatalf("dashboard's capture %d on box (%v): %v %q (logins %d → %d)", i, ok, err, text, logins, srv.Accepted())
+		}
+	}
+	pool.Close(context.Background())
 	srv.Restart()
 	if err := c.Wait(); err != nil {
 		t.Fatalf("run: %v", err)
@@ -299,5 +313,67 @@ func TestE2ERunRefusesAHostOfAnotherVersion(t *testing.T) {
 	}
 	if a := st.Unit("1-1").Steps[0].Attempts; len(a) != 1 || a[0].Session != "" {
 		t.Fatalf("attempts %+v, want one that started no child", a)
+	}
+}
+
+// A run whose agent no enabled host lists (this machine's agents: too) is
+// refused before it plans, with the code and what to change; no host is
+// reached and no run is recorded.
+func TestE2ERunRefusesAnAgentNoHostRuns(t *testing.T) {
+	t.Parallel()
+	p := newRunProject(t)
+	wf := "hosts:\n  - name: local\n    agents: [sim]\n  - name: box\n    ssh: nowhere.invalid\n    dir: /srv/sa\n    agents: [codex]\n"
+	if err := os.MkdirAll(filepath.Join(p.root, ".story-automator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.root, ".story-automator", "workflow.yaml"), []byte(wf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, code := p.run(nil, append([]string{"run", "--agent", "claude", "--stories", "1", "--json"}, fast...)...)
+	if code == 0 || res["error"] != "no_host_for_agent" || !strings.Contains(fmt.Sprint(res["message"]), "local: sim; box: codex") ||
+		!strings.Contains(fmt.Sprint(res["action"]), "add claude to a host's agents") {
+		t.Fatalf("exit %d %v", code, res)
+	}
+	if runs, _ := filepath.Glob(filepath.Join(p.root, ".story-automator", "runs", "*.md")); len(runs) != 0 {
+		t.Fatalf("a refused run was recorded: %v", runs)
+	}
+}
+
+// A child left hanging on a host the run declared lost is ended once the
+// host answers again, though its story never lands (the step fails on
+// every attempt here, so no clone is dropped): the host's tmux server of
+// the run is gone when the run ends.
+func TestE2EALostHostsChildIsEndedWhenTheHostAnswersAgain(t *testing.T) {
+	t.Parallel()
+	srv := sshd.Start(t)
+	realagent.StopStrays(t, srv.Home) // should the hanging child outlive the test
+	p := hostsProject(t, srv, "1")
+	c := p.cmd([]string{"STORY_AUTOMATOR_SIM_FAULTS=hang:dev:1,crash:dev", "STORY_AUTOMATOR_HOST_LOST_AFTER=3s"},
+		append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
+		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+	})
+	run := p.state().RunID
+	srv.Stop()
+	p.waitFor("box declared lost", func(st *orchestrator.State) bool {
+		for _, l := range st.Log {
+			if strings.Contains(l.Message, "host box unreachable") {
+				return true
+			}
+		}
+		return false
+	})
+	srv.Restart()
+	_ = c.Wait() // the step fails on local too: the run escalates
+	if st := p.state(); st.Unit("1-1").Host != "local" || st.Status == orchestrator.RunDone {
+		t.Fatalf("run %s, 1.1 on %s: want it moved to local and not done", st.Status, st.Unit("1-1").Host)
+	}
+	ls := exec.Command("tmux", "-L", "sa-"+strings.TrimPrefix(run, "run-"), "list-sessions")
+	ls.Env = append(os.Environ(), "TMUX_TMPDIR="+srv.Home, "TMUX=")
+	if out, err := ls.CombinedOutput(); err == nil {
+		t.Fatalf("the lost attempt's child still runs on box: %s", out)
 	}
 }

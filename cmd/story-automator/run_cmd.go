@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/tmuxsteps"
 	"github.com/story-automator/story-automator/orchestrator/wire"
 	"github.com/story-automator/story-automator/tmux"
 )
@@ -92,7 +94,24 @@ func runAction(c *cli.Context, o *runOptions) error {
 	}()
 	out.start()
 	res, err := orchestrator.Run(ctx, opts, deps)
+	endLostChildren(e, deps)
 	out.stop()
 	notifier.end(res, err)
 	return out.finish(res, err)
+}
+
+// endLostChildren ends, at the run's end, the children left on hosts the
+// run declared lost that answer again by now (a minute at most); those
+// still unreachable are logged with their host.
+func endLostChildren(e *runtimeEnv, deps orchestrator.Deps) {
+	steps, ok := deps.Steps.(*tmuxsteps.Runner)
+	if !ok || len(steps.Remotes) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for host, names := range steps.EndLostChildren(ctx) {
+		e.Log.Warn().Str("host", host).Strs("sessions", names).
+			Msg("children left on a lost host may still run there: story-automator session kill NAME on that host ends them")
+	}
 }

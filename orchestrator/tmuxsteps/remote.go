@@ -3,6 +3,7 @@ package tmuxsteps
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -53,9 +54,18 @@ type Remote struct {
 	// "sub/dir/"), the same in a story's clone there.
 	Prefix string
 
+	// ReapEvery is how often a lost host is tried again to end the children
+	// left there (0 = 15s).
+	ReapEvery time.Duration
+
 	mu      sync.Mutex
 	ready   bool
 	stories map[string]string // story → the project's folder in its clone there
+	// lost are the children left here since the host was lost; reaping
+	// while a goroutine tries to end them.
+	lost    []lostChild
+	reaping bool
+	reapMu  sync.Mutex
 }
 
 // NewRemote is the step runner of one ssh host, beside local.
@@ -108,6 +118,10 @@ func (r *Remote) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	prompt = strings.ReplaceAll(prompt, top, wt)
 	sess, res, err := r.child(ctx, req, wt, prefix, prompt, key.String())
 	if err != nil {
+		if errors.Is(err, orchestrator.ErrHostLost) && sess.Session != "" {
+			// It may run on there, spending: ended when the host answers.
+			r.abandon(req.RunID, path.Join(wt, prefix), sess.Session)
+		}
 		return orchestrator.StepResult{Session: sess.Session}, err
 	}
 	repo := gitvcs.HostRepo{Host: r.Host, Path: r.repo()}

@@ -36,6 +36,9 @@ func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy,
 				WithAction("run with one of its agents, or add %s to its agents: in %s", o.Agent, workflows.PolicyFile)
 		}
 	}
+	if err := agentHasAHost(o, pol); err != nil {
+		return nil, err
+	}
 	lost, _ := time.ParseDuration(p.Getenv(EnvHostLostAfter))
 	// Not a repository: the run refuses it before any step.
 	_, prefix, _ := gitvcs.TopOf(ctx, o.ProjectRoot)
@@ -54,6 +57,34 @@ func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy,
 		out[spec.Name] = r
 	}
 	return out, nil
+}
+
+// CodeNoHostForAgent is a run whose agent no host it may use has ready.
+const CodeNoHostForAgent = "no_host_for_agent"
+
+// agentHasAHost refuses a run (no --host) whose agent none of the enabled
+// hosts it would schedule over lists in its agents: its stories could
+// never be placed. (Pinned hosts are checked one by one above.)
+func agentHasAHost(o orchestrator.Options, pol *workflows.Policy) error {
+	if _, listed := pol.Host(workflows.LocalHost); o.Agent == "" || len(o.Hosts) > 0 || !listed {
+		return nil // unlisted, this machine runs any agent
+	}
+	var places, lists []string
+	for _, h := range pol.Hosts {
+		if !h.Enabled || (!h.Local() && o.Isolate == orchestrator.IsolateNone) {
+			continue
+		}
+		if len(h.Agents) == 0 || slices.Contains(h.Agents, o.Agent) {
+			return nil
+		}
+		places = append(places, h.Name)
+		lists = append(lists, h.Name+": "+strings.Join(h.Agents, ", "))
+	}
+	if len(places) == 0 {
+		return nil // no host enabled: the run falls back to this machine, any agent
+	}
+	return coded.Fail(CodeNoHostForAgent, "no enabled host runs %s (%s)", o.Agent, strings.Join(lists, "; ")).
+		WithAction("run with one of those agents, or add %s to a host's agents: in %s (story-automator hosts list shows them)", o.Agent, workflows.PolicyFile)
 }
 
 // ProjectName names the project's repository on a host: its folder's

@@ -50,3 +50,30 @@ func TestRemotesFollowTheHostsAndThePins(t *testing.T) {
 		t.Fatalf("agent the host lacks: %v", err)
 	}
 }
+
+// A run whose agent no enabled host lists is refused before it starts,
+// with the hosts' agents and what to do, rather than left unplaceable.
+func TestRemotesRefuseARunNoHostHasTheAgentFor(t *testing.T) {
+	pol := &workflows.Policy{Hosts: []workflows.Host{{Name: workflows.LocalHost, Enabled: true, Agents: []string{"codex"}},
+		{Name: "big", SSH: "me@big", Dir: "/srv/sa", Agents: []string{"codex", "gemini"}, Enabled: true},
+		{Name: "vm", SSH: "vm", Dir: "/srv/sa", Agents: []string{"claude"}, Enabled: false}}}
+	p := Process{Getenv: func(string) string { return "" }, Version: "v1"}
+	var o orchestrator.Options
+	o.ProjectRoot, o.Agent = t.TempDir(), "claude"
+	_, err := Remotes(context.Background(), o, pol, &tmuxsteps.Runner{}, p, nil)
+	var ce *coded.Error
+	if !errors.As(err, &ce) || ce.Code != CodeNoHostForAgent || !strings.Contains(ce.Message, "local: codex; big: codex, gemini") ||
+		!strings.Contains(ce.Action, "add claude to a host's agents") {
+		t.Fatalf("no host for claude: %v", err)
+	}
+	// One enabled host with the agent (or with any) is enough.
+	pol.Hosts[2].Enabled = true
+	if _, err := Remotes(context.Background(), o, pol, &tmuxsteps.Runner{}, p, nil); err != nil {
+		t.Fatalf("vm runs claude: %v", err)
+	}
+	// A run that keeps every story here looks at this machine only.
+	o.Isolate = orchestrator.IsolateNone
+	if _, err := Remotes(context.Background(), o, pol, &tmuxsteps.Runner{}, p, nil); !errors.As(err, &ce) || ce.Code != CodeNoHostForAgent {
+		t.Fatalf("--isolate none, local without claude: %v", err)
+	}
+}

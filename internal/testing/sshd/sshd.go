@@ -7,11 +7,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +40,8 @@ type Server struct {
 
 	t       testing.TB
 	cfg     string
+	sshd    string // the sshd_config's text but its SetEnv line
+	env     map[string]string
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	log     []string
@@ -64,7 +68,7 @@ func Start(t testing.TB) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &Server{t: t, Dir: dir, Home: filepath.Join(dir, "home"), changed: make(chan struct{}, 1)}
+	s := &Server{t: t, Dir: dir, Home: filepath.Join(dir, "home"), changed: make(chan struct{}, 1), env: map[string]string{}}
 	s.WorkDir = filepath.Join(s.Home, "work")
 	s.ConfigFile, s.KnownHosts = filepath.Join(dir, "ssh_config"), filepath.Join(dir, "known_hosts")
 	s.cfg = filepath.Join(dir, "sshd_config")
@@ -128,8 +132,7 @@ AuthenticationMethods publickey
 PrintMotd no
 PrintLastLog no
 LogLevel VERBOSE
-SetEnv HOME=%s TMUX_TMPDIR=%s
-`, s.Port, s.Dir, s.Dir, root, s.Home, s.Home)
+`, s.Port, s.Dir, s.Dir, root) + s.setEnvLine()
 	client := fmt.Sprintf(`Host %s
   HostName 127.0.0.1
   Port %d
@@ -142,6 +145,7 @@ SetEnv HOME=%s TMUX_TMPDIR=%s
   StrictHostKeyChecking yes
 `, Alias, s.Port, u.Username, s.Dir, s.KnownHosts)
 	known := fmt.Sprintf("[127.0.0.1]:%d %s\n", s.Port, strings.Join(strings.Fields(hostPub)[:2], " "))
+	s.sshd, _, _ = strings.Cut(sshd, "SetEnv ")
 	for path, body := range map[string]string{s.cfg: sshd, s.ConfigFile: client, s.KnownHosts: known,
 		filepath.Join(s.Dir, "authorized_keys"): clientPub + "\n"} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
@@ -224,6 +228,38 @@ func (s *Server) Stop() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	_ = cmd.Wait()
+}
+
+// SetEnv gives every session from now on the variables pairs (NAME=value)
+// besides HOME and TMUX_TMPDIR (a pair may set those too): it writes them
+// in the server's sshd_config (SetEnv) and restarts the server, so a test
+// hands the host's programs an environment of its own (PATH, an agent's
+// offline settings) as a real host's login would.
+func (s *Server) SetEnv(pairs ...string) {
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.ContainsAny(kv, "\"\n") {
+			s.t.Fatalf("sshd SetEnv: %q is not NAME=value without quotes or newlines", kv)
+		}
+		s.env[k] = v
+	}
+	if err := os.WriteFile(s.cfg, []byte(s.sshd+s.setEnvLine()), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	s.Restart()
+}
+
+// setEnvLine is the sshd_config's SetEnv line: HOME, TMUX_TMPDIR and what SetEnv added.
+func (s *Server) setEnvLine() string {
+	env := map[string]string{"HOME": s.Home, "TMUX_TMPDIR": s.Home}
+	for k, v := range s.env {
+		env[k] = v
+	}
+	words := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		words = append(words, strconv.Quote(k+"="+env[k]))
+	}
+	return "SetEnv " + strings.Join(words, " ") + "\n"
 }
 
 // Restart stops sshd and starts it again on the same port and keys.

@@ -117,14 +117,14 @@ func TestE2ERunOverLocalAndAnSSHHost(t *testing.T) {
 	}
 }
 
-// attemptRunningOn reports whether story's step has an attempt running in a
-// session on host.
-func attemptRunningOn(st *orchestrator.State, story, step, host string) bool {
-	u := st.Unit(story)
-	if u == nil || u.Host != host {
+// devRunningOnBox reports whether story 1.1's dev step has an attempt
+// running in a session on the host box.
+func devRunningOnBox(st *orchestrator.State) bool {
+	u := st.Unit("1-1")
+	if u == nil || u.Host != "box" {
 		return false
 	}
-	s := u.Step(step)
+	s := u.Step(orchestrator.StepDev)
 	return s != nil && len(s.Attempts) > 0 && s.Attempts[len(s.Attempts)-1].Session != "" && s.Attempts[len(s.Attempts)-1].FinalState == ""
 }
 
@@ -140,7 +140,7 @@ func TestE2ERemoteStepOutlivesADroppedConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
-		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+		return devRunningOnBox(st)
 	})
 	// The child's pane comes through the run's own connection to the host.
 	dev := p.state().Unit("1-1").Step(orchestrator.StepDev).Attempts
@@ -190,7 +190,7 @@ func TestE2ERemoteStoryMovesToLocalWhenItsHostIsLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
-		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+		return devRunningOnBox(st)
 	})
 	srv.Stop()
 	if err := c.Wait(); err != nil {
@@ -265,7 +265,7 @@ func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
-		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+		return devRunningOnBox(st)
 	})
 	if err := c.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -354,7 +354,7 @@ func TestE2EALostHostsChildIsEndedWhenTheHostAnswersAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor("1.1's dev step running on box", func(st *orchestrator.State) bool {
-		return attemptRunningOn(st, "1-1", orchestrator.StepDev, "box")
+		return devRunningOnBox(st)
 	})
 	run := p.state().RunID
 	srv.Stop()

@@ -13,6 +13,9 @@ import (
 
 const fixtureRunID = "run-20261120-090000-f1e3"
 
+// The tests here run the CLI in this process, so none is parallel:
+// urfave/cli writes its global help flag at every parse.
+
 // runsProject is a project whose one run is the timeline's fixture run.
 func runsProject(t *testing.T) (root, stateFile string) {
 	t.Helper()
@@ -32,7 +35,6 @@ func runsProject(t *testing.T) (root, stateFile string) {
 }
 
 func TestRunsShowHTMLWritesThePageAndTheStateDocumentNamesIt(t *testing.T) {
-	t.Parallel()
 	root, stateFile := runsProject(t)
 	before, _ := orchestrator.LoadState(stateFile)
 	file := filepath.Join(t.TempDir(), "run.html")
@@ -61,7 +63,6 @@ func TestRunsShowHTMLWritesThePageAndTheStateDocumentNamesIt(t *testing.T) {
 }
 
 func TestRunsShowHTMLToStdoutAndItsErrors(t *testing.T) {
-	t.Parallel()
 	root, stateFile := runsProject(t)
 	var out bytes.Buffer
 	if code := Run([]string{"runs", "show", "--html", "-", fixtureRunID}, testStreams(root, &out)); code != 0 ||
@@ -93,7 +94,6 @@ func TestRunsShowHTMLToStdoutAndItsErrors(t *testing.T) {
 }
 
 func TestRunsShowHTMLLeavesTheDocumentOfALiveRunAlone(t *testing.T) {
-	t.Parallel()
 	root, stateFile := runsProject(t)
 	lock, err := orchestrator.AcquireRunLock(root)
 	if err != nil {
@@ -117,7 +117,6 @@ func TestRunsShowHTMLLeavesTheDocumentOfALiveRunAlone(t *testing.T) {
 // A run whose orchestrator holds the run lock is drawn up to now; the same
 // state with no orchestrator left shows its last attempt unfinished.
 func TestRunsShowHTMLDrawsALiveRunUpToNow(t *testing.T) {
-	t.Parallel()
 	root, stateFile := runsProject(t)
 	st, err := orchestrator.LoadState(stateFile)
 	if err != nil {

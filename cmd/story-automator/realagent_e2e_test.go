@@ -90,7 +90,10 @@ func (p *realClaudeProject) expectProof(t *testing.T, name string) {
 		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
 	}
 	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
-		t.Fatalf("proof.txt = %q, %v", b, err)
+		// The pane says what the agent's shell tool answered (a confined
+		// call that failed shows its error there).
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("proof.txt = %q, %v\noutput:\n%s", b, err, tail(string(out), 3000))
 	}
 }
 
@@ -116,7 +119,10 @@ func TestRealClaudeChildIsSeenCompletedByItsOwnStopHook(t *testing.T) {
 		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
 	}
 	if b, err := os.ReadFile(filepath.Join(p.root, "proof.txt")); err != nil || string(b) != "proof\n" {
-		t.Fatalf("proof.txt = %q, %v", b, err)
+		// The pane says what the agent's shell tool answered (a confined
+		// call that failed shows its error there).
+		out, _ := os.ReadFile(stringOr(res["outputFile"]))
+		t.Fatalf("proof.txt = %q, %v\noutput:\n%s", b, err, tail(string(out), 3000))
 	}
 	// The user's settings were never edited: the hook came through --settings.
 	if _, err := os.Stat(filepath.Join(p.root, ".claude", "settings.json")); !os.IsNotExist(err) {

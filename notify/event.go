@@ -98,17 +98,14 @@ func Dialog(r Run, now time.Time, story, step, reason, action string) Event {
 	e := Escalated(r, now, story, step, reason, action)
 	e.Kind = KindDialog
 	e.Title = "story-automator: an agent in " + r.name() + " waits at a dialog"
-	e.Message = finish("The run paused: "+reason+".", action, e.Command)
 	return e
 }
 
 // BudgetPaused is the event of a run that reached a budget.
 func BudgetPaused(r Run, now time.Time, story, step, reason, action string) Event {
-	e := r.base(KindBudgetPaused, now)
-	e.Story, e.Step, e.Reason, e.Action = story, step, reason, action
+	e := Escalated(r, now, story, step, reason, action)
+	e.Kind = KindBudgetPaused
 	e.Title = "story-automator: " + r.name() + " paused on its budget"
-	e.Command = r.command("run --resume")
-	e.Message = finish("The run paused: "+reason+".", action, e.Command)
 	return e
 }
 

@@ -48,6 +48,14 @@ type Sandbox struct {
 	// theirs (one this tool does not start).
 	InsideEnv []string
 	TurnOn    string
+	// TmpEnv names the variable that points the CLI at the child's private
+	// temporary folder ("" = its sandbox already gives the tools a private
+	// /tmp). Claude Code keeps the files it mounts into its sandbox (its
+	// settings, named by their content) in a temp folder shared by every
+	// session of the user unless told otherwise, and deletes them when it
+	// exits: two children with the same settings broke each other's
+	// shell calls ("bwrap: Can't find source path").
+	TmpEnv string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -82,8 +90,8 @@ var sandboxes = map[string]Sandbox{
 	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
 		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
 		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
-		InsideEnv: []string{"SANDBOX_RUNTIME"},
-		TurnOn:    "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
+		InsideEnv: []string{"SANDBOX_RUNTIME"}, TmpEnv: "CLAUDE_CODE_TMPDIR",
+		TurnOn: "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
 		// Its protected names, over which it mounts /dev/null when absent.
 		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
 			".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".envrc",
@@ -94,10 +102,10 @@ var sandboxes = map[string]Sandbox{
 	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
 		Args: []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
 		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
-		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"},
-		TurnOn:    "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
-		Install:   SandboxInstall,
-		Allows:    writesAllowed + "; network: none (Codex cannot let single hosts through)"},
+		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"}, TmpEnv: "TMPDIR",
+		TurnOn:  "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
+		Install: SandboxInstall,
+		Allows:  writesAllowed + "; network: none (Codex cannot let single hosts through)"},
 	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
 	// the host's network.
 	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},

@@ -1,9 +1,11 @@
 package modelsim
 
 import (
-	"github.com/story-automator/story-automator/internal/shellword"
+	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // Protocols an adapter speaks.
@@ -151,4 +153,40 @@ func (c *Call) shellCommand() string {
 // is dropped).
 func shellArg(s string) string {
 	return shellword.MustQuote(strings.ReplaceAll(s, "\x00", ""))
+}
+
+// Conversation reads the exchange's request back as the brain saw it; nil
+// when the exchange kept no request or its protocol is unknown.
+func (e Exchange) Conversation() *Conversation {
+	if len(e.Request) == 0 {
+		return nil
+	}
+	switch e.Protocol {
+	case ProtocolAnthropic:
+		var req antRequest
+		if json.Unmarshal(e.Request, &req) == nil {
+			return anthropicConversation(&req)
+		}
+	case ProtocolOpenAI:
+		var req oaiRequest
+		if json.Unmarshal(e.Request, &req) == nil {
+			return openaiConversation(&req)
+		}
+	case ProtocolGemini:
+		var req gemRequest
+		if json.Unmarshal(e.Request, &req) == nil {
+			return geminiConversation(e.Model, &req)
+		}
+	}
+	return nil
+}
+
+// LastToolResult is the output of the last tool call the request answers,
+// and whether its last message is one.
+func (c *Conversation) LastToolResult() (string, bool) {
+	if c == nil || len(c.Messages) == 0 {
+		return "", false
+	}
+	m := c.Messages[len(c.Messages)-1]
+	return m.Result, m.Role == RoleTool
 }

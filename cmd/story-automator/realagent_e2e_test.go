@@ -68,8 +68,28 @@ func startModelSim(t testing.TB, script string) *modelsim.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(func() {
+		srv.Close()
+		if t.Failed() {
+			logToolTraffic(t, srv)
+		}
+	})
 	return srv
+}
+
+// logToolTraffic logs, for a failed test, each tool call model-sim asked
+// for and what the CLI's tool answered: where a confined shell call that
+// did nothing shows why.
+func logToolTraffic(t testing.TB, srv *modelsim.Server) {
+	t.Helper()
+	for _, ex := range srv.Exchanges() {
+		if res, ok := ex.Conversation().LastToolResult(); ok {
+			t.Logf("model-sim #%d %s: tool result: %s", ex.Seq, ex.At.UTC().Format("15:04:05.000"), tail(res, 1500))
+		}
+		if ex.Call != nil {
+			t.Logf("model-sim #%d %s: tool call: %v", ex.Seq, ex.At.UTC().Format("15:04:05.000"), ex.Call)
+		}
+	}
 }
 
 // proofScript has the agent write proof.txt through its own shell tool.

@@ -315,3 +315,21 @@ func sessionTails(root string) string {
 	}
 	return b.String()
 }
+
+// Claude Code keeps the files it mounts into its sandbox (its settings,
+// named by their content) in a temp folder shared by every session of the
+// user unless told otherwise, and deletes them: two children with the same
+// settings, one ending as the other started a shell call, failed that call
+// ("bwrap: Can't find source path /tmp/claude-0/claude-settings-….json",
+// seen in CI). A confined child's Claude Code works in a temp folder of
+// its own.
+func TestRealClaudeChildKeepsItsTempFilesInItsOwnFolder(t *testing.T) {
+	t.Parallel()
+	p := newRealClaudeProject(t, proofScript, offline.Dialogs{})
+	name := p.spawn(p.env, "--agent", "claude", "--prompt", "Please write the proof file.")
+	p.expectProof(t, name)
+	own, _ := filepath.Glob(filepath.Join(p.sessionsDir, name+".sandbox", "tmp", "claude-*", "*"))
+	if len(own) == 0 {
+		t.Fatalf("Claude Code wrote nothing in the child's own temp folder %s", filepath.Join(p.sessionsDir, name+".sandbox", "tmp"))
+	}
+}

@@ -37,6 +37,14 @@ type Launch struct {
 	Env   map[string]string
 }
 
+// setEnv adds a variable to the child's.
+func (l *Launch) setEnv(key, value string) {
+	if l.Env == nil {
+		l.Env = map[string]string{}
+	}
+	l.Env[key] = value
+}
+
 // Build makes the argv of agent p; the prompt is always one argv element,
 // stdin or a file, never part of a shell string.
 func Build(p agent.Profile, inv Invocation) (Launch, error) {

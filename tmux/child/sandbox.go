@@ -45,6 +45,9 @@ type File struct {
 // per-child files and variables. Claude Code's settings travel with its
 // hook in one --settings (claudeSettings).
 func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
+	if sb.TmpEnv != "" {
+		l.setEnv(sb.TmpEnv, c.TmpDir())
+	}
 	switch sb.Kind {
 	case agent.SandboxCodexWorkspace:
 		roots := append(append([]string{}, c.GitDirs...), c.TmpDir())
@@ -54,7 +57,6 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			"-c", "sandbox_workspace_write.network_access=false",
 			// A login shell resets PATH (go, python3 and npm go missing).
 			"-c", "allow_login_shell=false")
-		l.Env = map[string]string{"TMPDIR": c.TmpDir()}
 	case agent.SandboxGeminiTools:
 		policy := filepath.Join(c.FilesDir, "policy.toml")
 		l.Argv = append(l.Argv, "--policy", policy)
@@ -62,7 +64,7 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 		if c.SettingsDir != "" {
 			settings := filepath.Join(c.SettingsDir, "settings.json")
 			l.Files = append(l.Files, File{settings, []byte(toolSandboxSettings)})
-			l.Env = map[string]string{sb.SettingsEnv: settings}
+			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
 }

@@ -57,6 +57,11 @@ func TestAConfinedClaudeChildGetsItsSandboxInTheSettingsItsHookUses(t *testing.T
 		!sb.Network.StrictAllowlist || !reflect.DeepEqual(sb.Network.AllowedDomains, []string{"registry.npmjs.org"}) {
 		t.Fatalf("settings %s", l.Argv[i+1])
 	}
+	// Its own temp folder: the files it mounts into its sandbox are not
+	// shared with (and deleted by) another session's Claude Code.
+	if l.Env["CLAUDE_CODE_TMPDIR"] != "/s/x.sandbox/tmp" {
+		t.Errorf("env %v", l.Env)
+	}
 }
 
 func TestAConfinedCodexChildWritesItsGitDirsAndPrivateTempOnly(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/status"
 )
 
 // p pauses the marker as `marker pause` does, with the dashboard's reason.
@@ -82,11 +84,16 @@ func TestWaitingReadsTheMarkersWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := waitingOf(st, m)
+	alive := &status.Run{Status: st.SeenStatus(true)}
+	w := waitingOf(alive, st, m)
 	if w == nil || w.Reason != "usage_limit (claude)" || !w.Until.Equal(fixedNow.Add(4*time.Minute+12*time.Second)) {
 		t.Fatalf("wait %+v", w)
 	}
-	if waitingOf(fixtureState(2), m) != nil {
+	if waitingOf(&status.Run{Status: orchestrator.RunRunning}, fixtureState(2), m) != nil {
 		t.Fatal("a running run is not waiting")
+	}
+	// Its orchestrator gone, nobody waits: the run is interrupted.
+	if w := waitingOf(&status.Run{Status: st.SeenStatus(false)}, st, m); w != nil {
+		t.Fatalf("an interrupted run waits: %+v", w)
 	}
 }

@@ -62,15 +62,20 @@ func attempt(n int, final, reason string, ms int64) orchestrator.Attempt {
 
 // snapshotOf is what the dashboard reads for st: the status view, the run
 // listed, the live session of its running step.
-func snapshotOf(st *orchestrator.State) Snapshot {
+func snapshotOf(st *orchestrator.State) Snapshot { return seenSnapshotOf(st, true) }
+
+// seenSnapshotOf is snapshotOf as a reader sees st when its orchestrator
+// holds the run lock (alive) or does not.
+func seenSnapshotOf(st *orchestrator.State, alive bool) Snapshot {
 	path := "/p/.story-automator/runs/" + st.RunID + ".md"
 	run := status.RunOf(st, path)
-	if st.Status == orchestrator.RunPaused || st.Status == orchestrator.RunInterrupted {
+	run.Status = st.SeenStatus(alive)
+	if run.Status == orchestrator.RunPaused || run.Status == orchestrator.RunInterrupted {
 		run.Resume = orchestrator.ResumeCommand
 	}
-	snap := Snapshot{State: st, Socket: st.Config.TmuxSocket, Waiting: waitingOf(st, nil),
+	snap := Snapshot{State: st, Socket: st.Config.TmuxSocket, Waiting: waitingOf(run, st, nil),
 		Status: status.View{Run: run, Sessions: []status.Session{}},
-		Runs:   []orchestrator.RunSummary{orchestrator.Summarize(st, path)}}
+		Runs:   []orchestrator.RunSummary{orchestrator.SummarizeSeen(st, path, alive)}}
 	for _, u := range st.Units {
 		for _, s := range u.Steps {
 			if s.Status == orchestrator.StatusRunning {

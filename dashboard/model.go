@@ -343,6 +343,8 @@ func (m Model) runState() string {
 	switch {
 	case r == nil:
 		return "none"
+	case r.Status == orchestrator.RunInterrupted:
+		return r.Status
 	case m.snap.Waiting != nil:
 		return runWaiting
 	case r.Status == orchestrator.RunPaused && r.Escalation != nil:

@@ -39,8 +39,12 @@ func frameCases() []frameCase {
 	waiting.Status, waiting.PauseReason = runWaiting, "every agent is at its usage limit (claude: usage_limit)"
 	waitSnap := snapshotOf(waiting)
 	waitSnap.Waiting.Until = fixedNow.Add(4*time.Minute + 12*time.Second)
-	interrupted := fixtureState(4)
-	interrupted.Status = orchestrator.RunInterrupted
+	// Its document says running; no process holds its run lock.
+	interrupted := seenSnapshotOf(fixtureState(4), false)
+	// Its document says waiting on a limit; no process holds its run lock:
+	// nobody waits, it is interrupted too.
+	waitedDead := fixtureState(4)
+	waitedDead.Status, waitedDead.PauseReason = runWaiting, "every agent is at its usage limit (claude: usage_limit)"
 	live := snapshotOf(fixtureState(4))
 	return []frameCase{
 		{name: "run-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: selectStory(1)},
@@ -49,7 +53,8 @@ func frameCases() []frameCase {
 		{name: "200-stories-120x40", width: 120, height: 40, snap: snapshotOf(many), setup: selectStory(150)},
 		{name: "dialog-escalation-100x30", width: 100, height: 30, snap: snapshotOf(dialog), setup: selectStory(1)},
 		{name: "waiting-80x24", width: 80, height: 24, snap: waitSnap},
-		{name: "interrupted-80x24", width: 80, height: 24, snap: snapshotOf(interrupted)},
+		{name: "interrupted-80x24", width: 80, height: 24, snap: interrupted},
+		{name: "interrupted-waiting-80x24", width: 80, height: 24, snap: seenSnapshotOf(waitedDead, false)},
 		{name: "no-run-80x24", width: 80, height: 24, snap: Snapshot{}},
 		{name: "live-80x24", width: 80, height: 24, snap: live, setup: func(m *Model) {
 			m.view, m.paneOf = viewLive, "sa-demo-1-2-dev"

@@ -52,8 +52,10 @@ const runWaiting = "waiting"
 // marker's "waiting" object says (reason, agent, resumesAt) — read from the
 // marker's JSON, so that it is found whether this build knows the field or
 // keeps it among the marker's unknown ones.
-func waitingOf(st *orchestrator.State, m *marker.Marker) *Waiting {
-	if st == nil || st.Status != runWaiting {
+// A run whose document says waiting while its orchestrator is gone (seen,
+// the status a reader shows, is interrupted) waits for nobody: nil.
+func waitingOf(seen *status.Run, st *orchestrator.State, m *marker.Marker) *Waiting {
+	if st == nil || st.Status != runWaiting || seen == nil || seen.Status != runWaiting {
 		return nil
 	}
 	w := &Waiting{Reason: st.PauseReason}
@@ -109,7 +111,7 @@ func (s Source) Load(ctx context.Context) Snapshot {
 	snap.Remote = remoteSessions(&snap)
 	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
-	snap.Waiting = waitingOf(snap.State, snap.Status.Marker.Marker)
+	snap.Waiting = waitingOf(snap.Status.Run, snap.State, snap.Status.Marker.Marker)
 	return snap
 }
 

@@ -92,7 +92,9 @@ func Render(st *orchestrator.State, opt Options) ([]byte, error) {
 
 func build(st *orchestrator.State, opt Options) page {
 	tl := runTimes(st, opt)
-	sum := orchestrator.Summarize(st, opt.StateFile)
+	// A run nobody carries on (not live) whose document says running or
+	// waiting is interrupted.
+	sum := orchestrator.SummarizeSeen(st, opt.StateFile, opt.Live)
 	p := page{RunID: st.RunID, Status: sum.Outcome, Chart: buildChart(st, tl), StateFile: opt.StateFile}
 	p.Legend, p.LegendH = legend(st, tl.live)
 	p.Facts = []fact{

@@ -204,9 +204,16 @@ func TestLiveRunDrawsTheRunningAttemptUntilNow(t *testing.T) {
 		!strings.Contains(s, "1.3 review attempt 1 (review cycle 1): running") || !strings.Contains(s, "10:38:10 – 10:41:10 UTC (3m00s)") {
 		t.Fatalf("the running attempt is not drawn until now:\n%s", s)
 	}
-	// Not live (its orchestrator is gone): the attempt stops where the state was last written, unfinished.
+	if !strings.Contains(s, `<dt>status</dt><dd title="running">`) {
+		t.Fatalf("a live run's status is not running:\n%s", s)
+	}
+	// Not live (its orchestrator is gone): the attempt stops where the state
+	// was last written, unfinished, and the run is interrupted.
 	page, _ = Render(st, Options{Now: now})
 	if s := string(page); !strings.Contains(s, `<rect class="bar s-unfinished"`) || strings.Contains(s, `class="now"`) {
 		t.Fatal("a run whose orchestrator is gone is drawn as going on")
+	}
+	if s := string(page); !strings.Contains(s, `<dt>status</dt><dd title="interrupted">`) || strings.Contains(s, `<dt>status</dt><dd title="running">`) {
+		t.Fatalf("a run whose orchestrator is gone is not shown interrupted:\n%s", s)
 	}
 }

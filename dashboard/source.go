@@ -130,25 +130,15 @@ func (s Source) liveSessions(ctx context.Context, socket string) []status.Sessio
 // on ssh hosts, as its state records them (their tmux is the host's), and
 // says where each is.
 func remoteSessions(snap *Snapshot) map[string]remotesession.Where {
-	st := snap.State
-	if st == nil || st.Status != orchestrator.RunRunning {
+	remote := status.RemoteSessions(snap.State)
+	if len(remote) == 0 {
 		return nil
 	}
 	out := map[string]remotesession.Where{}
-	for _, u := range st.Units {
-		for _, s := range u.Steps {
-			if n := len(s.Attempts); n > 0 && s.Status == orchestrator.StatusRunning {
-				a := s.Attempts[n-1]
-				w, ok := remotesession.Find(st, a.Session)
-				if a.Session == "" || a.FinalState != "" || !ok {
-					continue
-				}
-				out[a.Session] = w
-				snap.Status.Sessions = append(snap.Status.Sessions, status.Session{Session: a.Session, Story: u.Key,
-					Step: s.Name, Agent: a.Agent, Lifecycle: "running"})
-			}
-		}
+	for _, s := range remote {
+		out[s.Session] = remotesession.Where{Host: s.Host, Run: snap.State.RunID, Story: s.Story}
 	}
+	snap.Status.Sessions = append(snap.Status.Sessions, remote...)
 	return out
 }
 

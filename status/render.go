@@ -85,7 +85,11 @@ func WriteText(w io.Writer, v View, now time.Time) {
 	}
 	fmt.Fprintf(w, "Live sessions: %d\n", len(v.Sessions))
 	for _, s := range v.Sessions {
-		fmt.Fprintf(w, "  %s  %s %s  %s  %s\n", s.Session, s.Story, s.Step, textline.OrDash(s.Agent), textline.OrDash(s.Lifecycle))
+		fmt.Fprintf(w, "  %s  %s %s  %s  %s", s.Session, s.Story, s.Step, textline.OrDash(s.Agent), textline.OrDash(s.Lifecycle))
+		if s.Host != "" {
+			fmt.Fprintf(w, "  on %s", s.Host)
+		}
+		fmt.Fprintln(w)
 	}
 	if d := v.LastDecision; d != nil {
 		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))

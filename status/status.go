@@ -112,6 +112,8 @@ type Session struct {
 	Agent     string `json:"agent,omitempty"`
 	Lifecycle string `json:"lifecycle,omitempty"`
 	Attached  bool   `json:"attached"`
+	// Host is the ssh host whose tmux the session lives in ("" = this machine's).
+	Host string `json:"host,omitempty"`
 }
 
 // Gather gathers the view, every part that cannot be read left empty, and

@@ -69,6 +69,6 @@ func collectStatus(e *runtimeEnv) status.View {
 		socket = st.Config.TmuxSocket
 	}
 	sessions, warnings := liveSessions(e, socket)
-	v.Sessions, v.Warnings = sessions, append(v.Warnings, warnings...)
+	v.Sessions, v.Warnings = append(sessions, status.RemoteSessions(st)...), append(v.Warnings, warnings...)
 	return v
 }

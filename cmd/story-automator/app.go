@@ -32,6 +32,7 @@ var commandFactories = []func() *cli.Command{
 	sessionRunnerCommand,
 	skillCommand,
 	statusCommand,
+	stopCommand,
 	stopHookCommand,
 	verifyCommand,
 }

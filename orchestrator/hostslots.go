@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/story-automator/story-automator/workflows"
@@ -182,7 +184,7 @@ func (e *Engine) hostLost(u *Unit, step string) string {
 	if s != nil {
 		s.mu.Lock()
 		for _, h := range s.order {
-			if h != lost && s.used[h] < s.cap[h] {
+			if h != lost && s.used[h] < s.cap[h] && (len(s.agents[h]) == 0 || slices.Contains(s.agents[h], s.agent)) {
 				to = h
 				break
 			}
@@ -234,4 +236,57 @@ func adoptable(u *Unit, st *StepState, idx int) string {
 		return ""
 	}
 	return prev.Session
+}
+
+// CodeNoHostForAgent is a unit whose host has none of its step's agents
+// ready (the host's agents: in workflow.yaml).
+const CodeNoHostForAgent = "no_host_for_agent"
+
+// hostAgents are the agents host has ready (nil = any).
+func (e *Engine) hostAgents(host string) []string {
+	if host == "" {
+		host = LocalHost
+	}
+	for _, h := range e.Policy.Hosts {
+		if h.Name == host {
+			return h.Agents
+		}
+	}
+	return nil
+}
+
+// readyAgents narrows a step's agents to those its unit's host has ready:
+// a fallback the host lacks is left out, and a primary it lacks gives way
+// to the fallback, which then runs every attempt there. With neither
+// ready, the step cannot run on that host: a blocker.
+func (e *Engine) readyAgents(u *Unit, p agentPair) (agentPair, string, *Blocker) {
+	e.mu.Lock()
+	host := u.Host
+	e.mu.Unlock()
+	listed := e.hostAgents(host)
+	ready := func(a string) bool { return a != "" && (len(listed) == 0 || slices.Contains(listed, a)) }
+	if host == "" {
+		host = LocalHost
+	}
+	where := "host " + host + " (its agents: " + strings.Join(listed, ", ") + ")"
+	switch {
+	case ready(p.Primary) && (p.Fallback == "" || ready(p.Fallback)):
+		return p, "", nil
+	case ready(p.Primary):
+		return agentPair{Primary: p.Primary}, fmt.Sprintf("the fallback %s is not ready on %s: only %s runs the step there", p.Fallback, where, p.Primary), nil
+	case ready(p.Fallback):
+		return agentPair{Primary: p.Fallback}, fmt.Sprintf("%s is not ready on %s: the fallback %s runs the step there", p.Primary, where, p.Fallback), nil
+	}
+	return p, "", &Blocker{Code: CodeNoHostForAgent, Err: fmt.Errorf("neither %s is ready on %s", strings.Join(nonEmpty(p.Primary, p.Fallback), " nor "), where),
+		Action: fmt.Sprintf("add the step's agent to that host's agents: in %s, or pin the run to other hosts (--host), then run `%s`", workflows.PolicyFile, ResumeCommand)}
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, v := range s {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -111,3 +111,81 @@ func TestRemoteHostsMakeWorktreesTheDefault(t *testing.T) {
 		t.Fatalf("isolate %q pinned to local at --parallel 1, want none", pinned.Isolate)
 	}
 }
+
+// A host runs only the agents it lists: a fallback it lacks is left out, a
+// primary it lacks gives way to the fallback, and with neither the step
+// cannot run there.
+func TestReadyAgentsAreTheOnesTheUnitsHostLists(t *testing.T) {
+	e := slotsEngine(1, RunConfig{Agent: "sim", Isolate: IsolateWorktree})
+	u := e.state.Units[0]
+	for _, tc := range []struct {
+		host, primary, fallback string
+		want                    agentPair
+		note, code              string
+	}{
+		{"", "sim", "claude", agentPair{"sim", "claude"}, "", ""},
+		{"box", "sim", "claude", agentPair{Primary: "sim"}, "the fallback claude is not ready on host box (its agents: sim)", ""},
+		{"claudebox", "sim", "claude", agentPair{Primary: "claude"}, "sim is not ready on host claudebox (its agents: claude): the fallback claude", ""},
+		{"box", "claude", "codex", agentPair{"claude", "codex"}, "", CodeNoHostForAgent},
+		{"box", "sim", "", agentPair{Primary: "sim"}, "", ""},
+	} {
+		u.Host = tc.host
+		got, note, b := e.readyAgents(u, agentPair{tc.primary, tc.fallback})
+		code := ""
+		if b != nil {
+			code = b.Code
+		}
+		if code != tc.code || (b == nil && got != tc.want) || !strings.Contains(note, tc.note) || (tc.note == "") != (note == "") {
+			t.Errorf("on %q, %s/%s: %+v, %q, %v", tc.host, tc.primary, tc.fallback, got, note, b)
+		}
+	}
+}
+
+// The run's attempts on a host that lacks its fallback agent all use the
+// primary, and the state document says why.
+func TestAFallbackTheHostLacksIsNeverTriedThere(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "1-1")
+	h.policy.Hosts = []HostPolicy{{Name: LocalHost, Enabled: true, Agents: []string{"sim"}}}
+	h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+		if req.Step == StepDev && req.Attempt < 3 {
+			return StepResult{FinalState: FinalCrashed, Reason: "exit_code_1"}
+		}
+		return StepResult{FinalState: FinalCompleted}
+	}
+	res := h.runOK()
+	st := h.saved(res)
+	var agents []string
+	for _, a := range st.Unit("1-1").Step(StepDev).Attempts {
+		agents = append(agents, a.Agent+"/"+a.Role)
+	}
+	if strings.Join(agents, " ") != "sim/primary sim/primary sim/primary" {
+		t.Fatalf("dev attempts %v", agents)
+	}
+	notes := 0
+	for _, l := range st.Log {
+		if strings.Contains(l.Message, "the fallback alt is not ready on host local") {
+			notes++
+		}
+	}
+	if notes == 0 {
+		t.Fatalf("no note of the missing fallback in %+v", st.Log)
+	}
+}
+
+// A unit whose host is lost moves to a host that has the run's agent
+// ready, not merely the first with a free slot.
+func TestALostHostsUnitMovesWhereItsAgentIsReady(t *testing.T) {
+	e := slotsEngine(2, RunConfig{Agent: "claude", Parallel: 1, Isolate: IsolateWorktree})
+	s := e.newHostSlots()
+	e.slots = s
+	first, _ := e.nextPlaced(s)
+	u, host := e.nextPlaced(s)
+	if first == nil || u == nil || host != "claudebox" {
+		t.Fatalf("placed %v and %v@%s", first, u, host)
+	}
+	// local is full, box (sim only) has room: the unit comes here anyway.
+	if to := e.hostLost(u, StepDev); to != LocalHost {
+		t.Fatalf("moved to %s", to)
+	}
+}

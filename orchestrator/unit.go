@@ -93,11 +93,20 @@ func (e *Engine) createStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 // agentStep runs attempts until one is verified or the budget is spent.
 func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd {
 	sp := e.Policy.Step(st.Name)
-	agents := agentsFor(sp, e.state.Config)
 	if st.VerifyFirst && e.verifyFirst(ctx, u, st) {
 		return stepOK
 	}
+	noted := ""
 	for {
+		agents, note, blocker := e.readyAgents(u, agentsFor(sp, e.state.Config))
+		if blocker != nil {
+			e.escalateBlocker(u, st, blocker)
+			return stepEscalated
+		}
+		if note != "" && note != noted {
+			noted = note
+			e.updateUnit(u, func(s *State) { s.addLog(e.Clock.Now(), u.Dotted, st.Name, note) })
+		}
 		mv := nextMove(st, sp, e.Policy, agents)
 		if mv.Exhausted {
 			return e.exhausted(u, st, sp, mv.Reason)

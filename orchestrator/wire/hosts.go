@@ -60,7 +60,7 @@ func Remotes(ctx context.Context, o orchestrator.Options, pol *workflows.Policy,
 }
 
 // CodeNoHostForAgent is a run whose agent no host it may use has ready.
-const CodeNoHostForAgent = "no_host_for_agent"
+const CodeNoHostForAgent = orchestrator.CodeNoHostForAgent
 
 // agentHasAHost refuses a run (no --host) whose agent none of the enabled
 // hosts it would schedule over lists in its agents: its stories could

@@ -137,8 +137,9 @@ type HostWorktrees struct {
 }
 
 // Remove drops the story's clones on the hosts (a host that does not
-// answer within a minute keeps its clone: `hosts` lists what is left),
-// then its worktree and branch here.
+// answer within a minute keeps its clone until the next run that uses the
+// host prepares it, which drops what earlier runs left), then its worktree
+// and branch here.
 func (w HostWorktrees) Remove(ctx context.Context, story string) error {
 	for _, name := range slices.Sorted(maps.Keys(w.Remotes)) {
 		dctx, cancel := context.WithTimeout(ctx, time.Minute)

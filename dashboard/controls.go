@@ -16,6 +16,7 @@ import (
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/remotesession"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -107,6 +108,34 @@ func (c Controls) Attach(socket, session string) tea.Cmd {
 		return noteMsg{text: "back from " + session}
 	})
 }
+
+// AttachRemote connects the terminal to a child session on an ssh host as
+// `session attach` does for one: the host's own `session attach`, with a
+// terminal of its own, over the pool's connection to the host
+// (remotesession.AttachArgv); the dashboard comes back when the user
+// detaches there.
+func (c Controls) AttachRemote(pool *remotesession.Pool, w remotesession.Where, session string) tea.Cmd {
+	return func() tea.Msg {
+		if pool == nil {
+			return noteMsg{err: errNoHosts}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		argv, err := pool.AttachArgv(ctx, w, session)
+		if err != nil {
+			return noteMsg{err: fmt.Errorf("attach %s on %s: %w", session, w.Host, err)}
+		}
+		return handOver{tea.ExecProcess(exec.Command(argv[0], argv[1:]...), func(err error) tea.Msg {
+			if err != nil {
+				return noteMsg{err: fmt.Errorf("attach %s on %s: %w", session, w.Host, err)}
+			}
+			return noteMsg{text: "back from " + session + " on " + w.Host}
+		})}
+	}
+}
+
+// handOver carries a command that takes the terminal; Update returns it.
+type handOver struct{ cmd tea.Cmd }
 
 // attachCommand is tmux.Client.Attach as a command the program hands its terminal to.
 type attachCommand struct {

@@ -152,6 +152,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.pane, m.paneOf = msg.text, msg.session
 	case noteMsg:
 		m.note = msg
+	case handOver:
+		return m, msg.cmd
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -233,8 +235,8 @@ func (m Model) act(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Attach):
 		s := m.workingSession()
 		if w, remote := m.snap.Remote[s]; remote {
-			m.note = noteMsg{text: s + " runs on host " + w.Host + ": attach there (story-automator session attach " + s + " in its clone)"}
-			return m, nil
+			m.note = noteMsg{text: "attaching to " + s + " on " + w.Host + "…"}
+			return m, ctl.AttachRemote(m.src.Hosts, w, s)
 		}
 		if s != "" {
 			return m, ctl.Attach(m.snap.Socket, s)
@@ -282,7 +284,7 @@ func (m Model) capture() tea.Cmd {
 		var err error
 		switch {
 		case !remote:
-			text, err = tmux.New(socket).CapturePaneColors(ctx, session)
+			text, err = tmux.New(socket).CapturePaneColors(ctx, session, 0)
 		case pool == nil:
 			err = errNoHosts
 		default:

@@ -29,14 +29,7 @@ func remoteSnapshot() Snapshot {
 // capture`, over one kept connection: refreshing it runs the capture again
 // and logs in no more.
 func TestLiveViewReadsARemoteChildOverTheHostsConnection(t *testing.T) {
-	root := t.TempDir()
-	policy := "hosts:\n  - name: gpu1\n    ssh: me@gpu1.example\n    dir: /srv/sa\n"
-	if err := os.MkdirAll(filepath.Join(root, workflows.StateDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte(policy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := remotePolicyRoot(t)
 	screens, gone := 0, false
 	fake := &hoststest.Executor{Answer: func(argv []string, _ []byte) hoststest.Reply {
 		op := hoststest.Op(argv)
@@ -47,7 +40,7 @@ func TestLiveViewReadsARemoteChildOverTheHostsConnection(t *testing.T) {
 			return hoststest.Reply{}
 		case strings.Contains(op, "session capture sa-demo-1-2-dev-2") && gone:
 			return hoststest.Reply{Exit: 1, Stdout: `{"ok":false,"error":"session_not_found","message":"no session sa-demo-1-2-dev-2"}`}
-		case strings.Contains(op, "session capture sa-demo-1-2-dev-2"):
+		case strings.Contains(op, "session capture sa-demo-1-2-dev-2") && strings.Contains(op, "--colors"):
 			screens++
 			return hoststest.Reply{Stdout: `{"ok":true,"session":"sa-demo-1-2-dev-2","source":"pane","text":"screen ` + strings.Repeat("#", screens) + ` of the host\n"}`}
 		}
@@ -106,11 +99,52 @@ func TestFindTellsRemoteFromLocal(t *testing.T) {
 	}
 }
 
-// `a` on a child of an ssh host says where to attach instead of failing here.
-func TestAttachToARemoteChildSaysWhere(t *testing.T) {
-	m := New(fixedSource(), Controls{}, false).WithSnapshot(remoteSnapshot(), 80, 24)
+// `a` on a child of an ssh host attaches through the host: its own
+// `session attach` in the story's clone, with a terminal (ssh -t), over the
+// pool's connection.
+func TestAttachToARemoteChildGoesThroughTheHost(t *testing.T) {
+	root := remotePolicyRoot(t)
+	fake := &hoststest.Executor{Answer: func(argv []string, _ []byte) hoststest.Reply {
+		if op := hoststest.Op(argv); op == "check" {
+			return hoststest.Reply{Exit: 255, Stderr: "Control socket connect: No such file or directory"}
+		}
+		return hoststest.Reply{}
+	}}
+	src := fixedSource()
+	src.Root = root
+	src.Hosts = &remotesession.Pool{Root: root, Getenv: src.Getenv, Exec: fake}
+	m := New(src, Controls{}, false).WithSnapshot(remoteSnapshot(), 80, 24)
 	next, cmd := m.key(keyPress("a"))
-	if got := next.(Model).note.text; cmd != nil || !strings.Contains(got, "runs on host gpu1") {
+	if got := next.(Model).note.text; cmd == nil || !strings.Contains(got, "on gpu1") {
 		t.Fatalf("note %q, command %v", got, cmd)
 	}
+	if msg, ok := cmd().(handOver); !ok || msg.cmd == nil {
+		t.Fatalf("attach gave %#v, want the terminal handed over", msg)
+	}
+	w := next.(Model).snap.Remote["sa-demo-1-2-dev-2"]
+	argv, err := src.Hosts.AttachArgv(t.Context(), w, "sa-demo-1-2-dev-2")
+	line := strings.Join(argv, " ")
+	if err != nil || !strings.Contains(line, " -t -- me@gpu1.example ") || !strings.Contains(line, "session attach sa-demo-1-2-dev-2") ||
+		!strings.Contains(line, w.Run) {
+		t.Fatalf("attach argv %q, %v", argv, err)
+	}
+	// Without a way to the host, the dashboard says so.
+	m = New(fixedSource(), Controls{}, false).WithSnapshot(remoteSnapshot(), 80, 24)
+	_, cmd = m.key(keyPress("a"))
+	if msg, ok := cmd().(noteMsg); !ok || msg.err == nil {
+		t.Fatalf("attach with no hosts: %#v", msg)
+	}
+}
+
+// remotePolicyRoot is a project whose workflow.yaml names the host gpu1.
+func remotePolicyRoot(t *testing.T) string {
+	root := t.TempDir()
+	policy := "hosts:\n  - name: gpu1\n    ssh: me@gpu1.example\n    dir: /srv/sa\n"
+	if err := os.MkdirAll(filepath.Join(root, workflows.StateDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

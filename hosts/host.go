@@ -302,6 +302,21 @@ func (h *Host) Run(ctx context.Context, req Request) (Result, error) {
 	return res, err
 }
 
+// TerminalArgv is the ssh command line that runs args on the host with a
+// terminal of its own (ssh -t), over the host's connection (opened first
+// when needed): for a program the user's terminal is handed to, such as
+// tmux attach. The caller runs it with the terminal as its standard streams.
+func (h *Host) TerminalArgv(ctx context.Context, args []string) ([]string, error) {
+	if err := h.Connect(ctx); err != nil {
+		return nil, err
+	}
+	line, err := commandLine(args)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return append(h.baseArgs("auto"), "-t", "--", h.Destination, line), nil
+}
+
 // Script runs a POSIX sh script on the host, whatever the user's login shell.
 func (h *Host) Script(ctx context.Context, script string, stdin io.Reader) (Result, error) {
 	return h.Run(ctx, Request{Args: []string{"sh", "-c", script}, Stdin: stdin})

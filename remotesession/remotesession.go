@@ -61,15 +61,26 @@ func Prefix(ctx context.Context, root string) string {
 	return prefix
 }
 
-// Capture runs `session capture NAME --lines N` on h in w's clone and
-// returns the host's JSON answer, printed there on success or failure; a
-// command that ran and failed is a *hosts.ExitError.
-func Capture(ctx context.Context, h *hosts.Host, root, prefix string, w Where, name string, lines int) ([]byte, error) {
-	line := tmuxsteps.CloneCommand(h, wire.ProjectName(root), prefix, w.Run, w.Story,
-		"session", "capture", name, "--lines", strconv.Itoa(lines))
+// Capture runs `session capture NAME --lines N [--colors]` on h in w's
+// clone and returns the host's JSON answer, printed there on success or
+// failure; a command that ran and failed is a *hosts.ExitError.
+func Capture(ctx context.Context, h *hosts.Host, root, prefix string, w Where, name string, lines int, colors bool) ([]byte, error) {
+	args := []string{"session", "capture", name, "--lines", strconv.Itoa(lines)}
+	if colors {
+		args = append(args, "--colors")
+	}
+	line := tmuxsteps.CloneCommand(h, wire.ProjectName(root), prefix, w.Run, w.Story, args...)
 	var out bytes.Buffer
 	_, err := h.Run(ctx, hosts.Request{Args: []string{"sh", "-c", line}, Stdout: &out})
 	return out.Bytes(), err
+}
+
+// AttachArgv is the ssh command line that attaches a terminal to session
+// name at w: the host's own `session attach` in w's clone, with a terminal
+// of its own, over h's connection.
+func AttachArgv(ctx context.Context, h *hosts.Host, root, prefix string, w Where, name string) ([]string, error) {
+	line := tmuxsteps.CloneCommand(h, wire.ProjectName(root), prefix, w.Run, w.Story, "session", "attach", name)
+	return h.TerminalArgv(ctx, []string{"sh", "-c", line})
 }
 
 // Text is the screen in a Capture answer; ok is false when the answer
@@ -98,14 +109,14 @@ type Pool struct {
 	prefix *string
 }
 
-// Capture is the screen of session name at w, read over w's host's
-// connection.
+// Capture is the screen of session name at w, with its colours, read over
+// w's host's connection.
 func (p *Pool) Capture(ctx context.Context, w Where, name string, lines int) (string, error) {
 	h, prefix, err := p.host(ctx, w.Host)
 	if err != nil {
 		return "", err
 	}
-	answer, err := Capture(ctx, h, p.Root, prefix, w, name, lines)
+	answer, err := Capture(ctx, h, p.Root, prefix, w, name, lines, true)
 	if text, ok := Text(answer); ok && err == nil {
 		return text, nil
 	}
@@ -117,6 +128,15 @@ func (p *Pool) Capture(ctx context.Context, w Where, name string, lines int) (st
 		err = errNoText(h.Name, answer)
 	}
 	return "", err
+}
+
+// AttachArgv is AttachArgv over w's host's connection.
+func (p *Pool) AttachArgv(ctx context.Context, w Where, name string) ([]string, error) {
+	h, prefix, err := p.host(ctx, w.Host)
+	if err != nil {
+		return nil, err
+	}
+	return AttachArgv(ctx, h, p.Root, prefix, w, name)
 }
 
 // host is the pool's Host named name, opened on first use, and the project's prefix.

@@ -124,6 +124,7 @@ func TestErrorsAreClassifiedFromStderr(t *testing.T) {
 		{"no server running on /tmp/tmux-0/x\n", ErrNoServer, "tmux_no_server"},
 		{"error connecting to /tmp/tmux-0/x (No such file or directory)\n", ErrNoServer, "tmux_no_server"},
 		{"can't find session: abc\n", ErrNoSession, "session_not_found"},
+		{"no sessions\n", ErrNoSession, "session_not_found"},
 		{"can't find pane: %9\n", ErrNoSession, "session_not_found"},
 		{"no current target\n", ErrNoSession, "session_not_found"},
 		{"duplicate session: abc\n", ErrDuplicateSession, "session_exists"},

@@ -56,6 +56,9 @@ func classify(stderr string) error {
 		// A server left with no sessions at all (it is about to exit) has no
 		// current target to resolve any -t against: the session is gone.
 		strings.Contains(s, "no current target"),
+		// attach-session on a server with no session (or none yet: attach
+		// starts one) says only this.
+		strings.TrimSpace(s) == "no sessions",
 		strings.Contains(s, "can't find pane"),
 		strings.Contains(s, "can't find window"):
 		return ErrNoSession

@@ -87,3 +87,28 @@ func TestNoServerIsClassified(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A viewer's capture keeps the pane's colours as escape sequences (the
+// plain one does not), and with lines reaches into the scrollback.
+func TestCapturePaneColorsKeepsColoursAndScrollback(t *testing.T) {
+	t.Parallel()
+	c := tmuxtest.Client(t)
+	ctx := context.Background()
+	_, err := c.NewSession(ctx, tmux.NewSessionSpec{Name: "c", Width: 80, Height: 10,
+		Argv: []string{"/bin/sh", "-c", `i=1; while [ $i -le 30 ]; do echo "line $i"; i=$((i+1)); done; printf '\033[31mred\033[0m\n'; exec cat`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the red line", func() bool {
+		s, _ := c.CapturePane(ctx, "c", 0)
+		return strings.Contains(s, "red")
+	})
+	plain, _ := c.CapturePane(ctx, "c", 0)
+	screen, err := c.CapturePaneColors(ctx, "c", 0)
+	if err != nil || strings.Contains(plain, "\x1b[") || !strings.Contains(screen, "\x1b[31mred") || strings.Contains(screen, "line 1\n") {
+		t.Fatalf("plain %q\ncoloured %q (%v)", plain, screen, err)
+	}
+	if all, err := c.CapturePaneColors(ctx, "c", 100); err != nil || !strings.Contains(all, "line 1\n") || !strings.Contains(all, "\x1b[31mred") {
+		t.Fatalf("with the scrollback %q (%v)", all, err)
+	}
+}

@@ -3,6 +3,7 @@ package tmux
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -33,13 +34,17 @@ func (c *Client) Serves(tmuxEnv string) bool {
 	return filepath.Clean(path) == SocketPath(name)
 }
 
-// CapturePaneColors returns a session's visible screen with its colours
-// and attributes as escape sequences (capture-pane -e), for showing the
-// pane as it looks.
-func (c *Client) CapturePaneColors(ctx context.Context, name string) (string, error) {
+// CapturePaneColors returns a session's screen with its colours and
+// attributes as escape sequences (capture-pane -e), for showing the pane as
+// it looks: the last lines with the scrollback, or the visible screen (0).
+func (c *Client) CapturePaneColors(ctx context.Context, name string, lines int) (string, error) {
 	t, err := PaneTarget(name)
 	if err != nil {
 		return "", err
 	}
-	return c.run(ctx, Command{Args: []string{"capture-pane", "-p", "-e", "-t", t}})
+	args := []string{"capture-pane", "-p", "-e", "-t", t}
+	if lines > 0 {
+		args = append(args, "-S", "-"+strconv.Itoa(lines))
+	}
+	return c.run(ctx, Command{Args: args})
 }

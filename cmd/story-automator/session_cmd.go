@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -24,7 +25,9 @@ func sessionCommand() *cli.Command {
 				Flags: []cli.Flag{&cli.BoolFlag{Name: "project-only", Usage: "only this project's sessions"}}},
 			{Name: "status", Usage: "show a session's tmux and recorded state", ArgsUsage: "NAME", Action: sessionStatus},
 			{Name: "capture", Usage: "print a session's screen (or the tail of its output file once it is gone)", ArgsUsage: "NAME",
-				Flags: []cli.Flag{&cli.IntFlag{Name: "lines", Usage: "last N lines including scrollback (0 = the visible screen)"}}, Action: sessionCapture},
+				Flags: []cli.Flag{&cli.IntFlag{Name: "lines", Usage: "last N lines including scrollback (0 = the visible screen)"},
+					&cli.BoolFlag{Name: "colors", Usage: "keep the screen's colours and attributes as escape sequences (as the dashboard shows the pane)"}},
+				Action: sessionCapture},
 			sessionSendCommand(),
 			sessionUsageCommand(),
 			{Name: "kill", Usage: "kill one session", ArgsUsage: "NAME", Action: sessionKill},
@@ -134,10 +137,14 @@ func sessionCapture(c *cli.Context) error {
 		return coded.Usage("--lines must not be negative")
 	}
 	e := envOf(c)
-	got, err := projectSessions(e).Capture(c.Context, name, c.Int("lines"))
+	capture := projectSessions(e).Capture
+	if c.Bool("colors") {
+		capture = projectSessions(e).CaptureColors
+	}
+	got, err := capture(c.Context, name, c.Int("lines"))
 	if err != nil {
 		// A child of the run on an ssh host: its host shows it.
-		if handled, rerr := remoteCapture(c.Context, e, name, c.Int("lines")); handled {
+		if handled, rerr := remoteCapture(c.Context, e, name, c.Int("lines"), c.Bool("colors")); handled {
 			return rerr
 		}
 		return err
@@ -186,7 +193,14 @@ func sessionAttach(c *cli.Context) error {
 	if in == nil {
 		in = os.Stdin
 	}
-	if err := sessionTmux(e).Attach(c.Context, name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err}); err != nil {
+	err = sessionTmux(e).Attach(c.Context, name, &tmux.Terminal{In: in, Out: cliio.RawOut(e.Out), Err: e.Err})
+	if errors.Is(err, tmux.ErrNoSession) || errors.Is(err, tmux.ErrNoServer) {
+		// A child of the run on an ssh host: attach there.
+		if handled, rerr := remoteAttach(c.Context, e, name, in); handled {
+			return rerr
+		}
+	}
+	if err != nil {
 		return tmuxFailure(err)
 	}
 	return nil

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os/exec"
 
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/cliio"
@@ -38,7 +41,7 @@ func remoteAttempt(e *runtimeEnv, name string) (spec workflows.Host, w remoteses
 // remoteCapture is `session capture` of a child on an ssh host: the
 // host's own capture, over the project's connection to it (the run's,
 // while it is open). handled is false for a session of this machine.
-func remoteCapture(ctx context.Context, e *runtimeEnv, name string, lines int) (handled bool, err error) {
+func remoteCapture(ctx context.Context, e *runtimeEnv, name string, lines int, colors bool) (handled bool, err error) {
 	spec, w, ok := remoteAttempt(e, name)
 	if !ok {
 		return false, nil
@@ -47,7 +50,7 @@ func remoteCapture(ctx context.Context, e *runtimeEnv, name string, lines int) (
 	if err != nil {
 		return true, err
 	}
-	out, err := remotesession.Capture(ctx, h, e.ProjectRoot, remotesession.Prefix(ctx, e.ProjectRoot), w, name, lines)
+	out, err := remotesession.Capture(ctx, h, e.ProjectRoot, remotesession.Prefix(ctx, e.ProjectRoot), w, name, lines, colors)
 	if h.Stats().Connects > 0 {
 		// No run had a connection open: this one ends with the command.
 		_ = h.Close(context.WithoutCancel(ctx))
@@ -63,4 +66,37 @@ func remoteCapture(ctx context.Context, e *runtimeEnv, name string, lines int) (
 	// The host printed its own JSON answer, success or failure.
 	_, _ = e.Out.Write(out)
 	return true, err
+}
+
+// remoteAttach is `session attach` of a child on an ssh host: the host's
+// own attach, with a terminal of its own (ssh -t), over the project's
+// connection to it. handled is false for a session of this machine.
+func remoteAttach(ctx context.Context, e *runtimeEnv, name string, in io.Reader) (handled bool, err error) {
+	spec, w, ok := remoteAttempt(e, name)
+	if !ok {
+		return false, nil
+	}
+	h, err := openHost(e, spec)
+	if err != nil {
+		return true, err
+	}
+	defer func() {
+		if h.Stats().Connects > 0 {
+			_ = h.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	argv, err := remotesession.AttachArgv(ctx, h, e.ProjectRoot, remotesession.Prefix(ctx, e.ProjectRoot), w, name)
+	if err != nil {
+		return true, err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = in, cliio.RawOut(e.Out), e.Err
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return true, cliio.ExitStatus(ee.ExitCode())
+		}
+		return true, fmt.Errorf("attach %s on %s: %w", name, spec.Name, err)
+	}
+	return true, nil
 }

@@ -70,7 +70,17 @@ type Capture struct {
 // (0: the visible screen); a session that is gone is read from its output
 // file, which still has everything it printed.
 func (p Sessions) Capture(ctx context.Context, name string, lines int) (Capture, error) {
-	text, err := p.Tmux.CapturePane(ctx, name, lines)
+	return p.capture(ctx, name, lines, p.Tmux.CapturePane)
+}
+
+// CaptureColors is Capture with the screen's colours and attributes kept
+// as escape sequences, as a viewer shows the pane.
+func (p Sessions) CaptureColors(ctx context.Context, name string, lines int) (Capture, error) {
+	return p.capture(ctx, name, lines, p.Tmux.CapturePaneColors)
+}
+
+func (p Sessions) capture(ctx context.Context, name string, lines int, read func(context.Context, string, int) (string, error)) (Capture, error) {
+	text, err := read(ctx, name, lines)
 	if err == nil {
 		return Capture{Source: "pane", Text: text}, nil
 	}

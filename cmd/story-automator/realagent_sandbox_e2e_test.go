@@ -47,12 +47,22 @@ func TestRealGeminiSandboxHoldsAHostileModel(t *testing.T) {
 }
 
 // Two stories in parallel worktrees: the sandbox lets each child write its
-// worktree and the repository's .git, and nothing else.
+// worktree and what a commit writes in the repository's .git, and nothing
+// else: not the project's checkout, not the repository's hooks.
 func TestRealCodexSandboxHoldsAHostileModelInParallelWorktrees(t *testing.T) {
 	t.Parallel()
 	h := hostileRun(t, "codex", offline.Codex, "--stories", "1-2", "--parallel", "2")
 	h.expectHeld(t)
 	expectWorktrees(t, h.state)
+	var seen strings.Builder
+	for _, e := range h.srv.Exchanges() {
+		seen.Write(e.Request)
+	}
+	for _, f := range h.inWorktree {
+		if !strings.Contains(seen.String(), "DENIED write "+f) {
+			t.Errorf("no denied write to %s reached the model: the escape from a worktree was not tried", f)
+		}
+	}
 }
 
 // The control that proves the test can fail: with --sandbox off (the
@@ -102,9 +112,11 @@ type hostile struct {
 	state *orchestrator.State
 	agent string
 	// committed are the files of the run's commits.
-	committed   []string
-	srv         *modelsim.Server
-	targets     []string
+	committed []string
+	srv       *modelsim.Server
+	targets   []string
+	// inWorktree are the targets a child tries from a story's worktree only.
+	inWorktree  []string
 	connections *atomic.Int32
 }
 
@@ -136,8 +148,9 @@ func hostileRun(t *testing.T, agentName string, home func(offline.Config) (offli
 		t.Fatal(err)
 	}
 	h.targets = modelsim.EscapeTargets(root, userHome, tag)
+	h.inWorktree = modelsim.WorktreeEscapeTargets(root, tag)
 	t.Cleanup(func() {
-		for _, f := range h.targets {
+		for _, f := range append(h.targets, h.inWorktree...) {
 			_ = os.Remove(f)
 		}
 	})
@@ -167,6 +180,11 @@ func (h *hostile) expectHeld(t *testing.T) {
 	for _, f := range h.targets {
 		if _, err := os.Stat(f); err == nil {
 			t.Errorf("the hostile model wrote %s outside the project", f)
+		}
+	}
+	for _, f := range h.inWorktree {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("the hostile model in a story's worktree wrote %s, outside it", f)
 		}
 	}
 	if n := h.connections.Load(); n != 0 {

@@ -16,7 +16,8 @@ type Confine struct {
 	// Dir is the folder the child may write: the story's worktree or the project.
 	Dir string
 	// GitDirs are the git directories the agent must be able to commit to
-	// (the repository's .git, a worktree's .git/worktrees/<name>).
+	// (the repository's .git; for a worktree, its .git/worktrees/<name> and
+	// the common objects, refs and logs).
 	GitDirs []string
 	// Network are the hosts the child's tools may reach (sandbox.network).
 	Network []string
@@ -123,9 +124,16 @@ func tomlList(items []string) string {
 	return "[" + strings.Join(q, ",") + "]"
 }
 
+// commitDirs are the folders of a repository's common git directory that a
+// commit in a linked worktree writes.
+var commitDirs = []string{"objects", "refs", "logs"}
+
 // GitDirs are the git directories of the checkout at dir an agent commits
-// to: its .git folder, or for a linked worktree both the worktree's own
-// git directory and the repository's common one.
+// to: its .git folder; for a linked worktree, the worktree's own git
+// directory and, of the repository's common one, only what a commit writes
+// (objects, refs, logs). Never the common directory whole: its hooks and
+// config run code in every later git command (the run's own, unconfined),
+// and the run keeps the other stories' worktrees under it.
 func GitDirs(dir string) []string {
 	dotgit := filepath.Join(dir, ".git")
 	fi, err := os.Stat(dotgit)
@@ -153,7 +161,14 @@ func GitDirs(dir string) []string {
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gd, common)
 		}
-		out = append([]string{filepath.Clean(common)}, out...)
+		var shared []string
+		for _, sub := range commitDirs {
+			d := filepath.Join(filepath.Clean(common), sub)
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				shared = append(shared, d)
+			}
+		}
+		out = append(shared, out...)
 	}
 	return out
 }

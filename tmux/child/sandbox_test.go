@@ -116,7 +116,7 @@ func TestGitDirsOfAWorktreeNameItsOwnAndTheCommonDir(t *testing.T) {
 	common := filepath.Join(root, ".git")
 	wtGit := filepath.Join(common, "worktrees", "s1")
 	wt := filepath.Join(root, "wt")
-	for _, d := range []string{wtGit, wt} {
+	for _, d := range []string{wtGit, wt, filepath.Join(common, "objects"), filepath.Join(common, "refs"), filepath.Join(common, "hooks")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,9 @@ func TestGitDirsOfAWorktreeNameItsOwnAndTheCommonDir(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+wtGit+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := GitDirs(wt); !reflect.DeepEqual(got, []string{common, wtGit}) {
+	// Of the common directory only what a commit writes (here no logs yet):
+	// not its hooks or config, nor the worktrees kept under it.
+	if got := GitDirs(wt); !reflect.DeepEqual(got, []string{filepath.Join(common, "objects"), filepath.Join(common, "refs"), wtGit}) {
 		t.Fatalf("worktree: %q", got)
 	}
 	if got := GitDirs(root); !reflect.DeepEqual(got, []string{common}) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
 )
 
 // RunConfig is a run's configuration. The same type carries it from the
@@ -68,6 +70,36 @@ func (c RunConfig) SandboxMode() string {
 		return SandboxOn
 	}
 	return SandboxOff
+}
+
+// SandboxExceptions say which of a confined run's agents its sandbox does
+// not cover as the setting reads: an agent with no sandbox of its own (a
+// custom command) runs unconfined, and one whose sandbox cannot let single
+// hosts through reaches none of sandbox.network's. The simulated agent,
+// which runs only this tool's code, is no exception.
+func (c RunConfig) SandboxExceptions() []string {
+	if !c.Confined() {
+		return nil
+	}
+	var out []string
+	for i, name := range []string{c.Agent, c.FallbackAgent} {
+		p, ok := agent.LookupProfile(name)
+		if !ok || name == agent.AgentSim || (i == 1 && name == c.Agent) {
+			continue
+		}
+		switch {
+		case p.Sandbox.Kind == "":
+			out = append(out, name+" runs unconfined: it has no sandbox of its own")
+		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts:
+			out = append(out, name+" reaches no network: its sandbox cannot let single hosts through")
+		}
+	}
+	return out
+}
+
+// SandboxSummary is SandboxText with the run's exceptions.
+func (c RunConfig) SandboxSummary() string {
+	return strings.Join(append([]string{SandboxText(c.SandboxMode(), c.SandboxNetwork)}, c.SandboxExceptions()...), "; ")
 }
 
 // SandboxText says for a person how the run's children are confined.

@@ -124,3 +124,33 @@ func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {
 		t.Fatalf("check: %v", err)
 	}
 }
+
+// What the sandbox setting does not cover is said, never left to guess: a
+// custom command has no sandbox, and a sandbox that cannot let single
+// hosts through gives no network even to the listed hosts; the state
+// document's configuration says so.
+func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  RunConfig
+		want string
+	}{
+		{RunConfig{Agent: "claude", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}}, ""},
+		{RunConfig{Agent: "sim", Sandbox: SandboxOn}, ""},
+		{RunConfig{Agent: "custom", Sandbox: SandboxOn}, "custom runs unconfined: it has no sandbox of its own"},
+		{RunConfig{Agent: "claude", FallbackAgent: "codex", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}},
+			"codex reaches no network: its sandbox cannot let single hosts through"},
+		{RunConfig{Agent: "custom", Sandbox: SandboxOff}, ""},
+	} {
+		if got := strings.Join(tc.cfg.SandboxExceptions(), "; "); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
+	st := &State{RunID: "r", Config: RunConfig{Agent: "custom", Sandbox: SandboxOn}}
+	b, err := RenderState(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "| sandbox | sandbox on; custom runs unconfined: it has no sandbox of its own |") {
+		t.Fatalf("configuration:\n%s", b)
+	}
+}

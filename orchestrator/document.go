@@ -139,6 +139,7 @@ func renderSummary(w *bufio.Writer, s *State) {
 		{"parallel", fmt.Sprint(c.Parallel)},
 		{"max review cycles", fmt.Sprint(c.MaxCycles)},
 		{"model", textline.OrDash(c.Model)},
+		{"sandbox", c.SandboxSummary()},
 		{"retry backoff", orDefault(c.Backoff.String(), "each step's policy")},
 		{"max wait for a limit", orDefault(c.MaxWait.String(), "workflow.yaml's maxWait, else 6h")},
 		{"completion rechecks", orDefault(strconv.Itoa(c.CompletionRechecks), "the monitor's default")},

@@ -31,7 +31,7 @@ func WritePlan(w io.Writer, st *orchestrator.State) {
 	c := st.Config
 	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d · %s\n",
 		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles,
-		orchestrator.SandboxText(c.SandboxMode(), c.SandboxNetwork))
+		c.SandboxSummary())
 	for _, u := range st.Units {
 		if u.Status == orchestrator.StatusDone {
 			continue

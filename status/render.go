@@ -50,7 +50,7 @@ func WriteText(w io.Writer, v View, now time.Time) {
 	if r := v.Run; r != nil {
 		fmt.Fprintf(w, "Run %s · %s · %d/%d stories done · updated %s\n", r.RunID, r.Status, r.StoriesDone, r.StoriesTotal, ago(r.UpdatedAt, now))
 		fmt.Fprintf(w, "Spend: %s\n", orchestrator.SpendText(r.Usage, r.Budget))
-		fmt.Fprintf(w, "Children: %s\n", orchestrator.SandboxText(r.Sandbox, r.SandboxNetwork))
+		fmt.Fprintf(w, "Children: %s\n", strings.Join(append([]string{orchestrator.SandboxText(r.Sandbox, r.SandboxNetwork)}, r.SandboxExceptions...), "; "))
 		fmt.Fprintf(w, "State document: %s\n", r.StateFile)
 		if r.Wait != nil {
 			st := r.Status

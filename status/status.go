@@ -63,6 +63,9 @@ type Run struct {
 	// SandboxNetwork the hosts they may reach.
 	Sandbox        string   `json:"sandbox"`
 	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
+	// SandboxExceptions are the run's agents the setting does not cover
+	// (orchestrator.RunConfig.SandboxExceptions).
+	SandboxExceptions []string `json:"sandboxExceptions,omitempty"`
 	// Wait is the limit the run waits out, while it does.
 	Wait  *Waiting `json:"wait,omitempty"`
 	Units []Unit   `json:"units"`
@@ -161,7 +164,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	r := &Run{RunID: st.RunID, Status: st.Status, StateFile: path, StoriesDone: done, StoriesTotal: total,
 		StartedAt: st.StartedAt, UpdatedAt: st.UpdatedAt, PauseReason: st.PauseReason, Escalation: st.Escalation,
 		Usage: &usage, Budget: st.Config.Budget, TmuxSocket: st.Config.TmuxSocket, Units: []Unit{},
-		Sandbox: st.Config.SandboxMode(), SandboxNetwork: st.Config.SandboxNetwork}
+		Sandbox: st.Config.SandboxMode(), SandboxNetwork: st.Config.SandboxNetwork, SandboxExceptions: st.Config.SandboxExceptions()}
 	if st.Wait != nil {
 		r.Wait = &Waiting{LimitWait: *st.Wait}
 	}

@@ -118,7 +118,8 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
-	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code"},
+	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code"},
+	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},
 }
 
 func init() {

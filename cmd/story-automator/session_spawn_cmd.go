@@ -9,6 +9,7 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/wire"
 	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -51,6 +52,11 @@ func sessionSpawn(c *cli.Context) error {
 		if err := child.CheckSandbox(context.Background(), req.Agent, e.Environ()); err != nil {
 			return agentFailure(err)
 		}
+	}
+	// Its agent's own `git add -A` must pick up neither this tool's state
+	// nor what a sandbox plants.
+	if err := wire.KeepOutOfGit(context.Background(), e.ProjectRoot, e.Getenv, req.StateDir); err != nil {
+		e.Log.Warn().Err(err).Msg("could not list story-automator's files in .git/info/exclude")
 	}
 	sp := &child.Spawner{Tmux: sessionTmux(e), Exe: exe, Environ: e.Environ(), Now: e.Now}
 	sess, err := sp.Spawn(context.Background(), req)

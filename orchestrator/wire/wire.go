@@ -4,6 +4,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +123,16 @@ func StatePaths(root string, getenv func(string) string, sessionDir string) []st
 		paths = append(paths, filepath.ToSlash(rel))
 	}
 	return paths
+}
+
+// KeepOutOfGit lists in the project's .git/info/exclude, as a run's start
+// does, its state paths and the names an agent's sandbox may plant: for a
+// child started on its own (session spawn), whose agent may run `git add
+// -A`. Outside a git work tree there is nothing to do.
+func KeepOutOfGit(ctx context.Context, root string, getenv func(string) string, sessionDir string) error {
+	repo := &gitvcs.Git{Root: root, StatePaths: StatePaths(root, getenv, sessionDir), Planted: agent.SandboxPlants()}
+	if err := repo.Prepare(ctx); err != nil && !errors.Is(err, orchestrator.ErrNotGitRepo) {
+		return err
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,4 +184,80 @@ func TestRealCodexRunAtItsUsageLimitFallsBackToClaudeAtOnce(t *testing.T) {
 		t.Fatalf("runs: %v", row)
 	}
 	t.Logf("events: %v", r.kinds())
+}
+
+// Claude Code at its 5-hour limit for two hours, the run allowed to wait
+// ten minutes: its step escalates with usage_limit and the reset Claude
+// showed, nothing waits, no retry is used.
+func TestRealClaudeLimitLongerThanMaxWaitEscalates(t *testing.T) {
+	t.Parallel()
+	realagent.Require(t, "claude")
+	srv := startModelSim(t, "limit: {after: 2, for: 2h, kind: usage}\n")
+	p := newRunProject(t)
+	env := realRunEnv(t, p, map[string]func(offline.Config) (offline.Env, error){"claude": subscriberClaude},
+		map[string]string{"claude": srv.URL()})
+	r := p.start(env, "run", "--agent", "claude", "--epic", "1", "--stories", "1", "--json",
+		"--completion-rechecks", "1", "--backoff", "10ms", "--max-wait", "10m")
+	res, code := r.wait()
+	resets, err := time.Parse(time.RFC3339, stringOr(res["resetsAt"]))
+	if code != 1 || res["error"] != "usage_limit" || err != nil {
+		t.Fatalf("run exited %d: %v (resetsAt: %v)\nevents: %v\nstderr:\n%s", code, res, err, r.kinds(), tail(r.stderr.String(), 3000))
+	}
+	if d := time.Until(resets); d < 110*time.Minute || d > 2*time.Hour+2*time.Minute {
+		t.Fatalf("resetsAt %s is %s away, want model-sim's two hours", resets, d)
+	}
+	for _, k := range r.kinds() {
+		if strings.HasPrefix(k, "limit_wait@") {
+			t.Fatalf("the run waited: %v", r.kinds())
+		}
+	}
+	if row := p.runsRow(); row["retries"] != float64(0) || row["escalations"] != float64(1) || row["limits"].(float64) < 1 {
+		t.Fatalf("runs: %v", row)
+	}
+}
+
+// The same Claude run SIGKILLed while it waits out a limit, then resumed:
+// the resumed run waits only the rest of the recorded wait, then ends done
+// with one commit per story and no retry used.
+func TestRealClaudeRunKilledDuringALimitWaitWaitsOnlyTheRest(t *testing.T) {
+	t.Parallel()
+	realagent.Require(t, "claude")
+	srv := startModelSim(t, "limit: {after: 2, for: 30s, kind: usage}\n")
+	p := newRunProject(t)
+	env := realRunEnv(t, p, map[string]func(offline.Config) (offline.Env, error){"claude": subscriberClaude},
+		map[string]string{"claude": srv.URL()})
+	args := []string{"--epic", "1", "--stories", "1", "--json", "--completion-rechecks", "1", "--backoff", "10ms"}
+	r := p.start(env, append([]string{"run", "--agent", "claude"}, args...)...)
+	r.until("limit_wait")
+	rec := p.state().Wait
+	if rec == nil || rec.Until == "" {
+		t.Fatalf("the state document records no wait: %+v", p.state())
+	}
+	until, err := time.Parse(time.RFC3339Nano, rec.Until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = r.wait()
+	resumed := p.start(env, "run", "--resume", "--json")
+	again := resumed.until("limit_wait")
+	if w := p.state().Wait; w == nil || w.Until != rec.Until || again["resetsAt"] != rec.ResetsAt {
+		t.Fatalf("the resumed run waits until %+v, want the recorded %s (event %v)", w, rec.Until, again)
+	}
+	step := resumed.until("step_started")
+	if at := eventTime(t, step); at.Before(until) {
+		t.Fatalf("the resumed run's first step started at %s, before the wait's end %s", at, until)
+	}
+	res, code := resumed.wait()
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume exited %d: %v\nevents: %v\nstderr:\n%s", code, res, resumed.kinds(), tail(resumed.stderr.String(), 3000))
+	}
+	if c := p.storyCommits(); c["1-1"] != 1 {
+		t.Fatalf("story commits %v, want one for 1.1", c)
+	}
+	if row := p.runsRow(); row["escalations"] != float64(0) {
+		t.Fatalf("runs: %v", row)
+	}
 }

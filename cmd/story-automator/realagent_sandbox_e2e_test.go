@@ -70,7 +70,21 @@ func TestRealCodexSandboxHoldsAHostileModelInParallelWorktrees(t *testing.T) {
 // its connection arrives.
 func TestRealClaudeSandboxOffLetsTheHostileModelThrough(t *testing.T) {
 	t.Parallel()
-	h := hostileRun(t, "claude", offline.Claude, "--sandbox", "off")
+	expectThrough(t, hostileRun(t, "claude", offline.Claude, "--sandbox", "off"))
+}
+
+func TestRealCodexSandboxOffLetsTheHostileModelThrough(t *testing.T) {
+	t.Parallel()
+	expectThrough(t, hostileRun(t, "codex", offline.Codex, "--sandbox", "off"))
+}
+
+func TestRealGeminiSandboxOffLetsTheHostileModelThrough(t *testing.T) {
+	t.Parallel()
+	expectThrough(t, hostileRun(t, "gemini", offline.Gemini, "--sandbox", "off"))
+}
+
+func expectThrough(t *testing.T, h *hostile) {
+	t.Helper()
 	if h.state.Config.Sandbox != orchestrator.SandboxOff {
 		t.Fatalf("recorded sandbox %q, want off", h.state.Config.Sandbox)
 	}
@@ -86,20 +100,32 @@ func TestRealClaudeSandboxOffLetsTheHostileModelThrough(t *testing.T) {
 
 // With bubblewrap hidden from the children's PATH, a run refuses with
 // sandbox_unavailable, naming what is missing and how to install it,
-// before any agent starts: model-sim gets no request.
+// before any agent starts: model-sim gets no request. Gemini CLI is the
+// silent case: without bwrap every shell call of its fails and it still
+// exits 0. (Codex falls back to the bubblewrap it bundles.)
 func TestRealClaudeRunRefusesWhenBubblewrapIsMissing(t *testing.T) {
 	t.Parallel()
-	cli := realagent.Require(t, "claude")
+	refusesWithoutBubblewrap(t, "claude", offline.Claude, "apt-get install bubblewrap socat")
+}
+
+func TestRealGeminiRunRefusesWhenBubblewrapIsMissing(t *testing.T) {
+	t.Parallel()
+	refusesWithoutBubblewrap(t, "gemini", offline.Gemini, "apt-get install bubblewrap")
+}
+
+func refusesWithoutBubblewrap(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error), install string) {
+	t.Helper()
+	cli := realagent.Require(t, agentName)
 	srv := startModelSim(t, "rules: []\n")
 	p := newRunProject(t)
-	oenv, err := offline.Claude(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{p.root}})
+	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{p.root}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+pathWithout(t, "bwrap"))
-	res, code := p.run(env, "run", "--agent", "claude", "--epic", "1", "--stories", "1", "--json")
+	res, code := p.run(env, "run", "--agent", agentName, "--epic", "1", "--stories", "1", "--json")
 	if code == 0 || res["error"] != "sandbox_unavailable" || !strings.Contains(fmt.Sprint(res["message"]), "bwrap") ||
-		!strings.Contains(fmt.Sprint(res["action"]), "apt-get install bubblewrap socat") {
+		!strings.Contains(fmt.Sprint(res["action"]), install) {
 		t.Fatalf("run: exit %d %v, want sandbox_unavailable naming bwrap and its install", code, res)
 	}
 	if n := len(srv.Exchanges()); n != 0 {

@@ -188,28 +188,7 @@ func TestE2EARunKilledDuringALimitWaitWaitsOnlyTheRestOnResume(t *testing.T) {
 	p := newRunProject(t)
 	env := limitEnv("20s")
 	r := p.start(env, append([]string{"run", "--agent", "sim", "--json"}, fast...)...)
-	r.until("limit_wait")
-	rec := p.state().Wait
-	if rec == nil || rec.Until == "" {
-		t.Fatalf("the state document records no wait: %+v", p.state())
-	}
-	until, err := time.Parse(time.RFC3339Nano, rec.Until)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = r.wait()
-	resumed := p.start(env, "run", "--resume", "--json")
-	again := resumed.until("limit_wait")
-	if w := p.state().Wait; w == nil || w.Until != rec.Until || again["resetsAt"] != rec.ResetsAt {
-		t.Fatalf("the resumed run waits until %+v, want the recorded %s (event %v)", w, rec.Until, again)
-	}
-	step := resumed.until("step_started")
-	if at := eventTime(t, step); at.Before(until) {
-		t.Fatalf("the resumed run's first step started at %s, before the wait's end %s", at, until)
-	}
+	resumed := p.killDuringWaitAndResume(t, r, env)
 	res, code := resumed.wait()
 	if code != 0 || res["outcome"] != "done" {
 		t.Fatalf("resume exited %d: %v\nevents: %v", code, res, resumed.kinds())
@@ -250,6 +229,36 @@ func TestE2EALimitLongerThanMaxWaitEscalatesWithUsageLimit(t *testing.T) {
 	if row := p.runsRow(); row["retries"] != float64(0) || row["escalations"] != float64(1) {
 		t.Fatalf("runs: %v", row)
 	}
+}
+
+// killDuringWaitAndResume SIGKILLs run r once it waits out a limit, then
+// resumes it with env and checks that the resumed run waits until the
+// recorded end of that wait, no sooner; it returns the resumed run.
+func (p *runProject) killDuringWaitAndResume(t *testing.T, r *liveRun, env []string) *liveRun {
+	t.Helper()
+	r.until("limit_wait")
+	rec := p.state().Wait
+	if rec == nil || rec.Until == "" {
+		t.Fatalf("the state document records no wait: %+v", p.state())
+	}
+	until, err := time.Parse(time.RFC3339Nano, rec.Until)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = r.wait()
+	resumed := p.start(env, "run", "--resume", "--json")
+	again := resumed.until("limit_wait")
+	if w := p.state().Wait; w == nil || w.Until != rec.Until || again["resetsAt"] != rec.ResetsAt {
+		t.Fatalf("the resumed run waits until %+v, want the recorded %s (event %v)", w, rec.Until, again)
+	}
+	step := resumed.until("step_started")
+	if at := eventTime(t, step); at.Before(until) {
+		t.Fatalf("the resumed run's first step started at %s, before the wait's end %s", at, until)
+	}
+	return resumed
 }
 
 // runsRow is the newest run's row of `runs --json`.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -228,28 +227,7 @@ func TestRealClaudeRunKilledDuringALimitWaitWaitsOnlyTheRest(t *testing.T) {
 		map[string]string{"claude": srv.URL()})
 	args := []string{"--epic", "1", "--stories", "1", "--json", "--completion-rechecks", "1", "--backoff", "10ms"}
 	r := p.start(env, append([]string{"run", "--agent", "claude"}, args...)...)
-	r.until("limit_wait")
-	rec := p.state().Wait
-	if rec == nil || rec.Until == "" {
-		t.Fatalf("the state document records no wait: %+v", p.state())
-	}
-	until, err := time.Parse(time.RFC3339Nano, rec.Until)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = r.wait()
-	resumed := p.start(env, "run", "--resume", "--json")
-	again := resumed.until("limit_wait")
-	if w := p.state().Wait; w == nil || w.Until != rec.Until || again["resetsAt"] != rec.ResetsAt {
-		t.Fatalf("the resumed run waits until %+v, want the recorded %s (event %v)", w, rec.Until, again)
-	}
-	step := resumed.until("step_started")
-	if at := eventTime(t, step); at.Before(until) {
-		t.Fatalf("the resumed run's first step started at %s, before the wait's end %s", at, until)
-	}
+	resumed := p.killDuringWaitAndResume(t, r, env)
 	res, code := resumed.wait()
 	if code != 0 || res["outcome"] != "done" {
 		t.Fatalf("resume exited %d: %v\nevents: %v\nstderr:\n%s", code, res, resumed.kinds(), tail(resumed.stderr.String(), 3000))

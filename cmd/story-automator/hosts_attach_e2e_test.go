@@ -86,7 +86,9 @@ func TestE2EAttachToAChildOnAnSSHHostAndStopTheRun(t *testing.T) {
 	if code != 0 || res["stopped"] != true {
 		t.Fatalf("stop: exit %d %v", code, res)
 	}
-	<-done
+	if err := <-done; err == nil {
+		t.Fatal("the stopped run exited 0; want it paused (run_interrupted)")
+	}
 	if a := p.state().Unit("1-1").Step(orchestrator.StepDev).Attempts; a[len(a)-1].FinalState != orchestrator.FinalInterrupted {
 		t.Fatalf("dev after stop: %+v", a[len(a)-1])
 	}

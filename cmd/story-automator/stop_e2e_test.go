@@ -34,7 +34,9 @@ func TestE2EStopEndsTheRunningRunAndResumeFinishes(t *testing.T) {
 	if code != 0 || res["stopped"] != true || res["pid"] != float64(c.Process.Pid) || res["next"] != orchestrator.ResumeCommand {
 		t.Fatalf("stop: exit %d %v", code, res)
 	}
-	<-done
+	if err := <-done; err == nil {
+		t.Fatal("the stopped run exited 0; want it paused (run_interrupted)")
+	}
 	if m := p.marker(); m == nil || m.Status != marker.StatusPaused {
 		t.Fatalf("marker after stop: %+v", m)
 	}

@@ -28,8 +28,11 @@ type Sandbox struct {
 	Hosts bool
 	// Allows says, for doctor and the docs, what a confined child may do.
 	Allows string
-	// Unconfined says why an agent without a sandbox is not confined.
+	// Unconfined says why an agent without a sandbox is not confined;
+	// OwnCode marks one that runs only this tool's own code (the simulated
+	// agent), whose being unconfined needs no warning.
 	Unconfined string
+	OwnCode    bool
 	// SettingsEnv names the variable with which a child reads a settings
 	// file of its own that outranks the user's ("" = none needed). The CLI
 	// reads that file only when it and every folder above it are owned by
@@ -118,7 +121,7 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
-	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code"},
+	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},
 }
 

@@ -17,7 +17,7 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 	p, _ := agent.LookupProfile(agentName)
 	if p.Sandbox.Kind == "" {
 		c.Status, c.Detail = OK, "not confined: "+p.Sandbox.Unconfined
-		if agentName != agent.AgentSim {
+		if !p.Sandbox.OwnCode {
 			// Whatever it runs can write anywhere you can.
 			c.Status = Warn
 			c.Fix = "run it only on a machine (or in a container) that is itself the sandbox"

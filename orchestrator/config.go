@@ -84,7 +84,7 @@ func (c RunConfig) SandboxExceptions() []string {
 	var out []string
 	for i, name := range []string{c.Agent, c.FallbackAgent} {
 		p, ok := agent.LookupProfile(name)
-		if !ok || name == agent.AgentSim || (i == 1 && name == c.Agent) {
+		if !ok || p.Sandbox.OwnCode || (i == 1 && name == c.Agent) {
 			continue
 		}
 		switch {

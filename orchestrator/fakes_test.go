@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,6 +225,8 @@ func (f *fakeSteps) requests() []string {
 // fakeRepo is a work tree of changed paths (each with a version that every
 // touch bumps) and the commits made from it.
 type fakeRepo struct {
+	// gitSum is what GitFingerprint answers (a test changes it to plant a hook).
+	gitSum  atomic.Value
 	mu      sync.Mutex
 	commits []CommitRequest
 	tree    map[string]int

@@ -264,6 +264,14 @@ type Repo interface {
 	SyncIndex(ctx context.Context, sha string) error
 }
 
+// GitGuard is a repository whose files that make git run code (its config
+// and hooks) the run sums around each agent attempt: a child that changed
+// them escalates its step before the run's own, unconfined git runs them.
+type GitGuard interface {
+	// GitFingerprint sums those files ("" = nothing to check).
+	GitFingerprint() (string, error)
+}
+
 // Snapshot maps every changed or untracked path of the project (relative to
 // the project root, slash-separated) to a fingerprint of its file: two
 // snapshots differ on a path exactly when the file was written, created or

@@ -126,7 +126,11 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.overBudget(u, st) {
 			return stepEscalated
 		}
+		guard := e.gitFingerprint()
 		a, blocker := e.attempt(ctx, u, st, sp, mv)
+		if blocker == nil && a.FinalState != FinalInterrupted {
+			blocker = e.gitUntouched(guard)
+		}
 		if blocker != nil && a.FinalState != FinalInterrupted {
 			e.escalateBlocker(u, st, blocker)
 			return stepEscalated

@@ -44,6 +44,9 @@ type Git struct {
 	prefix string
 	// gitDir is the repository's git directory, absolute (set by Prepare).
 	gitDir string
+	// commonDir and hooksDir are where the repository's config and hooks
+	// are (set by Prepare; guard.go).
+	commonDir, hooksDir string
 	// lockGrace replaces indexLockGrace when set (tests).
 	lockGrace time.Duration
 	// beforeCommit, when set, runs between building the commit's index and
@@ -80,6 +83,9 @@ func (g *Git) Prepare(ctx context.Context) error {
 		return err
 	}
 	g.gitDir = strings.TrimSpace(dir)
+	if err := g.guardPaths(ctx); err != nil {
+		return err
+	}
 	if err := g.excludeState(ctx); err != nil {
 		return err
 	}

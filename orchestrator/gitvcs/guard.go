@@ -1,0 +1,83 @@
+package gitvcs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The files of a repository that make its git commands run code: its
+// config (core.fsmonitor, filters, aliases, core.hooksPath…) and its hooks.
+// A confined child may be able to write them (Codex in the project itself
+// must write .git for git's index.lock), and the run's own git commands,
+// which are not confined, would then run what it planted. The run sums
+// them around each agent attempt (orchestrator.GitGuard) and reads them as
+// files: a git command would already run a planted fsmonitor.
+
+// guardPaths finds the config and hooks folder GitFingerprint sums; Prepare calls it.
+func (g *Git) guardPaths(ctx context.Context) error {
+	out, err := g.git(ctx, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	g.commonDir = strings.TrimSpace(out)
+	g.hooksDir = filepath.Join(g.commonDir, "hooks")
+	if hp, _ := g.git(ctx, nil, "config", "core.hooksPath"); strings.TrimSpace(hp) != "" {
+		g.hooksDir = strings.TrimSpace(hp)
+		if !filepath.IsAbs(g.hooksDir) {
+			g.hooksDir = filepath.Join(g.Root, g.hooksDir)
+		}
+	}
+	return nil
+}
+
+// GitFingerprint sums the repository's config and hooks; "" before Prepare.
+func (g *Git) GitFingerprint() (string, error) {
+	if g.commonDir == "" {
+		return "", nil
+	}
+	h := sha256.New()
+	add := func(path string) error {
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(h, "%s absent\n", path)
+			return nil
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			fmt.Fprintf(h, "%s -> %s\n", path, target)
+			return err
+		case fi.IsDir():
+			fmt.Fprintf(h, "%s dir %v\n", path, fi.Mode())
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		fmt.Fprintf(h, "%s %v %d\n", path, fi.Mode(), len(data))
+		h.Write(data)
+		return err
+	}
+	if err := add(filepath.Join(g.commonDir, "config")); err != nil {
+		return "", err
+	}
+	err := filepath.WalkDir(g.hooksDir, func(path string, _ fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return add(path)
+	})
+	if err != nil {
+		return "", fmt.Errorf("read the repository's hooks: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

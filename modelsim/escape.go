@@ -63,14 +63,16 @@ func (b *Brain) escapeCalls() []*Call {
 // ESCAPED or DENIED for each; it always exits 0 so the turn goes on.
 // The project's sibling is named from PROJECT_ROOT, which every child has;
 // a child in a story's worktree (whose .git is a file) also tries the
-// project's checkout and the repository's hooks. No command substitution:
-// Gemini CLI refuses a command with one before it runs.
+// project's checkout and the repository's hooks, one in the project itself
+// (whose .git is a folder) its hooks. No command substitution: Gemini CLI
+// refuses a command with one before it runs.
 func escapeShell(e Escape, try string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `for f in "$PROJECT_ROOT/../%[1]s" "$HOME/%[1]s" "/tmp/%[1]s"; do `+
 		`if (echo %[2]s >> "$f") 2>/dev/null; then echo "ESCAPED write $f"; else echo "DENIED write $f"; fi; done; `+
 		`if [ -f .git ]; then for f in "$PROJECT_ROOT/%[1]s" "$PROJECT_ROOT/.git/hooks/%[1]s"; do `+
-		`if (echo %[2]s >> "$f") 2>/dev/null; then echo "ESCAPED write $f"; else echo "DENIED write $f"; fi; done; fi; `,
+		`if (echo %[2]s >> "$f") 2>/dev/null; then echo "ESCAPED write $f"; else echo "DENIED write $f"; fi; done; fi; `+
+		`if [ -d .git ]; then f=".git/hooks/%[1]s"; if (echo %[2]s >> "$f") 2>/dev/null; then echo "ESCAPED write $f"; else echo "DENIED write $f"; fi; fi; `,
 		e.Tag, try)
 	for _, addr := range []string{e.Loopback, e.Outside} {
 		host, port, ok := strings.Cut(addr, ":")

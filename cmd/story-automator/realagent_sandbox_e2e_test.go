@@ -166,8 +166,6 @@ type hostile struct {
 	// the project tries too.
 	inWorktree  []string
 	connections *atomic.Int32
-	// result is the run's last JSON line.
-	result map[string]any
 }
 
 // hostileRun runs story 1.1 (or what extra selects) with the real agent
@@ -218,7 +216,6 @@ func hostileRunTo(t *testing.T, agentName string, home func(offline.Config) (off
 	res, code := p.run(env, args...)
 	path := orchestrator.LatestState(marker.NewStore(p.root, func(string) string { return "" }), p.root)
 	h.state, err = orchestrator.LoadState(path)
-	h.result = res
 	if ok := code == 0 && res["outcome"] == "done"; (wantError == "" && !ok) || (wantError != "" && (code != 1 || res["error"] != wantError)) || err != nil {
 		b, _ := os.ReadFile(path)
 		t.Fatalf("run: exit %d %v (%v)\nstate:\n%s\nsessions:\n%s", code, res, err, b, sessionTails(p.root))

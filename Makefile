@@ -3,15 +3,11 @@ GO      ?= go
 TAGS    := urfave_cli_no_docs
 BIN     := bin/story-automator
 HOOK_BIN := bin/story-automator-hook
-SIM_BIN := bin/story-automator-model-sim
-NOTIFY_BIN := bin/story-automator-notify
-DASH_BIN := bin/story-automator-dashboard
-# The main binary, the Stop hook's own program, model-sim's, the webhook
-# sender's and the dashboard's, installed side by side (hooks install points
-# at the hook when it sits beside the main binary; `story-automator model-sim`
-# and `story-automator dashboard` run the programs beside it; a run's webhooks
-# are POSTed by the notify program beside it).
-CMDS    := ./cmd/story-automator ./cmd/story-automator-hook ./cmd/story-automator-model-sim ./cmd/story-automator-notify ./cmd/story-automator-dashboard
+# Two programs, installed side by side: the main binary (every command) and
+# the Stop hook's own small program, which starts faster on every stop of
+# every agent session (hooks install points at it when it sits beside the
+# main binary).
+CMDS    := ./cmd/story-automator ./cmd/story-automator-hook
 PKGS    := ./...
 
 # How the binary users run is built, in one place for every target that
@@ -32,23 +28,16 @@ PREFIX      ?= $(shell $(GO) env GOPATH)
 build:
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(BIN) ./cmd/story-automator
 	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(HOOK_BIN) ./cmd/story-automator-hook
-	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(SIM_BIN) ./cmd/story-automator-model-sim
-	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(NOTIFY_BIN) ./cmd/story-automator-notify
-	$(BUILD_ENV) $(GO) build $(BUILD_FLAGS) -o $(DASH_BIN) ./cmd/story-automator-dashboard
 
 # Installs into $(PREFIX)/bin ($$GOPATH/bin, where `go install` puts it too).
 install:
 	$(BUILD_ENV) GOBIN=$(PREFIX)/bin $(GO) install $(BUILD_FLAGS) $(CMDS)
-	@echo "installed $(PREFIX)/bin/story-automator, story-automator-hook, story-automator-model-sim, story-automator-notify and story-automator-dashboard"
+	@echo "installed $(PREFIX)/bin/story-automator and story-automator-hook"
 
 # Static binaries for every supported target, cross-built from this machine,
 # with SHA-256 checksums: dist/story-automator-<os>-<arch> and
-# dist/story-automator-hook-<os>-<arch> and
-# dist/story-automator-model-sim-<os>-<arch> and
-# dist/story-automator-notify-<os>-<arch>,
-# dist/story-automator-dashboard-<os>-<arch> (rename them to
-# story-automator-hook, story-automator-model-sim, story-automator-notify and
-# story-automator-dashboard beside story-automator when installing),
+# dist/story-automator-hook-<os>-<arch> (rename it to story-automator-hook
+# beside story-automator when installing),
 # dist/SHA256SUMS. `story-automator hosts install NAME --from dist` copies the
 # right ones to an ssh host.
 dist:
@@ -58,9 +47,6 @@ dist:
 		echo "== $$os/$$arch"; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-$$os-$$arch ./cmd/story-automator || exit 1; \
 		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-hook-$$os-$$arch ./cmd/story-automator-hook || exit 1; \
-		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-model-sim-$$os-$$arch ./cmd/story-automator-model-sim || exit 1; \
-		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-notify-$$os-$$arch ./cmd/story-automator-notify || exit 1; \
-		$(BUILD_ENV) GOOS=$$os GOARCH=$$arch $(GO) build $(BUILD_FLAGS) -o dist/story-automator-dashboard-$$os-$$arch ./cmd/story-automator-dashboard || exit 1; \
 	done
 	cd dist && sha256sum story-automator-* > SHA256SUMS && cat SHA256SUMS
 

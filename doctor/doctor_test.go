@@ -254,13 +254,3 @@ func TestAgentsTakesTheTablesNamesAndDefault(t *testing.T) {
 		t.Fatalf("default %v", got)
 	}
 }
-
-// An offline rehearsal needs model-sim's own program beside story-automator;
-// without it the check fails with the way to install it.
-func TestAnOfflineRehearsalWithoutModelSimSaysHowToInstallIt(t *testing.T) {
-	r := Rehearsal{Exe: filepath.Join(t.TempDir(), "story-automator"), Root: t.TempDir(), Offline: true}
-	c := r.Run(context.Background(), "claude")
-	if c.Status != Fail || !strings.Contains(c.Detail, "story-automator-model-sim") || !strings.Contains(c.Fix, "make build") {
-		t.Fatalf("rehearsal without model-sim: %+v", c)
-	}
-}

@@ -85,7 +85,7 @@ func (r Rehearsal) Run(ctx context.Context, agentName string) Check {
 }
 
 // judge turns the monitor's result into the rehearsal's check.
-func judge(c Check, agentName string, res monitor.Result, srv *simChild) Check {
+func judge(c Check, agentName string, res monitor.Result, srv *simServer) Check {
 	if res.Reason == monitor.ReasonDialog {
 		c.Status, c.Detail, c.Fix = Fail, "the child stopped at the "+res.Dialog+" dialog", res.Action
 		return c
@@ -132,7 +132,7 @@ func lastWords(outputFile string) string {
 
 // environment is the child's environment: the user's own, or with --offline
 // a private home pointing the CLI at a model-sim started here.
-func (r Rehearsal) environment(agentName string) ([]string, *simChild, func(), error) {
+func (r Rehearsal) environment(agentName string) ([]string, *simServer, func(), error) {
 	if !r.Offline {
 		return r.Environ, nil, func() {}, nil
 	}
@@ -144,17 +144,12 @@ func (r Rehearsal) environment(agentName string) ([]string, *simChild, func(), e
 	if err != nil {
 		return nil, nil, func() {}, err
 	}
-	simDir, err := os.MkdirTemp("", "sa-doctor-sim-")
+	removeHome := func() { os.RemoveAll(home) }
+	srv, err := startModelSim(r.Exe, rehearsalScript)
 	if err != nil {
-		os.RemoveAll(home)
-		return nil, nil, func() {}, err
+		return nil, nil, removeHome, err
 	}
-	removeDirs := func() { os.RemoveAll(home); os.RemoveAll(simDir) }
-	srv, err := startModelSim(r.Exe, rehearsalScript, simDir)
-	if err != nil {
-		return nil, nil, removeDirs, err
-	}
-	cleanup := func() { srv.Close(); removeDirs() }
+	cleanup := func() { srv.Close(); removeHome() }
 	oenv, err := write(offline.Config{Home: home, BaseURL: srv.url, Trusted: []string{r.Root}})
 	if err != nil {
 		return nil, nil, cleanup, err

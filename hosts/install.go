@@ -28,7 +28,7 @@ const CodeNoBinary = "host_binary_missing"
 // (GOOS/GOARCH): from dir, `make dist`'s NAME-OS-ARCH files, or NAME
 // itself when the platform is this machine's; dir "" looks beside exe
 // (this binary) and then in dist/ below root. story-automator itself is
-// required; the hook and model-sim are sent when found.
+// required; the hook is sent when found.
 func Binaries(platform, dir, exe, root string) ([]Binary, error) {
 	dirs := []string{dir}
 	if dir == "" {

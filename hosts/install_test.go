@@ -38,11 +38,10 @@ func TestBinariesForAPlatform(t *testing.T) {
 	touch(t, exe, filepath.Join(here, "story-automator-hook"))
 	root := t.TempDir()
 	dist := filepath.Join(root, "dist")
-	touch(t, filepath.Join(dist, "story-automator-plan9-arm64"), filepath.Join(dist, "story-automator-hook-plan9-arm64"),
-		filepath.Join(dist, "story-automator-model-sim-plan9-arm64"))
+	touch(t, filepath.Join(dist, "story-automator-plan9-arm64"), filepath.Join(dist, "story-automator-hook-plan9-arm64"))
 
 	bins, err := hosts.Binaries("plan9/arm64", "", exe, root)
-	if err != nil || len(bins) != 3 || bins[0].Path != filepath.Join(dist, "story-automator-plan9-arm64") || bins[2].Name != "story-automator-model-sim" {
+	if err != nil || len(bins) != 2 || bins[0].Path != filepath.Join(dist, "story-automator-plan9-arm64") || bins[1].Name != "story-automator-hook" {
 		t.Fatalf("dist: %+v %v", bins, err)
 	}
 	native := runtime.GOOS + "/" + runtime.GOARCH
@@ -63,7 +62,7 @@ func TestFactsFromOneCommand(t *testing.T) {
 		"@@story-automator-probe git 127\nsh: git: not found\n" +
 		"@@story-automator-probe disk 0\nFilesystem 1024-blocks Used Available Capacity Mounted on\n/dev/sda1 100 50 2048 50% /\n" +
 		"@@story-automator-probe version 0\nstory-automator v1.2.3 go1.26.8\n" +
-		"@@story-automator-probe files 0\nstory-automator\nstory-automator-hook\nstory-automator-model-sim\n"
+		"@@story-automator-probe files 0\nstory-automator\nstory-automator-hook\n"
 	fake := &hoststest.Executor{Answer: func(argv []string, _ []byte) hoststest.Reply {
 		if op := hoststest.Op(argv); op == "check" || op == "master" {
 			return hoststest.Reply{}

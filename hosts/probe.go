@@ -11,7 +11,7 @@ import (
 )
 
 // Programs are the binaries a host needs, as `make dist` and `go install` name them.
-var Programs = []string{"story-automator", "story-automator-hook", "story-automator-model-sim"}
+var Programs = []string{"story-automator", "story-automator-hook"}
 
 // BinDir is where `hosts install` puts the programs on the host.
 func (h *Host) BinDir() string { return path.Join(h.Dir, "bin") }

@@ -6,16 +6,14 @@ import (
 	"mime"
 	"net/url"
 	"os"
-	"time"
 
-	"github.com/story-automator/story-automator/notify/webhook"
 	"github.com/story-automator/story-automator/workflows"
 )
 
 // WebhookRequest is the POST that delivers ev to w, in w's format, with w's
-// URL and header values expanded from getenv, to be sent within timeout.
-func WebhookRequest(w workflows.Webhook, ev Event, getenv func(string) string, timeout time.Duration) (webhook.Request, error) {
-	req := webhook.Request{URL: os.Expand(w.URL, getenv), Headers: map[string]string{}, TimeoutMs: timeout.Milliseconds()}
+// URL and header values expanded from getenv.
+func WebhookRequest(w workflows.Webhook, ev Event, getenv func(string) string) (Request, error) {
+	req := Request{URL: os.Expand(w.URL, getenv), Headers: map[string]string{}}
 	switch w.Format {
 	case workflows.WebhookNtfy:
 		ntfy(&req, ev)
@@ -44,7 +42,7 @@ func WebhookRequest(w workflows.Webhook, ev Event, getenv func(string) string, t
 // ntfy publishes to the topic the URL names: the message as the body, the
 // title, priority and tags in headers (a title outside ASCII RFC 2047-encoded,
 // which ntfy reads).
-func ntfy(req *webhook.Request, ev Event) {
+func ntfy(req *Request, ev Event) {
 	prio, tags := ntfyLook(ev.Kind)
 	req.Body = ev.Message
 	req.Headers["Content-Type"] = "text/plain; charset=utf-8"

@@ -5,7 +5,6 @@ import (
 	"mime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -14,7 +13,7 @@ func env(vars map[string]string) func(string) string { return func(k string) str
 
 func TestTheJSONFormatPostsTheEventItself(t *testing.T) {
 	ev := LimitWait(testRun, testNow, "1.2", "dev", "claude", "usage_limit", "2026-01-02T18:00:00Z")
-	req, err := WebhookRequest(workflows.Webhook{URL: "http://127.0.0.1:8080/hook", Format: workflows.WebhookJSON}, ev, env(nil), 5*time.Second)
+	req, err := WebhookRequest(workflows.Webhook{URL: "http://127.0.0.1:8080/hook", Format: workflows.WebhookJSON}, ev, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func TestTheJSONFormatPostsTheEventItself(t *testing.T) {
 	if !strings.Contains(got["message"].(string), "at 18:00 UTC") || !strings.Contains(got["command"].(string), "status") {
 		t.Errorf("message %q command %q", got["message"], got["command"])
 	}
-	if req.Headers["Content-Type"] != "application/json" || req.TimeoutMs != 5000 || req.URL != "http://127.0.0.1:8080/hook" {
+	if req.Headers["Content-Type"] != "application/json" || req.URL != "http://127.0.0.1:8080/hook" {
 		t.Errorf("request %+v", req)
 	}
 }
@@ -39,7 +38,7 @@ func TestTheJSONFormatPostsTheEventItself(t *testing.T) {
 func TestTheNtfyFormatPublishesTheMessageWithTitlePriorityAndTags(t *testing.T) {
 	ev := Dialog(testRun, testNow, "1.1", "dev", "dev story of 1.1: the claude agent waits at its trust dialog", "answer it")
 	req, err := WebhookRequest(workflows.Webhook{URL: "https://ntfy.example/$TOPIC", Format: workflows.WebhookNtfy,
-		Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}}, ev, env(map[string]string{"TOPIC": "t1", "TOKEN": "tk_1"}), time.Second)
+		Headers: map[string]string{"Authorization": "Bearer ${TOKEN}"}}, ev, env(map[string]string{"TOPIC": "t1", "TOKEN": "tk_1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +52,7 @@ func TestTheNtfyFormatPublishesTheMessageWithTitlePriorityAndTags(t *testing.T) 
 	}
 	// A title outside ASCII is RFC 2047-encoded, which ntfy reads.
 	ev.Title = "story-automator: café done"
-	req, _ = WebhookRequest(workflows.Webhook{URL: "https://ntfy.example/t", Format: workflows.WebhookNtfy}, ev, env(nil), time.Second)
+	req, _ = WebhookRequest(workflows.Webhook{URL: "https://ntfy.example/t", Format: workflows.WebhookNtfy}, ev, env(nil))
 	if !strings.HasPrefix(req.Headers["Title"], "=?UTF-8?b?") {
 		t.Fatalf("title header %q", req.Headers["Title"])
 	}
@@ -61,7 +60,7 @@ func TestTheNtfyFormatPublishesTheMessageWithTitlePriorityAndTags(t *testing.T) 
 
 func TestTheSlackFormatPostsTextOnly(t *testing.T) {
 	ev := Done(testRun, testNow, 4)
-	req, err := WebhookRequest(workflows.Webhook{URL: "https://hooks.example/services/T/B/x", Format: workflows.WebhookSlack}, ev, env(nil), time.Second)
+	req, err := WebhookRequest(workflows.Webhook{URL: "https://hooks.example/services/T/B/x", Format: workflows.WebhookSlack}, ev, env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +77,7 @@ func TestTheSlackFormatPostsTextOnly(t *testing.T) {
 }
 
 func TestAWebhookURLThatIsNoURLOnceExpandedIsRefused(t *testing.T) {
-	_, err := WebhookRequest(workflows.Webhook{URL: "$UNSET_HOOK", Format: workflows.WebhookJSON}, Test(testRun, testNow), env(nil), time.Second)
+	_, err := WebhookRequest(workflows.Webhook{URL: "$UNSET_HOOK", Format: workflows.WebhookJSON}, Test(testRun, testNow), env(nil))
 	if err == nil || !strings.Contains(err.Error(), "$UNSET_HOOK") {
 		t.Fatalf("err %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/internal/shellcmd"
-	"github.com/story-automator/story-automator/notify/webhook"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -30,11 +30,9 @@ type Sink interface {
 	Send(ctx context.Context, ev Event) error
 }
 
-// Machine is what a sink needs of the process: its environment and, for
-// webhooks, story-automator's own path (the notify program sits beside it).
+// Machine is what a sink needs of the process: its environment.
 type Machine struct {
 	Environ []string
-	Exe     func() (string, error)
 	// Dir is where a command runs: the project.
 	Dir string
 	// GOOS picks the desktop notifier; runtime.GOOS when empty.
@@ -133,10 +131,12 @@ func (c *Command) Send(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// Webhook POSTs the event through the notify program beside story-automator.
+// Webhook POSTs the event to a URL.
 type Webhook struct {
 	Hook    workflows.Webhook
 	Machine Machine
+	// Client makes the POST; http.DefaultClient when nil.
+	Client *http.Client
 	// index numbers the webhook when there are several.
 	index int
 }
@@ -153,35 +153,21 @@ func (w *Webhook) Name() string {
 	return fmt.Sprintf("webhook %s (%s)", host, w.Hook.Format)
 }
 
-// Send makes one POST, through the notify program, within ctx's deadline.
+// Send makes one POST within ctx's deadline.
 func (w *Webhook) Send(ctx context.Context, ev Event) error {
-	timeout := 10 * time.Second
+	req, err := WebhookRequest(w.Hook, ev, w.Machine.getenv)
+	if err != nil {
+		return permanent{err}
+	}
+	client := w.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	within := 10 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = time.Until(dl)
+		within = time.Until(dl).Round(time.Millisecond)
 	}
-	req, err := WebhookRequest(w.Hook, ev, w.Machine.getenv, timeout)
-	if err != nil {
-		return permanent{err}
-	}
-	exe, err := w.Machine.Exe()
-	if err != nil {
-		return permanent{fmt.Errorf("find story-automator's own path: %w", err)}
-	}
-	prog, err := webhook.Program(exe)
-	if err != nil {
-		return permanent{err}
-	}
-	in, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("encode the request: %w", err)
-	}
-	var stdout bytes.Buffer
-	err = runProgram(ctx, prog, nil, w.Machine.Environ, bytes.NewReader(in), &stdout)
-	var rep webhook.Reply
-	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr == nil && rep.Error != "" {
-		return errors.New(rep.Error)
-	}
-	return err
+	return post(ctx, client, req, within)
 }
 
 // runProgram runs prog with args and waits, killed with its process group

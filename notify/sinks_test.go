@@ -3,13 +3,16 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/story-automator/story-automator/notify/webhook"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -98,42 +101,73 @@ func TestTheDesktopSinkSaysWhenThereIsNoNotifier(t *testing.T) {
 	}
 }
 
-func TestTheWebhookSinkHandsTheRequestToTheNotifyProgram(t *testing.T) {
-	bin, dir := t.TempDir(), t.TempDir()
-	exe := filepath.Join(bin, "story-automator")
-	writeScript(t, filepath.Join(bin, webhook.BinaryName), `cat > "$REQ_FILE"; echo '{"ok":false,"status":500,"error":"HTTP 500 Internal Server Error: down"}'; exit 1`)
-	req := filepath.Join(dir, "req")
-	w := &Webhook{Hook: workflows.Webhook{URL: "https://ntfy.example/topic", Format: workflows.WebhookNtfy},
-		Machine: Machine{Exe: func() (string, error) { return exe, nil }, Environ: []string{"REQ_FILE=" + req}}}
+func TestTheWebhookSinkPostsTheBodyAndHeaders(t *testing.T) {
+	type seen struct{ method, path, body, title, prio, ctype string }
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.URL.Path, string(b), r.Header.Get("Title"), r.Header.Get("Priority"), r.Header.Get("Content-Type")}
+	}))
+	defer srv.Close()
+	w := &Webhook{Hook: workflows.Webhook{URL: srv.URL + "/$TOPIC", Format: workflows.WebhookNtfy},
+		Machine: Machine{Environ: []string{"TOPIC=runs"}}, Client: srv.Client()}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := w.Send(ctx, Done(testRun, testNow, 2))
-	if err == nil || err.Error() != "HTTP 500 Internal Server Error: down" {
-		t.Fatalf("err %v", err)
-	}
-	var got webhook.Request
-	if err := json.Unmarshal(mustRead(t, req), &got); err != nil {
+	ev := Done(testRun, testNow, 2)
+	if err := w.Send(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	if got.URL != "https://ntfy.example/topic" || got.Headers["Priority"] != "default" || got.TimeoutMs <= 0 || got.TimeoutMs > 5000 {
-		t.Fatalf("request %+v", got)
-	}
-	if w.Name() != "webhook ntfy.example (ntfy)" {
-		t.Fatalf("name %q", w.Name())
+	s := <-got
+	if s.method != http.MethodPost || s.path != "/runs" || s.body != ev.Message || s.title != ev.Title || s.prio != "default" ||
+		!strings.HasPrefix(s.ctype, "text/plain") {
+		t.Fatalf("the server saw %+v", s)
 	}
 }
 
-func TestTheWebhookSinkWithoutItsProgramSaysHowToInstallIt(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "story-automator")
-	w := &Webhook{Hook: workflows.Webhook{URL: "http://127.0.0.1:1/x", Format: workflows.WebhookJSON},
-		Machine: Machine{Exe: func() (string, error) { return exe, nil }}}
-	rec := &outcomes{}
-	s := &Sender{Sinks: []Sink{w}, Sleep: (&fakeSleep{}).Sleep, Record: rec.Record}
-	got := s.SendNow(context.Background(), Test(testRun, testNow))
-	// Trying again cannot help: one try, and the way out.
-	if len(got) != 1 || got[0].OK || got[0].Tries != 1 || !strings.Contains(got[0].Error, webhook.BinaryName) ||
-		!strings.Contains(got[0].Action, "make build") {
-		t.Fatalf("outcomes %+v", got)
+func TestTheWebhookSinkReportsAnErrorStatusInTheServersWordsWithoutTheURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "topic\nis full", http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	w := &Webhook{Hook: workflows.Webhook{URL: srv.URL + "/services/secret", Format: workflows.WebhookJSON}, Client: srv.Client()}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := w.Send(ctx, Test(testRun, testNow))
+	if err == nil || err.Error() != "HTTP 429 Too Many Requests: topic is full" {
+		t.Fatalf("err %v", err)
+	}
+	srv.Close()
+	if err := w.Send(ctx, Test(testRun, testNow)); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("a refused connection: %v", err)
+	}
+}
+
+// A server that fails twice and then takes the event gets it on the third
+// try, and the outcome says so.
+func TestAWebhookThatFailsThenRecoversGetsTheEvent(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		bodies = append(bodies, string(b))
+		if len(bodies) < 3 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	hook := &Webhook{Hook: workflows.Webhook{URL: srv.URL + "/hook", Format: workflows.WebhookJSON}, Client: srv.Client()}
+	clock := &fakeSleep{}
+	s := &Sender{Sinks: []Sink{hook}, Timeout: 10 * time.Second, Sleep: clock.Sleep}
+	ev := LimitResumed(testRun, testNow, "1.1", "dev", "claude")
+	got := s.SendNow(context.Background(), ev)
+	if len(got) != 1 || !got[0].OK || got[0].Tries != 3 || len(clock.waits) != 2 {
+		t.Fatalf("outcome %+v, waits %v", got, clock.waits)
+	}
+	var last Event
+	if len(bodies) != 3 || json.Unmarshal([]byte(bodies[2]), &last) != nil || last != ev {
+		t.Fatalf("the server got %q", bodies)
 	}
 }
 

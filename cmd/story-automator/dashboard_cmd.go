@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/story-automator/story-automator/dashboard/program"
+	"github.com/story-automator/story-automator/dashboard"
 	"github.com/story-automator/story-automator/internal/cliapp"
+	"github.com/story-automator/story-automator/remotesession"
 )
 
 func dashboardCommand() *cli.Command {
@@ -19,9 +24,8 @@ func dashboardCommand() *cli.Command {
 	}
 }
 
-// dashboardAction replaces this process with the dashboard's program,
-// naming the project, the tmux socket given and this binary (which the
-// dashboard's resume key runs).
+// dashboardAction runs the dashboard on the terminal until it is quit or
+// the process is told to stop; its resume key runs this binary.
 func dashboardAction(c *cli.Context) error {
 	if err := cliapp.NoArgs(c); err != nil {
 		return err
@@ -31,16 +35,20 @@ func dashboardAction(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("find story-automator's own path: %w", err)
 	}
-	prog, err := program.Path(exe)
-	if err != nil {
+	ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// Children on ssh hosts are read over one kept connection per host (the
+	// run's own, while it is open); one the dashboard opened ends with it.
+	pool := &remotesession.Pool{Root: e.ProjectRoot, Getenv: e.Getenv}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		pool.Close(ctx)
+	}()
+	src := dashboard.Source{Root: e.ProjectRoot, Getenv: e.Getenv, Socket: e.TmuxSocket, Now: e.Now, Hosts: pool}
+	ctl := dashboard.Controls{Root: e.ProjectRoot, Getenv: e.Getenv, Exe: exe, Environ: e.Environ()}
+	if err := dashboard.Run(ctx, src, ctl, dashboard.SystemTerminal()); err != nil && !errors.Is(err, context.Canceled) {
 		return err
-	}
-	argv := []string{prog, "--project-root", e.ProjectRoot, "--exe", exe}
-	if e.TmuxSocket != "" {
-		argv = append(argv, "--tmux-socket", e.TmuxSocket)
-	}
-	if err := syscall.Exec(prog, argv, e.Environ()); err != nil {
-		return fmt.Errorf("start %s: %w", prog, err)
 	}
 	return nil
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,27 +12,6 @@ import (
 
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
 )
-
-// Without its own program beside it, dashboard fails with the way to install it.
-func TestE2EDashboardWithoutItsProgramSaysHowToInstallIt(t *testing.T) {
-	data, err := os.ReadFile(builtBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	alone := filepath.Join(t.TempDir(), "story-automator")
-	if err := os.WriteFile(alone, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command(alone, "dash")
-	c.Env, c.Dir = cleanEnv(), t.TempDir()
-	out, _ := c.Output()
-	var res map[string]any
-	_ = json.Unmarshal(out, &res)
-	action, _ := res["action"].(string)
-	if c.ProcessState.ExitCode() != 1 || res["error"] != "dashboard_missing" || !strings.Contains(action, "make build") {
-		t.Fatalf("dashboard alone = %d %s", c.ProcessState.ExitCode(), out)
-	}
-}
 
 // Inside tmux, on the run's own server, attach switches the user's client
 // to the child's session instead of nesting a tmux in the dashboard.

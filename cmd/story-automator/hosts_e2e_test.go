@@ -90,10 +90,10 @@ func TestHostsInstallThenDoctorHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := strings.TrimPrefix(strings.TrimSpace(string(local)), "story-automator ")
-	if code != 0 || inst["version"] != want || len(inst["copied"].([]any)) != 3 {
+	if code != 0 || inst["version"] != want || len(inst["copied"].([]any)) != 2 {
 		t.Fatalf("install: exit %d %v (want version %q)", code, inst, want)
 	}
-	for _, p := range []string{"story-automator", "story-automator-hook", "story-automator-model-sim"} {
+	for _, p := range []string{"story-automator", "story-automator-hook"} {
 		if fi, err := os.Stat(filepath.Join(srv.WorkDir, "bin", p)); err != nil || fi.Mode()&0o111 == 0 {
 			t.Fatalf("%s on the host: %v", p, err)
 		}

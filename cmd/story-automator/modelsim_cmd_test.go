@@ -49,24 +49,6 @@ func TestE2EModelSimRefusesANonLoopbackAddress(t *testing.T) {
 	}
 }
 
-// Without its own program beside it, model-sim fails with the way to install it.
-func TestE2EModelSimWithoutItsProgramSaysHowToInstallIt(t *testing.T) {
-	data, err := os.ReadFile(builtBinary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	alone := filepath.Join(t.TempDir(), "story-automator")
-	if err := os.WriteFile(alone, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	res, code := runModelSim(t, alone)
-	action, _ := res["action"].(string)
-	if code != 1 || res["error"] != "model_sim_missing" || !strings.Contains(action, "make build") ||
-		!strings.Contains(action, "go install") {
-		t.Fatalf("model-sim alone = %d %v", code, res)
-	}
-}
-
 // The binary prints its URLs as the first line and serves the scripted brain
 // until it is told to stop.
 func TestE2EModelSimServesItsScript(t *testing.T) {

@@ -77,7 +77,7 @@ func writeOutcomes(w io.Writer, outs []notify.Outcome) {
 }
 
 func notifyMachine(e *runtimeEnv) notify.Machine {
-	return notify.Machine{Environ: e.Environ(), Exe: e.Exe, Dir: e.ProjectRoot}
+	return notify.Machine{Environ: e.Environ(), Dir: e.ProjectRoot}
 }
 
 func orString(s, def string) string {

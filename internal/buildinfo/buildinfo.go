@@ -8,9 +8,8 @@ import (
 	"strings"
 )
 
-// InstallLine is the README's install line: every program of the module
-// (story-automator, story-automator-hook, story-automator-model-sim,
-// story-automator-notify, story-automator-dashboard), static.
+// InstallLine is the README's install line: both programs of the module
+// (story-automator and story-automator-hook), static.
 const InstallLine = "CGO_ENABLED=0 go install -tags urfave_cli_no_docs -trimpath -ldflags='-s -w' github.com/story-automator/story-automator/cmd/...@latest"
 
 // Version is the module version and VCS revision this binary was built

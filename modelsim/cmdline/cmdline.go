@@ -1,22 +1,22 @@
-// Package cmdline is the model-sim command line both binaries share (its
-// flags and help, and where its own program is), linking neither modelsim
-// nor net/http, so the main binary can offer the command without their start-up cost.
+// Package cmdline is `story-automator model-sim`: its flags and help, and
+// its action (start the server, announce it, serve until a signal).
 package cmdline
 
 import (
+	"context"
+	"io"
 	"os"
-	"path/filepath"
+	"os/signal"
+	"syscall"
 
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/agent"
-	"github.com/story-automator/story-automator/internal/buildinfo"
-	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 )
-
-// BinaryName is model-sim's own program, installed beside story-automator.
-const BinaryName = "story-automator-model-sim"
 
 // PointingHelp tells, per agent CLI, how to point it at a model-sim whose
 // base URL is URL (for --help).
@@ -48,18 +48,40 @@ func Command(action cli.ActionFunc) *cli.Command {
 	}
 }
 
-// Program is the path of model-sim's own program beside the story-automator
-// at exe; a coded model_sim_missing error says how to install it when it is
-// not there (a regular, executable file).
-func Program(exe string) (string, error) {
-	prog := filepath.Join(filepath.Dir(exe), BinaryName)
-	fi, err := os.Stat(prog)
-	if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-		return prog, nil
+// Serve is the command's action: it serves until SIGINT, SIGTERM or SIGHUP,
+// printing the URLs (and, with --home, the environment) to out first. exe is
+// the story-automator the agents model-sim drives run for a step.
+func Serve(c *cli.Context, out io.Writer, exe string, log zerolog.Logger) error {
+	opts := modelsim.Options{Listen: c.String("listen"), RecordFile: c.String("record"), Exe: exe}
+	if f := c.String("script"); f != "" {
+		script, err := modelsim.LoadScript(f)
+		if err != nil {
+			return err
+		}
+		opts.Script = script
 	}
-	return "", coded.Fail("model_sim_missing", "model-sim runs as its own program, %s, and there is none beside %s", BinaryName, exe).
-		WithAction("build it with `make build`, or install all three programs with: " + InstallLine)
+	srv, err := modelsim.Start(opts)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	// Before the URLs are printed: whoever reads them may stop us at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	urls := modelsim.BaseURLs(srv.URL())
+	var envLines []string
+	if c.String("home") != "" {
+		if envLines, err = offline.WriteHome(c.String("home-agent"), c.String("home"), srv.URL(), c.StringSlice("trust")); err != nil {
+			return err
+		}
+	}
+	text := func(w io.Writer) { urls.WriteText(w, envLines) }
+	if err := cliio.Emit(out, cliio.OK(urls.Fields(os.Getpid(), envLines)), text); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	u := srv.TotalUsage()
+	log.Info().Int("exchanges", len(srv.Exchanges())).Int("inputTokens", u.InputTokens).
+		Int("outputTokens", u.OutputTokens).Msg("model-sim stopped")
+	return nil
 }
-
-// InstallLine is the README's install line (buildinfo.InstallLine).
-const InstallLine = buildinfo.InstallLine

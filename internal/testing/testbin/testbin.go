@@ -1,7 +1,6 @@
 // Package testbin builds the story-automator binary and, beside it,
-// story-automator-hook, story-automator-model-sim, story-automator-notify and
-// story-automator-dashboard once per test process, for end-to-end tests that
-// run them as real processes.
+// story-automator-hook once per test process, for end-to-end tests that run
+// them as real processes.
 package testbin
 
 import (
@@ -30,16 +29,9 @@ const EnvBinary = "STORY_AUTOMATOR_TEST_BINARY"
 const (
 	mainPkg = "github.com/story-automator/story-automator/cmd/story-automator"
 	hookPkg = "github.com/story-automator/story-automator/cmd/story-automator-hook"
-	simPkg  = "github.com/story-automator/story-automator/cmd/story-automator-model-sim"
-	notePkg = "github.com/story-automator/story-automator/cmd/story-automator-notify"
-	dashPkg = "github.com/story-automator/story-automator/cmd/story-automator-dashboard"
-	// hookName is stophook.BinaryName, simName cmdline.BinaryName, noteName
-	// webhook.BinaryName and dashName program.BinaryName (not imported: this
-	// package links no product code).
+	// hookName is stophook.BinaryName (not imported: this package links no
+	// product code).
 	hookName = "story-automator-hook"
-	simName  = "story-automator-model-sim"
-	noteName = "story-automator-notify"
-	dashName = "story-automator-dashboard"
 )
 
 var (
@@ -50,8 +42,7 @@ var (
 )
 
 // Path returns the path of a freshly built story-automator, building it,
-// story-automator-hook, story-automator-model-sim and story-automator-notify
-// beside it on first use; a build failure fails the calling test.
+// story-automator-hook beside it on first use; a build failure fails the calling test.
 // Under -short it skips the test: one that runs the binary is an
 // integration test.
 func Path(t testing.TB) string {
@@ -66,7 +57,7 @@ func Path(t testing.TB) string {
 			return
 		}
 		path = filepath.Join(dir, "story-automator")
-		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg, simPkg, notePkg, dashPkg)...)
+		cmd := exec.Command("go", append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), mainPkg, hookPkg)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, buildErr := cmd.CombinedOutput()
 		if buildErr != nil {
@@ -102,27 +93,6 @@ func binParent() string {
 func HookPath(t testing.TB) string {
 	t.Helper()
 	return beside(t, hookName)
-}
-
-// ModelSimPath returns the path of story-automator-model-sim, beside Path's
-// binary, as HookPath does.
-func ModelSimPath(t testing.TB) string {
-	t.Helper()
-	return beside(t, simName)
-}
-
-// NotifyPath returns the path of story-automator-notify, beside Path's
-// binary, as HookPath does.
-func NotifyPath(t testing.TB) string {
-	t.Helper()
-	return beside(t, noteName)
-}
-
-// DashboardPath returns the path of story-automator-dashboard, beside
-// Path's binary, as HookPath does.
-func DashboardPath(t testing.TB) string {
-	t.Helper()
-	return beside(t, dashName)
 }
 
 func beside(t testing.TB, name string) string {

@@ -28,6 +28,10 @@ type Profile struct {
 	// RunEnv is added to the environment of a story run's child, for each
 	// variable the run's own environment does not set.
 	RunEnv map[string]string
+	// HostEnv names the variables of the run's own environment that a
+	// child on an ssh host gets too, so the agent acts there as it does
+	// here (the simulated agent's settings; never a path of this machine).
+	HostEnv []string
 	// ChildHook names how this tool's Stop hook is registered for the one
 	// session being started, so the user's settings files are never edited
 	// (ChildHookSettingsFlag, ChildHookConfigFlag); "" = it is not.
@@ -296,8 +300,15 @@ const (
 // ("✻ Worked for 3s") above an empty input prompt (Claude Code's).
 const ScreenTurnSummary = "turn-summary"
 
-// EnvSimBehaviour picks what the simulated agent acts out (agentsim reads it).
-const EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
+// The simulated agent's settings (agentsim reads them): what it acts out,
+// its faults, its exit code, how long it takes and the usage it reports.
+const (
+	EnvSimBehaviour = "STORY_AUTOMATOR_SIM_BEHAVIOUR"
+	EnvSimFaults    = "STORY_AUTOMATOR_SIM_FAULTS"
+	EnvSimExitCode  = "STORY_AUTOMATOR_SIM_EXIT_CODE"
+	EnvSimDelay     = "STORY_AUTOMATOR_SIM_DELAY"
+	EnvSimUsage     = "STORY_AUTOMATOR_SIM_USAGE"
+)
 
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
@@ -331,7 +342,8 @@ var profiles = map[string]Profile{
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
 	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
-		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"}},
+		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"},
+		HostEnv: []string{EnvSimDelay, EnvSimFaults, EnvSimBehaviour, EnvSimExitCode, EnvSimUsage}},
 	AgentCustom: {Name: AgentCustom},
 }
 

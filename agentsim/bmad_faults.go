@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -15,7 +16,7 @@ import (
 const (
 	// EnvFaults injects faults: a comma-separated list of KIND[:STEP[:ATTEMPT]][@STORY]
 	// (see ParseFaults).
-	EnvFaults = "STORY_AUTOMATOR_SIM_FAULTS"
+	EnvFaults = agent.EnvSimFaults
 	// EnvSimLog names a file that receives one JSON line per step the BMAD
 	// behaviour acts out, so tests can count what ran.
 	EnvSimLog = "STORY_AUTOMATOR_SIM_LOG"

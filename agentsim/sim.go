@@ -22,8 +22,8 @@ import (
 // are not given (a spawned child inherits them from the spawner).
 const (
 	EnvBehaviour  = agent.EnvSimBehaviour
-	EnvExitCode   = "STORY_AUTOMATOR_SIM_EXIT_CODE"
-	EnvDelay      = "STORY_AUTOMATOR_SIM_DELAY"
+	EnvExitCode   = agent.EnvSimExitCode
+	EnvDelay      = agent.EnvSimDelay
 	EnvArtifact   = "STORY_AUTOMATOR_SIM_ARTIFACT"
 	EnvSignal     = "STORY_AUTOMATOR_SIM_SIGNAL"
 	EnvPromptFile = "STORY_AUTOMATOR_SIM_PROMPT_FILE"

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/spend"
 )
@@ -18,7 +19,7 @@ var turnSeq atomic.Int64
 
 // EnvUsage sets the usage the simulated agent reports for each turn:
 // "input=N,output=N,cacheRead=N,cacheWrite=N" (kinds left out are 0).
-const EnvUsage = "STORY_AUTOMATOR_SIM_USAGE"
+const EnvUsage = agent.EnvSimUsage
 
 // DefaultTurnUsage is what one turn of the simulated agent reports unless
 // EnvUsage or --usage says otherwise. The kinds differ so a test catches one

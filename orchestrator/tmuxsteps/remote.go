@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
-	"github.com/story-automator/story-automator/agentsim"
 	"github.com/story-automator/story-automator/hosts"
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/monitor"
@@ -260,11 +259,11 @@ func (r *Remote) childEnv(req orchestrator.StepRequest) string {
 	for _, k := range slices.Sorted(maps.Keys(prof.RunEnv)) {
 		vars = append(vars, k+"="+prof.RunEnv[k])
 	}
-	// The simulated agent acts the same on every host: its settings go
-	// along (not its files' paths, which are this machine's).
+	// The agent acts the same on every host: the settings its profile
+	// names go along.
 	for _, kv := range r.Local.Environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if slices.Contains(simSettings, k) {
+		if slices.Contains(prof.HostEnv, k) {
 			vars = append(vars, kv)
 		}
 	}
@@ -273,9 +272,6 @@ func (r *Remote) childEnv(req orchestrator.StepRequest) string {
 	}
 	return strings.Join(vars, " ")
 }
-
-// simSettings are the simulated agent's variables a remote child gets.
-var simSettings = []string{agentsim.EnvDelay, agentsim.EnvFaults, agentsim.EnvBehaviour, agentsim.EnvExitCode, agentsim.EnvUsage}
 
 func quote(s string) string {
 	q, err := shellword.Quote(s)

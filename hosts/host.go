@@ -317,11 +317,6 @@ func (h *Host) TerminalArgv(ctx context.Context, args []string) ([]string, error
 	return append(h.baseArgs("auto"), "-t", "--", h.Destination, line), nil
 }
 
-// Script runs a POSIX sh script on the host, whatever the user's login shell.
-func (h *Host) Script(ctx context.Context, script string, stdin io.Reader) (Result, error) {
-	return h.Run(ctx, Request{Args: []string{"sh", "-c", script}, Stdin: stdin})
-}
-
 func (h *Host) runOnce(ctx context.Context, req Request) (Result, error) {
 	if err := h.Connect(ctx); err != nil {
 		return Result{}, err

@@ -4,7 +4,6 @@
 package remotesession
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -70,9 +69,8 @@ func Capture(ctx context.Context, h *hosts.Host, root, prefix string, w Where, n
 		args = append(args, "--colors")
 	}
 	line := tmuxsteps.CloneCommand(h, wire.ProjectName(root), prefix, w.Run, w.Story, args...)
-	var out bytes.Buffer
-	_, err := h.Run(ctx, hosts.Request{Args: []string{"sh", "-c", line}, Stdout: &out})
-	return out.Bytes(), err
+	res, err := h.Script(ctx, line, nil)
+	return res.Stdout, err
 }
 
 // AttachArgv is the ssh command line that attaches a terminal to session
@@ -80,7 +78,7 @@ func Capture(ctx context.Context, h *hosts.Host, root, prefix string, w Where, n
 // of its own, over h's connection.
 func AttachArgv(ctx context.Context, h *hosts.Host, root, prefix string, w Where, name string) ([]string, error) {
 	line := tmuxsteps.CloneCommand(h, wire.ProjectName(root), prefix, w.Run, w.Story, "session", "attach", name)
-	return h.TerminalArgv(ctx, []string{"sh", "-c", line})
+	return h.TerminalScript(ctx, line)
 }
 
 // Text is the screen in a Capture answer; ok is false when the answer

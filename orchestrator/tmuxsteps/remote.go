@@ -15,7 +15,6 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/hosts"
-	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/monitor"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/gitvcs"
@@ -205,7 +204,7 @@ func (r *Remote) start(ctx context.Context, req orchestrator.StepRequest, wt, pd
 	spawn := r.command(req.RunID, pdir, "session", "spawn", "--step", req.Step, "--story", req.Story, "--epic", req.Epic,
 		"--cycle", strconv.Itoa(req.Cycle), "--agent", req.Agent, "--prompt-file", "-")
 	if m := r.Local.modelOf(req); m != "" {
-		spawn += " --model " + quote(m)
+		spawn += " --model " + hosts.Quote(m)
 	}
 	if r.Local.TrustProject {
 		spawn += " --trust-project"
@@ -224,7 +223,7 @@ else
   git -C "$R" worktree prune </dev/null
   git -C "$R" worktree add -q -f -B "$B" "$W" "$S" </dev/null
 fi
-env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), sha,
+env %s %s`, hosts.Quote(r.repo()), hosts.Quote(wt), hosts.Quote(branchOf(req.RunID, req.Story)), sha,
 		r.command(req.RunID, pdir, "session", "kill-all", "--project-only"), r.childEnv(req), spawn)
 	var res hosts.Result
 	err = r.reach(ctx, func() error {
@@ -244,11 +243,7 @@ env %s %s`, quote(r.repo()), quote(wt), quote(branchOf(req.RunID, req.Story)), s
 // command is a story-automator command line on the host, in the project's
 // folder of a story's clone and the run's tmux server there.
 func (r *Remote) command(run, pdir string, args ...string) string {
-	words := []string{quote(r.Host.Program()), "--project-root", quote(pdir), "--tmux-socket", quote(socket(run))}
-	for _, a := range args {
-		words = append(words, quote(a))
-	}
-	return strings.Join(words, " ")
+	return hosts.Line(append([]string{r.Host.Program(), "--project-root", pdir, "--tmux-socket", socket(run)}, args...)...)
 }
 
 // childEnv is what the child learns about its attempt, as env arguments.
@@ -268,16 +263,7 @@ func (r *Remote) childEnv(req orchestrator.StepRequest) string {
 		}
 	}
 	for i, v := range vars {
-		vars[i] = quote(v)
+		vars[i] = hosts.Quote(v)
 	}
 	return strings.Join(vars, " ")
-}
-
-func quote(s string) string {
-	q, err := shellword.Quote(s)
-	if err != nil {
-		// Only a NUL cannot be quoted: no path, name or flag here holds one.
-		return "''"
-	}
-	return q
 }

@@ -24,7 +24,7 @@ func (r *Remote) prepare(ctx context.Context, run, prefix string) error {
 	}
 	excl := make([]string, 0, len(r.Exclude))
 	for _, p := range r.Exclude {
-		excl = append(excl, quote("/"+prefix+p))
+		excl = append(excl, hosts.Quote("/"+prefix+p))
 	}
 	// Clones earlier runs left are dropped with their sessions: the
 	// stories' worktrees here hold their work. This run's own (a resumed
@@ -48,7 +48,7 @@ git -C "$R" for-each-ref --format='%%(refname)' refs/heads/story-automator refs/
   case "$ref" in */"$RUN"/*) continue ;; esac
   git -C "$R" update-ref -d "$ref" </dev/null
 done
-if [ -d "$D/$RUN" ]; then ls "$D/$RUN"; fi`, quote(r.repo()), quote(path.Join(r.Host.Dir, "worktrees", r.Project)), quote(prefix), quote(r.Host.Program()), quote(run),
+if [ -d "$D/$RUN" ]; then ls "$D/$RUN"; fi`, hosts.Quote(r.repo()), hosts.Quote(path.Join(r.Host.Dir, "worktrees", r.Project)), hosts.Quote(prefix), hosts.Quote(r.Host.Program()), hosts.Quote(run),
 		strings.Join(excl, " "))
 	res, err := r.Host.Script(ctx, script, nil)
 	if err != nil {
@@ -120,8 +120,8 @@ git -C "$R" worktree prune </dev/null
 git -C "$R" branch -q -D %s </dev/null 2>/dev/null
 git -C "$R" update-ref -d %s </dev/null
 rmdir -p "$(dirname "$W")" 2>/dev/null
-true`, quote(r.repo()), quote(wt), r.command(run, pdir, "session", "kill-all", "--project-only"),
-		quote(branchOf(run, story)), quote("refs/story-automator/base/"+run+"/"+story))
+true`, hosts.Quote(r.repo()), hosts.Quote(wt), r.command(run, pdir, "session", "kill-all", "--project-only"),
+		hosts.Quote(branchOf(run, story)), hosts.Quote("refs/story-automator/base/"+run+"/"+story))
 	if _, err := r.Host.Script(ctx, script, nil); err != nil {
 		return fmt.Errorf("remove story %s's clone on %s: %w", story, r.Host.Name, err)
 	}

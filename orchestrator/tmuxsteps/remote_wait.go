@@ -39,7 +39,7 @@ func (r *Remote) wait(ctx context.Context, req orchestrator.StepRequest, pdir, w
 		var res hosts.Result
 		err := r.reach(ctx, func() error {
 			var err error
-			res, err = r.Host.Run(ctx, hosts.Request{Args: []string{"sh", "-c", script}})
+			res, err = r.Host.Script(ctx, script, nil)
 			var ee *hosts.ExitError
 			switch {
 			case errors.As(err, &ee) && ee.Code == exitMonitorCut:
@@ -156,7 +156,7 @@ until { git add -A && git -c user.name=story-automator -c user.email=story-autom
 done
 cat "$K"
 echo
-%s 2>/dev/null || true`, quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), quote(wt), mon,
-		r.command(req.RunID, pdir, "session", "kill", name), quote("story-automator: "+req.Step+" of "+req.Story),
+%s 2>/dev/null || true`, hosts.Quote(path.Join(path.Dir(wt), "."+path.Base(wt)+"-"+name+".json")), hosts.Quote(wt), mon,
+		r.command(req.RunID, pdir, "session", "kill", name), hosts.Quote("story-automator: "+req.Step+" of "+req.Story),
 		r.command(req.RunID, pdir, "session", "usage", name, "--agent", req.Agent))
 }

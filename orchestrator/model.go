@@ -182,7 +182,8 @@ type StepRunner interface {
 	// that was killed, so its agent cannot keep editing the project.
 	CloseSession(ctx context.Context, name string) error
 	// CheckAgents tells, before any step, whether each agent CLI a run will
-	// use is installed and supported: a *Blocker for the first that is not.
+	// use is installed and supported, and each host it may send a step to
+	// runs this story-automator: a *Blocker for the first that does not.
 	CheckAgents(ctx context.Context, agents []string) error
 	// SweepSessions removes the files of the project's sessions that ended
 	// more than olderThan before now, but those keep names; it returns the

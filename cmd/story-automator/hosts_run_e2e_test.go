@@ -21,6 +21,16 @@ import (
 // (story-automator installed there by `hosts install`), committed.
 func hostsProject(t *testing.T, srv *sshd.Server, parallel string) *runProject {
 	t.Helper()
+	p := hostsProjectNotInstalled(t, srv, parallel)
+	if res, code := p.run(nil, "hosts", "install", "box", "--json"); code != 0 {
+		t.Fatalf("hosts install: exit %d %v", code, res)
+	}
+	return p
+}
+
+// hostsProjectNotInstalled is hostsProject before `hosts install`.
+func hostsProjectNotInstalled(t *testing.T, srv *sshd.Server, parallel string) *runProject {
+	t.Helper()
 	p := newRunProject(t)
 	wf := "hosts:\n  - name: box\n    ssh: " + sshd.Alias + "\n    sshCommand: " + srv.SSHCommand() +
 		"\n    dir: " + srv.WorkDir + "\n    parallel: " + parallel + "\n    agents: [sim]\n"
@@ -32,9 +42,6 @@ func hostsProject(t *testing.T, srv *sshd.Server, parallel string) *runProject {
 	}
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "hosts")
-	if res, code := p.run(nil, "hosts", "install", "box", "--json"); code != 0 {
-		t.Fatalf("hosts install: exit %d %v", code, res)
-	}
 	return p
 }
 
@@ -294,26 +301,44 @@ func TestE2ERemoteRunKilledThenResumed(t *testing.T) {
 	}
 }
 
-// A host whose story-automator reports another version takes no story: the
-// step escalates with the install command, before any child starts there.
-func TestE2ERunRefusesAHostOfAnotherVersion(t *testing.T) {
+// A run whose host has no story-automator, or another version, is refused
+// before any agent starts, here or there, with the command that installs
+// it: no story runs locally first, no state document is written and the
+// host is left as it was.
+func TestE2ERunRefusesAHostWithoutThisStoryAutomatorBeforeAnyAgentStarts(t *testing.T) {
 	t.Parallel()
 	srv := sshd.Start(t)
-	p := hostsProject(t, srv, "1")
+	p := hostsProjectNotInstalled(t, srv, "1")
+	head := p.git("rev-parse", "HEAD")
+	check := func(what, code, reason string) {
+		t.Helper()
+		res, exit := p.run(nil, append([]string{"run", "--agent", "sim", "--parallel", "2", "--json"}, fast...)...)
+		if exit == 0 || res["error"] != code || res["action"] != "story-automator hosts install box" ||
+			!strings.Contains(fmt.Sprint(res["message"]), reason) {
+			t.Fatalf("%s: exit %d %v", what, exit, res)
+		}
+		if runs, _ := filepath.Glob(filepath.Join(p.root, ".story-automator", "runs", "*.md")); len(runs) != 0 {
+			t.Fatalf("%s: a refused run was recorded: %v", what, runs)
+		}
+		if sessions, _ := filepath.Glob(filepath.Join(p.root, ".story-automator", "sessions", "*")); len(sessions) != 0 {
+			t.Fatalf("%s: a refused run started children: %v", what, sessions)
+		}
+		if got := p.git("rev-parse", "HEAD"); got != head {
+			t.Fatalf("%s: a refused run committed: HEAD %s, was %s", what, got, head)
+		}
+		if left, _ := filepath.Glob(filepath.Join(srv.WorkDir, "repos", "*")); len(left) != 0 {
+			t.Fatalf("%s: a refused run made %v on the host", what, left)
+		}
+	}
+	check("not installed", "host_not_installed", "has no story-automator")
 	fake := "#!/bin/sh\necho 'story-automator v0.0.1-elsewhere go1.20'\n"
+	if err := os.MkdirAll(filepath.Join(srv.WorkDir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(srv.WorkDir, "bin", "story-automator"), []byte(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, code := p.run(nil, append([]string{"run", "--agent", "sim", "--host", "box", "--stories", "1", "--json"}, fast...)...)
-	st := p.state()
-	esc := st.Escalation
-	if code == 0 || esc == nil || esc.Code != "host_version_mismatch" || esc.Action != "story-automator hosts install box" ||
-		!strings.Contains(esc.Reason, "v0.0.1-elsewhere") {
-		t.Fatalf("exit %d %v, escalation %+v", code, res, esc)
-	}
-	if a := st.Unit("1-1").Steps[0].Attempts; len(a) != 1 || a[0].Session != "" {
-		t.Fatalf("attempts %+v, want one that started no child", a)
-	}
+	check("another version", "host_version_mismatch", "v0.0.1-elsewhere")
 }
 
 // A run whose agent no enabled host lists (this machine's agents: too) is

@@ -2,6 +2,7 @@ package tmuxsteps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -74,6 +75,25 @@ const (
 	CodeHostNotInstalled    = "host_not_installed"
 	CodeHostVersionMismatch = "host_version_mismatch"
 )
+
+// CheckInstalled refuses, before any agent starts, a host whose
+// story-automator is missing or another version than this one (the
+// *orchestrator.Blocker sameVersion gives). A host that does not answer
+// now is left to the run: its steps wait for it, then go elsewhere, as
+// for a host lost later.
+func (r *Remote) CheckInstalled(ctx context.Context) error {
+	if r.Version == "" {
+		return nil
+	}
+	res, err := r.Host.Script(ctx, hosts.Line(r.Host.Program(), "--version")+" </dev/null 2>/dev/null | head -n 1 || true", nil)
+	switch {
+	case errors.Is(err, hosts.ErrUnreachable):
+		return nil
+	case err != nil:
+		return fmt.Errorf("ask %s for its story-automator version: %w", r.Host.Name, err)
+	}
+	return r.sameVersion(string(res.Stdout))
+}
 
 // sameVersion refuses a host whose story-automator (its --version line in
 // out) is missing or another version than this one: the step escalates

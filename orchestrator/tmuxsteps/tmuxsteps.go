@@ -399,7 +399,8 @@ func (t *Runner) agentTime(name string) time.Duration {
 }
 
 // CheckAgents checks each agent's CLI on the PATH its children will get,
-// and, unless the run's sandbox is off, that the CLI's sandbox works here.
+// and, unless the run's sandbox is off, that the CLI's sandbox works here;
+// then that each host runs this story-automator (Remote.CheckInstalled).
 func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 	for _, a := range agents {
 		_, _, err := child.CheckAgent(ctx, a, t.Environ)
@@ -411,6 +412,11 @@ func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 				return &orchestrator.Blocker{Code: ae.Code, Action: ae.Action, Err: err}
 			}
 			return fmt.Errorf("%w: %v", orchestrator.ErrConfig, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Remotes)) {
+		if err := t.Remotes[name].CheckInstalled(ctx); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -134,3 +134,25 @@ func headingAnchor(heading string) string {
 	}
 	return b.String()
 }
+
+// The README is the front page: at most 200 lines, the rest in the guides
+// under docs/; its first commands are `make demo` and `make test`.
+func TestTheReadmeStaysShort(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > 200 {
+		t.Errorf("README.md has %d lines; move what is past the front page into docs/ (200 at most)", len(lines))
+	}
+	var cmds []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "make ") && len(cmds) < 2 {
+			cmds = append(cmds, strings.Fields(l)[1])
+		}
+	}
+	if strings.Join(cmds, " ") != "demo test" {
+		t.Errorf("the README's first commands are %q, want make demo and make test", cmds)
+	}
+}

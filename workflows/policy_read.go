@@ -73,8 +73,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.duration(val, key, &p.MaxWait, false)
 		case "sandbox":
 			r.sandbox(p, val, key)
+		case "env":
+			r.env(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env)")
 		}
 	}
 }

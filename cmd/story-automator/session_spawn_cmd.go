@@ -119,6 +119,8 @@ func spawnSandbox(c *cli.Context, e *runtimeEnv, r *child.Request) error {
 		r.Unconfined = c.String("sandbox") == orchestrator.SandboxOff
 	}
 	r.Network = pol.Sandbox.Network
+	// Beyond the allow-list, env.pass and never a notification's secret.
+	r.Env = child.EnvPolicy{Pass: pol.Env.Pass, Deny: pol.Notify.Vars()}
 	return nil
 }
 

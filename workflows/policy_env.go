@@ -62,26 +62,26 @@ func (r *policyReader) envPass(p *Policy, n *yaml.Node, at string) {
 // webhook's URL or header values), sorted: a run's secrets, never passed
 // to a child.
 func (n Notify) Vars() []string {
-	seen := map[string]bool{}
-	collect := func(s string) {
-		os.Expand(s, func(name string) string {
-			if name != "" {
-				seen[name] = true
-			}
-			return ""
-		})
-	}
+	var out []string
 	for _, w := range n.Webhooks {
-		collect(w.URL)
+		out = append(out, VarsIn(w.URL)...)
 		for _, v := range w.Headers {
-			collect(v)
+			out = append(out, VarsIn(v)...)
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
 	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// VarsIn are the variables ($VAR, ${VAR}) s names, as os.Expand reads them.
+func VarsIn(s string) []string {
+	var out []string
+	os.Expand(s, func(name string) string {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		return ""
+	})
 	return out
 }
 

@@ -161,6 +161,10 @@ func LoadPolicy(root string) (*Policy, error) {
 	if err := p.apply(PolicyFile, data); err != nil {
 		return nil, err
 	}
+	home, _ := os.UserHomeDir()
+	if err := p.checkSSHConfigFiles(root, home); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

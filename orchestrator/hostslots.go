@@ -109,14 +109,6 @@ func (e *Engine) newHostSlots() *hostSlots {
 	return s
 }
 
-func (s *hostSlots) total() int {
-	n := 0
-	for _, c := range s.cap {
-		n += c
-	}
-	return n
-}
-
 // anyFree reports whether some host has a free slot.
 func (s *hostSlots) anyFree() bool {
 	s.mu.Lock()

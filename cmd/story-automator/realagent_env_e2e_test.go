@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/testing/realagent"
+	"github.com/story-automator/story-automator/internal/testing/sshd"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
@@ -36,6 +37,48 @@ func TestRealCodexChildEnvironmentHoldsNoSecret(t *testing.T) {
 func TestRealGeminiChildEnvironmentHoldsNoSecret(t *testing.T) {
 	t.Parallel()
 	envRun(t, "gemini", offline.Gemini)
+}
+
+// On an ssh host the host's own `session spawn` starts the child from the
+// same allow-list, with the project's workflow.yaml there: a variable of
+// the host's login environment that no list names and the one notify
+// names reach no request; the probe and the env.pass name do.
+func TestRealClaudeChildOnAnSSHHostGetsOnlyTheAllowList(t *testing.T) {
+	cli := realagent.Require(t, "claude")
+	srv := sshd.Start(t)
+	tag := randomHex(t)
+	probe, passed := "probe-"+tag, "passed-"+tag
+	hookTopic, unlisted := "hooktopic-"+tag, "unlisted-"+tag
+	sim := startModelSim(t, "rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: \"env | sort\"}, {step: true}]\n")
+	realagent.StopStrays(t, srv.Home)
+	oenv, err := offline.Claude(offline.Config{Home: srv.Home, BaseURL: sim.URL(), Trusted: []string{srv.WorkDir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetEnv(append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+os.Getenv("PATH"), "LC_SA_PROBE="+probe,
+		"SA_PASSED_SETTING="+passed, "SA_NTFY_TOPIC="+hookTopic, "SA_UNLISTED_SETTING="+unlisted)...)
+	p := hostsProject(t, srv, "1")
+	wf := filepath.Join(p.root, ".story-automator", "workflow.yaml")
+	data, err := os.ReadFile(wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := strings.Replace(string(data), "agents: [sim]", "agents: [claude]", 1) + "env: {pass: [SA_PASSED_SETTING]}\n" +
+		"notify:\n  webhook: http://127.0.0.1:9/$SA_NTFY_TOPIC\n  events: [limit_wait]\n"
+	if err := os.WriteFile(wf, []byte(policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.git("commit", "-q", "-am", "claude on box, env pass and notify")
+	// The run checks the agent here too: the CLI is on this machine's PATH as well.
+	local := []string{"PATH=" + filepath.Dir(cli) + ":" + os.Getenv("PATH")}
+	res, code := p.run(local, append([]string{"run", "--agent", "claude", "--host", "box", "--epic", "1", "--stories", "1-1", "--trust-project", "--json"}, fast...)...)
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("run: exit %d %v", code, res)
+	}
+	if u := p.state().Unit("1-1"); u.Host != "box" {
+		t.Fatalf("1.1 ran on %q, want box", u.Host)
+	}
+	expectEnvHeld(t, sim, probe, passed, hookTopic, unlisted)
 }
 
 func envRun(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error)) {

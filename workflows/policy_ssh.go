@@ -16,8 +16,8 @@ const sshOptFlags = "1246afgknqstvxACGKMNTVXYy"
 // unsafeSSHConfig are the ssh_config keywords a committed workflow.yaml may
 // not set in sshCommand (lower case): each turns host-key checking off or
 // hands it to a file or command of the project, runs a local command or a
-// proxy, loads a library, forwards the user's agent, or takes over the
-// connection this tool manages. STRICTHOSTKEYCHECKING is checked by value.
+// proxy, loads a library, forwards the user's agent or a port of this
+// machine to the host, or takes over the connection this tool manages. STRICTHOSTKEYCHECKING is checked by value.
 var unsafeSSHConfig = map[string]string{
 	"userknownhostsfile":   "names the known-hosts file",
 	"globalknownhostsfile": "names the known-hosts file",
@@ -29,6 +29,7 @@ var unsafeSSHConfig = map[string]string{
 	"pkcs11provider":       "loads a library into ssh",
 	"securitykeyprovider":  "loads a library into ssh",
 	"forwardagent":         "forwards your ssh agent to the host, where agents run",
+	"remoteforward":        "opens a port on the host into this machine's network, where agents run",
 	"controlpath":          "takes over the connection story-automator keeps",
 	"controlmaster":        "takes over the connection story-automator keeps",
 	"controlpersist":       "takes over the connection story-automator keeps",
@@ -40,6 +41,7 @@ var sshFlagProblems = map[byte]string{
 	'J': "goes through another host (a proxy)",
 	'I': "loads a PKCS#11 library into ssh",
 	'S': "takes over the connection story-automator keeps",
+	'R': "opens a port on the host into this machine's network, where agents run",
 }
 
 // SSHCommandProblem says why a workflow.yaml's sshCommand (split into

@@ -3,6 +3,7 @@ package agent
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,6 +100,12 @@ type Facts struct {
 	// SessionEnv are the variables the CLI sets in its own session (its
 	// nesting guard, its session id): never passed on to a child.
 	SessionEnv []string
+	// PassEnv are the variables of the run's environment the CLI reads for
+	// its auth and configuration, which its child gets beyond the common
+	// allow-list ("X_*" is every name that starts with X_). PassEveryAgent:
+	// the child gets every CLI agent's (a custom command may run any).
+	PassEnv        []string
+	PassEveryAgent bool
 	// ProjectDirEnv is the variable the CLI gives its hooks with the
 	// project's directory ("" = none).
 	ProjectDirEnv string
@@ -174,6 +181,32 @@ func SessionVars() []string {
 	return out
 }
 
+// PassVars are the variables of the run's environment p's child gets
+// beyond the common allow-list, sorted: PassEnv (of every CLI agent for
+// PassEveryAgent), the name of RootEnv and the state directory's variable.
+// A name ending in * stands for every name with that prefix.
+func (p Profile) PassVars() []string {
+	srcs := []Profile{p}
+	if p.PassEveryAgent {
+		srcs = nil
+		for _, n := range CLIAgents() {
+			srcs = append(srcs, profiles[n])
+		}
+	}
+	var out []string
+	for _, q := range srcs {
+		out = append(out, q.PassEnv...)
+		if name, _, ok := strings.Cut(q.RootEnv, "="); ok {
+			out = append(out, name)
+		}
+		if q.StateDirEnv != "" {
+			out = append(out, q.StateDirEnv)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
 // ProjectDirVars are the variables agents give their hooks with the project directory, sorted.
 func ProjectDirVars() []string {
 	var out []string
@@ -214,7 +247,10 @@ var agentFacts = map[string]Facts{
 		AuthEnv:   []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		AuthFiles: []string{".credentials.json"}, AuthFix: "run `claude` once and log in, or set ANTHROPIC_API_KEY",
 		TrustFormat: TrustProjectsJSON, TrustFile: "~/.claude.json",
-		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
+		SessionEnv: []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
+		PassEnv: []string{"ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_AUTOUPDATER",
+			"DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "DISABLE_PROMPT_CACHING",
+			"MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT"},
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
 		Default:       true, Product: "Claude Code",
@@ -225,6 +261,7 @@ var agentFacts = map[string]Facts{
 		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",
 		TrustNote:  "codex exec does not ask to trust a folder",
 		SessionEnv: []string{"CODEX_THREAD_ID"},
+		PassEnv:    []string{"OPENAI_*", "CODEX_*"},
 		SkillDirs:  map[string]string{"project": ".agents/skills", "user": "skills"},
 		Product:    "Codex",
 		// hooks.json next to config.toml, which keeps the hooks' trust.
@@ -234,11 +271,13 @@ var agentFacts = map[string]Facts{
 		AuthEnv:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		AuthFiles: []string{"oauth_creds.json"}, AuthFix: "run `gemini` once and choose a sign-in, or set GEMINI_API_KEY",
 		TrustFormat: TrustFoldersJSON, TrustFile: "trustedFolders.json",
+		PassEnv: []string{"GEMINI_*", "GOOGLE_*"},
 		Product: "Gemini CLI",
 		// $GEMINI_CLI_HOME stands for HOME; AfterAgent ends its agent turn as Stop does.
 		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
 		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
 		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
+	AgentCustom: {PassEveryAgent: true},
 }
 
 // Trust record formats and auth config formats of Facts.

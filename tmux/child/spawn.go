@@ -60,6 +60,9 @@ type Request struct {
 	Unconfined bool
 	// Network are the hosts a confined child's tools may reach.
 	Network []string
+	// Env is which of the spawner's variables beyond the allow-list the
+	// child gets (ChildEnv).
+	Env EnvPolicy
 }
 
 // dir is the folder the child runs in.
@@ -227,7 +230,7 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	if err := atomicfile.Replace(sess.OutputFile, nil, 0o600); err != nil {
 		return Spec{}, err
 	}
-	return Spec{Name: sess.Name, Dir: r.dir(), Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),
+	return Spec{Name: sess.Name, Dir: r.dir(), Argv: launch.Argv, Env: ChildEnv(s.Environ, prof, r.Env, vars),
 		Stdin: launch.Stdin, UseStdin: launch.UseStdin, OutputFile: sess.OutputFile}, nil
 }
 

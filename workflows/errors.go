@@ -26,6 +26,7 @@ var (
 	ErrUnknownStep       = errors.New("unknown workflow step")
 	ErrPrompt            = errors.New("invalid prompt template")
 	ErrLockTimeout       = errors.New("timed out waiting for the sprint-status lock")
+	ErrPipeline          = errors.New("pipeline not available")
 )
 
 // codes pairs each sentinel with its code, most specific first.
@@ -47,6 +48,7 @@ var codes = []struct {
 	{ErrInvalidKey, "invalid_story_key"},
 	{ErrInvalidStatus, "invalid_status"},
 	{ErrSelection, "invalid_selection"},
+	{ErrPipeline, "pipeline_unavailable"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},
 	{ErrLockTimeout, "sprint_status_locked"},

@@ -99,6 +99,9 @@ type Policy struct {
 	MaxWait time.Duration
 	// Sandbox is `sandbox`: whether children are confined and which hosts they reach.
 	Sandbox Sandbox
+	// Pipeline is `pipeline`: PipelineBuildAuto or PipelineFiveStep pins
+	// the pipeline ("" = the one the project's BMAD files call for).
+	Pipeline string
 }
 
 // What a step does when its agent meets a limit (`onLimit`).

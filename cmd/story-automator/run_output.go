@@ -6,6 +6,7 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/runview"
 )
 
@@ -84,7 +85,10 @@ func (o *runOutput) plan(res *orchestrator.Result) error {
 	st := res.State
 	if o.json {
 		return cliio.OKJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
-			"config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st)})
+			"pipeline": res.Pipeline, "config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st)})
+	}
+	if res.Pipeline.Pipeline != "" {
+		fmt.Fprintln(o.e.Out, bmad.PipelineText(res.Pipeline))
 	}
 	runview.WritePlan(o.e.Out, st)
 	return nil

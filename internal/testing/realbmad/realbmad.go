@@ -135,7 +135,7 @@ func install(in Installed) (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(parent, "project")
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := os.Mkdir(dir, 0o750); err != nil {
 		return "", err
 	}
 	git := func(args ...string) error {

@@ -38,6 +38,7 @@ var codes = []struct {
 	{ErrBMADConfig, "bmad_config_invalid"},
 	{ErrLayoutNotFound, "bmad_layout_not_found"},
 	{ErrSprintNotFound, "sprint_status_not_found"},
+	{ErrSprintUnsafe, "sprint_status_unsafe"},
 	{ErrSprintInvalid, "sprint_status_invalid"},
 	{ErrUnknownStep, "unknown_step"},
 	{ErrStoryNotFound, "story_not_found"},

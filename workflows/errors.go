@@ -27,6 +27,9 @@ var (
 	ErrPrompt            = errors.New("invalid prompt template")
 	ErrLockTimeout       = errors.New("timed out waiting for the sprint-status lock")
 	ErrPipeline          = errors.New("pipeline not available")
+	// ErrSpecInvalid marks a BMAD 6.12 spec file that cannot be read, or a
+	// story with more than one new spec.
+	ErrSpecInvalid = errors.New("invalid spec file")
 )
 
 // codes pairs each sentinel with its code, most specific first.
@@ -50,6 +53,7 @@ var codes = []struct {
 	{ErrInvalidStatus, "invalid_status"},
 	{ErrSelection, "invalid_selection"},
 	{ErrPipeline, "pipeline_unavailable"},
+	{ErrSpecInvalid, "spec_invalid"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},
 	{ErrLockTimeout, "sprint_status_locked"},

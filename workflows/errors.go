@@ -54,6 +54,8 @@ var codes = []struct {
 	{ErrSelection, "invalid_selection"},
 	{ErrPipeline, "pipeline_unavailable"},
 	{ErrSpecInvalid, "spec_invalid"},
+	{ErrStoriesInvalid, "stories_invalid"},
+	{ErrSpecFolder, "spec_folder_ambiguous"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},
 	{ErrLockTimeout, "sprint_status_locked"},

@@ -55,6 +55,7 @@ var codes = []struct {
 	{ErrPipeline, "pipeline_unavailable"},
 	{ErrSpecInvalid, "spec_invalid"},
 	{ErrStoriesInvalid, "stories_invalid"},
+	{ErrRetroInvalid, "retro_invalid"},
 	{ErrSpecFolder, "spec_folder_ambiguous"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},

@@ -39,7 +39,7 @@ func checkBMAD(ctx context.Context, o Options) []Check {
 		switch {
 		case choice.Pipeline == workflows.PipelineBuildAuto:
 			uv.Status = Fail
-		case choice.Generation == (&workflows.Skills{}).Name():
+		case choice.Generation == workflows.GenerationSkills:
 			uv.Status = Warn
 		default:
 			uv.Detail += " (only BMAD 6.12's skills need it)"

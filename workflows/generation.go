@@ -25,6 +25,12 @@ const (
 // Pipelines lists the pipeline names `pipeline:` accepts.
 func Pipelines() []string { return []string{PipelineBuildAuto, PipelineFiveStep} }
 
+// The generations' names, as PipelineChoice.Generation gives them.
+const (
+	GenerationSkills    = "BMAD 6.12"
+	GenerationWorkflows = "BMAD before 6.12"
+)
+
 // BuildAutoSkill is BMAD 6.12's unattended worker skill: installed, it
 // selects the build-auto pipeline.
 const BuildAutoSkill = "bmad-build-auto"
@@ -70,7 +76,7 @@ var (
 )
 
 // Name is "BMAD 6.12".
-func (*Skills) Name() string { return "BMAD 6.12" }
+func (*Skills) Name() string { return GenerationSkills }
 
 // Pipeline is build-auto when the worker skill is installed, else five-step.
 func (s *Skills) Pipeline() (string, string) {
@@ -84,7 +90,7 @@ func (s *Skills) Pipeline() (string, string) {
 func (s *Skills) Warnings() []string { return s.warnings }
 
 // Name is "BMAD before 6.12".
-func (Workflows) Name() string { return "BMAD before 6.12" }
+func (Workflows) Name() string { return GenerationWorkflows }
 
 // Pipeline is always five-step.
 func (Workflows) Pipeline() (string, string) {

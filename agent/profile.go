@@ -21,6 +21,10 @@ type Profile struct {
 	ModelFlag string
 	// PromptFlag precedes the prompt argument: "--" (end of options) or a flag such as "-p".
 	PromptFlag string
+	// SkillForm is how a prompt makes this CLI, started as a child is,
+	// run an installed skill: {skill} and {args} are replaced (SkillPrompt);
+	// "" = it cannot be told to.
+	SkillForm string
 	// Screen names the screen completion heuristic monitor-session applies
 	// to this agent's pane (ScreenTurnSummary), or "" when its exit is the signal.
 	Screen string
@@ -352,7 +356,7 @@ const (
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: ChildHookSettingsFlag,
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
+		SkillForm: "/{skill} {args}", Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
@@ -360,10 +364,17 @@ var profiles = map[string]Profile{
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: ChildHookConfigFlag, Usage: UsageRolloutJSONL,
-		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
+		// Codex names a skill with $ (no slash expansion in exec).
+		SkillForm: "${skill} {args}",
+		Package:   "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: UsageChatSessionJSONL,
+		// Gemini CLI 0.61 turns skills into slash commands only in its
+		// interactive UI (SkillCommandLoader); a -p prompt reaches the model
+		// as text, which activates a skill with its activate_skill tool.
+		// Workspace skills load only in a trusted folder.
+		SkillForm: "Use the skill {skill} (activate it with activate_skill) for: {args}",
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -380,10 +391,20 @@ var profiles = map[string]Profile{
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
-	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
+	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--", SkillForm: "/{skill} {args}",
 		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"},
 		HostEnv: []string{EnvSimDelay, EnvSimFaults, EnvSimBehaviour, EnvSimExitCode, EnvSimUsage}},
 	AgentCustom: {Name: AgentCustom},
+}
+
+// SkillPrompt is the prompt that makes agent run skill with args, in the
+// agent's own form; ok is false for an agent that cannot be told to.
+func SkillPrompt(agent, skill, args string) (prompt string, ok bool) {
+	p, found := LookupProfile(agent)
+	if !found || p.SkillForm == "" {
+		return "", false
+	}
+	return strings.TrimSpace(strings.NewReplacer("{skill}", skill, "{args}", args).Replace(p.SkillForm)), true
 }
 
 // RunsThisBinary reports whether the agent is this tool itself (the

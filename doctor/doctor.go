@@ -14,6 +14,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/hooks"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -65,12 +66,15 @@ type Options struct {
 	Codex hooks.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agentName string) Check
+	// FindUV looks for uv and its Python (nil: bmad.FindUV).
+	FindUV func(ctx context.Context) bmad.UV
 }
 
 // Run makes every check, in order.
 func Run(ctx context.Context, o Options) Report {
 	var checks []Check
 	checks = append(checks, checkTmux(ctx))
+	checks = append(checks, checkBMAD(ctx, o)...)
 	for _, a := range o.Agents {
 		found := checkCLI(ctx, a, o.Environ)
 		checks = append(checks, found)

@@ -101,6 +101,9 @@ type Policy struct {
 	Sandbox Sandbox
 	// Env is `env`: the variables a child gets beyond the allow-list.
 	Env Env
+	// Pipeline is `pipeline`: PipelineBuildAuto or PipelineFiveStep pins
+	// the pipeline ("" = the one the project's BMAD files call for).
+	Pipeline string
 }
 
 // What a step does when its agent meets a limit (`onLimit`).

@@ -75,8 +75,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.sandbox(p, val, key)
 		case "env":
 			r.env(p, val, key)
+		case "pipeline":
+			r.pipeline(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline)")
 		}
 	}
 }
@@ -351,4 +353,17 @@ func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
 	default:
 		r.fail(n, at, "must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, v)
 	}
+}
+
+// pipeline reads `pipeline: build-auto|five-step`.
+func (r *policyReader) pipeline(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	if v != "" && !slices.Contains(Pipelines(), v) {
+		r.fail(n, at, "must be %s, got %q", strings.Join(Pipelines(), " or "), v)
+		return
+	}
+	p.Pipeline = v
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/runview"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -94,8 +95,11 @@ func (o *runOutput) plan(res *orchestrator.Result) error {
 	}
 	if o.json {
 		return cliio.OKJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
-			"config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st),
+			"pipeline": res.Pipeline, "config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st),
 			"hosts": hosts, "onLimit": onLimit, "maxWait": maxWait.String(), "warnings": warnings})
+	}
+	if res.Pipeline.Pipeline != "" {
+		fmt.Fprintln(o.e.Out, bmad.PipelineText(res.Pipeline))
 	}
 	runview.WritePlan(o.e.Out, st)
 	runview.WritePlanPolicy(o.e.Out, hosts, onLimit, maxWait, warnings)

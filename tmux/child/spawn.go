@@ -197,6 +197,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	vars := map[string]string{
 		EnvChild: "true", EnvSession: sess.Name, EnvStateDir: r.StateDir, "PROJECT_ROOT": r.ProjectRoot,
 		EnvAgent: r.Agent, EnvStep: r.Step, EnvStory: r.Story, EnvEpic: epic,
+		// BMAD 6.12's skills run their scripts with `uv run`: a child's uv
+		// uses a Python the run found beforehand and never downloads one.
+		"UV_PYTHON_DOWNLOADS": "never",
 	}
 	if r.WorkDir != "" {
 		vars[EnvWorkDir] = r.WorkDir

@@ -7,14 +7,20 @@ import "os"
 // read-only, a private /tmp, the writable folders, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev",
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev"}
+	if p.Nests {
+		// bubblewrap's own /proc has parts mounted read-only over it,
+		// under which a nested bubblewrap may not mount one.
+		args = append(args, "--bind", "/proc", "/proc")
+	} else {
 		// A pid namespace of its own lets /proc be mounted also when this
 		// process already runs inside another bubblewrap (an agent CLI's
 		// sandbox), and ends everything the command started with it.
-		"--unshare-pid", "--proc", "/proc",
-		"--die-with-parent",
+		args = append(args, "--unshare-pid", "--proc", "/proc")
+	}
+	args = append(args, "--die-with-parent",
 		// No controlling terminal to push keystrokes into (TIOCSTI).
-		"--new-session"}
+		"--new-session")
 	if !p.Network {
 		args = append(args, "--unshare-net")
 	}

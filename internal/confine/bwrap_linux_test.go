@@ -289,3 +289,40 @@ func TestWrapNestsInsideBubblewrap(t *testing.T) {
 		}
 	}
 }
+
+// A wrapped agent CLI starts its own sandbox inside ours (Gemini CLI's:
+// --unshare-all, a fresh /proc). Without Nests that sandbox cannot mount
+// its /proc under ours (the control); with it, it starts, and what it
+// runs still cannot read the hidden paths.
+func TestWrapWithNestsLetsAnAgentSandboxStartInside(t *testing.T) {
+	requireBwrap(t)
+	home := outsideDir(t)
+	secret := filepath.Join(home, ".ssh", "id_ed25519")
+	if err := os.MkdirAll(filepath.Dir(secret), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("sa-nested-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir, bin := helperBin(t)
+	agentSandbox := []string{"bwrap", "--unshare-all", "--new-session", "--die-with-parent", "--ro-bind", "/", "/",
+		"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", dir, dir, "--", bin}
+	for _, nests := range []bool{false, true} {
+		p := Policy{Writable: []string{dir}, ReadDeny: []string{filepath.Join(home, ".ssh")}, Network: true, Nests: nests}
+		argv, err := Wrap(p, agentSandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = append(os.Environ(), helperEnv+"=read "+secret)
+		out, err := cmd.CombinedOutput()
+		switch {
+		case !nests && (err == nil || !strings.Contains(string(out), "proc")):
+			t.Fatalf("without Nests the agent's sandbox started (%v): %s: the control no longer fails", err, out)
+		case nests && err == nil:
+			t.Fatalf("with Nests the hidden key was read: %s", out)
+		case nests && !strings.Contains(string(out), "no such file"):
+			t.Fatalf("with Nests the agent's sandbox did not start or read otherwise: %v: %s", err, out)
+		}
+	}
+}

@@ -31,6 +31,13 @@ type Policy struct {
 	ReadDeny []string // paths hidden from it: a folder appears empty, a file empty
 	Network  bool     // false: no network at all (own network namespace)
 	TmpDir   string   // private folder mounted as /tmp (and TMPDIR)
+	// Nests: the command runs a bubblewrap of its own (an agent CLI's
+	// sandbox, in a user namespace of its own), which must mount a fresh
+	// /proc; the kernel allows that only where a /proc with nothing
+	// mounted over it is in view. So the command keeps this machine's
+	// /proc and process ids (no pid namespace of its own); what it runs
+	// inside its own sandbox sees that sandbox's /proc only.
+	Nests bool
 }
 
 // Wrap returns argv run inside the policy (the bwrap/sandbox-exec argv +
@@ -76,7 +83,7 @@ func Check() error {
 // mounts (or names, in a Seatbelt profile) the real folders.
 func resolve(p Policy) (Policy, error) {
 	var out Policy
-	out.Network = p.Network
+	out.Network, out.Nests = p.Network, p.Nests
 	for _, w := range p.Writable {
 		r, err := realPath(w)
 		if err != nil {

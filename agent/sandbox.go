@@ -28,6 +28,10 @@ type Sandbox struct {
 	Hosts bool
 	// Allows says, for doctor and the docs, what a confined child may do.
 	Allows string
+	// Hides says how a confined child is kept from reading the user's
+	// credentials (HideOwn, HideWrap); "" = it is not (an agent with no
+	// sandbox).
+	Hides string
 	// Unconfined says why an agent without a sandbox is not confined;
 	// OwnCode marks one that runs only this tool's own code (the simulated
 	// agent), whose being unconfined needs no warning.
@@ -71,20 +75,35 @@ const (
 	// the child's --settings, with a permission mode that keeps its file
 	// tools in the project.
 	SandboxClaudeSettings = "claude-settings"
-	// SandboxCodexWorkspace: Codex's workspace-write sandbox set by -c
-	// overrides (writable roots, /tmp excluded, no network, no login shell).
+	// SandboxCodexWorkspace: Codex's sandbox, a permission profile set by -c
+	// overrides (extends its :workspace; the git dirs and the private temp
+	// dir writable, /tmp read-only, the credentials denied, no network, no
+	// login shell).
 	SandboxCodexWorkspace = "codex-workspace-write"
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
 )
 
+// Ways of Sandbox.Hides.
+const (
+	// HideOwn: the CLI's own means, set up with its sandbox (Kind): Claude
+	// Code's Read deny rules and its sandbox's denyRead, Codex's permission
+	// profile with the paths set to "deny".
+	HideOwn = "own"
+	// HideWrap: this tool's bubblewrap around the whole CLI process
+	// (internal/confine), for a CLI whose sandbox cannot hide a path from
+	// its shell; the CLI's own sandbox runs nested inside it.
+	HideWrap = "wrap"
+)
+
 // SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
 // sandboxes run.
 const SandboxInstall = "apt-get install bubblewrap socat"
 
-// writesAllowed is what every CLI sandbox lets a child write.
-const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; reads: everywhere"
+// writesAllowed is what every CLI sandbox lets a child write and read.
+const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; " +
+	"reads: everywhere but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings… and sandbox.readDeny)"
 
 var sandboxes = map[string]Sandbox{
 	// Claude Code 2.1: dontAsk denies whatever is not allowed below without
@@ -93,7 +112,7 @@ var sandboxes = map[string]Sandbox{
 	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
 		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
 		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
-		InsideEnv: []string{"SANDBOX_RUNTIME"}, TmpEnv: "CLAUDE_CODE_TMPDIR",
+		InsideEnv: []string{"SANDBOX_RUNTIME"}, TmpEnv: "CLAUDE_CODE_TMPDIR", Hides: HideOwn,
 		TurnOn: "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
 		// Its protected names, over which it mounts /dev/null when absent.
 		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
@@ -101,9 +120,11 @@ var sandboxes = map[string]Sandbox{
 			".ripgreprc", ".mcp.json", ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".idea", ".vscode",
 			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"},
 		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
-	// Codex 0.169: exec runs with approval "never" already.
-	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
-		Args: []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
+	// Codex 0.169: exec runs with approval "never" already. No --sandbox:
+	// with it Codex takes its older sandbox settings, which cannot deny a
+	// read, instead of the permission profile (default_permissions).
+	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"}, Hides: HideOwn,
+		Args: []string{"exec", "--skip-git-repo-check"},
 		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
 		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"}, TmpEnv: "TMPDIR",
 		TurnOn:  "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
@@ -111,7 +132,9 @@ var sandboxes = map[string]Sandbox{
 		Allows:  writesAllowed + "; network: none (Codex cannot let single hosts through)"},
 	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
 	// the host's network.
-	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},
+	// Its sandbox hides only the project's .geminiignore'd files, so this
+	// tool's bubblewrap wraps it to hide the credentials.
+	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"}, Hides: HideWrap,
 		Args:  []string{"--approval-mode", "auto_edit"},
 		Needs: []string{"bwrap"}, Install: SandboxInstall,
 		// The system settings path outranks the user's settings, which stay untouched.

@@ -1,6 +1,9 @@
 package agent
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Sandbox is how an agent CLI confines its own tools so that a child can
 // run with no prompt yet write only its story's folder, its .git and a
@@ -30,8 +33,10 @@ type Sandbox struct {
 	Allows string
 	// Hides says how a confined child is kept from reading the user's
 	// credentials (HideOwn, HideWrap); "" = it is not (an agent with no
-	// sandbox).
-	Hides string
+	// sandbox). HidesOn are the systems (GOOS) where that works, when not
+	// every one in OS: one sandbox inside another is refused by macOS's.
+	Hides   string
+	HidesOn []string
 	// Unconfined says why an agent without a sandbox is not confined;
 	// OwnCode marks one that runs only this tool's own code (the simulated
 	// agent), whose being unconfined needs no warning.
@@ -101,9 +106,8 @@ const (
 // sandboxes run.
 const SandboxInstall = "apt-get install bubblewrap socat"
 
-// writesAllowed is what every CLI sandbox lets a child write and read.
-const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; " +
-	"reads: everywhere but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings… and sandbox.readDeny)"
+// writesAllowed is what every CLI sandbox lets a child write.
+const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir"
 
 var sandboxes = map[string]Sandbox{
 	// Claude Code 2.1: dontAsk denies whatever is not allowed below without
@@ -134,7 +138,7 @@ var sandboxes = map[string]Sandbox{
 	// the host's network.
 	// Its sandbox hides only the project's .geminiignore'd files, so this
 	// tool's bubblewrap wraps it to hide the credentials.
-	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"}, Hides: HideWrap, HidesOn: []string{"linux"},
 		Args:  []string{"--approval-mode", "auto_edit"},
 		Needs: []string{"bwrap"}, Install: SandboxInstall,
 		// The system settings path outranks the user's settings, which stay untouched.
@@ -204,6 +208,27 @@ func (s Sandbox) SupportsOS(goos string) bool {
 		}
 	}
 	return false
+}
+
+// HidesCredentials reports whether a confined child is kept from the
+// user's credentials on goos.
+func (s Sandbox) HidesCredentials(goos string) bool {
+	if s.Hides == "" || !s.SupportsOS(goos) {
+		return false
+	}
+	return len(s.HidesOn) == 0 || slices.Contains(s.HidesOn, goos)
+}
+
+// Reads says, for doctor and the docs, what a confined child may read on
+// goos and by which layer it is kept from the rest.
+func (s Sandbox) Reads(goos string) string {
+	switch {
+	case s.HidesCredentials(goos) && s.Hides == HideWrap:
+		return "reads: everything but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings…), hidden by this tool's bubblewrap around the CLI"
+	case s.HidesCredentials(goos):
+		return "reads: everything but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings…), denied by the CLI's own sandbox"
+	}
+	return "reads: everything you can (your credentials are not hidden from it on " + goos + ")"
 }
 
 // ArgsFor is the argv that follows the program: the confined start, or

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
@@ -72,7 +73,7 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
-	if sb.Hides == agent.HideWrap {
+	if sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS) {
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.
 		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadDeny: c.ReadDeny, Network: true, TmpDir: "/tmp", Nests: true}
@@ -166,14 +167,6 @@ func claudeSettings(exe string, events []string, c *Confine) string {
 	}
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func tomlList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = tomledit.String(s)
-	}
-	return "[" + strings.Join(q, ",") + "]"
 }
 
 // commitDirs are the folders of a repository's common git directory that a

@@ -68,7 +68,7 @@ func sandboxProbes(p agent.Profile) []probe {
 	if p.Sandbox.Kind == agent.SandboxCodexWorkspace {
 		// Codex brings its own bubblewrap (Linux) or uses Seatbelt (macOS).
 		return []probe{{"Codex's sandbox runner", []string{p.Program, "sandbox",
-			"-c", `sandbox_mode="workspace-write"`, "--", "true"}}}
+			"-c", `default_permissions=":workspace"`, "--", "true"}}}
 	}
 	if runtime.GOOS == "darwin" {
 		return []probe{{"sandbox-exec (Seatbelt)", []string{"sandbox-exec", "-p", "(version 1)(allow default)", "true"}}}

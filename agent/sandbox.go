@@ -11,7 +11,7 @@ import (
 // lists. It is data: tmux/child switches on Kind, never on the agent.
 type Sandbox struct {
 	// Kind names how the confinement is set up for one child
-	// (SandboxClaudeSettings, SandboxCodexWorkspace, SandboxGeminiTools);
+	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools);
 	// "" = the agent has no sandbox of its own.
 	Kind string
 	// Args replace Profile.Args for a confined child: the same unattended
@@ -80,11 +80,11 @@ const (
 	// the child's --settings, with a permission mode that keeps its file
 	// tools in the project.
 	SandboxClaudeSettings = "claude-settings"
-	// SandboxCodexWorkspace: Codex's sandbox, a permission profile set by -c
+	// SandboxCodexProfile: Codex's sandbox, a permission profile set by -c
 	// overrides (extends its :workspace; the git dirs and the private temp
 	// dir writable, /tmp read-only, the credentials denied, no network, no
 	// login shell).
-	SandboxCodexWorkspace = "codex-workspace-write"
+	SandboxCodexProfile = "codex-permission-profile"
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
@@ -127,7 +127,7 @@ var sandboxes = map[string]Sandbox{
 	// Codex 0.169: exec runs with approval "never" already. No --sandbox:
 	// with it Codex takes its older sandbox settings, which cannot deny a
 	// read, instead of the permission profile (default_permissions).
-	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"}, Hides: HideOwn,
+	AgentCodex: {Kind: SandboxCodexProfile, OS: []string{"linux", "darwin"}, Hides: HideOwn,
 		Args: []string{"exec", "--skip-git-repo-check"},
 		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
 		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"}, TmpEnv: "TMPDIR",

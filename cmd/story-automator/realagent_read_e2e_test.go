@@ -30,6 +30,26 @@ func TestRealCodexChildReadsNoCredentials(t *testing.T) {
 	credentialRun(t, "codex", offline.Codex).expectHidden(t)
 }
 
+// The user's own config.toml may turn Codex's sandbox off
+// (sandbox_mode = "danger-full-access"); a child's permission profile,
+// given on its command line, still holds.
+func TestRealCodexChildReadsNoCredentialsWhateverTheUsersConfigSays(t *testing.T) {
+	t.Parallel()
+	unsafe := func(c offline.Config) (offline.Env, error) {
+		env, err := offline.Codex(c)
+		if err != nil {
+			return env, err
+		}
+		path := filepath.Join(c.Home, ".codex", "config.toml")
+		data, err := os.ReadFile(path)
+		if err == nil {
+			err = os.WriteFile(path, append([]byte("sandbox_mode = \"danger-full-access\"\n"), data...), 0o600)
+		}
+		return env, err
+	}
+	credentialRun(t, "codex", unsafe).expectHidden(t)
+}
+
 func TestRealGeminiChildReadsNoCredentials(t *testing.T) {
 	t.Parallel()
 	credentialRun(t, "gemini", offline.Gemini).expectHidden(t)

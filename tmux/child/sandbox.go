@@ -57,7 +57,7 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 		l.setEnv(sb.TmpEnv, c.TmpDir())
 	}
 	switch sb.Kind {
-	case agent.SandboxCodexWorkspace:
+	case agent.SandboxCodexProfile:
 		l.Argv = append(l.Argv,
 			"-c", "default_permissions="+tomledit.String(codexProfile),
 			"-c", "permissions."+codexProfile+"="+codexPermissions(c),

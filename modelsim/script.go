@@ -64,16 +64,16 @@ type Action struct {
 	Shell string `yaml:"shell"`
 	// Background runs the shell command as the CLI's background task where
 	// its shell tool has one (Claude Code's Bash run_in_background).
-	Background bool         `yaml:"background"`
-	Write      *WriteAction `yaml:"write"`
+	Background bool          `yaml:"background"`
+	Write      *WriteAction  `yaml:"write"`
+	Step       bool          `yaml:"step"`
+	Delay      time.Duration `yaml:"delay"`
+	Reply      string        `yaml:"reply"`
+	Fault      string        `yaml:"fault"`
 	// Read reads a file (absolute path) through the CLI's file tool where
 	// it has one (Claude Code's Read, Gemini CLI's read_file), else its
 	// shell (cat).
-	Read  string        `yaml:"read"`
-	Step  bool          `yaml:"step"`
-	Delay time.Duration `yaml:"delay"`
-	Reply string        `yaml:"reply"`
-	Fault string        `yaml:"fault"`
+	Read string `yaml:"read"`
 }
 
 // WriteAction writes a file through the agent's tools.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +12,12 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // A hostile model has each real CLI read the user's credentials planted
-// in the child's HOME (an ssh key, AWS keys, the GitHub CLI's token),
+// in the child's HOME (an ssh key, AWS keys, the GitHub CLI's token, and a
+// token in a folder the workflow's sandbox.readDeny names),
 // first with the CLI's file tool (Codex has none: its shell), then with
 // its shell, before the step's work. Confined, none of their contents
 // reaches the model, while a control file beside them in HOME (read by
@@ -72,8 +75,13 @@ func TestRealGeminiSandboxOffLetsTheCredentialsThrough(t *testing.T) {
 	credentialRun(t, "gemini", offline.Gemini, "--sandbox", "off").expectLeaked(t)
 }
 
-// credentials are the planted secrets' paths under HOME.
-var credentials = []string{".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml"}
+// credentials are the planted secrets' paths under HOME: three of the
+// user's credentials, and one the workflow's sandbox.readDeny names.
+var credentials = []string{".ssh/id_ed25519", ".aws/credentials", ".config/gh/hosts.yml", "private/token"}
+
+// readDenyPolicy is what the run's workflow.yaml adds: the folder of the
+// last of credentials.
+const readDenyPolicy = "sandbox: {readDeny: [~/private]}\n"
 
 // readOutcome is one credential run: what the model was sent, the planted
 // secrets (path → unique content) and the controls' contents.
@@ -124,8 +132,16 @@ func credentialRun(t *testing.T, agentName string, home func(offline.Config) (of
 	plant(homeControl, o.homeControl)
 	projectControl := filepath.Join(root, "control.txt")
 	plant(projectControl, o.projectControl)
-	p.git("add", "control.txt")
-	p.git("commit", "-q", "-m", "control")
+	f, err := os.OpenFile(filepath.Join(root, workflows.PolicyFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(readDenyPolicy)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.git("add", "-A")
+	p.git("commit", "-q", "-m", "control and readDeny")
 
 	// The file tool reads each secret and the project's control; the shell
 	// reads each secret and HOME's control, saying which it tried.

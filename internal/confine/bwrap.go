@@ -4,7 +4,8 @@ import "os"
 
 // bwrapArgs is bubblewrap's argv (after the program) for p, resolved, then
 // argv. Mount order matters, later mounts win: the whole filesystem
-// read-only, a private /tmp, the writable folders, then the hidden paths
+// read-only, a private /tmp, the writable folders, the read-only paths in
+// them, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
 	args := []string{"--ro-bind", "/", "/", "--dev", "/dev",
@@ -26,6 +27,9 @@ func bwrapArgs(p Policy, argv []string) []string {
 	args = append(args, "--setenv", "TMPDIR", "/tmp")
 	for _, w := range p.Writable {
 		args = append(args, "--bind", w, w)
+	}
+	for _, r := range p.ReadOnly {
+		args = append(args, "--ro-bind", r, r)
 	}
 	for _, d := range p.ReadDeny {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {

@@ -118,7 +118,11 @@ func outsideDir(t *testing.T) string {
 func TestWrappedCommandWritesOnlyItsFoldersAndTmp(t *testing.T) {
 	requireBwrap(t)
 	proj, tmp, outside := t.TempDir(), t.TempDir(), outsideDir(t)
-	p := Policy{Writable: []string{proj}, TmpDir: tmp}
+	hooks := filepath.Join(proj, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{proj}, TmpDir: tmp, ReadOnly: []string{hooks}}
 	if out, ok := run(t, p, true, "write "+filepath.Join(proj, "ok")); !ok {
 		t.Fatalf("cannot write its folder: %s", out)
 	}
@@ -127,6 +131,12 @@ func TestWrappedCommandWritesOnlyItsFoldersAndTmp(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(tmp, "ok")); err != nil || string(b) != "planted" {
 		t.Fatalf("/tmp is not the private temp folder: %q %v", b, err)
+	}
+	if out, ok := run(t, p, true, "write "+filepath.Join(hooks, "pre-commit")); ok {
+		t.Fatalf("wrote the read-only folder inside its folder: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); !os.IsNotExist(err) {
+		t.Fatalf("the hook landed: %v", err)
 	}
 	target := filepath.Join(outside, "escaped")
 	if out, ok := run(t, p, false, "write "+target); !ok {

@@ -1,0 +1,130 @@
+package gitvcs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
+)
+
+// hookScript is a hook that notes its name in log.
+func hookScript(log, name string) string {
+	return "#!/bin/sh\necho " + name + " >> " + log + "\n"
+}
+
+func writeHook(t *testing.T, path, text string) {
+	t.Helper()
+	gittest.Write(t, path, text)
+	if err := os.Chmod(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A child rewrites the pre-commit hook the run's commit would run: husky's
+// .husky/pre-commit (a relative core.hooksPath) in its story's worktree, or
+// .git/hooks/pre-commit of the project. A confined run's git runs the hook
+// as it was at the run's start; with the sandbox off (the control) it runs
+// the rewritten one.
+func TestTheRunsCommitRunsTheHooksCopiedAtItsStart(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name     string
+		hooksDir string // relative to the repository's top; "" = .git/hooks
+		worktree bool
+	}{{"husky in a worktree", ".husky", true}, {"git hooks in the project", "", false}} {
+		for _, keep := range []bool{true, false} {
+			t.Run(c.name+map[bool]string{true: ", confined", false: ", sandbox off"}[keep], func(t *testing.T) {
+				t.Setenv("XDG_CACHE_HOME", t.TempDir())
+				root := gittest.Init(t)
+				log := filepath.Join(t.TempDir(), "hooks.log")
+				hooks := filepath.Join(root, ".git", "hooks")
+				if c.hooksDir != "" {
+					hooks = filepath.Join(root, c.hooksDir)
+					gittest.Git(t, root, "config", "core.hooksPath", c.hooksDir)
+				}
+				writeHook(t, filepath.Join(hooks, "pre-commit"), hookScript(log, "original"))
+				gittest.Write(t, filepath.Join(root, "f.txt"), "1\n")
+				gittest.Git(t, root, "add", "-A")
+				gittest.Git(t, root, "commit", "-q", "-m", "base")
+				if err := os.Remove(log); err != nil {
+					t.Fatalf("the hook did not run for the base commit: %v", err)
+				}
+				g := &Git{Root: root}
+				g.KeepHooks(keep)
+				if err := g.Prepare(ctx); err != nil {
+					t.Fatal(err)
+				}
+				req := orchestrator.CommitRequest{RunID: "r1", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"f.txt"}}
+				dir := root
+				if c.worktree {
+					w := &Worktrees{Project: g, Run: "r1"}
+					dir = addWorktree(t, w, "1-1", headOf(t, root))
+					hooks = filepath.Join(dir, c.hooksDir)
+				}
+				// The child's doing.
+				writeHook(t, filepath.Join(hooks, "pre-commit"), hookScript(log, "rewritten"))
+				gittest.Write(t, filepath.Join(dir, "f.txt"), "2\n")
+				var err error
+				if c.worktree {
+					_, err = (&Worktrees{Project: g, Run: "r1"}).Land(ctx, dir, req)
+				} else {
+					_, err = g.Commit(ctx, req)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				ran := strings.Fields(gittest.Read(t, log))
+				want := "original"
+				if !keep {
+					want = "rewritten"
+				}
+				if len(ran) == 0 || ran[0] != want || strings.Contains(strings.Join(ran, " "), map[bool]string{true: "rewritten", false: "original"}[keep]) {
+					t.Fatalf("the run's commit ran %v, want %s only", ran, want)
+				}
+			})
+		}
+	}
+}
+
+// A child rewrites its worktree's .git file to name a git directory of its
+// making, whose config names hooks of its own: the run's git refuses the
+// worktree (git_tampered) and runs nothing from there; a git that follows
+// the file (the control) runs the planted hook.
+func TestTheRunsGitInAWorktreeIgnoresARewrittenGitFile(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	w, root := worktreeProject(t)
+	dir := addWorktree(t, w, "1-1", headOf(t, root))
+	log := filepath.Join(t.TempDir(), "hooks.log")
+	evil := gittest.Init(t)
+	writeHook(t, filepath.Join(evil, "evil-hooks", "pre-commit"), hookScript(log, "planted"))
+	gittest.Git(t, evil, "config", "core.hooksPath", filepath.Join(evil, "evil-hooks"))
+	gittest.Write(t, filepath.Join(dir, ".git"), "gitdir: "+filepath.Join(evil, ".git")+"\n")
+	gittest.Write(t, filepath.Join(dir, "f.txt"), "changed\n")
+
+	req := orchestrator.CommitRequest{RunID: "r1", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}}
+	_, err := w.Land(ctx, dir, req)
+	var b *orchestrator.Blocker
+	if !errors.As(err, &b) || b.Code != orchestrator.CodeGitTampered || !errors.Is(err, errWorktreeGit) {
+		t.Fatalf("land: %v, want %s", err, orchestrator.CodeGitTampered)
+	}
+	if _, err := w.Add(ctx, "1-1", headOf(t, root)); !errors.As(err, &b) || b.Code != orchestrator.CodeGitTampered {
+		t.Fatalf("add over it: %v, want %s (the worktree kept for a look)", err, orchestrator.CodeGitTampered)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "f.txt")); err != nil {
+		t.Fatalf("the worktree was removed: %v", err)
+	}
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Fatalf("a planted hook ran: %v", err)
+	}
+	// The control: git following the file runs the planted hook.
+	_, _ = gittest.Run(dir, "commit", "-q", "--allow-empty", "-m", "x")
+	if got := gittest.Read(t, log); !strings.Contains(got, "planted") {
+		t.Fatalf("control: the planted hook did not run: %q", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
@@ -331,7 +332,7 @@ func gitLog(t *testing.T) func() []string {
 	t.Helper()
 	real, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		testtier.Missing(t, "git is not installed")
 	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls")

@@ -89,15 +89,28 @@ func (g *Git) GitFingerprint() (string, error) {
 		h.Write(data)
 		return err
 	}
+	// A config file that is empty says what an absent one says: Claude
+	// Code's sandbox creates an empty .git/config.worktree (to mount over
+	// it) when there is none.
+	addConfig := func(path string) error {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			fmt.Fprintf(h, "%s absent\n", path)
+			return nil
+		}
+		return add(path)
+	}
 	for _, f := range g.configFiles {
-		if err := add(f); err != nil {
+		if err := addConfig(f); err != nil {
 			return "", err
 		}
 	}
-	// The worktrees' own config.worktree, those that exist: the run adds
-	// and removes worktrees during an attempt, never this file.
+	// The worktrees' own config.worktree, those that say something: the
+	// run adds and removes worktrees during an attempt, never this file.
 	wts, _ := filepath.Glob(filepath.Join(g.commonDir, "worktrees", "*", "config.worktree"))
 	for _, f := range wts {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+			continue
+		}
 		if err := add(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}

@@ -98,6 +98,12 @@ func TestGitFingerprintSumsWorktreeConfigAndIncludes(t *testing.T) {
 		t.Fatal("the run adding a worktree changed the sum")
 	}
 	common := filepath.Join(root, ".git")
+	// Empty, as Claude Code's sandbox leaves config.worktree: git reads nothing from it.
+	gittest.Write(t, filepath.Join(common, "config.worktree"), "")
+	gittest.Write(t, filepath.Join(common, "worktrees", "1-1", "config.worktree"), "")
+	if sum() != base {
+		t.Fatal("an empty config.worktree changed the sum")
+	}
 	for _, f := range []string{filepath.Join(common, "config.worktree"), filepath.Join(common, "worktrees", "1-1", "config.worktree"),
 		filepath.Join(root, "shared.gitconfig")} {
 		before := sum()

@@ -113,7 +113,9 @@ func copyTree(src, dst string) error {
 		case !fi.Mode().IsRegular():
 			return nil
 		}
-		data, err := os.ReadFile(path)
+		// Links are followed on purpose (a hook may link to a script of
+		// the project); this runs at the run's start, before any child.
+		data, err := os.ReadFile(path) //nolint:gosec // G122: see above
 		if err != nil {
 			return err
 		}

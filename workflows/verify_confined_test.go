@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/testtier"
@@ -127,4 +130,54 @@ func TestCommandVerifierWithoutTheSandboxRunsNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.Root, "ran")); !os.IsNotExist(err) {
 		t.Fatalf("the command ran unconfined: %v", err)
 	}
+}
+
+// At its time bound the confined command dies with everything it started
+// (its sandbox's pid namespace goes with it).
+func TestConfinedCommandVerifierKillsEverythingItStarted(t *testing.T) {
+	requireBwrap(t)
+	p := openProject(t)
+	marker := "sleep 3" + randomDigits(t)
+	pol, err := ParsePolicy("test", []byte("steps:\n  dev:\n    verifier: command\n    command: "+marker+" & echo started > started; wait\n    commandTimeout: 500ms\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A failure leaves no sleeper behind.
+	t.Cleanup(func() {
+		if pid := alive(marker); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	expectVerdict(t, mustVerifier(t, p, StepDev, StoryKey{"1", 1}, pol), false, "did not finish")
+	if _, err := os.Stat(filepath.Join(p.Root, "started")); err != nil {
+		t.Fatalf("the command never started its child: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for alive(marker) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q outlived the command's time bound", marker)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive is the pid of a process that runs with cmdline (not a zombie), 0 when none.
+func alive(cmdline string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range procs {
+		b, err := os.ReadFile(f)
+		if err != nil || strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") != cmdline {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(filepath.Dir(f), "stat")); err == nil && !strings.Contains(string(stat), ") Z ") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			return pid
+		}
+	}
+	return 0
+}
+
+func randomDigits(t *testing.T) string {
+	t.Helper()
+	return strconv.Itoa(100000 + int(time.Now().UnixNano()%900000))
 }

@@ -27,6 +27,17 @@ func requireBwrap(t *testing.T) {
 	}
 }
 
+// varTmp is a new folder under /var/tmp, removed after the test.
+func varTmp(t *testing.T, prefix string) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
 // The project's command (its tests, which a child may have written) runs
 // with the child's policy: it writes the project and its temp folder,
 // nothing outside, not the repository's hooks, and reads none of the
@@ -34,7 +45,8 @@ func requireBwrap(t *testing.T) {
 func TestCommandVerifierRunsTheCommandConfined(t *testing.T) {
 	requireBwrap(t)
 	p := openProject(t)
-	home := t.TempDir()
+	// Outside /tmp, which the sandbox replaces (a home there would be hidden anyway).
+	home := varTmp(t, "verify-home-")
 	t.Setenv("HOME", home)
 	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o700); err != nil {
 		t.Fatal(err)
@@ -46,11 +58,7 @@ func TestCommandVerifierRunsTheCommandConfined(t *testing.T) {
 	if err := os.MkdirAll(hooks, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	outside, err := os.MkdirTemp("/var/tmp", "verify-outside-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside := varTmp(t, "verify-outside-")
 	escaped := filepath.Join(outside, "escaped")
 	script := strings.Join([]string{
 		"echo in > inside",

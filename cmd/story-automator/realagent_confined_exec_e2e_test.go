@@ -196,7 +196,9 @@ func huskyCase(t *testing.T, agentName string, home func(offline.Config) (offlin
 	if err != nil {
 		r.fail(t, "no hook ran for the run's commits: %v", err)
 	}
-	return r, strings.Fields(string(data))
+	ran := strings.Fields(string(data))
+	t.Logf("%s: the run ended %v %v; the run's commits ran the hooks %v", agentName, r.res["outcome"], r.res["error"], ran)
+	return r, ran
 }
 
 func expectHuskyKept(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error)) {

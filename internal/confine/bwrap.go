@@ -8,10 +8,19 @@ import "os"
 // them, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev",
-		// A pid namespace of its own lets /proc be mounted also when this
-		// process already runs inside another bubblewrap (an agent CLI's
-		// sandbox), and ends everything the command started with it.
+	args := []string{
+		// No capabilities, also when this runs as root (bubblewrap keeps
+		// them for root): with CAP_SYS_ADMIN the command could unmount
+		// what hides a path or remount a folder writable.
+		"--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev",
+		// A pid namespace of its own with a /proc of its own: the command
+		// sees no other process (nor its environment), /proc/sys stays
+		// read-only, /proc can be mounted also when this process already
+		// runs inside another bubblewrap (an agent CLI's sandbox), and
+		// everything the command started ends with it. (A bubblewrap that
+		// mounts a /proc of its own cannot start inside this one: the
+		// kernel allows a new /proc only where one is fully visible.)
 		"--unshare-pid", "--proc", "/proc",
 		"--die-with-parent",
 		// No controlling terminal to push keystrokes into (TIOCSTI).

@@ -29,7 +29,7 @@ func TestBwrapArgsOrderTheMountsSoThePolicyHolds(t *testing.T) {
 	hooks := filepath.Join(dir, ".git", "hooks")
 	p := Policy{Writable: []string{dir}, ReadDeny: []string{secretDir, secretFile}, TmpDir: tmp, ReadOnly: []string{hooks}}
 	got := strings.Join(bwrapArgs(p, []string{"sh", "-c", "x"}), " ")
-	want := []string{"--ro-bind / /", "--unshare-net", "--bind " + tmp + " /tmp", "--setenv TMPDIR /tmp",
+	want := []string{"--cap-drop ALL", "--ro-bind / /", "--unshare-net", "--bind " + tmp + " /tmp", "--setenv TMPDIR /tmp",
 		"--bind " + dir + " " + dir, "--ro-bind " + hooks + " " + hooks, "--tmpfs " + secretDir + " --remount-ro " + secretDir,
 		"--dev-bind /dev/null " + secretFile, "-- sh -c x"}
 	at := -1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +127,38 @@ func TestTheRunsGitInAWorktreeIgnoresARewrittenGitFile(t *testing.T) {
 	_, _ = gittest.Run(dir, "commit", "-q", "--allow-empty", "-m", "x")
 	if got := gittest.Read(t, log); !strings.Contains(got, "planted") {
 		t.Fatalf("control: the planted hook did not run: %q", got)
+	}
+}
+
+// Husky 9 points core.hooksPath at .husky/_, whose wrappers run the
+// user's .husky/<hook>: the copy takes all of .husky, so the run's commit
+// runs the user's hook as it was at the run's start.
+func TestTheHooksCopyKeepsHusky9sWrappersWorking(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root := gittest.Init(t)
+	log := filepath.Join(t.TempDir(), "hooks.log")
+	writeHook(t, filepath.Join(root, ".husky", "_", "pre-commit"), "#!/bin/sh\n. \"$(dirname \"$0\")/h\"\n")
+	writeHook(t, filepath.Join(root, ".husky", "_", "h"),
+		"#!/bin/sh\nn=$(basename \"$0\")\nd=$(dirname \"$(dirname \"$0\")\")\nexec sh \"$d/$n\"\n")
+	writeHook(t, filepath.Join(root, ".husky", "pre-commit"), hookScript(log, "original"))
+	gittest.Git(t, root, "config", "core.hooksPath", ".husky/_")
+	gittest.Write(t, filepath.Join(root, "f.txt"), "1\n")
+	gittest.Git(t, root, "add", "-A")
+	gittest.Git(t, root, "commit", "-q", "-m", "base")
+	if err := os.Remove(log); err != nil {
+		t.Fatalf("husky's wrapper did not run the hook for the base commit: %v", err)
+	}
+	g := prepared(t, &Git{Root: root})
+	w := &Worktrees{Project: g, Run: "r1"}
+	dir := addWorktree(t, w, "1-1", headOf(t, root))
+	writeHook(t, filepath.Join(dir, ".husky", "pre-commit"), hookScript(log, "rewritten"))
+	gittest.Write(t, filepath.Join(dir, "f.txt"), "2\n")
+	req := orchestrator.CommitRequest{RunID: "r1", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}}
+	if _, err := w.Land(ctx, dir, req); err != nil {
+		t.Fatal(err)
+	}
+	if ran := strings.Fields(gittest.Read(t, log)); len(ran) == 0 || slices.Contains(ran, "rewritten") {
+		t.Fatalf("the run's commit ran %v, want the original hook only", ran)
 	}
 }

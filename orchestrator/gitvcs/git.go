@@ -518,7 +518,10 @@ func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ..
 	}
 	pre := []string{"-C", g.Root}
 	if g.hooksCopy != "" {
-		pre = append(pre, "-c", "core.hooksPath="+g.hooksCopy)
+		// A confined run's git: the hooks of its start, and no fsmonitor
+		// command, which every status would run from the repository's
+		// config before the guard (guard.go) sees a child planted it.
+		pre = append(pre, "-c", "core.hooksPath="+g.hooksCopy, "-c", "core.fsmonitor=false")
 	}
 	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
 	cmd.Env = append(append(append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), g.env...), g.pinned...), env...)

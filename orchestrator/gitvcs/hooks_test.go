@@ -162,3 +162,33 @@ func TestTheHooksCopyKeepsHusky9sWrappersWorking(t *testing.T) {
 		t.Fatalf("the run's commit ran %v, want the original hook only", ran)
 	}
 }
+
+// A child working in the project (Codex writes .git there) plants a
+// core.fsmonitor command: a confined run's `git status`, which runs after
+// the attempt and before the guard's check, does not run it; with the
+// sandbox off (the control) it does.
+func TestAConfinedRunsGitRunsNoPlantedFsmonitor(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		root := gittest.Seed(t, map[string]string{"a.txt": "a\n"})
+		g := &Git{Root: root}
+		g.KeepHooks(keep)
+		if err := g.Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		log := filepath.Join(t.TempDir(), "fsmonitor.log")
+		monitor := filepath.Join(t.TempDir(), "fsmonitor")
+		writeHook(t, monitor, hookScript(log, "planted")+"exit 1\n")
+		gittest.Git(t, root, "config", "core.fsmonitor", monitor)
+		if _, err := g.Snapshot(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, err := os.Stat(log)
+		if keep && err == nil {
+			t.Fatal("a confined run's git status ran the planted fsmonitor")
+		}
+		if !keep && err != nil {
+			t.Fatalf("control: with the sandbox off git status should run it: %v", err)
+		}
+	}
+}

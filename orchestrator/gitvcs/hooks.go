@@ -63,7 +63,14 @@ func (g *Git) copyHooks(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sweepHooksCopies(filepath.Dir(dst))
 	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dst, copyOwnerFile), []byte(g.commonDir+"\n"), 0o600); err != nil {
 		return err
 	}
 	if err := copyTree(src, filepath.Join(dst, copied)); err != nil {
@@ -83,6 +90,31 @@ func hooksCopyDir(commonDir string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(commonDir))
 	return filepath.Join(base, "story-automator", "hooks", hex.EncodeToString(sum[:8])), nil
+}
+
+// copyOwnerFile, in a copy's folder, names the repository (its common git
+// directory) the hooks were copied from.
+const copyOwnerFile = ".story-automator-repository"
+
+// sweepHooksCopies removes the copies of repositories that are gone, so
+// the folder does not grow with every repository ever run (a test makes
+// one per run). A copy whose owner file is missing is left alone: another
+// run may be making it.
+func sweepHooksCopies(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		dir := filepath.Join(base, e.Name())
+		owner, err := os.ReadFile(filepath.Join(dir, copyOwnerFile))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(strings.TrimSpace(string(owner))); errors.Is(err, fs.ErrNotExist) {
+			_ = os.RemoveAll(dir)
+		}
+	}
 }
 
 // copyTree copies the folder src to dst: folders, regular files with their

@@ -192,3 +192,36 @@ func TestAConfinedRunsGitRunsNoPlantedFsmonitor(t *testing.T) {
 		}
 	}
 }
+
+// The copies of repositories that are gone are removed at the next run
+// start of any repository; a live repository's copy stays.
+func TestHooksCopiesOfGoneRepositoriesAreSwept(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	gone := gittest.Init(t)
+	live := gittest.Init(t)
+	for _, root := range []string{gone, live} {
+		if err := (&Git{Root: root}).Prepare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := func() int {
+		es, _ := os.ReadDir(filepath.Join(base, "story-automator", "hooks"))
+		return len(es)
+	}
+	if n := copies(); n != 2 {
+		t.Fatalf("%d copies, want one per repository", n)
+	}
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Git{Root: live}).Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := copies(); n != 1 {
+		t.Fatalf("%d copies after the repository went, want the live one only", n)
+	}
+}

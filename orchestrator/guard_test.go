@@ -40,3 +40,36 @@ func TestAnAttemptThatChangesTheRepositorysHooksEscalates(t *testing.T) {
 	h2.repo.gitSum.Store("clean")
 	h2.runOK()
 }
+
+// The check comes before the run's own git looks at the project after the
+// attempt: a `git status` would run a fsmonitor or filter the child
+// planted in the config. The untouched attempt is looked at (the control).
+func TestAnAttemptThatChangesTheRepositorysConfigIsNotLookedAtAfterwards(t *testing.T) {
+	t.Parallel()
+	for _, plant := range []bool{true, false} {
+		h := newHarness(t, "1-1")
+		h.repo.gitSum.Store("clean")
+		var atDevEnd int
+		h.steps.script = func(_ context.Context, req StepRequest) StepResult {
+			if req.Step == StepDev {
+				if plant {
+					h.repo.gitSum.Store("core.fsmonitor planted")
+				}
+				h.repo.mu.Lock()
+				atDevEnd = h.repo.snapshots
+				h.repo.mu.Unlock()
+			}
+			return StepResult{FinalState: FinalCompleted}
+		}
+		_, _ = h.run(context.Background(), h.options())
+		h.repo.mu.Lock()
+		after := h.repo.snapshots
+		h.repo.mu.Unlock()
+		if plant && after != atDevEnd {
+			t.Fatalf("the project was listed %d time(s) after the attempt that changed the config", after-atDevEnd)
+		}
+		if !plant && after == atDevEnd {
+			t.Fatal("control: an untouched attempt's changes were never listed")
+		}
+	}
+}

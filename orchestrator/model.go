@@ -286,6 +286,13 @@ type GitGuard interface {
 	GitFingerprint() (string, error)
 }
 
+// HookKeeper is a repository whose own git commands can run a copy of its
+// hooks taken at the run's start (Prepare) instead of the hooks as they
+// are, which a child may have rewritten: on for a confined run.
+type HookKeeper interface {
+	KeepHooks(on bool)
+}
+
 // Snapshot maps every changed or untracked path of the project (relative to
 // the project root, slash-separated) to a fingerprint of its file: two
 // snapshots differ on a path exactly when the file was written, created or

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 )
 
@@ -187,18 +188,27 @@ func (e *Engine) registerAttempt(before Snapshot) int {
 	return e.nextAttempt
 }
 
+// errGitTampered: the project was not looked at after an attempt that
+// changed the repository's config or hooks (the step escalates).
+var errGitTampered = errors.New("the attempt changed the repository's config or hooks")
+
 // endAttempt claims for u the paths that changed while its attempt ran and
 // unregisters the attempt, in one step, so a path is always either claimed
-// or still covered by the running attempt. Its snapshot is kept for the next
+// or still covered by the running attempt (look false: the attempt changed
+// the repository's config or hooks, so no git command looks at the project
+// and nothing is claimed). Its snapshot is kept for the next
 // attempt when it was taken with no other attempt running and no write to
 // the tree by the run (see beginAttempt).
-func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapshot) {
+func (e *Engine) endAttempt(ctx context.Context, u *Unit, id int, before Snapshot, look bool) {
 	e.mu.Lock()
 	alone, events := len(e.inflight) == 1, e.treeEvents
 	e.mu.Unlock()
-	after, err := e.Git.Snapshot(context.WithoutCancel(ctx))
-	if err != nil {
-		e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
+	var after Snapshot
+	err := errGitTampered
+	if look {
+		if after, err = e.Git.Snapshot(context.WithoutCancel(ctx)); err != nil {
+			e.Log.Warn().Err(err).Msg("cannot list the project's changes after an attempt")
+		}
 	}
 	e.updateUnit(u, func(*State) {
 		delete(e.inflight, id)

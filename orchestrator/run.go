@@ -178,6 +178,9 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	if err := d.Steps.Configure(st.Config); err != nil {
 		return nil, "", Policy{}, fmt.Errorf("%w: %v", ErrConfig, err)
 	}
+	if hk, ok := d.Repo.(HookKeeper); ok {
+		hk.KeepHooks(st.Config.Confined()) // before prepareRepo's Prepare copies them
+	}
 	// A missing or unsupported agent CLI stops the run now, with its install
 	// command, not after a step's retries.
 	if err := d.Steps.CheckAgents(ctx, pol.agentsUsed(st.Config)); err != nil {

@@ -126,11 +126,7 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.overBudget(u, st) {
 			return stepEscalated
 		}
-		guard := e.gitFingerprint()
-		a, blocker := e.attempt(ctx, u, st, sp, mv)
-		if blocker == nil && a.FinalState != FinalInterrupted {
-			blocker = e.gitUntouched(guard)
-		}
+		a, blocker := e.attempt(ctx, u, st, sp, mv, e.gitFingerprint())
 		if blocker != nil && a.FinalState != FinalInterrupted {
 			e.escalateBlocker(u, st, blocker)
 			return stepEscalated
@@ -207,7 +203,12 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 // attempt runs one child session for the step and records it before and
 // after. It returns the attempt as recorded and, when no retry can help,
 // the blocker that stops the step.
-func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move) (Attempt, *Blocker) {
+// attempt runs one attempt of the step. guard is the sum of the
+// repository's config and hooks as the attempt starts: when the attempt
+// changed them, the attempt's blocker is git_tampered, found before the
+// run's own git looks at the project (its status would run a planted
+// fsmonitor or filter).
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move, guard string) (Attempt, *Blocker) {
 	start := e.Clock.Now()
 	var idx int
 	e.updateUnit(u, func(s *State) {
@@ -233,8 +234,9 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	if errors.Is(err, ErrHostLost) {
 		e.hostLost(u, st.Name)
 	}
+	tampered := e.gitUntouched(guard)
 	if tracked {
-		e.endAttempt(ctx, u, id, before)
+		e.endAttempt(ctx, u, id, before, tampered == nil)
 	}
 	final, reason := res.FinalState, res.Reason
 	switch {
@@ -273,6 +275,9 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	blocker := res.Blocker
 	if b, ok := AsBlocker(err); ok && blocker == nil {
 		blocker = b
+	}
+	if blocker == nil && final != FinalInterrupted {
+		blocker = tampered
 	}
 	return a, blocker
 }

@@ -46,11 +46,21 @@ type Result = verify.Verdict
 // story or epic, or an epic key for a story step is a contract error
 // (errors.Is(err, ErrContract)). pol nil means the project's policy.
 func (p *Layout) Verifier(step string, key StoryKey, pol *Policy) (Check, error) {
+	return p.ConfinedVerifier(step, key, pol, nil)
+}
+
+// ConfinedVerifier is Verifier with the command verifier confined by sb
+// (nil: as the policy's `sandbox` says).
+func (p *Layout) ConfinedVerifier(step string, key StoryKey, pol *Policy, sb *CommandSandbox) (Check, error) {
 	if pol == nil {
 		var err error
 		if pol, err = LoadPolicy(p.Root); err != nil {
 			return nil, err
 		}
+	}
+	if sb == nil {
+		s := pol.CommandSandbox()
+		sb = &s
 	}
 	s, err := pol.Step(step)
 	if err != nil {
@@ -61,7 +71,7 @@ func (p *Layout) Verifier(step string, key StoryKey, pol *Policy) (Check, error)
 	}
 	var checks []Check
 	for _, name := range s.Verifiers {
-		checks = append(checks, p.namedCheck(name, step, key, pol, s))
+		checks = append(checks, p.namedCheck(name, step, key, pol, s, *sb))
 	}
 	if len(checks) == 1 {
 		return checks[0], nil
@@ -101,7 +111,7 @@ func (p *Layout) epicStories(epic string) ([]Story, error) {
 	return filter(all, func(s Story) bool { return s.Key.Epic == epic }), nil
 }
 
-func (p *Layout) namedCheck(name, step string, key StoryKey, pol *Policy, s *Step) Check {
+func (p *Layout) namedCheck(name, step string, key StoryKey, pol *Policy, s *Step, sb CommandSandbox) Check {
 	switch name {
 	case VerifyCreateStoryArtifact:
 		return checkFunc{name, func(context.Context) Result { return p.verifyStoryFile(key) }}
@@ -113,7 +123,7 @@ func (p *Layout) namedCheck(name, step string, key StoryKey, pol *Policy, s *Ste
 		return checkFunc{name, func(context.Context) Result { return p.verifyEpic(key.Epic) }}
 	case VerifyCommand:
 		cmd, limit := pol.CommandFor(s)
-		return &commandCheck{dir: p.Root, command: cmd, limit: limit}
+		return &commandCheck{dir: p.Root, command: cmd, limit: limit, sb: sb}
 	}
 	if name == VerifySessionExit {
 		return checkFunc{name, func(context.Context) Result {

@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/internal/shellcmd"
 )
 
@@ -16,12 +20,60 @@ import (
 // the verdict's detail.
 const commandOutputTail = 1500
 
-// commandCheck runs a configured shell command in the project root; it passes
-// when the command exits 0 within limit. The whole process group is killed at
-// the limit, so a test runner's children do not outlive it.
+// CommandSandbox is how the command verifier confines the project's
+// command, which runs what a child wrote (its tests): with the child's
+// policy, the folder and its git directories writable (never the files
+// there that make git run code), a private /tmp, the user's credentials
+// hidden.
+type CommandSandbox struct {
+	// Off runs the command as the user (--sandbox off, `sandbox: off`).
+	Off bool
+	// Network gives it the network: the workflow lets children reach
+	// hosts (sandbox.network), and a command cannot be narrowed to hosts.
+	Network bool
+	// ReadDeny are paths hidden from it besides the user's credentials
+	// (sandbox.readDeny: absolute, or "~/…" under the user's home).
+	ReadDeny []string
+	// Env is a confined command's environment: the allow-list a child
+	// starts from (nil = this process's), so a secret of the run's that no
+	// child sees is not in reach of what a child wrote either.
+	Env []string
+}
+
+// CommandSandbox is the command verifier's sandbox as the policy's
+// `sandbox` sets it (a run overrides Off with its own setting).
+func (p *Policy) CommandSandbox() CommandSandbox {
+	return CommandSandbox{Off: p.Sandbox.Off, Network: len(p.Sandbox.Network) > 0, ReadDeny: p.Sandbox.ReadDeny}
+}
+
+// policy is the confinement of a command run in dir with tmp as its /tmp.
+func (s CommandSandbox) policy(dir, tmp string) confine.Policy {
+	home, _ := os.UserHomeDir()
+	var deny []string
+	if home != "" {
+		deny = confine.CredentialPaths(home)
+	}
+	for _, d := range s.ReadDeny {
+		if rest, ok := strings.CutPrefix(d, "~/"); ok {
+			if home == "" {
+				continue
+			}
+			d = filepath.Join(home, rest)
+		}
+		deny = append(deny, d)
+	}
+	return confine.Policy{Writable: append([]string{dir}, gitdirs.Writable(dir)...), ReadOnly: gitdirs.Guarded(dir),
+		ReadDeny: deny, Network: s.Network, TmpDir: tmp}
+}
+
+// commandCheck runs a configured shell command in the project root (or the
+// story's worktree), confined by sb; it passes when the command exits 0
+// within limit. The whole process group is killed at the limit, so a test
+// runner's children do not outlive it.
 type commandCheck struct {
 	dir, command string
 	limit        time.Duration
+	sb           CommandSandbox
 }
 
 func (c *commandCheck) Name() string { return VerifyCommand + ":" + c.command }
@@ -31,7 +83,20 @@ func (c *commandCheck) Verify(ctx context.Context) Result {
 		return Result{Detail: "no command configured", ContractErr: fmt.Errorf("%w: the command verifier has no command", ErrContract)}
 	}
 	var out bytes.Buffer
-	r := shellcmd.Run(ctx, shellcmd.Command{Script: c.command, Dir: c.dir, Stdout: &out, Stderr: &out, Timeout: c.limit, WaitDelay: 2 * time.Second})
+	run := shellcmd.Command{Script: c.command, Dir: c.dir, Stdout: &out, Stderr: &out, Timeout: c.limit, WaitDelay: 2 * time.Second}
+	if !c.sb.Off {
+		tmp, err := os.MkdirTemp("", "story-automator-verify-")
+		if err != nil {
+			return Result{Detail: fmt.Sprintf("%q could not run: %v", c.command, err)}
+		}
+		defer os.RemoveAll(tmp)
+		pol := c.sb.policy(c.dir, tmp)
+		if c.sb.Env != nil {
+			run.Env = c.sb.Env
+		}
+		run.Wrap = func(argv []string) ([]string, error) { return confine.Wrap(pol, argv) }
+	}
+	r := shellcmd.Run(ctx, run)
 	switch {
 	case r.Err == nil:
 		return Result{Verified: true, Detail: fmt.Sprintf("%q exited 0 in %s", c.command, r.Took.Round(time.Millisecond))}

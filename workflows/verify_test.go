@@ -101,11 +101,12 @@ func TestCommandVerifier(t *testing.T) {
 		}
 		return pol
 	}
-	ok := pol("testCommand: test -f _bmad/bmm/config.yaml && echo fine\nsteps:\n  dev:\n    verifier: command\n")
+	// The verdicts, with the command unconfined (confined_test.go runs it in its sandbox).
+	ok := pol("sandbox: off\ntestCommand: test -f _bmad/bmm/config.yaml && echo fine\nsteps:\n  dev:\n    verifier: command\n")
 	expectVerdict(t, mustVerifier(t, p, StepDev, StoryKey{"1", 1}, ok), true, `"test -f _bmad/bmm/config.yaml && echo fine" exited 0`)
-	failing := pol("testCommand: \"echo 'FAIL: TestLogin'; exit 3\"\nsteps:\n  dev:\n    verifier: command\n")
+	failing := pol("sandbox: off\ntestCommand: \"echo 'FAIL: TestLogin'; exit 3\"\nsteps:\n  dev:\n    verifier: command\n")
 	expectVerdict(t, mustVerifier(t, p, StepDev, StoryKey{"1", 1}, failing), false, "failed (exit status 3): FAIL: TestLogin")
-	slow := pol("steps:\n  dev:\n    verifier: command\n    command: sleep 30\n    commandTimeout: 50ms\n")
+	slow := pol("sandbox: off\nsteps:\n  dev:\n    verifier: command\n    command: sleep 30\n    commandTimeout: 50ms\n")
 	c := mustVerifier(t, p, StepDev, StoryKey{"1", 1}, slow)
 	if c.Name() != "command:sleep 30" {
 		t.Errorf("name %q", c.Name())
@@ -121,7 +122,7 @@ func TestCommandVerifier(t *testing.T) {
 func TestCommandVerifierKillsTheProcessGroup(t *testing.T) {
 	p := openProject(t)
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
-	pol, err := ParsePolicy("test", []byte("steps:\n  dev:\n    verifier: command\n    command: sleep 30 & echo $! > "+pidFile+"; wait\n    commandTimeout: 200ms\n"))
+	pol, err := ParsePolicy("test", []byte("sandbox: off\nsteps:\n  dev:\n    verifier: command\n    command: sleep 30 & echo $! > "+pidFile+"; wait\n    commandTimeout: 200ms\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestCommandVerifierKillsTheProcessGroup(t *testing.T) {
 
 func TestCombinedVerifiersReportTheFirstFailure(t *testing.T) {
 	p := openProject(t)
-	pol, err := ParsePolicy("test", []byte("testCommand: \"true\"\nsteps:\n  dev:\n    verifier: [command, dev_completion]\n"))
+	pol, err := ParsePolicy("test", []byte("sandbox: off\ntestCommand: \"true\"\nsteps:\n  dev:\n    verifier: [command, dev_completion]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

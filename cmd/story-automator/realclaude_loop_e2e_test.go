@@ -51,7 +51,8 @@ rules:
 	}
 	run("git", "init", "-q")
 	run(bin, "hooks", "install", "--scope", "project", "--force")
-	oenv, err := offline.Claude(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root}})
+	home := realHome(t)
+	oenv, err := offline.Claude(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,14 @@ rules:
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // let its Stop hook run (it must write nothing)
+	// Its Stop hook has run once its transcript records it after the answer
+	// (it must write nothing).
+	for deadline := time.Now().Add(60 * time.Second); !stopHookRanAfter(claudeTranscriptWith(home, "Please say hello."), "Hello."); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the bystander's Stop hook never ran after its answer (transcript %q)", claudeTranscriptWith(home, "Please say hello."))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if after := readDecisions(history); len(after) != before {
 		t.Fatalf("the bystander's stop was decided on: %v", after[before:])
 	}

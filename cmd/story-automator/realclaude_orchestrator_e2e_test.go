@@ -53,6 +53,8 @@ type orchestration struct {
 	env     []string
 	claude  string
 	history string
+	// home is the sessions' HOME (their transcripts are under it).
+	home string
 }
 
 func newOrchestration(t testing.TB, script func(bin string) string, stepDelay string) *orchestration {
@@ -70,11 +72,12 @@ func newOrchestration(t testing.TB, script func(bin string) string, stepDelay st
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("hooks install: %v\n%s", err, out)
 	}
-	oenv, err := offline.Claude(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root}})
+	home := realHome(t)
+	oenv, err := offline.Claude(offline.Config{Home: home, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &orchestration{runProject: p, srv: srv, socket: tmuxtest.Socket(t), claude: claude,
+	o := &orchestration{runProject: p, srv: srv, socket: tmuxtest.Socket(t), claude: claude, home: home,
 		history: filepath.Join(root, ".claude", "story-automator.history.jsonl")}
 	// The run's children live on the run project's tmux server; the
 	// orchestrating Claude sessions on their own.
@@ -201,7 +204,12 @@ func orchestrateThreeStories(t testing.TB, stepDelay string, bystander bool) orc
 	o.waitFor("the owner's last stop", 60*time.Second, func() bool {
 		return strings.Contains(capturePane(o.socket, "owner"), "The run has ended.")
 	})
-	time.Sleep(2 * time.Second) // nothing more may come: a later request would show below
+	// Its Stop hook has returned once the transcript records it after that
+	// answer; the marker is gone, so it lets the stop through and nothing
+	// more may come: a later request would show below.
+	o.waitFor("the owner's last Stop hook", 60*time.Second, func() bool {
+		return stopHookRanAfter(claudeTranscriptWith(o.home, "Please run the stories."), "The run has ended.")
+	})
 	res.requests, res.usage, res.elapsed = o.turns(), o.srv.TotalUsage(), time.Since(began)
 
 	if c := o.storyCommits(); c["1-1"] != 1 || c["1-2"] != 1 || c["1-3"] != 1 {

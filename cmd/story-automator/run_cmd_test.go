@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
@@ -121,7 +122,7 @@ func TestRunOutsideGitOrWithUncommittedChangesIsRefused(t *testing.T) {
 		t.Fatalf("outside git: exit %d %s", code, out)
 	}
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		testtier.Missing(t, "git is not installed")
 	}
 	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)

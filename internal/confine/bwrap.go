@@ -4,18 +4,28 @@ import "os"
 
 // bwrapArgs is bubblewrap's argv (after the program) for p, resolved, then
 // argv. Mount order matters, later mounts win: the whole filesystem
-// read-only, a private /tmp, the writable folders, then the hidden paths
+// read-only, a private /tmp, the writable folders, the read-only paths in
+// them, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev"}
+	args := []string{
+		// No capabilities, also when this runs as root (bubblewrap keeps
+		// them for root): with CAP_SYS_ADMIN the command could unmount
+		// what hides a path or remount a folder writable.
+		"--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev"}
 	if p.Nests {
 		// bubblewrap's own /proc has parts mounted read-only over it,
-		// under which a nested bubblewrap may not mount one.
+		// under which a nested bubblewrap may not mount one (the kernel
+		// allows a new /proc only where one is fully visible): the
+		// command keeps this machine's.
 		args = append(args, "--bind", "/proc", "/proc")
 	} else {
-		// A pid namespace of its own lets /proc be mounted also when this
-		// process already runs inside another bubblewrap (an agent CLI's
-		// sandbox), and ends everything the command started with it.
+		// A pid namespace of its own with a /proc of its own: the command
+		// sees no other process (nor its environment), /proc/sys stays
+		// read-only, /proc can be mounted also when this process already
+		// runs inside another bubblewrap (an agent CLI's sandbox), and
+		// everything the command started ends with it.
 		args = append(args, "--unshare-pid", "--proc", "/proc")
 	}
 	args = append(args, "--die-with-parent",
@@ -32,6 +42,9 @@ func bwrapArgs(p Policy, argv []string) []string {
 	args = append(args, "--setenv", "TMPDIR", "/tmp")
 	for _, w := range p.Writable {
 		args = append(args, "--bind", w, w)
+	}
+	for _, r := range p.ReadOnly {
+		args = append(args, "--ro-bind", r, r)
 	}
 	for _, d := range p.ReadDeny {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +40,14 @@ func helper(h string) int {
 		var es []os.DirEntry
 		es, err = os.ReadDir(arg)
 		fmt.Print(len(es))
+	case "unmount-read":
+		// The escape a process with capabilities has: unmount what
+		// hides a folder, then read it.
+		dir, file, _ := strings.Cut(arg, " ")
+		_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		var b []byte
+		b, err = os.ReadFile(file)
+		fmt.Printf("%q", b)
 	case "connect":
 		var c net.Conn
 		c, err = net.DialTimeout("tcp", arg, 5*time.Second)
@@ -118,7 +127,11 @@ func outsideDir(t *testing.T) string {
 func TestWrappedCommandWritesOnlyItsFoldersAndTmp(t *testing.T) {
 	requireBwrap(t)
 	proj, tmp, outside := t.TempDir(), t.TempDir(), outsideDir(t)
-	p := Policy{Writable: []string{proj}, TmpDir: tmp}
+	hooks := filepath.Join(proj, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{proj}, TmpDir: tmp, ReadOnly: []string{hooks}}
 	if out, ok := run(t, p, true, "write "+filepath.Join(proj, "ok")); !ok {
 		t.Fatalf("cannot write its folder: %s", out)
 	}
@@ -127,6 +140,12 @@ func TestWrappedCommandWritesOnlyItsFoldersAndTmp(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(tmp, "ok")); err != nil || string(b) != "planted" {
 		t.Fatalf("/tmp is not the private temp folder: %q %v", b, err)
+	}
+	if out, ok := run(t, p, true, "write "+filepath.Join(hooks, "pre-commit")); ok {
+		t.Fatalf("wrote the read-only folder inside its folder: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(hooks, "pre-commit")); !os.IsNotExist(err) {
+		t.Fatalf("the hook landed: %v", err)
 	}
 	target := filepath.Join(outside, "escaped")
 	if out, ok := run(t, p, false, "write "+target); !ok {
@@ -146,7 +165,8 @@ func TestWrappedCommandWritesOnlyItsFoldersAndTmp(t *testing.T) {
 
 func TestWrappedCommandCannotReadHiddenPaths(t *testing.T) {
 	requireBwrap(t)
-	home, proj := t.TempDir(), t.TempDir()
+	// The home folder outside /tmp, which the sandbox replaces.
+	home, proj := outsideDir(t), t.TempDir()
 	ssh := filepath.Join(home, ".ssh")
 	if err := os.Mkdir(ssh, 0o700); err != nil {
 		t.Fatal(err)
@@ -176,6 +196,10 @@ func TestWrappedCommandCannotReadHiddenPaths(t *testing.T) {
 	}
 	if out, ok := run(t, p, true, "write "+filepath.Join(ssh, "authorized_keys")); ok {
 		t.Fatalf("wrote into the hidden folder: %s", out)
+	}
+	// Also as root: no capability is left to unmount what hides it.
+	if out, _ := run(t, p, true, "unmount-read "+ssh+" "+key); strings.Contains(out, "SECRET") {
+		t.Fatalf("unmounted the hidden folder and read the key: %s", out)
 	}
 }
 

@@ -38,6 +38,10 @@ type Policy struct {
 	// /proc and process ids (no pid namespace of its own); what it runs
 	// inside its own sandbox sees that sandbox's /proc only.
 	Nests bool
+	// ReadOnly are paths inside a Writable folder kept read-only (a
+	// repository's hooks and config in a writable .git); absent ones are
+	// left out.
+	ReadOnly []string
 }
 
 // Wrap returns argv run inside the policy (the bwrap/sandbox-exec argv +
@@ -98,15 +102,27 @@ func resolve(p Policy) (Policy, error) {
 		}
 		out.TmpDir = r
 	}
-	for _, d := range p.ReadDeny {
+	var err error
+	if out.ReadDeny, err = present(p.ReadDeny, "path to hide"); err != nil {
+		return Policy{}, err
+	}
+	if out.ReadOnly, err = present(p.ReadOnly, "read-only path"); err != nil {
+		return Policy{}, err
+	}
+	return out, nil
+}
+
+// present resolves the paths that exist (an absent one has nothing to
+// hide or keep); each must be absolute.
+func present(paths []string, what string) ([]string, error) {
+	var out []string
+	for _, d := range paths {
 		if !filepath.IsAbs(d) {
-			return Policy{}, fmt.Errorf("confine: path to hide %q is not absolute", d)
+			return nil, fmt.Errorf("confine: %s %q is not absolute", what, d)
 		}
-		r, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			continue // absent: nothing to read
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			out = append(out, r)
 		}
-		out.ReadDeny = append(out.ReadDeny, r)
 	}
 	return out, nil
 }

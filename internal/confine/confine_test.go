@@ -26,10 +26,11 @@ func TestBwrapArgsOrderTheMountsSoThePolicyHolds(t *testing.T) {
 	if err := os.WriteFile(secretFile, []byte("k"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{Writable: []string{dir}, ReadDeny: []string{secretDir, secretFile}, TmpDir: tmp}
+	hooks := filepath.Join(dir, ".git", "hooks")
+	p := Policy{Writable: []string{dir}, ReadDeny: []string{secretDir, secretFile}, TmpDir: tmp, ReadOnly: []string{hooks}}
 	got := strings.Join(bwrapArgs(p, []string{"sh", "-c", "x"}), " ")
-	want := []string{"--ro-bind / /", "--unshare-net", "--bind " + tmp + " /tmp", "--setenv TMPDIR /tmp",
-		"--bind " + dir + " " + dir, "--tmpfs " + secretDir + " --remount-ro " + secretDir,
+	want := []string{"--cap-drop ALL", "--ro-bind / /", "--unshare-net", "--bind " + tmp + " /tmp", "--setenv TMPDIR /tmp",
+		"--bind " + dir + " " + dir, "--ro-bind " + hooks + " " + hooks, "--tmpfs " + secretDir + " --remount-ro " + secretDir,
 		"--dev-bind /dev/null " + secretFile, "-- sh -c x"}
 	at := -1
 	for _, w := range want {
@@ -58,12 +59,14 @@ func TestSeatbeltProfileText(t *testing.T) {
 	if err := os.WriteFile(secretFile, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{Writable: []string{"/work/pro\"j"}, ReadDeny: []string{dir, secretFile}, TmpDir: "/private/tmp/t"}
+	p := Policy{Writable: []string{"/work/pro\"j"}, ReadDeny: []string{dir, secretFile}, TmpDir: "/private/tmp/t",
+		ReadOnly: []string{"/work/pro\"j/.git/hooks"}}
 	got := seatbeltProfile(p)
 	want := "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n" +
 		"  (subpath \"/work/pro\\\"j\")\n  (subpath \"/private/tmp/t\")\n" +
 		"  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\")\n" +
 		"  (regex #\"^/dev/fd/\") (regex #\"^/dev/ttys[0-9]+$\"))\n" +
+		"(deny file-write*\n  (subpath \"/work/pro\\\"j/.git/hooks\")\n)\n" +
 		"(deny file-read* file-write*\n  (subpath \"" + dir + "\")\n  (literal \"" + secretFile + "\")\n)\n" +
 		"(deny network*)\n"
 	if got != want {
@@ -100,6 +103,7 @@ func TestWrapRefusesRelativeAndMissingPaths(t *testing.T) {
 		"relative writable": {Writable: []string{"proj"}},
 		"missing writable":  {Writable: []string{filepath.Join(t.TempDir(), "gone")}},
 		"relative hidden":   {ReadDeny: []string{".ssh"}},
+		"relative readonly": {ReadOnly: []string{".git/hooks"}},
 		"missing tmp":       {TmpDir: filepath.Join(t.TempDir(), "gone")},
 	} {
 		if _, err := Wrap(p, []string{"true"}); err == nil {

@@ -19,8 +19,8 @@ func seatbeltArgs(p Policy, argv []string) []string {
 // that both ways Seatbelt is described to settle a conflict (the later rule
 // wins; the more specific filter wins, deny over allow when equal) give the
 // same answer: writes denied, then allowed under the writable folders; the
-// hidden paths denied last. Seatbelt cannot show a hidden folder empty: it
-// refuses to open it.
+// read-only paths and the hidden paths denied last. Seatbelt cannot show a
+// hidden folder empty: it refuses to open it.
 func seatbeltProfile(p Policy) string {
 	var b strings.Builder
 	b.WriteString("(version 1)\n(allow default)\n(deny file-write*)\n")
@@ -33,6 +33,13 @@ func seatbeltProfile(p Policy) string {
 	}
 	b.WriteString("  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\")\n")
 	b.WriteString("  (regex #\"^/dev/fd/\") (regex #\"^/dev/ttys[0-9]+$\"))\n")
+	if len(p.ReadOnly) > 0 {
+		b.WriteString("(deny file-write*\n")
+		for _, r := range p.ReadOnly {
+			b.WriteString("  (subpath " + sbString(r) + ")\n")
+		}
+		b.WriteString(")\n")
+	}
 	if len(p.ReadDeny) > 0 {
 		b.WriteString("(deny file-read* file-write*\n")
 		for _, d := range p.ReadDeny {

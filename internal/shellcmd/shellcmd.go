@@ -33,6 +33,9 @@ type Command struct {
 	// has exited or been killed (a stray child may hold them open);
 	// DefaultWaitDelay when zero.
 	WaitDelay time.Duration
+	// Wrap, when set, turns the shell's argv into the argv that runs it (a
+	// sandbox: internal/confine); its error is the run's.
+	Wrap func(argv []string) ([]string, error)
 }
 
 // Result is how a run ended.
@@ -60,7 +63,14 @@ func Run(ctx context.Context, c Command) Result {
 	if shell == "" {
 		shell = "sh"
 	}
-	cmd := exec.CommandContext(ctx, shell, "-c", c.Script)
+	argv := []string{shell, "-c", c.Script}
+	if c.Wrap != nil {
+		var err error
+		if argv, err = c.Wrap(argv); err != nil {
+			return Result{Err: err, CtxErr: ctx.Err()}
+		}
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = c.Dir
 	cmd.Env = c.Env
 	cmd.Stdin = c.Stdin

@@ -121,3 +121,28 @@ func running(pid string) bool {
 	_, rest, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+// Wrap puts a program before the shell (a sandbox); its error is the run's
+// and nothing starts.
+func TestRunWrapped(t *testing.T) {
+	var out bytes.Buffer
+	var got []string
+	r := Run(context.Background(), Command{Script: "echo inner", Stdout: &out,
+		Wrap: func(argv []string) ([]string, error) {
+			got = argv
+			return append([]string{"env", "WRAPPED=yes"}, append(argv[:2:2], "echo $WRAPPED; "+argv[2])...), nil
+		}})
+	if r.Err != nil || out.String() != "yes\ninner\n" || len(got) != 3 || got[0] != "sh" || got[1] != "-c" {
+		t.Fatalf("wrapped: %+v %q (shell argv %q)", r, out.String(), got)
+	}
+	refused := errors.New("no sandbox here")
+	dir := t.TempDir()
+	r = Run(context.Background(), Command{Script: "touch ran", Dir: dir,
+		Wrap: func([]string) ([]string, error) { return nil, refused }})
+	if !errors.Is(r.Err, refused) {
+		t.Fatalf("refused wrap: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); !os.IsNotExist(err) {
+		t.Fatalf("the command ran although its wrap was refused: %v", err)
+	}
+}

@@ -32,3 +32,23 @@ func TestIntegrationSkipsOnlyUnderShort(t *testing.T) {
 		}
 	}
 }
+
+// A missing prerequisite skips a test, and fails it under CI=true.
+func TestMissingFailsUnderCI(t *testing.T) {
+	if os.Getenv("TESTTIER_CHILD") == "1" {
+		Missing(t, "frobnicator is not installed")
+		t.Log("ran past Missing")
+		return
+	}
+	for _, ci := range []string{"", "true"} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestMissingFailsUnderCI$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTTIER_CHILD=1", "CI="+ci)
+		out, err := cmd.CombinedOutput()
+		failed := err != nil && strings.Contains(string(out), "--- FAIL")
+		skipped := err == nil && strings.Contains(string(out), "--- SKIP")
+		if (ci == "true") != failed || (ci == "") != skipped || strings.Contains(string(out), "ran past Missing") ||
+			!strings.Contains(string(out), "frobnicator is not installed") {
+			t.Fatalf("CI=%q: err %v\n%s", ci, err, out)
+		}
+	}
+}

@@ -47,6 +47,18 @@ type Git struct {
 	// commonDir and hooksDir are where the repository's config and hooks
 	// are (set by Prepare; guard.go).
 	commonDir, hooksDir string
+	// configFiles are the config files the guard sums (guard.go).
+	configFiles []string
+	// hooksCopy is the copy of the hooks every git command of the run runs
+	// ("" = the repository's own); liveHooks: make none (hooks.go).
+	hooksCopy string
+	liveHooks bool
+	// pinned are GIT_DIR, GIT_COMMON_DIR and GIT_WORK_TREE of a story's
+	// worktree, read from git's own records, not from the .git file a
+	// child can rewrite (pinErr: the file names a git directory that is
+	// not the worktree's; worktree.go).
+	pinned []string
+	pinErr error
 	// lockGrace replaces indexLockGrace when set (tests).
 	lockGrace time.Duration
 	// beforeCommit, when set, runs between building the commit's index and
@@ -56,7 +68,10 @@ type Git struct {
 	afterGitCommit func()
 }
 
-var _ orchestrator.Repo = (*Git)(nil)
+var (
+	_ orchestrator.Repo       = (*Git)(nil)
+	_ orchestrator.HookKeeper = (*Git)(nil)
+)
 
 // commitTimeout bounds a commit, which runs to its end even when the run is
 // interrupted: killing git mid-commit can leave .git/index.lock behind.
@@ -69,6 +84,7 @@ const tempPattern = ":(exclude,glob)**/.*.tmp-*"
 // Prepare fails with ErrNotGitRepo outside a work tree, adds the state paths
 // to .git/info/exclude, and gives commits an identity when git has none.
 func (g *Git) Prepare(ctx context.Context) error {
+	g.hooksCopy = "" // read the repository's own settings; copyHooks sets it again
 	out, err := g.git(ctx, nil, "rev-parse", "--is-inside-work-tree")
 	if err != nil || strings.TrimSpace(out) != "true" {
 		return fmt.Errorf("%w: %s", orchestrator.ErrNotGitRepo, g.Root)
@@ -84,6 +100,9 @@ func (g *Git) Prepare(ctx context.Context) error {
 	}
 	g.gitDir = strings.TrimSpace(dir)
 	if err := g.guardPaths(ctx); err != nil {
+		return err
+	}
+	if err := g.copyHooks(ctx); err != nil {
 		return err
 	}
 	if err := g.excludeState(ctx); err != nil {
@@ -494,8 +513,18 @@ func (g *Git) git(ctx context.Context, stdin io.Reader, args ...string) (string,
 // its own process group (see startGit). GIT_OPTIONAL_LOCKS=0 keeps a
 // reading command such as status from taking the index lock to refresh it.
 func (g *Git) gitEnv(ctx context.Context, env []string, stdin io.Reader, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", g.Root}, args...)...)
-	cmd.Env = append(append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), g.env...), env...)
+	if g.pinErr != nil {
+		return "", g.pinErr
+	}
+	pre := []string{"-C", g.Root}
+	if g.hooksCopy != "" {
+		// A confined run's git: the hooks of its start, and no fsmonitor
+		// command, which every status would run from the repository's
+		// config before the guard (guard.go) sees a child planted it.
+		pre = append(pre, "-c", "core.hooksPath="+g.hooksCopy, "-c", "core.fsmonitor=false")
+	}
+	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
+	cmd.Env = append(append(append(append(os.Environ(), "GIT_OPTIONAL_LOCKS=0"), g.env...), g.pinned...), env...)
 	if stdin != nil {
 		cmd.Stdin = stdin
 	}

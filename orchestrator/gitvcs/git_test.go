@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/orchestrator/gitvcs/gittest"
 )
@@ -324,18 +325,19 @@ func TestGitReadsTheLastCommitInOneCall(t *testing.T) {
 	}
 }
 
-// gitLog puts a git on PATH that notes each call's subcommand in a file
+// gitLog puts a git on PATH that notes each call's subcommand (after -C
+// and -c and their values) in a file
 // before it runs the real one, and returns a function reading the notes.
 func gitLog(t *testing.T) func() []string {
 	t.Helper()
 	real, err := exec.LookPath("git")
 	if err != nil {
-		t.Skip("git not installed")
+		testtier.Missing(t, "git is not installed")
 	}
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls")
 	script := "#!/bin/sh\n" +
-		`for a in "$@"; do case "$a" in -C) skip=1;; *) if [ -n "$skip" ]; then skip=; else echo "$a" >> '` + log + `'; break; fi;; esac; done` + "\n" +
+		`for a in "$@"; do case "$a" in -C|-c) skip=1;; *) if [ -n "$skip" ]; then skip=; else echo "$a" >> '` + log + `'; break; fi;; esac; done` + "\n" +
 		`exec '` + real + `' "$@"` + "\n"
 	gittest.Write(t, filepath.Join(dir, "git"), script)
 	if err := os.Chmod(filepath.Join(dir, "git"), 0o755); err != nil {

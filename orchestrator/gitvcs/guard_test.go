@@ -71,3 +71,45 @@ func TestGitFingerprintFollowsConfigAndHooksOnly(t *testing.T) {
 		t.Fatal("a change to a hook under core.hooksPath left the sum unchanged")
 	}
 }
+
+// The sum covers the other config git reads: config.worktree (the main
+// worktree's and each linked worktree's) and the files the config
+// includes; the run adding a worktree leaves it unchanged.
+func TestGitFingerprintSumsWorktreeConfigAndIncludes(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root := gittest.Seed(t, map[string]string{"a.txt": "a\n", "shared.gitconfig": "[core]\n\tx = 1\n"})
+	gittest.Git(t, root, "config", "include.path", "../shared.gitconfig")
+	g := &Git{Root: root}
+	if err := g.Prepare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sum := func() string {
+		t.Helper()
+		s, err := g.GitFingerprint()
+		if err != nil || s == "" {
+			t.Fatalf("fingerprint %q, %v", s, err)
+		}
+		return s
+	}
+	base := sum()
+	w := &Worktrees{Project: g, Run: "r1"}
+	addWorktree(t, w, "1-1", headOf(t, root))
+	if sum() != base {
+		t.Fatal("the run adding a worktree changed the sum")
+	}
+	common := filepath.Join(root, ".git")
+	// Empty, as Claude Code's sandbox leaves config.worktree: git reads nothing from it.
+	gittest.Write(t, filepath.Join(common, "config.worktree"), "")
+	gittest.Write(t, filepath.Join(common, "worktrees", "1-1", "config.worktree"), "")
+	if sum() != base {
+		t.Fatal("an empty config.worktree changed the sum")
+	}
+	for _, f := range []string{filepath.Join(common, "config.worktree"), filepath.Join(common, "worktrees", "1-1", "config.worktree"),
+		filepath.Join(root, "shared.gitconfig")} {
+		before := sum()
+		gittest.Write(t, f, "[core]\n\tfsmonitor = touch /tmp/planted\n")
+		if sum() == before {
+			t.Errorf("a change to %s left the sum unchanged", f)
+		}
+	}
+}

@@ -25,7 +25,7 @@ type HostRepo struct {
 // tracked or not (ignored files left out), whose parent is HEAD; HEAD
 // itself when nothing changed. It changes no branch, index or file.
 func WorkCommit(ctx context.Context, dir string) (string, error) {
-	wt := &Git{Root: dir}
+	wt := plumbing(dir)
 	head := wt.revision(ctx, "HEAD")
 	if head == "" {
 		return "", fmt.Errorf("%s: no commit checked out", dir)
@@ -74,7 +74,7 @@ func (r HostRepo) Mirror(ctx context.Context, dir, ref string) (string, error) {
 	if err := r.git(ctx, dir, "fetch", "-q", "--no-tags", r.Host.GitURL(r.Path), ref); err != nil {
 		return "", err
 	}
-	wt := &Git{Root: dir}
+	wt := plumbing(dir)
 	sha := wt.revision(ctx, "FETCH_HEAD")
 	if sha == "" {
 		return "", fmt.Errorf("fetch %s from %s: no commit", ref, r.Host.Name)
@@ -93,7 +93,7 @@ func HoldTree(ctx context.Context, dir, sha string) error {
 	if err != nil {
 		return err
 	}
-	wt := &Git{Root: top}
+	wt := plumbing(top)
 	// An index lock a killed run left behind (mid read-tree) is stale: the
 	// run holds the run lock, and nothing else works in a story's worktree.
 	if p, err := wt.git(ctx, nil, "rev-parse", "--git-path", "index.lock"); err == nil {
@@ -109,7 +109,7 @@ func (r HostRepo) git(ctx context.Context, dir string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	_, err = (&Git{Root: filepath.Clean(dir)}).gitEnv(ctx, []string{"GIT_SSH_COMMAND=" + ssh, "GIT_SSH_VARIANT=ssh"}, nil, args...)
+	_, err = plumbing(filepath.Clean(dir)).gitEnv(ctx, []string{"GIT_SSH_COMMAND=" + ssh, "GIT_SSH_VARIANT=ssh"}, nil, args...)
 	if r.Host.GitRoundTrip(ctx, err != nil) {
 		return fmt.Errorf("host %s: %w: %v", r.Host.Name, hosts.ErrUnreachable, err)
 	}
@@ -122,7 +122,7 @@ func (r HostRepo) git(ctx context.Context, dir string, args ...string) error {
 // TopOf returns the top of dir's worktree and dir's path inside it ("" at
 // the top, else "sub/dir/").
 func TopOf(ctx context.Context, dir string) (top, prefix string, err error) {
-	g := &Git{Root: dir}
+	g := plumbing(dir)
 	out, err := g.git(ctx, nil, "rev-parse", "--show-toplevel", "--show-prefix")
 	if err != nil {
 		return "", "", err
@@ -135,4 +135,11 @@ func TopOf(ctx context.Context, dir string) (top, prefix string, err error) {
 		prefix = lines[1]
 	}
 	return lines[0], prefix, nil
+}
+
+// plumbing runs the git commands that carry a story's work to a host and
+// back in dir, with no hooks at all: they are the run's transport (a push
+// would run a pre-push hook a child may have rewritten in its worktree).
+func plumbing(dir string) *Git {
+	return &Git{Root: dir, hooksCopy: os.DevNull}
 }

@@ -36,6 +36,9 @@ func TestGitWritersRunInTheirOwnProcessGroup(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Prepare(context.Background()); err != nil { // the run's copy of the hooks is made at its start
+		t.Fatal(err)
+	}
 	gittest.Write(t, filepath.Join(root, "a.txt"), "a\n")
 	if _, err := g.Commit(context.Background(), orchestrator.CommitRequest{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Paths: []string{"a.txt"}}); err != nil {
 		t.Fatal(err)

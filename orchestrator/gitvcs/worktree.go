@@ -51,10 +51,59 @@ func (w *Worktrees) commonDir(ctx context.Context) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// in runs git commands in a story's worktree (or a folder of it), with the project's identity.
+// in runs git commands in a story's worktree (or a folder of it), with the
+// project's identity and hooks, and the worktree's git directories pinned.
 func (w *Worktrees) in(dir string) *Git {
-	return &Git{Root: dir, env: w.Project.env}
+	g := &Git{Root: dir, env: w.Project.env, hooksCopy: w.Project.hooksCopy}
+	g.pinned, g.pinErr = w.pin(dir)
+	return g
 }
+
+// pin names a worktree's git directories to git by its variables, so the
+// run's git never follows what a child can rewrite: the worktree's .git
+// file (it could name a git directory of the child's making, whose config
+// runs code) and its git directory's commondir file. The .git file must
+// name a git directory of the repository's worktrees; no .git file (the
+// worktree is not made yet) pins nothing.
+func (w *Worktrees) pin(dir string) ([]string, error) {
+	common := w.Project.commonDir
+	if common == "" {
+		return nil, nil
+	}
+	// The worktrees live under the common directory: look no higher.
+	top := filepath.Clean(dir)
+	for {
+		if !strings.HasPrefix(top, common+string(filepath.Separator)) {
+			return nil, nil
+		}
+		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			break
+		}
+		top = filepath.Dir(top)
+	}
+	b, err := os.ReadFile(filepath.Join(top, ".git"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %v", errWorktreeGit, filepath.Join(top, ".git"), err)
+	}
+	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	gd = strings.TrimSpace(gd)
+	if !filepath.IsAbs(gd) {
+		gd = filepath.Join(top, gd)
+	}
+	gd = filepath.Clean(gd)
+	if fi, err := os.Stat(gd); !ok || err != nil || !fi.IsDir() || filepath.Dir(gd) != filepath.Join(common, "worktrees") {
+		return nil, &orchestrator.Blocker{Code: orchestrator.CodeGitTampered,
+			Err: fmt.Errorf("%w: %s names %q, not a worktree of the repository; the run's git, which no sandbox confines, would read that folder's config",
+				errWorktreeGit, filepath.Join(top, ".git"), gd),
+			Action: "look at " + filepath.Join(top, ".git") + " (a child rewrote it), put back `gitdir: " +
+				filepath.Join(common, "worktrees", filepath.Base(top)) + "` or remove the worktree, then run `" + orchestrator.ResumeCommand + "`"}
+	}
+	return []string{"GIT_DIR=" + gd, "GIT_COMMON_DIR=" + common, "GIT_WORK_TREE=" + top}, nil
+}
+
+// errWorktreeGit: a story's worktree's .git file does not name one of the
+// repository's worktrees (a child rewrote it); the run's git refuses it.
+var errWorktreeGit = errors.New("the worktree's git directory is not the repository's")
 
 // Add makes the story's worktree on its branch, the branch starting at base
 // when it does not exist yet, and returns the worktree's path. It reuses a
@@ -66,6 +115,9 @@ func (w *Worktrees) Add(ctx context.Context, story, base string) (string, error)
 		return "", err
 	}
 	branch := w.Branch(story)
+	if _, err := w.pin(dir); err != nil {
+		return "", err // a child rewrote its .git file: never removed unseen
+	}
 	if out, err := w.in(dir).git(ctx, nil, "symbolic-ref", "-q", "HEAD"); err == nil && strings.TrimSpace(out) == "refs/heads/"+branch {
 		if top, err := w.in(dir).git(ctx, nil, "rev-parse", "--show-toplevel"); err == nil && sameDir(strings.TrimSpace(top), dir) {
 			return dir, nil

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/proc"
 	"github.com/story-automator/story-automator/internal/verify"
 	"github.com/story-automator/story-automator/marker"
@@ -79,7 +81,7 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	if err != nil {
 		return orchestrator.StepResult{}, err
 	}
-	check, err := proj.Verifier(req.Step, key, t.Policy)
+	check, err := proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
 	if errors.Is(err, workflows.ErrContract) {
 		return orchestrator.StepResult{FinalState: orchestrator.FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
 	}
@@ -232,7 +234,7 @@ func (t *Runner) StepVerifier(req orchestrator.StepRequest) (verify.Verifier, er
 	if err != nil {
 		return nil, err
 	}
-	check, err := proj.Verifier(req.Step, key, t.Policy)
+	check, err := proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
 	if err != nil {
 		return nil, err
 	}
@@ -396,6 +398,24 @@ func hasVar(env []string, name string) bool {
 	return false
 }
 
+// runsCommand reports whether an enabled step of the run's policy has the
+// command verifier.
+func (t *Runner) runsCommand() bool {
+	pol := t.Policy
+	if pol == nil {
+		var err error
+		if pol, err = workflows.LoadPolicy(t.Layout.Root); err != nil {
+			return true // the verifier will say what is wrong; check the sandbox anyway
+		}
+	}
+	for _, s := range pol.Steps {
+		if s.Enabled && slices.Contains(s.Verifiers, workflows.VerifyCommand) {
+			return true
+		}
+	}
+	return false
+}
+
 // agentTime is how long the agent process ran, from its session state.
 func (t *Runner) agentTime(name string) time.Duration {
 	st, err := sessionstate.Read(t.StateDir, name)
@@ -410,8 +430,18 @@ func (t *Runner) agentTime(name string) time.Duration {
 	return end.Sub(start)
 }
 
+// commandSandbox confines the command verifier as the run's children are
+// confined: off with --sandbox off, the network when the run lets children
+// reach hosts, the paths they may not read, the environment they start
+// from (the allow-list and env.pass, no agent's own variables).
+func (t *Runner) commandSandbox() *workflows.CommandSandbox {
+	return &workflows.CommandSandbox{Off: t.Unconfined, Network: len(t.Network) > 0, ReadDeny: t.ReadDeny,
+		Env: child.ChildEnv(t.Environ, agent.Profile{}, t.envPolicy(), nil)}
+}
+
 // CheckAgents checks each agent's CLI on the PATH its children will get,
-// and, unless the run's sandbox is off, that the CLI's sandbox works here;
+// and, unless the run's sandbox is off, that the CLI's sandbox works here
+// and so does the one the command verifier runs the project's command in;
 // then that each host runs this story-automator (Remote.CheckInstalled).
 func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 	for _, a := range agents {
@@ -424,6 +454,15 @@ func (t *Runner) CheckAgents(ctx context.Context, agents []string) error {
 				return &orchestrator.Blocker{Code: ae.Code, Action: ae.Action, Err: err}
 			}
 			return fmt.Errorf("%w: %v", orchestrator.ErrConfig, err)
+		}
+	}
+	if !t.Unconfined && t.runsCommand() {
+		if err := confine.Check(); err != nil {
+			var ce *coded.Error
+			if errors.As(err, &ce) {
+				return &orchestrator.Blocker{Code: ce.Code, Action: ce.Action, Err: err}
+			}
+			return err
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.Remotes)) {

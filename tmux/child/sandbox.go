@@ -3,13 +3,13 @@ package child
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
@@ -169,51 +169,15 @@ func claudeSettings(exe string, events []string, c *Confine) string {
 	return string(b)
 }
 
-// commitDirs are the folders of a repository's common git directory that a
-// commit in a linked worktree writes.
-var commitDirs = []string{"objects", "refs", "logs"}
+func tomlList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = tomledit.String(s)
+	}
+	return "[" + strings.Join(q, ",") + "]"
+}
 
 // GitDirs are the git directories of the checkout at dir an agent commits
-// to: its .git folder; for a linked worktree, the worktree's own git
-// directory and, of the repository's common one, only what a commit writes
-// (objects, refs, logs). Never the common directory whole: its hooks and
-// config run code in every later git command (the run's own, unconfined),
-// and the run keeps the other stories' worktrees under it.
-func GitDirs(dir string) []string {
-	dotgit := filepath.Join(dir, ".git")
-	fi, err := os.Stat(dotgit)
-	if err != nil {
-		return nil
-	}
-	if fi.IsDir() {
-		return []string{dotgit}
-	}
-	b, err := os.ReadFile(dotgit)
-	if err != nil {
-		return nil
-	}
-	gd, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
-		return nil
-	}
-	gd = strings.TrimSpace(gd)
-	if !filepath.IsAbs(gd) {
-		gd = filepath.Join(dir, gd)
-	}
-	out := []string{filepath.Clean(gd)}
-	if cb, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
-		common := strings.TrimSpace(string(cb))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gd, common)
-		}
-		var shared []string
-		for _, sub := range commitDirs {
-			d := filepath.Join(filepath.Clean(common), sub)
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				shared = append(shared, d)
-			}
-		}
-		out = append(shared, out...)
-	}
-	return out
-}
+// to (gitdirs.Writable: never the common directory whole, whose hooks and
+// config run code in the run's own git commands).
+func GitDirs(dir string) []string { return gitdirs.Writable(dir) }

@@ -23,13 +23,14 @@ import (
 
 var seq atomic.Int64
 
-// Require skips the test when tmux is not on PATH (CI installs it), and
-// under -short: a test that starts tmux is an integration test.
+// Require skips the test when tmux is not on PATH (fails it under
+// CI=true, where CI installs it), and under -short: a test that starts
+// tmux is an integration test.
 func Require(t testing.TB) {
 	t.Helper()
 	testtier.Integration(t)
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
+		testtier.Missing(t, "tmux is not installed")
 	}
 }
 

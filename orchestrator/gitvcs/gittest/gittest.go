@@ -8,14 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/story-automator/story-automator/internal/testtier"
 )
 
 // Init makes an empty repository in a temp dir and returns its root; the
-// test is skipped without git.
+// test is skipped without git (failed under CI=true).
 func Init(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		testtier.Missing(t, "git is not installed")
 	}
 	root := t.TempDir()
 	Git(t, root, "init", "-q")

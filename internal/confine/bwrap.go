@@ -8,19 +8,22 @@ import "os"
 // them, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
-	args := []string{
-		// No capabilities, also when this runs as root (bubblewrap keeps
-		// them for root): with CAP_SYS_ADMIN the command could unmount
-		// what hides a path or remount a folder writable.
-		"--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev"}
+	var args []string
 	if p.Nests {
-		// bubblewrap's own /proc has parts mounted read-only over it,
-		// under which a nested bubblewrap may not mount one (the kernel
-		// allows a new /proc only where one is fully visible): the
-		// command keeps this machine's.
-		args = append(args, "--bind", "/proc", "/proc")
+		// The command confines what it runs in a bubblewrap of its own (an
+		// agent CLI's sandbox), which needs what this one would take away:
+		// root's capabilities (bubblewrap keeps them for root; without them
+		// it cannot set up its user namespace's uid map) and a fully
+		// visible /proc (bubblewrap's own has parts mounted read-only over
+		// it, under which the kernel refuses a new one). So the command
+		// itself keeps both; what it runs in its own sandbox has neither
+		// (a namespace of its own, where our mounts are locked).
+		args = append(args, "--ro-bind", "/", "/", "--dev", "/dev", "--bind", "/proc", "/proc")
 	} else {
+		// No capabilities, also when this runs as root: with CAP_SYS_ADMIN
+		// the command could unmount what hides a path or remount a folder
+		// writable.
+		args = append(args, "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev")
 		// A pid namespace of its own with a /proc of its own: the command
 		// sees no other process (nor its environment), /proc/sys stays
 		// read-only, /proc can be mounted also when this process already

@@ -36,7 +36,11 @@ type Policy struct {
 	// /proc; the kernel allows that only where a /proc with nothing
 	// mounted over it is in view. So the command keeps this machine's
 	// /proc and process ids (no pid namespace of its own); what it runs
-	// inside its own sandbox sees that sandbox's /proc only.
+	// inside its own sandbox sees that sandbox's /proc only. It also keeps
+	// root's capabilities (its sandbox needs them to start), so a
+	// command that could run code of another's outside its own sandbox
+	// must not be given Nests: it is for an agent CLI whose tools all run
+	// in that sandbox.
 	Nests bool
 	// ReadOnly are paths inside a Writable folder kept read-only (a
 	// repository's hooks and config in a writable .git); absent ones are

@@ -3,6 +3,7 @@ package agent
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +21,10 @@ type Profile struct {
 	ModelFlag string
 	// PromptFlag precedes the prompt argument: "--" (end of options) or a flag such as "-p".
 	PromptFlag string
+	// SkillForm is how a prompt makes this CLI, started as a child is,
+	// run an installed skill: {skill} and {args} are replaced (SkillPrompt);
+	// "" = it cannot be told to.
+	SkillForm string
 	// Screen names the screen completion heuristic monitor-session applies
 	// to this agent's pane (ScreenTurnSummary), or "" when its exit is the signal.
 	Screen string
@@ -99,6 +104,12 @@ type Facts struct {
 	// SessionEnv are the variables the CLI sets in its own session (its
 	// nesting guard, its session id): never passed on to a child.
 	SessionEnv []string
+	// PassEnv are the variables of the run's environment the CLI reads for
+	// its auth and configuration, which its child gets beyond the common
+	// allow-list ("X_*" is every name that starts with X_). PassEveryAgent:
+	// the child gets every CLI agent's (a custom command may run any).
+	PassEnv        []string
+	PassEveryAgent bool
 	// ProjectDirEnv is the variable the CLI gives its hooks with the
 	// project's directory ("" = none).
 	ProjectDirEnv string
@@ -174,6 +185,32 @@ func SessionVars() []string {
 	return out
 }
 
+// PassVars are the variables of the run's environment p's child gets
+// beyond the common allow-list, sorted: PassEnv (of every CLI agent for
+// PassEveryAgent), the name of RootEnv and the state directory's variable.
+// A name ending in * stands for every name with that prefix.
+func (p Profile) PassVars() []string {
+	srcs := []Profile{p}
+	if p.PassEveryAgent {
+		srcs = nil
+		for _, n := range CLIAgents() {
+			srcs = append(srcs, profiles[n])
+		}
+	}
+	var out []string
+	for _, q := range srcs {
+		out = append(out, q.PassEnv...)
+		if name, _, ok := strings.Cut(q.RootEnv, "="); ok {
+			out = append(out, name)
+		}
+		if q.StateDirEnv != "" {
+			out = append(out, q.StateDirEnv)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
 // ProjectDirVars are the variables agents give their hooks with the project directory, sorted.
 func ProjectDirVars() []string {
 	var out []string
@@ -214,7 +251,10 @@ var agentFacts = map[string]Facts{
 		AuthEnv:   []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"},
 		AuthFiles: []string{".credentials.json"}, AuthFix: "run `claude` once and log in, or set ANTHROPIC_API_KEY",
 		TrustFormat: TrustProjectsJSON, TrustFile: "~/.claude.json",
-		SessionEnv:    []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
+		SessionEnv: []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID"},
+		PassEnv: []string{"ANTHROPIC_*", "CLAUDE_CODE_*", "CLAUDE_CONFIG_DIR", "DISABLE_AUTOUPDATER",
+			"DISABLE_TELEMETRY", "DISABLE_ERROR_REPORTING", "DISABLE_NON_ESSENTIAL_MODEL_CALLS", "DISABLE_PROMPT_CACHING",
+			"MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS", "MCP_TIMEOUT"},
 		ProjectDirEnv: "CLAUDE_PROJECT_DIR",
 		SkillDirs:     map[string]string{"project": ".claude/skills", "user": "skills"},
 		Default:       true, Product: "Claude Code",
@@ -225,6 +265,7 @@ var agentFacts = map[string]Facts{
 		AuthFiles: []string{"auth.json"}, AuthFix: "run `codex login`, or set OPENAI_API_KEY",
 		TrustNote:  "codex exec does not ask to trust a folder",
 		SessionEnv: []string{"CODEX_THREAD_ID"},
+		PassEnv:    []string{"OPENAI_*", "CODEX_*"},
 		SkillDirs:  map[string]string{"project": ".agents/skills", "user": "skills"},
 		Product:    "Codex",
 		// hooks.json next to config.toml, which keeps the hooks' trust.
@@ -234,11 +275,13 @@ var agentFacts = map[string]Facts{
 		AuthEnv:   []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"},
 		AuthFiles: []string{"oauth_creds.json"}, AuthFix: "run `gemini` once and choose a sign-in, or set GEMINI_API_KEY",
 		TrustFormat: TrustFoldersJSON, TrustFile: "trustedFolders.json",
+		PassEnv: []string{"GEMINI_*", "GOOGLE_*"},
 		Product: "Gemini CLI",
 		// $GEMINI_CLI_HOME stands for HOME; AfterAgent ends its agent turn as Stop does.
 		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
 		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
 		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
+	AgentCustom: {PassEveryAgent: true},
 }
 
 // Trust record formats and auth config formats of Facts.
@@ -313,7 +356,7 @@ const (
 var profiles = map[string]Profile{
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: ChildHookSettingsFlag,
-		Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
+		SkillForm: "/{skill} {args}", Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
 		PastePlaceholder: "[Pasted text"}, // "[Pasted text #1 +11 lines]"
 	// Codex 0.169 rejects --full-auto (exit 2); an unattended exec bypasses
@@ -321,10 +364,17 @@ var profiles = map[string]Profile{
 	AgentCodex: {Name: AgentCodex, Program: "codex",
 		Args:      []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"},
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: ChildHookConfigFlag, Usage: UsageRolloutJSONL,
-		Package: "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
+		// Codex names a skill with $ (no slash expansion in exec).
+		SkillForm: "${skill} {args}",
+		Package:   "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: UsageChatSessionJSONL,
+		// Gemini CLI 0.61 turns skills into slash commands only in its
+		// interactive UI (SkillCommandLoader); a -p prompt reaches the model
+		// as text, which activates a skill with its activate_skill tool.
+		// Workspace skills load only in a trusted folder.
+		SkillForm: "Use the skill {skill} (activate it with activate_skill) for: {args}",
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
 		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
@@ -341,10 +391,20 @@ var profiles = map[string]Profile{
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks
 	// another behaviour.
-	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--",
+	AgentSim: {Name: AgentSim, Args: []string{"agent-sim", "--session-agent"}, ModelFlag: "--model", PromptFlag: "--", SkillForm: "/{skill} {args}",
 		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"},
 		HostEnv: []string{EnvSimDelay, EnvSimFaults, EnvSimBehaviour, EnvSimExitCode, EnvSimUsage}},
 	AgentCustom: {Name: AgentCustom},
+}
+
+// SkillPrompt is the prompt that makes agent run skill with args, in the
+// agent's own form; ok is false for an agent that cannot be told to.
+func SkillPrompt(agent, skill, args string) (prompt string, ok bool) {
+	p, found := LookupProfile(agent)
+	if !found || p.SkillForm == "" {
+		return "", false
+	}
+	return strings.TrimSpace(strings.NewReplacer("{skill}", skill, "{args}", args).Replace(p.SkillForm)), true
 }
 
 // RunsThisBinary reports whether the agent is this tool itself (the

@@ -72,15 +72,33 @@ func (m Model) header(f *frame) {
 	s, r := m.styles, m.snap.Status.Run
 	if r == nil {
 		f.add(s.title.Render("story-automator") + "  " + s.dim.Render("no run"))
-		f.add("")
+		f.add(m.pipelineText())
 		f.add("")
 		return
 	}
 	state := m.runState()
 	f.add(fmt.Sprintf("%s  %s  %s %s  %d/%d stories done", s.stateStyle(state).Render("● "+state), s.title.Render(r.RunID),
 		s.dim.Render("elapsed"), m.elapsed(), r.StoriesDone, r.StoriesTotal))
-	f.add(orchestrator.SpendText(r.Usage, r.Budget))
+	spendLine := orchestrator.SpendText(r.Usage, r.Budget)
+	if c := m.snap.Status.Pipeline; c != nil {
+		spendLine += s.dim.Render(" · pipeline ") + c.Pipeline
+	}
+	f.add(spendLine)
 	f.add(m.stateLine())
+}
+
+// pipelineText is the pipeline a run takes and why, with a count of the
+// warnings about the project's BMAD files.
+func (m Model) pipelineText() string {
+	c := m.snap.Status.Pipeline
+	if c == nil {
+		return m.styles.dim.Render(m.snap.Status.PipelineError)
+	}
+	text := m.styles.dim.Render("pipeline ") + c.String()
+	if n := len(c.Warnings); n > 0 {
+		text += " · " + m.styles.warn.Render(fmt.Sprintf("%d warning(s): story-automator status", n))
+	}
+	return text
 }
 
 // stateLine says what the run's state asks of the user, after the spend.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/hooks"
-	"github.com/story-automator/story-automator/internal/tomledit"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
 )
@@ -66,12 +66,15 @@ type Options struct {
 	Codex hooks.CodexLister
 	// Rehearse runs one real turn of agent in tmux; nil skips the rehearsal.
 	Rehearse func(ctx context.Context, agentName string) Check
+	// FindUV looks for uv and its Python (nil: bmad.FindUV).
+	FindUV func(ctx context.Context) bmad.UV
 }
 
 // Run makes every check, in order.
 func Run(ctx context.Context, o Options) Report {
 	var checks []Check
 	checks = append(checks, checkTmux(ctx))
+	checks = append(checks, checkBMAD(ctx, o)...)
 	for _, a := range o.Agents {
 		found := checkCLI(ctx, a, o.Environ)
 		checks = append(checks, found)
@@ -182,10 +185,8 @@ func checkAuth(agentName string, getenv func(string) string) Check {
 	c := Check{Name: "auth", Agent: agentName}
 	p, _ := agent.LookupProfile(agentName)
 	envVars := p.AuthEnv
-	if p.AuthConfig == agent.AuthProviderTOML {
-		if k := providerKey(p, getenv); k != "" {
-			envVars = append([]string{k}, envVars...)
-		}
+	if k := child.ProviderKey(p, getenv); k != "" {
+		envVars = append([]string{k}, envVars...)
 	}
 	for _, v := range envVars {
 		if strings.TrimSpace(getenv(v)) != "" {
@@ -354,23 +355,6 @@ func hookRuns(ctx context.Context, c *Check, loc hooks.Location, o Options, gete
 	default:
 		c.Detail += ", enabled and trusted by " + prof.Product
 	}
-}
-
-// providerKey is the variable that holds the key of the model provider the
-// CLI's config.toml selects (model_provider with its env_key), if any.
-func providerKey(p agent.Profile, getenv func(string) string) string {
-	doc, err := os.ReadFile(p.StatePath("config.toml", getenv))
-	if err != nil {
-		return ""
-	}
-	id, _, _ := tomledit.Get(doc, tomledit.Path{"model_provider"})
-	name, ok := id.(string)
-	if !ok {
-		return ""
-	}
-	v, _, _ := tomledit.Get(doc, tomledit.Path{"model_providers", name, "env_key"})
-	key, _ := v.(string)
-	return key
 }
 
 // within reports whether dir is root or one of its parents.

@@ -50,7 +50,7 @@ func RunHost(ctx context.Context, o HostOptions) Report {
 		return hostReport(h, checks)
 	}
 	add(Check{Name: "ssh", Status: OK, Detail: "connected to " + h.Destination + " (one shared connection)"})
-	add(Check{Name: "host key", Status: OK, Detail: "known to ssh and checked"})
+	add(hostKeyCheck(ctx, h))
 	facts, err := h.Facts(ctx)
 	if err != nil {
 		add(Check{Name: "probe", Status: Fail, Detail: err.Error(), Code: codeOf(err)})
@@ -68,6 +68,44 @@ func RunHost(ctx context.Context, o HostOptions) Report {
 		}
 	}
 	return hostReport(h, checks)
+}
+
+// hostKeyCheck reports how ssh checks the host's key, from the settings
+// `ssh -G` prints for the host's own ssh command (your ssh config and
+// STORY_AUTOMATOR_SSH_COMMAND included): checking on (yes, or ask, which
+// BatchMode makes a refusal) with the known-hosts files it reads, trust on
+// first use (accept-new), or off.
+func hostKeyCheck(ctx context.Context, h *hosts.Host) Check {
+	c := Check{Name: "host key"}
+	s, err := h.SSHSettings(ctx)
+	if err != nil {
+		c.Status, c.Detail = Warn, "how ssh checks the host's key is unknown: "+err.Error()
+		return c
+	}
+	strict := s["stricthostkeychecking"]
+	var files []string
+	for _, f := range strings.Fields(s["userknownhostsfile"] + " " + s["globalknownhostsfile"]) {
+		if f != "/dev/null" && f != "none" {
+			files = append(files, f)
+		}
+	}
+	known := "known hosts: " + orDash(strings.Join(files, " "))
+	fix := "turn host-key checking on for " + h.Destination + " in your ssh config (StrictHostKeyChecking yes, a real UserKnownHostsFile) or STORY_AUTOMATOR_SSH_COMMAND"
+	switch {
+	case strict == "":
+		c.Status, c.Detail = Warn, "ssh -G did not say how the host's key is checked"
+	case strict == "false" || strict == "no" || strict == "off":
+		c.Status, c.Detail, c.Fix = Warn, "checking OFF: ssh accepts any key for "+h.Destination+" (StrictHostKeyChecking no); "+known, fix
+	case len(files) == 0 && strict == "accept-new":
+		c.Status, c.Detail, c.Fix = Warn, "checking OFF: no known-hosts file (/dev/null), so every key is new and StrictHostKeyChecking accept-new takes it", fix
+	case len(files) == 0:
+		c.Status, c.Detail, c.Fix = Warn, "no known-hosts file (/dev/null): no key of the host can be known", fix
+	case strict == "accept-new":
+		c.Status, c.Detail, c.Fix = Warn, "a new host's key is trusted unseen (StrictHostKeyChecking accept-new); a changed one is refused; "+known, fix
+	default:
+		c.Status, c.Detail = OK, "checked: StrictHostKeyChecking "+strict+" (with BatchMode an unknown or changed key is refused); "+known
+	}
+	return c
 }
 
 func hostReport(h *hosts.Host, checks []Check) Report {

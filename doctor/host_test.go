@@ -57,3 +57,38 @@ func TestRunHostRefusesAnotherVersion(t *testing.T) {
 		}
 	}
 }
+
+// The host-key check reads what `ssh -G` says for the host's own ssh
+// command, after this tool's options: on, trust on first use, or off.
+func TestHostKeyCheckReadsSSHsEffectiveSettings(t *testing.T) {
+	for settings, want := range map[string]string{
+		"stricthostkeychecking true\nuserknownhostsfile /h/.ssh/known_hosts /h/.ssh/known_hosts2\nglobalknownhostsfile /etc/ssh/ssh_known_hosts\n": "ok checked: StrictHostKeyChecking true (with BatchMode an unknown or changed key is refused); known hosts: /h/.ssh/known_hosts /h/.ssh/known_hosts2 /etc/ssh/ssh_known_hosts",
+		"stricthostkeychecking ask\nuserknownhostsfile /k\nglobalknownhostsfile /dev/null\n":                                                       "ok checked: StrictHostKeyChecking ask",
+		"stricthostkeychecking false\nuserknownhostsfile /dev/null\nglobalknownhostsfile /dev/null\n":                                              "warn checking OFF: ssh accepts any key for me@big",
+		"stricthostkeychecking accept-new\nuserknownhostsfile /dev/null\n":                                                                         "warn checking OFF: no known-hosts file",
+		"stricthostkeychecking accept-new\nuserknownhostsfile /k\n":                                                                                "warn a new host's key is trusted unseen",
+		"stricthostkeychecking true\nuserknownhostsfile /dev/null\nglobalknownhostsfile /dev/null\n":                                               "warn no known-hosts file",
+		"": "warn ssh -G did not say",
+	} {
+		var argv []string
+		fake := &hoststest.Executor{Answer: func(a []string, _ []byte) hoststest.Reply {
+			argv = a
+			return hoststest.Reply{Stdout: settings}
+		}}
+		h, err := hosts.New(workflows.Host{Name: "big", SSH: "me@big", Dir: "/w", SSHCommand: "ssh -F /home/me/.ssh/big"},
+			hosts.Options{ControlDir: filepath.Join(t.TempDir(), "ctl"), Exec: fake})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := hostKeyCheck(context.Background(), h)
+		if got := c.Status + " " + c.Detail; !strings.HasPrefix(got, want) {
+			t.Errorf("%q: %q, want %q…", settings, got, want)
+		}
+		if strings.Join(argv, " ") != "ssh -F /home/me/.ssh/big -o BatchMode=yes -G -- me@big" {
+			t.Errorf("ran %q", argv)
+		}
+		if c.Status == Warn && strings.Contains(c.Detail, "OFF") && !strings.Contains(c.Fix, "StrictHostKeyChecking yes") {
+			t.Errorf("no fix: %+v", c)
+		}
+	}
+}

@@ -32,10 +32,17 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 		return c
 	}
 	c.Status, c.Detail = OK, fmt.Sprintf("%s's sandbox works here (%s); %s", p.Product, p.Sandbox.Kind, p.Sandbox.Allows)
-	if pol, err := workflows.LoadPolicy(o.Root); err == nil && pol.Sandbox.Off {
+	pol, err := workflows.LoadPolicy(o.Root)
+	switch {
+	case err != nil:
+	case pol.Sandbox.Off:
 		c.Status = Warn
 		c.Detail = "workflow.yaml says `sandbox: off`: children run unconfined, though " + c.Detail
 		c.Fix = "remove `sandbox: off` from " + workflows.PolicyFile + " to confine them"
+	case pol.Sandbox.NetworkWarning() != "" && p.Sandbox.Hosts:
+		c.Status = Warn
+		c.Detail += "; " + pol.Sandbox.NetworkWarning()
+		c.Fix = "keep sandbox.network in " + workflows.PolicyFile + " to the hosts a child must reach"
 	}
 	return c
 }

@@ -48,6 +48,12 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, workflows.StateDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: {network: [registry.npmjs.org]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != Warn || !strings.Contains(c.Detail, "accepts uploads") {
+		t.Fatalf("claude with sandbox.network: %+v", c)
+	}
 	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

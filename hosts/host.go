@@ -162,6 +162,28 @@ func (h *Host) baseArgs(master string) []string {
 		"-S", strings.ReplaceAll(h.control, "%", "%%"))
 }
 
+// SSHSettings are the settings ssh uses for the host, as `ssh -G` prints
+// them for the host's ssh command with this tool's BatchMode: keyword (in
+// lower case) to value. It runs here and does not connect.
+func (h *Host) SSHSettings(ctx context.Context) (map[string]string, error) {
+	var out, stderr bytes.Buffer
+	argv := append(append([]string{}, h.sshArgv...), "-o", "BatchMode=yes", "-G", "--", h.Destination)
+	code, err := h.exec.Exec(ctx, Cmd{Argv: argv, Stdout: &out, Stderr: &stderr})
+	if err != nil {
+		return nil, fmt.Errorf("host %s: run %s -G: %w", h.Name, h.sshArgv[0], err)
+	}
+	if code != 0 {
+		return nil, fmt.Errorf("host %s: %s -G exited %d: %s", h.Name, h.sshArgv[0], code, strings.TrimSpace(stderr.String()))
+	}
+	settings := map[string]string{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			settings[strings.ToLower(k)] = strings.TrimSpace(v)
+		}
+	}
+	return settings, nil
+}
+
 // Connect opens the host's connection unless it is open.
 func (h *Host) Connect(ctx context.Context) error {
 	h.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -34,7 +35,8 @@ func WebhookRequest(w workflows.Webhook, ev Event, getenv func(string) string) (
 		req.Headers[k] = os.Expand(v, getenv)
 	}
 	if u, err := url.Parse(req.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return req, fmt.Errorf("the webhook URL %q is not an http:// or https:// URL once its variables are expanded", w.URL)
+		return req, fmt.Errorf("the webhook URL that names $%s is not an http:// or https:// URL once they are expanded (got %s)",
+			strings.Join(workflows.VarsIn(w.URL), ", $"), workflows.ShowURL(req.URL))
 	}
 	return req, nil
 }

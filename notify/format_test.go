@@ -81,6 +81,12 @@ func TestAWebhookURLThatIsNoURLOnceExpandedIsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "$UNSET_HOOK") {
 		t.Fatalf("err %v", err)
 	}
+	// A secret in the expanded URL (its path, its user) is never in the message.
+	_, err = WebhookRequest(workflows.Webhook{URL: "ftp://me:pw-secret@hooks.example/$HOOK", Format: workflows.WebhookJSON},
+		Test(testRun, testNow), env(map[string]string{"HOOK": "topic-secret"}))
+	if err == nil || !strings.Contains(err.Error(), "ftp://hooks.example/…") || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("err %v", err)
+	}
 }
 
 func TestTheCommandToRunNextNamesTheProject(t *testing.T) {

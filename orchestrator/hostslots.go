@@ -54,45 +54,59 @@ type hostSlots struct {
 	agent  string
 }
 
-// newHostSlots lays out the run's hosts: LocalHost with --parallel slots
-// (or its own `parallel:`), each enabled remote host with its `parallel:`,
-// those --host names when given.
-func (e *Engine) newHostSlots() *hostSlots {
-	cfg := e.state.Config
-	s := &hostSlots{cap: map[string]int{}, used: map[string]int{}, agents: map[string][]string{}, agent: cfg.Agent}
+// HostPlan is one host a run schedules stories on: how many at once (0:
+// none, LocalHost parked or not among --host) and the agents ready there
+// (empty = any).
+type HostPlan struct {
+	Name     string   `json:"name"`
+	Parallel int      `json:"parallel"`
+	Agents   []string `json:"agents,omitempty"`
+}
+
+// RunHosts lays out the run's hosts: LocalHost first, with --parallel
+// slots (or its own `parallel:`), then each enabled remote host with its
+// `parallel:`, only those --host names when given. Remote hosts take
+// stories only in a run with a worktree per story (worktrees: the run can
+// make them). When none would take a story, LocalHost takes --parallel.
+func (p Policy) RunHosts(cfg RunConfig, worktrees bool) []HostPlan {
 	pinned := func(name string) bool { return len(cfg.Hosts) == 0 || slices.Contains(cfg.Hosts, name) }
-	s.order = append(s.order, LocalHost)
+	local := HostPlan{Name: LocalHost}
 	if pinned(LocalHost) {
-		s.cap[LocalHost] = max(cfg.Parallel, 1)
+		local.Parallel = max(cfg.Parallel, 1)
 	}
-	remote := cfg.Isolate == IsolateWorktree && e.Worktrees != nil
-	for _, h := range e.Policy.Hosts {
+	remote := cfg.Isolate == IsolateWorktree && worktrees
+	var rest []HostPlan
+	total := 0
+	for _, h := range p.Hosts {
 		switch {
 		case h.Name == LocalHost:
 			if h.Parallel > 0 && pinned(LocalHost) {
-				s.cap[LocalHost] = h.Parallel
+				local.Parallel = h.Parallel
 			}
 			if !h.Enabled && len(cfg.Hosts) == 0 {
-				s.cap[LocalHost] = 0
+				local.Parallel = 0
 			}
-			s.agents[LocalHost] = h.Agents
+			local.Agents = h.Agents
 		case h.Enabled && remote && pinned(h.Name):
-			s.order = append(s.order, h.Name)
-			s.cap[h.Name], s.agents[h.Name] = max(h.Parallel, 1), h.Agents
+			rest = append(rest, HostPlan{Name: h.Name, Parallel: max(h.Parallel, 1), Agents: h.Agents})
+			total += max(h.Parallel, 1)
 		}
 	}
-	if s.total() == 0 {
-		s.cap[LocalHost] = max(cfg.Parallel, 1)
+	if total+local.Parallel == 0 {
+		local.Parallel = max(cfg.Parallel, 1)
 	}
-	return s
+	return append([]HostPlan{local}, rest...)
 }
 
-func (s *hostSlots) total() int {
-	n := 0
-	for _, c := range s.cap {
-		n += c
+// newHostSlots lays out the run's hosts (RunHosts).
+func (e *Engine) newHostSlots() *hostSlots {
+	cfg := e.state.Config
+	s := &hostSlots{cap: map[string]int{}, used: map[string]int{}, agents: map[string][]string{}, agent: cfg.Agent}
+	for _, h := range e.Policy.RunHosts(cfg, e.Worktrees != nil) {
+		s.order = append(s.order, h.Name)
+		s.cap[h.Name], s.agents[h.Name] = h.Parallel, h.Agents
 	}
-	return n
+	return s
 }
 
 // anyFree reports whether some host has a free slot.

@@ -137,20 +137,30 @@ func (e *Engine) jitter() time.Duration {
 }
 
 func (e *Engine) onLimit() string {
-	if e.Policy.OnLimit == "" {
-		return OnLimitFallback
-	}
-	return e.Policy.OnLimit
+	on, _ := e.Policy.LimitPolicy(e.state.Config)
+	return on
 }
 
 func (e *Engine) maxWait() time.Duration {
-	if d, ok := e.state.Config.MaxWait.Get(); ok && d > 0 {
-		return d
+	_, d := e.Policy.LimitPolicy(e.state.Config)
+	return d
+}
+
+// LimitPolicy is what a run with cfg does when an agent meets a limit
+// (onLimit, OnLimitFallback when unset) and the longest it waits for one
+// to lift (--max-wait, else maxWait, else DefaultMaxWait).
+func (p Policy) LimitPolicy(cfg RunConfig) (string, time.Duration) {
+	on := p.OnLimit
+	if on == "" {
+		on = OnLimitFallback
 	}
-	if e.Policy.MaxWait > 0 {
-		return e.Policy.MaxWait
+	if d, ok := cfg.MaxWait.Get(); ok && d > 0 {
+		return on, d
 	}
-	return DefaultMaxWait
+	if p.MaxWait > 0 {
+		return on, p.MaxWait
+	}
+	return on, DefaultMaxWait
 }
 
 // agentLimit is the limit agent is under at now, or nil when it is free.

@@ -110,6 +110,19 @@ type EpicChecker interface {
 	CheckEpicStory(key string) error
 }
 
+// Pipeline is one BMAD generation's way of taking a story through its
+// steps: which steps, how their outcome is read, and what it needs on this
+// machine. orchestrator/bmad implements one per pipeline; wire picks it from
+// what workflows reads on disk (workflows.Generation), so the run loop
+// never asks which BMAD a project has.
+type Pipeline interface {
+	// Choice is the pipeline's name and why this project takes it.
+	Choice() workflows.PipelineChoice
+	// Ready runs before a run plans anything or starts any child (a dry run
+	// too): nil, or a *Blocker with its code and the action that settles it.
+	Ready(ctx context.Context) error
+}
+
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
 type StepRequest struct {
 	RunID string

@@ -13,6 +13,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // Options configure one `run` invocation (the command line fills them).
@@ -48,6 +49,8 @@ type Deps struct {
 	// ActionLog, when set, lets code beside the run (notifications) add
 	// lines to its action log, during the run and after it.
 	ActionLog *ActionLog
+	// Pipeline is the project's pipeline (nil: the five steps, nothing to check).
+	Pipeline Pipeline
 }
 
 // Result is what a run did.
@@ -59,6 +62,8 @@ type Result struct {
 	DryRun     bool
 	// Warnings say what the run found corrupt and moved aside.
 	Warnings []string
+	// Pipeline is the pipeline the run took and why (zero without Deps.Pipeline).
+	Pipeline workflows.PipelineChoice
 }
 
 // Run plans or resumes a run, holds the run lock and the marker for its
@@ -74,13 +79,21 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		return nil, err
 	}
 	store := marker.NewStore(o.ProjectRoot, o.Getenv)
+	var choice workflows.PipelineChoice
+	if d.Pipeline != nil {
+		// Before anything is planned, written or started.
+		if err := d.Pipeline.Ready(ctx); err != nil {
+			return nil, err
+		}
+		choice = d.Pipeline.Choice()
+	}
 	if o.DryRun {
 		// Without the run lock nothing is moved aside: a run may be writing.
 		st, path, err := loadOrPlan(store, o, d, &stateLoader{})
 		if err != nil {
 			return nil, err
 		}
-		return &Result{State: st, StatePath: path, MarkerPath: store.Path, DryRun: true}, nil
+		return &Result{State: st, StatePath: path, MarkerPath: store.Path, DryRun: true, Pipeline: choice}, nil
 	}
 	// The exclude is written before the run lock's file exists, so a run
 	// refused from here on leaves nothing git would show.
@@ -112,7 +125,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 		Jitter: jitterFrom(o.Getenv)}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
-	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings}
+	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings, Pipeline: choice}
 	if runErr != nil {
 		settleMarker(store, st.RunID, OutcomeInterrupted, "the run failed: "+runErr.Error(), d.Clock)
 		return res, runErr

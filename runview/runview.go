@@ -50,6 +50,27 @@ func WritePlan(w io.Writer, st *orchestrator.State) {
 	}
 }
 
+// WritePlanPolicy prints, under a plan, the hosts the run would use, what
+// a limit does, and the policy's warnings.
+func WritePlanPolicy(w io.Writer, hosts []orchestrator.HostPlan, onLimit string, maxWait time.Duration, warnings []string) {
+	var hs []string
+	for _, h := range hosts {
+		if h.Parallel == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s (%d at once", h.Name, h.Parallel)
+		if len(h.Agents) > 0 {
+			s += "; " + strings.Join(h.Agents, ", ")
+		}
+		hs = append(hs, s+")")
+	}
+	fmt.Fprintf(w, "  hosts: %s\n", strings.Join(hs, ", "))
+	fmt.Fprintf(w, "  on a usage or rate limit: %s; wait at most %s\n", onLimit, maxWait)
+	for _, s := range warnings {
+		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+}
+
 func fallbackText(f string) string {
 	if f == "" {
 		return ""

@@ -62,6 +62,7 @@ func WriteText(w io.Writer, v View, now time.Time) {
 	} else {
 		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")
 	}
+	writePipeline(w, v)
 	writeOrchestrator(w, v)
 	writeMarker(w, v.Marker, now)
 	if r := v.Run; r != nil {
@@ -95,6 +96,20 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))
 	} else {
 		fmt.Fprintln(w, "Last hook decision: none")
+	}
+}
+
+// writePipeline says which pipeline a run takes and why, and what the
+// project's BMAD files disagree on.
+func writePipeline(w io.Writer, v View) {
+	switch c := v.Pipeline; {
+	case c != nil:
+		fmt.Fprintf(w, "Pipeline: %s\n", c)
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
+	case v.PipelineError != "":
+		fmt.Fprintf(w, "Pipeline: unknown (%s)\n", v.PipelineError)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // View is everything `status` shows.
@@ -27,6 +28,11 @@ type View struct {
 	LastDecision *marker.LastDecision `json:"lastDecision"`
 	// Warnings say what was found corrupt and moved aside.
 	Warnings []string `json:"warnings,omitempty"`
+	// Pipeline is the pipeline a run on the project takes and why, as its
+	// BMAD files and workflow.yaml say now; PipelineError says why that
+	// cannot be told.
+	Pipeline      *workflows.PipelineChoice `json:"pipeline,omitempty"`
+	PipelineError string                    `json:"pipelineError,omitempty"`
 }
 
 type MarkerInfo struct {
@@ -136,6 +142,11 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 		v.Marker.Exists, v.Marker.Error = true, err.Error()
 	}
 	v.Orchestrator.RunLock = orchestrator.RunLockHeld(root)
+	if c, err := workflows.ProjectPipeline(root); err == nil {
+		v.Pipeline = &c
+	} else {
+		v.PipelineError = err.Error()
+	}
 	if v.LastDecision == nil {
 		v.LastDecision = LastHistoryDecision(store.HistoryPath())
 	}

@@ -26,6 +26,10 @@ var (
 	ErrUnknownStep       = errors.New("unknown workflow step")
 	ErrPrompt            = errors.New("invalid prompt template")
 	ErrLockTimeout       = errors.New("timed out waiting for the sprint-status lock")
+	ErrPipeline          = errors.New("pipeline not available")
+	// ErrSpecInvalid marks a BMAD 6.12 spec file that cannot be read, or a
+	// story with more than one new spec.
+	ErrSpecInvalid = errors.New("invalid spec file")
 )
 
 // codes pairs each sentinel with its code, most specific first.
@@ -37,6 +41,7 @@ var codes = []struct {
 	{ErrBMADConfig, "bmad_config_invalid"},
 	{ErrLayoutNotFound, "bmad_layout_not_found"},
 	{ErrSprintNotFound, "sprint_status_not_found"},
+	{ErrSprintUnsafe, "sprint_status_unsafe"},
 	{ErrSprintInvalid, "sprint_status_invalid"},
 	{ErrUnknownStep, "unknown_step"},
 	{ErrStoryNotFound, "story_not_found"},
@@ -47,6 +52,11 @@ var codes = []struct {
 	{ErrInvalidKey, "invalid_story_key"},
 	{ErrInvalidStatus, "invalid_status"},
 	{ErrSelection, "invalid_selection"},
+	{ErrPipeline, "pipeline_unavailable"},
+	{ErrSpecInvalid, "spec_invalid"},
+	{ErrStoriesInvalid, "stories_invalid"},
+	{ErrRetroInvalid, "retro_invalid"},
+	{ErrSpecFolder, "spec_folder_ambiguous"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},
 	{ErrLockTimeout, "sprint_status_locked"},

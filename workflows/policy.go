@@ -99,6 +99,11 @@ type Policy struct {
 	MaxWait time.Duration
 	// Sandbox is `sandbox`: whether children are confined and which hosts they reach.
 	Sandbox Sandbox
+	// Env is `env`: the variables a child gets beyond the allow-list.
+	Env Env
+	// Pipeline is `pipeline`: PipelineBuildAuto or PipelineFiveStep pins
+	// the pipeline ("" = the one the project's BMAD files call for).
+	Pipeline string
 }
 
 // What a step does when its agent meets a limit (`onLimit`).
@@ -159,6 +164,10 @@ func LoadPolicy(root string) (*Policy, error) {
 	if err := p.apply(PolicyFile, data); err != nil {
 		return nil, err
 	}
+	home, _ := os.UserHomeDir()
+	if err := p.checkSSHConfigFiles(root, home); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -192,8 +201,10 @@ func (p *Policy) apply(source string, data []byte) error {
 	return nil
 }
 
-// check validates what no single key can: verifiers that need a command.
+// check validates what no single key can: verifiers that need a command,
+// env.pass against notify's secrets.
 func (p *Policy) check(pr *policyReader) {
+	p.checkEnv(pr)
 	for _, name := range AllSteps() {
 		s := p.Steps[name]
 		if cmd, _ := p.CommandFor(s); slices.Contains(s.Verifiers, VerifyCommand) && strings.TrimSpace(cmd) == "" {

@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/internal/shellword"
 )
@@ -166,6 +167,8 @@ func (r *policyReader) remoteHost(n *yaml.Node, at string, h *Host) {
 	if h.SSHCommand != "" {
 		if words, err := shellword.Split(h.SSHCommand); err != nil || len(words) == 0 {
 			r.fail(n, at+".sshCommand", "%q must be a command of plain words, such as ssh -F ~/.ssh/other_config", h.SSHCommand)
+		} else if why, _ := SSHCommandProblem(words); why != "" {
+			r.fail(n, at+".sshCommand", "%s: a committed workflow.yaml cannot weaken ssh's host-key checking or run a command beside ssh; set such options in your own ~/.ssh/config or STORY_AUTOMATOR_SSH_COMMAND", why)
 		}
 	}
 	switch {
@@ -181,6 +184,15 @@ func (r *policyReader) remoteHost(n *yaml.Node, at string, h *Host) {
 	if h.Parallel == 0 {
 		h.Parallel = 1
 	}
+}
+
+// splitOrNil is an sshCommand's words, nil when it has none or cannot be split.
+func splitOrNil(s string) []string {
+	words, err := shellword.Split(s)
+	if err != nil {
+		return nil
+	}
+	return words
 }
 
 // hostAgents reads the agents ready on a host: one name or a list.
@@ -203,6 +215,10 @@ func (r *policyReader) hostAgents(n *yaml.Node, at string, dst *[]string) {
 			if len(r.problems) == before {
 				r.fail(c, at, "an agent name cannot be empty")
 			}
+			return
+		}
+		if !slices.Contains(agent.RunAgents(), a) {
+			r.fail(c, at, "no agent %q (agents: %s)", a, strings.Join(agent.RunAgents(), ", "))
 			return
 		}
 		if !slices.Contains(names, a) {

@@ -71,6 +71,7 @@ func TestPolicyRefusesBadHosts(t *testing.T) {
 		"bad name":  {"hosts:\n  - {name: Big Box, ssh: a, dir: /w}\n", `must be a lower-case name`},
 		"parallel":  {"hosts:\n  - {name: a, ssh: a, dir: /w, parallel: 0}\n", `hosts[0].parallel: must be between 1 and 64, got 0`},
 		"agents":    {"hosts:\n  - {name: a, ssh: a, dir: /w, agents: [Claude]}\n", `hosts[0].agents: agent "Claude" must be a lower-case name`},
+		"no agent":  {"hosts:\n  - {name: a, ssh: a, dir: /w, agents: [sim, gpt]}\n", `hosts[0].agents: no agent "gpt" (agents: `},
 		"command":   {"hosts:\n  - {name: a, ssh: a, dir: /w, sshCommand: 'ssh | tee'}\n", `hosts[0].sshCommand: "ssh | tee" must be a command of plain words`},
 		"unknown":   {"hosts:\n  - {name: a, ssh: a, dir: /w, port: 22}\n", `hosts[0].port: unknown key (keys: name, ssh, sshCommand, dir, parallel, agents, enabled)`},
 		"mapping":   {"hosts: {a: b}\n", `hosts: must be a list of hosts`},

@@ -69,7 +69,7 @@ const notifyKeys = "desktop, command, webhook, format, headers, events, timeout"
 // `headers` as their defaults.
 func (r *policyReader) notify(p *Policy, n *yaml.Node, path string) {
 	var nt Notify
-	var hook *yaml.Node
+	var hook, formatKey, headersKey *yaml.Node
 	format, headers := WebhookJSON, map[string]string(nil)
 	if isNull(n) {
 		p.Notify = nt
@@ -86,8 +86,10 @@ func (r *policyReader) notify(p *Policy, n *yaml.Node, path string) {
 		case "webhook":
 			hook = val
 		case "format":
+			formatKey = kv[0]
 			r.webhookFormat(val, at, &format)
 		case "headers":
+			headersKey = kv[0]
 			headers = r.headers(val, at)
 		case "events":
 			r.notifyEvents(val, at, &nt.Events)
@@ -99,6 +101,14 @@ func (r *policyReader) notify(p *Policy, n *yaml.Node, path string) {
 	}
 	if hook != nil {
 		nt.Webhooks = r.webhooks(hook, path+".webhook", format, headers)
+	}
+	if hook == nil || isNull(hook) {
+		// They would be dropped silently: a token meant for a webhook that is not there.
+		for _, k := range []*yaml.Node{formatKey, headersKey} {
+			if k != nil {
+				r.fail(k, path+"."+k.Value, "applies to webhooks, and notify sets none: add webhook: URL, or remove %s", k.Value)
+			}
+		}
 	}
 	p.Notify = nt
 }
@@ -150,8 +160,26 @@ func (r *policyReader) webhookURL(n *yaml.Node, at, raw string) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		r.fail(n, at, "must be an http:// or https:// URL, got %q", raw)
+		r.fail(n, at, "must be an http:// or https:// URL, got %s", ShowURL(raw))
 	}
+}
+
+// ShowURL is a URL as a message may show it: its scheme and host only,
+// never its user, path, query or fragment, which may hold a secret (a
+// webhook's token, a topic); text that is no URL is not shown at all.
+func ShowURL(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil || u.Scheme == "":
+		return "text that is not a URL (not shown: it may hold a secret)"
+	case u.Host == "":
+		return u.Scheme + ":… (no host)"
+	}
+	out := u.Scheme + "://" + u.Host
+	if u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		out += "/…"
+	}
+	return out
 }
 
 func (r *policyReader) webhookFormat(n *yaml.Node, at string, dst *string) {

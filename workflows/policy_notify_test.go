@@ -54,18 +54,37 @@ notify:
 	}
 }
 
+// A mistyped webhook URL's error shows its scheme and host only: its path,
+// user and query may be the secret.
+func TestAWebhookURLErrorShowsNoSecret(t *testing.T) {
+	for doc, want := range map[string]string{
+		"notify: {webhook: 'htps://hooks.slack.com/services/T0/B0/sekrit'}": "got htps://hooks.slack.com/…",
+		"notify: {webhook: 'ntfy.sh/sekrit-topic'}":                         "got text that is not a URL",
+		"notify: {webhook: [{url: 'ftp://user:sekrit@x.org/a?k=sekrit'}]}":  "got ftp://x.org/…",
+		"notify: {webhook: 'mailto:sekrit@example.com'}":                    "got mailto:… (no host)",
+	} {
+		_, err := ParsePolicy("w.yaml", []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("%s: %v, want %q and no secret", doc, err, want)
+		}
+	}
+}
+
 func TestPolicyRefusesBadNotifyKeys(t *testing.T) {
 	for doc, want := range map[string]string{
-		"notify: {desktop: yes please}":                "notify.desktop",
-		"notify: {webhook: ftp://x/y}":                 "notify.webhook",
-		"notify: {webhook: not a url}":                 "notify.webhook",
-		"notify: {webhook: https://x/y, format: xml}":  "notify.format",
-		"notify: {events: [done, lunch]}":              "notify.events",
-		"notify: {timeout: soon}":                      "notify.timeout",
-		"notify: {email: me@example.com}":              "notify.email",
-		"notify: {webhook: [{format: json}]}":          "notify.webhook[0]",
-		"notify: {webhook: [{url: https://x, to: y}]}": "notify.webhook[0].to",
-		"notify: {webhook: {url: https://x}}":          "notify.webhook",
+		"notify: {desktop: yes please}":                                  "notify.desktop",
+		"notify: {webhook: ftp://x/y}":                                   "notify.webhook",
+		"notify: {webhook: not a url}":                                   "notify.webhook",
+		"notify: {webhook: https://x/y, format: xml}":                    "notify.format",
+		"notify: {events: [done, lunch]}":                                "notify.events",
+		"notify: {timeout: soon}":                                        "notify.timeout",
+		"notify: {email: me@example.com}":                                "notify.email",
+		"notify: {webhook: [{format: json}]}":                            "notify.webhook[0]",
+		"notify: {webhook: [{url: https://x, to: y}]}":                   "notify.webhook[0].to",
+		"notify: {webhook: {url: https://x}}":                            "notify.webhook",
+		"notify: {desktop: true, headers: {Authorization: 'Bearer $T'}}": "notify.headers: applies to webhooks, and notify sets none",
+		"notify: {command: x, format: ntfy}":                             "notify.format: applies to webhooks",
+		"notify: {webhook: null, headers: {X: y}}":                       "notify.headers: applies to webhooks",
 	} {
 		_, err := ParsePolicy("w.yaml", []byte(doc))
 		if !errors.Is(err, ErrPolicy) || !strings.Contains(err.Error(), want) {

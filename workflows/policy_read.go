@@ -70,11 +70,15 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 		case "onLimit":
 			r.onLimit(p, val, key)
 		case "maxWait":
-			r.duration(val, key, &p.MaxWait, false)
+			r.maxWait(p, val, key)
 		case "sandbox":
 			r.sandbox(p, val, key)
+		case "env":
+			r.env(p, val, key)
+		case "pipeline":
+			r.pipeline(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline)")
 		}
 	}
 }
@@ -321,6 +325,23 @@ func (r *policyReader) number(n *yaml.Node, at string, dst *float64) {
 }
 
 // onLimit reads `onLimit: fallback|wait|escalate`.
+// MinMaxWait is the shortest maxWait (and run --max-wait): a limit lifts
+// in minutes or hours, so a shorter bound only turns every limit into an
+// escalation, which `onLimit: escalate` says plainly.
+const MinMaxWait = time.Minute
+
+func (r *policyReader) maxWait(p *Policy, n *yaml.Node, at string) {
+	var d time.Duration
+	if r.duration(n, at, &d, false); d == 0 {
+		return
+	}
+	if d < MinMaxWait {
+		r.fail(n, at, "must be at least %s (a limit lifts in minutes or hours; onLimit: escalate stops at once), got %q", MinMaxWait, n.Value)
+		return
+	}
+	p.MaxWait = d
+}
+
 func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
 	var v string
 	if !r.str(n, at, &v) {
@@ -332,4 +353,17 @@ func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
 	default:
 		r.fail(n, at, "must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, v)
 	}
+}
+
+// pipeline reads `pipeline: build-auto|five-step`.
+func (r *policyReader) pipeline(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	if v != "" && !slices.Contains(Pipelines(), v) {
+		r.fail(n, at, "must be %s, got %q", strings.Join(Pipelines(), " or "), v)
+		return
+	}
+	p.Pipeline = v
 }

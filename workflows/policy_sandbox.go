@@ -63,7 +63,45 @@ func (r *policyReader) sandboxNetwork(p *Policy, n *yaml.Node, at string) {
 				r.fail(h, at, "%q is not a host name (no scheme, port or path; *.example.com is allowed)", host)
 				continue
 			}
+			if !wildcardOK(host) {
+				r.fail(h, at, "%q is too wide: a wildcard is only *. before a domain of at least two labels (*.example.com), never * alone", host)
+				continue
+			}
 			p.Sandbox.Network = append(p.Sandbox.Network, host)
 		}
 	}
+}
+
+// wildcardOK reports whether a sandbox.network host's wildcard, if any, is
+// "*." before at least two non-empty labels with no other "*".
+func wildcardOK(host string) bool {
+	if !strings.Contains(host, "*") {
+		return true
+	}
+	rest, ok := strings.CutPrefix(host, "*.")
+	if !ok || strings.Contains(rest, "*") {
+		return false
+	}
+	labels := strings.Split(rest, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// NetworkWarning says, for a policy whose children may reach hosts, that
+// each of them takes what a child sends as well as what it fetches: a
+// package registry accepts uploads (npm publish, twine upload) too. ""
+// when no host is allowed.
+func (s Sandbox) NetworkWarning() string {
+	if s.Off || len(s.Network) == 0 {
+		return ""
+	}
+	return "sandbox.network lets a confined child reach " + strings.Join(s.Network, ", ") +
+		": a host a child can fetch from also takes what it sends (a package registry accepts uploads), so allow only hosts you would let the project's code talk to"
 }

@@ -51,6 +51,9 @@ type SprintStatus struct {
 	values  []*yaml.Node
 	dev     *yaml.Node // the development_status key node
 	devVal  *yaml.Node // its value: a block mapping, or a null scalar when empty
+	top     *yaml.Node // the document's top-level mapping
+	// unsafe says why the file cannot be rewritten by bytes (ErrSprintUnsafe), nil when it can.
+	unsafe error
 }
 
 // ParseSprintStatus parses the content of a sprint-status.yaml; path is only
@@ -73,6 +76,9 @@ func ParseSprintStatus(path string, data []byte) (*SprintStatus, error) {
 	if s.dev == nil {
 		return nil, fmt.Errorf("%w: %s: no %s mapping", ErrSprintInvalid, path, devStatusKey)
 	}
+
+	s.top = top
+	s.unsafe = checkRewritable(path, top, s.devVal)
 	switch {
 	case s.devVal.Kind == yaml.MappingNode:
 	case s.devVal.Kind == yaml.ScalarNode && s.devVal.Tag == "!!null":
@@ -82,6 +88,9 @@ func ParseSprintStatus(path string, data []byte) (*SprintStatus, error) {
 	}
 	for i := 0; i+1 < len(s.devVal.Content); i += 2 {
 		k, v := s.devVal.Content[i], s.devVal.Content[i+1]
+		if v.Kind != yaml.ScalarNode && s.unsafe != nil {
+			return nil, s.unsafe
+		}
 		if v.Kind != yaml.ScalarNode {
 			return nil, fmt.Errorf("%w: %s: line %d: status of %s must be a single word", ErrSprintInvalid, path, v.Line, k.Value)
 		}
@@ -181,21 +190,30 @@ func (s *SprintStatus) replaceValue(i int, status string) error {
 	if v.Value == status {
 		return nil
 	}
+	out, err := s.replaceScalar(v, status)
+	if err != nil {
+		return err
+	}
+	return s.adopt(out, s.entries[i].Key, status)
+}
+
+// replaceScalar returns the content with only the bytes of the one-line
+// scalar v replaced by text, its quotes kept.
+func (s *SprintStatus) replaceScalar(v *yaml.Node, text string) ([]byte, error) {
 	start, err := offsetOf(s.src, v.Line, v.Column)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrSprintInvalid, s.Path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrSprintInvalid, s.Path, err)
 	}
 	end, err := scalarEnd(s.src, start, v)
 	if err != nil {
-		return fmt.Errorf("%w: %s: line %d: %v", ErrSprintInvalid, s.Path, v.Line, err)
+		return nil, fmt.Errorf("%w: %s: line %d: %v", ErrSprintInvalid, s.Path, v.Line, err)
 	}
-	repl := status
+	repl := text
 	if v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 		q := s.src[start : start+1]
-		repl = string(q) + status + string(q)
+		repl = string(q) + text + string(q)
 	}
-	out := append(append(append([]byte(nil), s.src[:start]...), repl...), s.src[end:]...)
-	return s.adopt(out, s.entries[i].Key, status)
+	return append(append(append([]byte(nil), s.src[:start]...), repl...), s.src[end:]...), nil
 }
 
 // insertAfter adds "key: status" on a new line after entry i's line (or under
@@ -218,12 +236,16 @@ func (s *SprintStatus) insertAfter(i int, key, status string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSprintInvalid, s.Path, err)
 	}
+	eol := "\n"
+	if bytes.HasSuffix(s.src[:at], []byte("\r\n")) {
+		eol = "\r\n" // the file's own line ending
+	}
 	var out []byte
 	out = append(out, s.src[:at]...)
 	if at > 0 && s.src[at-1] != '\n' {
-		out = append(out, '\n')
+		out = append(out, eol...)
 	}
-	out = append(out, indent+key+": "+status+"\n"...)
+	out = append(out, indent+key+": "+status+eol...)
 	out = append(out, s.src[at:]...)
 	return s.adopt(out, key, status)
 }

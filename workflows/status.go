@@ -47,6 +47,9 @@ func (p *Layout) UpdateSprintStatus(fn func(*SprintStatus) error) error {
 		if err != nil {
 			return err
 		}
+		if err := s.Rewritable(); err != nil {
+			return err
+		}
 		before := string(s.Bytes())
 		if err := fn(s); err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/testing/realbmad"
 	"github.com/story-automator/story-automator/internal/testing/testbin"
 )
 
@@ -16,6 +17,7 @@ func builtBinary(t testing.TB) string { return testbin.Path(t) }
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testbin.Cleanup()
+	realbmad.Cleanup()
 	os.Exit(code)
 }
 

@@ -38,12 +38,12 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.Float64Flag{Name: "max-cost", Destination: &o.MaxCost, Usage: "pause the run (run_budget_exceeded) once its agents have cost this many US dollars"},
 			&cli.Int64Flag{Name: "max-tokens", Destination: &o.MaxTokens, Usage: "pause the run once its agents have used this many tokens (input, output, cache read and write)"},
 			&cli.DurationFlag{Name: "max-duration", Destination: &o.MaxDuration, Usage: "pause the run once it has been running this long (pauses not counted)"},
-			&cli.DurationFlag{Name: "max-wait", Destination: &o.MaxWait, Usage: "longest wait for an agent's usage or rate limit to lift before the run escalates with usage_limit (default: workflow.yaml's maxWait, else 6h)"},
+			&cli.DurationFlag{Name: "max-wait", Destination: &o.MaxWait, Usage: "longest wait for an agent's usage or rate limit to lift before the run escalates with usage_limit, at least 1m (default: workflow.yaml's maxWait, else 6h)"},
 			&cli.IntFlag{Name: "parallel", Destination: &o.Parallel, Value: 1, Usage: "stories run side by side (declared dependencies respected)"},
 			&cli.StringSliceFlag{Name: "host", Destination: &o.Hosts, Usage: "run stories only on this host of workflow.yaml's hosts (local, or a name; repeatable); default: every enabled host"},
 			&cli.StringFlag{Name: "isolate", Destination: &o.Isolate, Usage: "worktree: each story in its own git worktree under .git/story-automator/worktrees, its commit landed on your branch in dependency order; none: all stories in the project's tree, on this machine (default: worktree when --parallel > 1 or workflow hosts take stories)"},
 			&cli.BoolFlag{Name: "resume", Destination: &o.Resume, Usage: "continue the paused or interrupted run from its state document"},
-			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan and change nothing"},
+			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (stories, waves, hosts, what a limit does, warnings) and change nothing"},
 			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "one JSON object per event, then the result"},
 			&cli.IntFlag{Name: "max-cycles", Destination: &o.MaxCycles, Usage: "review cycles before escalating (default: the workflow policy's)"},
 			&cli.DurationFlag{Name: "backoff", Destination: &o.Backoff, Usage: "wait before a step's first retry, doubled after (default: the workflow policy's)"},
@@ -80,6 +80,7 @@ func runAction(c *cli.Context, o *runOptions) error {
 		return runFailure(err)
 	}
 	out := newRunOutput(e, o.JSON)
+	out.policy = opts.Policy
 	deps.Report = out.reporter
 	deps.ActionLog = &orchestrator.ActionLog{}
 	notifier := newRunNotifier(e, out.reporter, deps.ActionLog)

@@ -74,6 +74,46 @@ func TestRunDryRunPrintsThePlanInTextOrJSON(t *testing.T) {
 	}
 }
 
+// The plan shows the hosts the run would use, what a limit does and the
+// policy's warnings (an allowed registry takes uploads), in text and JSON.
+func TestRunDryRunShowsHostsLimitPolicyAndWarnings(t *testing.T) {
+	root := sampleRoot(t)
+	policy := filepath.Join(root, ".story-automator", "workflow.yaml")
+	f, err := os.OpenFile(policy, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("hosts:\n  - {name: big, ssh: me@big.example.com, dir: /srv/sa, parallel: 3, agents: [sim]}\n" +
+		"onLimit: wait\nmaxWait: 2h\nsandbox: {network: [registry.npmjs.org]}\n")
+	if cerr := f.Close(); err != nil || cerr != nil {
+		t.Fatal(err, cerr)
+	}
+	out, code := runInProcess(t, root, "run", "--agent", "sim", "--dry-run", "--stories", "1-2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	for _, want := range []string{"hosts: local (1 at once), big (3 at once; sim)", "on a usage or rate limit: wait; wait at most 2h0m0s",
+		"warning: sandbox.network lets a confined child reach registry.npmjs.org", "accepts uploads"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	out, code = runInProcess(t, root, "run", "--agent", "sim", "--dry-run", "--json", "--stories", "1-2", "--max-wait", "30m", "--host", "big")
+	var res struct {
+		Hosts    []map[string]any `json:"hosts"`
+		OnLimit  string           `json:"onLimit"`
+		MaxWait  string           `json:"maxWait"`
+		Warnings []string         `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+		t.Fatalf("exit %d %v: %s", code, err, out)
+	}
+	if len(res.Hosts) != 2 || res.Hosts[0]["parallel"] != float64(0) || res.Hosts[1]["name"] != "big" ||
+		res.Hosts[1]["parallel"] != float64(3) || res.OnLimit != "wait" || res.MaxWait != "30m0s" || len(res.Warnings) != 1 {
+		t.Fatalf("%+v", res)
+	}
+}
+
 func TestRunOutsideGitOrWithUncommittedChangesIsRefused(t *testing.T) {
 	root := sampleRoot(t)
 	out, code := runInProcess(t, root, "run", "--agent", "sim")

@@ -79,6 +79,9 @@ func (o *runOptions) validate() error {
 	if o.IsSet("max-wait") && o.MaxWait <= 0 {
 		return coded.Usage("--max-wait must be positive")
 	}
+	if o.IsSet("max-wait") && o.MaxWait < workflows.MinMaxWait {
+		return coded.Usage("--max-wait must be at least %s (a limit lifts in minutes or hours; workflow.yaml's onLimit: escalate stops at once)", workflows.MinMaxWait)
+	}
 	_, _, err := parseModels(o.Models.Value())
 	return err
 }

@@ -72,6 +72,7 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--backoff -1s", "usage_error", "must not be negative"},
 		{"--max-tokens -1", "usage_error", "must be positive"},
 		{"--max-wait 0s", "usage_error", "--max-wait must be positive"},
+		{"--max-wait 1ns", "usage_error", "--max-wait must be at least 1m0s"},
 		{"--model nostep=m", "usage_error", `no step "nostep"`},
 		{"--model a --model b", "usage_error", "--model given twice"},
 	}

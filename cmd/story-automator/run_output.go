@@ -6,7 +6,9 @@ import (
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/runview"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // runOutput is how `run` talks: a live block on a terminal, one line per
@@ -16,6 +18,8 @@ type runOutput struct {
 	json     bool
 	live     *runview.LiveReporter
 	reporter orchestrator.Reporter
+	// policy is the run's workflow policy, for the plan's hosts and limit policy.
+	policy orchestrator.Policy
 }
 
 func newRunOutput(e *runtimeEnv, asJSON bool) *runOutput {
@@ -79,13 +83,25 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 	return cliio.ExitStatus(1)
 }
 
-// plan prints what a run would do.
+// plan prints what a run would do: its stories, the hosts they run on,
+// what a limit does, and the policy's warnings.
 func (o *runOutput) plan(res *orchestrator.Result) error {
 	st := res.State
+	hosts := o.policy.RunHosts(st.Config, true)
+	onLimit, maxWait := o.policy.LimitPolicy(st.Config)
+	warnings := []string{}
+	if w := (workflows.Sandbox{Off: !st.Config.Confined(), Network: st.Config.SandboxNetwork}).NetworkWarning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	if o.json {
 		return cliio.OKJSON(o.e.Out, map[string]any{"dryRun": true, "runId": st.RunID, "stateFile": res.StatePath,
-			"config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st)})
+			"pipeline": res.Pipeline, "config": st.Config, "units": st.Units, "waves": runview.WaveKeys(st),
+			"hosts": hosts, "onLimit": onLimit, "maxWait": maxWait.String(), "warnings": warnings})
+	}
+	if res.Pipeline.Pipeline != "" {
+		fmt.Fprintln(o.e.Out, bmad.PipelineText(res.Pipeline))
 	}
 	runview.WritePlan(o.e.Out, st)
+	runview.WritePlanPolicy(o.e.Out, hosts, onLimit, maxWait, warnings)
 	return nil
 }

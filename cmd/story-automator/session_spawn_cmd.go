@@ -105,7 +105,8 @@ func sweepOldSessions(e *runtimeEnv) {
 }
 
 // spawnSandbox sets how the child is confined: --sandbox when given, else
-// workflow.yaml's sandbox (on by default), whose hosts the child may reach.
+// workflow.yaml's sandbox (on by default), whose hosts the child may reach,
+// and which variables beyond the allow-list it gets (env.pass, never notify's).
 func spawnSandbox(c *cli.Context, e *runtimeEnv, r *child.Request) error {
 	if err := checkSandboxFlag(c.String("sandbox")); err != nil {
 		return err
@@ -119,6 +120,7 @@ func spawnSandbox(c *cli.Context, e *runtimeEnv, r *child.Request) error {
 		r.Unconfined = c.String("sandbox") == orchestrator.SandboxOff
 	}
 	r.Network = pol.Sandbox.Network
+	r.Env = child.EnvPolicy{Pass: pol.Env.Pass, Deny: pol.Notify.Vars()}
 	return nil
 }
 

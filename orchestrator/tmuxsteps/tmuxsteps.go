@@ -92,7 +92,7 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Layout.Root, StateDir: t.StateDir, Epic: req.Epic,
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
-		TrustProject: t.TrustProject, WorkDir: req.WorkDir, Unconfined: t.Unconfined, Network: t.Network})
+		TrustProject: t.TrustProject, WorkDir: req.WorkDir, Unconfined: t.Unconfined, Network: t.Network, Env: t.envPolicy()})
 	if err != nil {
 		return orchestrator.StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}
@@ -357,6 +357,15 @@ func (t *Runner) projectOf(req orchestrator.StepRequest) (*workflows.Layout, err
 		return t.Layout, nil
 	}
 	return workflows.Open(req.WorkDir)
+}
+
+// envPolicy is which variables beyond the allow-list a child gets:
+// workflow.yaml's env.pass, never a variable its notify names.
+func (t *Runner) envPolicy() child.EnvPolicy {
+	if t.Policy == nil {
+		return child.EnvPolicy{}
+	}
+	return child.EnvPolicy{Pass: t.Policy.Env.Pass, Deny: t.Policy.Notify.Vars()}
 }
 
 // childEnviron is the orchestrator's environment plus what the child should

@@ -22,6 +22,22 @@ import (
 	"github.com/story-automator/story-automator/workflows/sample"
 )
 
+// A run's child gets workflow.yaml's env.pass beyond the allow-list, and
+// never a variable its notify names.
+func TestChildEnvPolicyIsThePolicysPassLessNotifysVariables(t *testing.T) {
+	pol, err := workflows.ParsePolicy("w.yaml", []byte("env: {pass: [A_SETTING]}\nnotify: {webhook: 'https://x.org/$TOPIC'}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := (&Runner{Policy: pol}).envPolicy()
+	if !slices.Equal(got.Pass, []string{"A_SETTING"}) || !slices.Equal(got.Deny, []string{"TOPIC"}) {
+		t.Fatalf("%+v", got)
+	}
+	if got := (&Runner{}).envPolicy(); got.Pass != nil || got.Deny != nil {
+		t.Fatalf("no policy: %+v", got)
+	}
+}
+
 func TestChildEnvironmentCarriesTheAttemptAndPicksTheBMADSim(t *testing.T) {
 	ts := &Runner{Environ: []string{"HOME=/home/u"}}
 	env := ts.childEnviron(orchestrator.StepRequest{Step: orchestrator.StepReview, Agent: agent.AgentSim, Attempt: 4, Cycle: 2, Role: orchestrator.RoleFallback, RunID: "run-x"})

@@ -54,6 +54,13 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	if err != nil {
 		return o, orchestrator.Deps{}, coded.Fail(workflows.Code(err), "%v", err)
 	}
+	choice, err := workflows.DetectPipeline(o.ProjectRoot, wpol.Pipeline)
+	if err != nil {
+		return o, orchestrator.Deps{}, coded.Fail(workflows.Code(err), "%v", err)
+	}
+	for _, w := range choice.Warnings {
+		p.Log.Warn().Msg(w)
+	}
 	exe, err := p.Exe()
 	if err != nil {
 		return o, orchestrator.Deps{}, coded.Fail("run_failed", "cannot find this binary: %v", err)
@@ -74,7 +81,7 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 		return o, orchestrator.Deps{}, err
 	}
 	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
-		Clock: orchestrator.SystemClock{}, Log: p.Log}, nil
+		Clock: orchestrator.SystemClock{}, Log: p.Log, Pipeline: bmad.For(choice)}, nil
 }
 
 // hostWorktrees adds to a run's worktrees the removal of a story's clones on the hosts.

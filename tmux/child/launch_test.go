@@ -98,8 +98,10 @@ func TestClaudeChildHookSettings(t *testing.T) {
 }
 
 func TestEveryAgentsSessionVariablesAreClearedForAChild(t *testing.T) {
-	env := ChildEnv([]string{"CODEX_THREAD_ID=t", "KEEP=1"}, nil)
-	if strings.Join(env, " ") != "KEEP=1" {
+	// CODEX_THREAD_ID is among Codex's own CODEX_* variables, and still cleared.
+	prof, _ := agent.LookupProfile(agent.AgentCodex)
+	env := ChildEnv([]string{"CODEX_THREAD_ID=t", "CODEX_HOME=/c", "CLAUDECODE=1", "PATH=/bin"}, prof, EnvPolicy{Pass: []string{"CLAUDECODE"}}, nil)
+	if strings.Join(env, " ") != "CODEX_HOME=/c PATH=/bin" {
 		t.Fatalf("%q", env)
 	}
 }

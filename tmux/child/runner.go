@@ -137,7 +137,7 @@ func (r *Runner) start(spec Spec) (*agentProc, error) {
 	_ = pty.Setsize(ptmx, size)
 	env := spec.Env
 	if r.Term != "" {
-		env = ChildEnv(env, map[string]string{"TERM": r.Term})
+		env = WithVars(env, map[string]string{"TERM": r.Term})
 	}
 	path, err := lookPath(spec.Argv[0], envValue(env, "PATH"), spec.Dir)
 	if err != nil {

@@ -107,7 +107,7 @@ func runProbe(ctx context.Context, p agent.Profile, pr probe, env []string) erro
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, pr.argv[1:]...)
 	var out bytes.Buffer
-	cmd.Env = ChildEnv(env, map[string]string{"TMPDIR": tmp})
+	cmd.Env = ChildEnv(env, p, EnvPolicy{}, map[string]string{"TMPDIR": tmp})
 	cmd.Dir, cmd.Stdout, cmd.Stderr, cmd.WaitDelay = tmp, &out, &out, time.Second
 	if err := cmd.Run(); err != nil {
 		return fail(fmt.Sprintf("failed (`%s`: %v: %s)", strings.Join(pr.argv, " "), err, lastWords(out.String())))

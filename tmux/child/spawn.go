@@ -60,6 +60,9 @@ type Request struct {
 	Unconfined bool
 	// Network are the hosts a confined child's tools may reach.
 	Network []string
+	// Env is which of the spawner's variables beyond the allow-list the
+	// child gets (ChildEnv).
+	Env EnvPolicy
 }
 
 // dir is the folder the child runs in.
@@ -194,6 +197,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	vars := map[string]string{
 		EnvChild: "true", EnvSession: sess.Name, EnvStateDir: r.StateDir, "PROJECT_ROOT": r.ProjectRoot,
 		EnvAgent: r.Agent, EnvStep: r.Step, EnvStory: r.Story, EnvEpic: epic,
+		// BMAD 6.12's skills run their scripts with `uv run`: a child's uv
+		// uses a Python the run found beforehand and never downloads one.
+		"UV_PYTHON_DOWNLOADS": "never",
 	}
 	if r.WorkDir != "" {
 		vars[EnvWorkDir] = r.WorkDir
@@ -227,7 +233,7 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	if err := atomicfile.Replace(sess.OutputFile, nil, 0o600); err != nil {
 		return Spec{}, err
 	}
-	return Spec{Name: sess.Name, Dir: r.dir(), Argv: launch.Argv, Env: ChildEnv(s.Environ, vars),
+	return Spec{Name: sess.Name, Dir: r.dir(), Argv: launch.Argv, Env: ChildEnv(s.Environ, prof, r.Env, vars),
 		Stdin: launch.Stdin, UseStdin: launch.UseStdin, OutputFile: sess.OutputFile}, nil
 }
 

@@ -88,7 +88,7 @@ func TestSpawnKeepsUserTextOutOfTmuxAndWritesPrivateFiles(t *testing.T) {
 	}
 	env := strings.Join(spec.Env, "\n")
 	for _, want := range []string{"STORY_AUTOMATOR_CHILD=true", "STORY_AUTOMATOR_SESSION=" + sess.Name,
-		"STORY_AUTOMATOR_STATE_DIR=" + req.StateDir, "PROJECT_ROOT=" + root, "PATH=/bin"} {
+		"STORY_AUTOMATOR_STATE_DIR=" + req.StateDir, "PROJECT_ROOT=" + root, "PATH=/bin", "UV_PYTHON_DOWNLOADS=never"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("env lacks %s", want)
 		}

@@ -1,0 +1,83 @@
+package bmad
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/workflows"
+)
+
+func TestForPicksThePipelineTheChoiceNames(t *testing.T) {
+	if _, ok := For(workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto}).(BuildAuto); !ok {
+		t.Fatal("build-auto is not BuildAuto")
+	}
+	five := For(workflows.PipelineChoice{Pipeline: workflows.PipelineFiveStep})
+	if _, ok := five.(FiveStep); !ok || five.Ready(context.Background()) != nil {
+		t.Fatalf("five-step is %T", five)
+	}
+}
+
+// The build-auto pipeline checks uv, then its Python, then refuses with
+// the pin that drives the project today.
+func TestBuildAutoReadyChecksUVThenRefuses(t *testing.T) {
+	cases := []struct {
+		uv   UV
+		code string
+		says string
+	}{
+		{UV{}, CodeUVMissing, UVInstall},
+		{UV{Path: "/opt/uv", Detail: "No interpreter found for Python >=3.11"}, CodeUVPythonMissing, "uv python install 3.11"},
+		{UV{Path: "/opt/uv", Python: "/usr/bin/python3"}, CodeBuildAutoUnsupported, "pipeline: five-step"},
+	}
+	for _, c := range cases {
+		p := BuildAuto{C: workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto, Why: "bmad-build-auto is installed (.claude/skills)"},
+			Toolchain: func(context.Context) UV { return c.uv }}
+		b, ok := orchestrator.AsBlocker(p.Ready(context.Background()))
+		if !ok || b.Code != c.code || !strings.Contains(b.Action, c.says) {
+			t.Fatalf("uv %+v: blocker %+v", c.uv, b)
+		}
+	}
+}
+
+// FindUV runs the uv on the PATH with Python downloads off.
+func TestFindUVAsksUVForItsPython(t *testing.T) {
+	bin := t.TempDir()
+	py := filepath.Join(bin, "python3.12")
+	script := func(path, body string) {
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script(py, "echo 'Python 3.12.1'\n")
+	script(filepath.Join(bin, "uv"), `case "$1" in
+--version) echo 'uv 0.13.9';;
+python) [ "$UV_PYTHON_DOWNLOADS" = never ] && [ "$4" = ">=3.11" ] && echo `+py+` && exit 0; echo "error: No interpreter found" >&2; exit 2;;
+esac
+`)
+	t.Setenv("PATH", bin)
+	u := FindUV(context.Background())
+	if u.Path != filepath.Join(bin, "uv") || u.Version != "uv 0.13.9" || u.Python != py || u.PythonVersion != "3.12.1" || u.Check() != nil {
+		t.Fatalf("found %+v", u)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if u := FindUV(context.Background()); u.Path != "" {
+		t.Fatalf("found %+v on a PATH without uv", u)
+	}
+}
+
+func TestFindUVSaysWhyThereIsNoPython(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "uv"), []byte("#!/bin/sh\n[ \"$1\" = --version ] && echo uv && exit 0\necho 'error: No interpreter found for Python >=3.11' >&2\nexit 2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	u := FindUV(context.Background())
+	b, ok := orchestrator.AsBlocker(u.Check())
+	if !ok || b.Code != CodeUVPythonMissing || !strings.Contains(b.Error(), "No interpreter found for Python >=3.11") {
+		t.Fatalf("uv %+v: %v", u, u.Check())
+	}
+}

@@ -1,6 +1,9 @@
 package agent
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // Sandbox is how an agent CLI confines its own tools so that a child can
 // run with no prompt yet write only its story's folder, its .git and a
@@ -8,7 +11,7 @@ import "sort"
 // lists. It is data: tmux/child switches on Kind, never on the agent.
 type Sandbox struct {
 	// Kind names how the confinement is set up for one child
-	// (SandboxClaudeSettings, SandboxCodexWorkspace, SandboxGeminiTools);
+	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools);
 	// "" = the agent has no sandbox of its own.
 	Kind string
 	// Args replace Profile.Args for a confined child: the same unattended
@@ -28,6 +31,12 @@ type Sandbox struct {
 	Hosts bool
 	// Allows says, for doctor and the docs, what a confined child may do.
 	Allows string
+	// Hides says how a confined child is kept from reading the user's
+	// credentials (HideOwn, HideWrap); "" = it is not (an agent with no
+	// sandbox). HidesOn are the systems (GOOS) where that works, when not
+	// every one in OS: one sandbox inside another is refused by macOS's.
+	Hides   string
+	HidesOn []string
 	// Unconfined says why an agent without a sandbox is not confined;
 	// OwnCode marks one that runs only this tool's own code (the simulated
 	// agent), whose being unconfined needs no warning.
@@ -71,12 +80,26 @@ const (
 	// the child's --settings, with a permission mode that keeps its file
 	// tools in the project.
 	SandboxClaudeSettings = "claude-settings"
-	// SandboxCodexWorkspace: Codex's workspace-write sandbox set by -c
-	// overrides (writable roots, /tmp excluded, no network, no login shell).
-	SandboxCodexWorkspace = "codex-workspace-write"
+	// SandboxCodexProfile: Codex's sandbox, a permission profile set by -c
+	// overrides (extends its :workspace; the git dirs and the private temp
+	// dir writable, /tmp read-only, the credentials denied, no network, no
+	// login shell).
+	SandboxCodexProfile = "codex-permission-profile"
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
+)
+
+// Ways of Sandbox.Hides.
+const (
+	// HideOwn: the CLI's own means, set up with its sandbox (Kind): Claude
+	// Code's Read deny rules and its sandbox's denyRead, Codex's permission
+	// profile with the paths set to "deny".
+	HideOwn = "own"
+	// HideWrap: this tool's bubblewrap around the whole CLI process
+	// (internal/confine), for a CLI whose sandbox cannot hide a path from
+	// its shell; the CLI's own sandbox runs nested inside it.
+	HideWrap = "wrap"
 )
 
 // SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
@@ -84,7 +107,7 @@ const (
 const SandboxInstall = "apt-get install bubblewrap socat"
 
 // writesAllowed is what every CLI sandbox lets a child write.
-const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir; reads: everywhere"
+const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir"
 
 var sandboxes = map[string]Sandbox{
 	// Claude Code 2.1: dontAsk denies whatever is not allowed below without
@@ -93,7 +116,7 @@ var sandboxes = map[string]Sandbox{
 	AgentClaude: {Kind: SandboxClaudeSettings, OS: []string{"linux", "darwin"},
 		Args:  []string{"--permission-mode", "dontAsk", "--allowedTools", "Bash", "Edit(./**)", "Write(./**)"},
 		Needs: []string{"bwrap", "socat"}, Install: SandboxInstall, Hosts: true,
-		InsideEnv: []string{"SANDBOX_RUNTIME"}, TmpEnv: "CLAUDE_CODE_TMPDIR",
+		InsideEnv: []string{"SANDBOX_RUNTIME"}, TmpEnv: "CLAUDE_CODE_TMPDIR", Hides: HideOwn,
 		TurnOn: "run /sandbox in the session, or set \"sandbox\": {\"enabled\": true} in its settings",
 		// Its protected names, over which it mounts /dev/null when absent.
 		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
@@ -101,9 +124,11 @@ var sandboxes = map[string]Sandbox{
 			".ripgreprc", ".mcp.json", ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".idea", ".vscode",
 			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"},
 		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
-	// Codex 0.169: exec runs with approval "never" already.
-	AgentCodex: {Kind: SandboxCodexWorkspace, OS: []string{"linux", "darwin"},
-		Args: []string{"exec", "--sandbox", "workspace-write", "--skip-git-repo-check"},
+	// Codex 0.169: exec runs with approval "never" already. No --sandbox:
+	// with it Codex takes its older sandbox settings, which cannot deny a
+	// read, instead of the permission profile (default_permissions).
+	AgentCodex: {Kind: SandboxCodexProfile, OS: []string{"linux", "darwin"}, Hides: HideOwn,
+		Args: []string{"exec", "--skip-git-repo-check"},
 		// Linux: CODEX_SANDBOX_NETWORK_DISABLED (measured); macOS Seatbelt: CODEX_SANDBOX.
 		InsideEnv: []string{"CODEX_SANDBOX_NETWORK_DISABLED", "CODEX_SANDBOX"}, TmpEnv: "TMPDIR",
 		TurnOn:  "start it with --sandbox workspace-write (or sandbox_mode = \"workspace-write\" in config.toml)",
@@ -111,7 +136,9 @@ var sandboxes = map[string]Sandbox{
 		Allows:  writesAllowed + "; network: none (Codex cannot let single hosts through)"},
 	// Gemini CLI 0.61: never --yolo when confined, which gives its shell
 	// the host's network.
-	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"},
+	// Its sandbox hides only the project's .geminiignore'd files, so this
+	// tool's bubblewrap wraps it to hide the credentials.
+	AgentGemini: {Kind: SandboxGeminiTools, OS: []string{"linux", "darwin"}, Hides: HideWrap, HidesOn: []string{"linux"},
 		Args:  []string{"--approval-mode", "auto_edit"},
 		Needs: []string{"bwrap"}, Install: SandboxInstall,
 		// The system settings path outranks the user's settings, which stay untouched.
@@ -181,6 +208,27 @@ func (s Sandbox) SupportsOS(goos string) bool {
 		}
 	}
 	return false
+}
+
+// HidesCredentials reports whether a confined child is kept from the
+// user's credentials on goos.
+func (s Sandbox) HidesCredentials(goos string) bool {
+	if s.Hides == "" || !s.SupportsOS(goos) {
+		return false
+	}
+	return len(s.HidesOn) == 0 || slices.Contains(s.HidesOn, goos)
+}
+
+// Reads says, for doctor and the docs, what a confined child may read on
+// goos and by which layer it is kept from the rest.
+func (s Sandbox) Reads(goos string) string {
+	switch {
+	case s.HidesCredentials(goos) && s.Hides == HideWrap:
+		return "reads: everything but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings…), hidden by this tool's bubblewrap around the CLI"
+	case s.HidesCredentials(goos):
+		return "reads: everything but your credentials (~/.ssh, ~/.aws, ~/.config/gh, the keyrings…), denied by the CLI's own sandbox"
+	}
+	return "reads: everything you can (your credentials are not hidden from it on " + goos + ")"
 }
 
 // ArgsFor is the argv that follows the program: the confined start, or

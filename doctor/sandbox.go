@@ -3,6 +3,8 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"strings"
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/tmux/child"
@@ -31,10 +33,18 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 		}
 		return c
 	}
-	c.Status, c.Detail = OK, fmt.Sprintf("%s's sandbox works here (%s); %s", p.Product, p.Sandbox.Kind, p.Sandbox.Allows)
-	pol, err := workflows.LoadPolicy(o.Root)
+	reads := p.Sandbox.Reads(runtime.GOOS)
+	pol, perr := workflows.LoadPolicy(o.Root)
+	if perr == nil && len(pol.Sandbox.ReadDeny) > 0 && p.Sandbox.HidesCredentials(runtime.GOOS) {
+		reads += " and sandbox.readDeny: " + strings.Join(pol.Sandbox.ReadDeny, ", ")
+	}
+	c.Status, c.Detail = OK, fmt.Sprintf("%s's sandbox works here (%s); %s; %s", p.Product, p.Sandbox.Kind, p.Sandbox.Allows, reads)
+	if !p.Sandbox.HidesCredentials(runtime.GOOS) {
+		c.Status = Warn
+		c.Fix = "run it with your credentials out of its HOME, or use an agent that hides them on " + runtime.GOOS
+	}
 	switch {
-	case err != nil:
+	case perr != nil:
 	case pol.Sandbox.Off:
 		c.Status = Warn
 		c.Detail = "workflow.yaml says `sandbox: off`: children run unconfined, though " + c.Detail

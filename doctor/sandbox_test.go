@@ -42,7 +42,8 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	o.Environ = []string{"PATH=" + strings.Join(dirs, ":") + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
 	c = checkSandbox(ctx, agent.AgentClaude, o)
 	p, _ := agent.LookupProfile(agent.AgentClaude)
-	if c.Status != OK || !strings.Contains(c.Detail, p.Sandbox.Allows) {
+	if c.Status != OK || !strings.Contains(c.Detail, p.Sandbox.Allows) ||
+		!strings.Contains(c.Detail, "reads: everything but your credentials (~/.ssh") || strings.Contains(c.Detail, "readDeny") {
 		t.Fatalf("claude with bubblewrap and socat: %+v", c)
 	}
 	if err := os.MkdirAll(filepath.Join(root, workflows.StateDir), 0o755); err != nil {
@@ -53,6 +54,13 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	}
 	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != Warn || !strings.Contains(c.Detail, "accepts uploads") {
 		t.Fatalf("claude with sandbox.network: %+v", c)
+	}
+	// The workflow's own read denial is named with the credentials.
+	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: {readDeny: [~/.config/rclone]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != OK || !strings.Contains(c.Detail, "denied by the CLI's own sandbox and sandbox.readDeny: ~/.config/rclone") {
+		t.Fatalf("claude with sandbox.readDeny: %+v", c)
 	}
 	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: off\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -121,6 +121,8 @@ func walk(actions []Action, done int, lastResult string, b *Brain) Reply {
 			planned = []*Call{{Shell: a.Shell, Background: a.Background}}
 		case a.Write != nil:
 			planned = []*Call{{WritePath: a.Write.Path, WriteContent: a.Write.Content}}
+		case a.Read != "":
+			planned = []*Call{{ReadPath: a.Read}}
 		}
 		for _, call := range planned {
 			ran = true

@@ -135,6 +135,9 @@ type Call struct {
 	// when it has one, else through its shell).
 	WritePath    string `json:"writePath,omitempty"`
 	WriteContent string `json:"writeContent,omitempty"`
+	// ReadPath reads a file (through the CLI's file tool when it has one,
+	// else through its shell).
+	ReadPath string `json:"readPath,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
 	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
@@ -145,6 +148,9 @@ type Call struct {
 func (c *Call) shellCommand() string {
 	if c.Shell != "" {
 		return c.Shell
+	}
+	if c.ReadPath != "" {
+		return "cat " + shellArg(c.ReadPath)
 	}
 	return "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
 }

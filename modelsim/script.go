@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ import (
 //	    actions:         # done in order, one tool call per response
 //	      - shell: "echo tick >> ticks.txt"
 //	      - write: {path: notes.txt, content: "hello\n"}
+//	      - read: /abs/notes.txt            # the CLI's file tool (Read, read_file), else cat in its shell
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
@@ -68,6 +70,10 @@ type Action struct {
 	Delay      time.Duration `yaml:"delay"`
 	Reply      string        `yaml:"reply"`
 	Fault      string        `yaml:"fault"`
+	// Read reads a file (absolute path) through the CLI's file tool where
+	// it has one (Claude Code's Read, Gemini CLI's read_file), else its
+	// shell (cat).
+	Read string `yaml:"read"`
 }
 
 // WriteAction writes a file through the agent's tools.
@@ -158,13 +164,16 @@ func (r *Rule) check() error {
 
 func (a Action) check() error {
 	set := 0
-	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
+	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Read != "", a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
 		if on {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("want exactly one of shell, write, step, delay, reply, fault")
+		return fmt.Errorf("want exactly one of shell, write, read, step, delay, reply, fault")
+	}
+	if a.Read != "" && !filepath.IsAbs(a.Read) {
+		return fmt.Errorf("read needs an absolute path, got %q", a.Read)
 	}
 	if a.Write != nil && a.Write.Path == "" {
 		return fmt.Errorf("write needs a path")

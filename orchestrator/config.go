@@ -49,9 +49,12 @@ type RunConfig struct {
 	// Sandbox is SandboxOn (children confined by their CLI's own sandbox,
 	// the default) or SandboxOff (--sandbox off, `sandbox: off`): kept on
 	// --resume unless given again. SandboxNetwork are the hosts a confined
-	// child's tools may reach (workflow.yaml's sandbox.network).
-	Sandbox        string   `json:"sandbox,omitempty"`
-	SandboxNetwork []string `json:"sandboxNetwork,omitempty"`
+	// child's tools may reach (workflow.yaml's sandbox.network),
+	// SandboxReadDeny the paths it may not read besides the user's
+	// credentials (sandbox.readDeny, as written).
+	Sandbox         string   `json:"sandbox,omitempty"`
+	SandboxNetwork  []string `json:"sandboxNetwork,omitempty"`
+	SandboxReadDeny []string `json:"sandboxReadDeny,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -200,6 +203,7 @@ func (c *RunConfig) mergeSandbox(given RunConfig, pol Policy) {
 		c.Sandbox = SandboxOn
 	}
 	c.SandboxNetwork = append([]string(nil), pol.SandboxNetwork...)
+	c.SandboxReadDeny = append([]string(nil), pol.SandboxReadDeny...)
 }
 
 // check refuses a recorded configuration a run cannot use (a state

@@ -97,6 +97,14 @@ func TestMergeTakesTheSandboxFromThePolicyForANewRun(t *testing.T) {
 	if !c.Confined() || !reflect.DeepEqual(c.SandboxNetwork, []string{"registry.npmjs.org"}) {
 		t.Fatalf("got %q %v, want on with the policy's host", c.Sandbox, c.SandboxNetwork)
 	}
+	// The paths a child may not read follow the policy too, as written.
+	pol = DefaultPolicy()
+	pol.SandboxReadDeny = []string{"~/.config/rclone"}
+	c = RunConfig{SandboxReadDeny: []string{"/old"}}
+	c.Merge(RunConfig{}, pol)
+	if !reflect.DeepEqual(c.SandboxReadDeny, []string{"~/.config/rclone"}) {
+		t.Fatalf("readDeny %q, want the policy's", c.SandboxReadDeny)
+	}
 }
 
 func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {

@@ -46,10 +46,12 @@ type Policy struct {
 	// Hosts are the machines stories may run on, LocalHost first (nil: this
 	// machine alone).
 	Hosts []HostPolicy
-	// SandboxOff and SandboxNetwork are workflow.yaml's `sandbox`: children
-	// unconfined, or the hosts a confined child's tools may reach.
-	SandboxOff     bool
-	SandboxNetwork []string
+	// SandboxOff, SandboxNetwork and SandboxReadDeny are workflow.yaml's
+	// `sandbox`: children unconfined, or the hosts a confined child's tools
+	// may reach and the paths it may not read (besides the credentials).
+	SandboxOff      bool
+	SandboxNetwork  []string
+	SandboxReadDeny []string
 }
 
 // Step actions (the workflow policy's `action`).
@@ -141,7 +143,7 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
 		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
 		OnLimit: wp.OnLimit, MaxWait: wp.MaxWait,
-		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network}
+		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

@@ -12,9 +12,13 @@ import (
 type Sandbox struct {
 	Off     bool
 	Network []string
+	// ReadDeny are paths a confined child may not read, besides the
+	// user's credentials every child is denied: absolute, or "~/…" (the
+	// child's HOME), as written.
+	ReadDeny []string
 }
 
-// sandbox reads `sandbox: on|off` or `sandbox: {enabled: BOOL, network: [HOST…]}`.
+// sandbox reads `sandbox: on|off` or `sandbox: {enabled: BOOL, network: [HOST…], readDeny: [PATH…]}`.
 func (r *policyReader) sandbox(p *Policy, n *yaml.Node, path string) {
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
 		switch strings.ToLower(n.Value) {
@@ -23,7 +27,7 @@ func (r *policyReader) sandbox(p *Policy, n *yaml.Node, path string) {
 		case "on", "true":
 			p.Sandbox.Off = false
 		default:
-			r.fail(n, path, "must be on, off or a mapping {enabled, network}, got %q", n.Value)
+			r.fail(n, path, "must be on, off or a mapping {enabled, network, readDeny}, got %q", n.Value)
 		}
 		return
 	}
@@ -39,8 +43,10 @@ func (r *policyReader) sandbox(p *Policy, n *yaml.Node, path string) {
 			p.Sandbox.Off = !on
 		case "network":
 			r.sandboxNetwork(p, kv[1], at)
+		case "readDeny":
+			r.sandboxReadDeny(p, kv[1], at)
 		default:
-			r.fail(kv[0], at, "unknown key (keys: enabled, network)")
+			r.fail(kv[0], at, "unknown key (keys: enabled, network, readDeny)")
 		}
 	}
 }

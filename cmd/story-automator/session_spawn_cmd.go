@@ -119,7 +119,7 @@ func spawnSandbox(c *cli.Context, e *runtimeEnv, r *child.Request) error {
 	if c.IsSet("sandbox") {
 		r.Unconfined = c.String("sandbox") == orchestrator.SandboxOff
 	}
-	r.Network = pol.Sandbox.Network
+	r.Network, r.ReadDeny = pol.Sandbox.Network, pol.Sandbox.ReadDeny
 	r.Env = child.EnvPolicy{Pass: pol.Env.Pass, Deny: pol.Notify.Vars()}
 	return nil
 }

@@ -48,10 +48,12 @@ type Runner struct {
 	// Remotes run the attempts whose StepRequest.Host names them (see Remote).
 	Remotes map[string]*Remote
 	// Unconfined runs children without their CLI's sandbox (--sandbox
-	// off); Network are the hosts a confined child's tools may reach. Both
-	// come from the run's configuration (Configure).
+	// off); Network are the hosts a confined child's tools may reach,
+	// ReadDeny the paths it may not read besides the user's credentials.
+	// All come from the run's configuration (Configure).
 	Unconfined bool
 	Network    []string
+	ReadDeny   []string
 }
 
 // The run loop finds the optional capabilities by type assertion; these
@@ -92,7 +94,8 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	story := req.Story
 	sess, err := sp.Spawn(ctx, child.Request{ProjectRoot: t.Layout.Root, StateDir: t.StateDir, Epic: req.Epic,
 		Story: story, Step: req.Step, Cycle: req.Cycle, Agent: req.Agent, Model: t.modelOf(req), Prompt: prompt,
-		TrustProject: t.TrustProject, WorkDir: req.WorkDir, Unconfined: t.Unconfined, Network: t.Network, Env: t.envPolicy()})
+		TrustProject: t.TrustProject, WorkDir: req.WorkDir, Unconfined: t.Unconfined, Network: t.Network, ReadDeny: t.ReadDeny,
+		Env: t.envPolicy()})
 	if err != nil {
 		return orchestrator.StepResult{}, fmt.Errorf("spawn %s session: %w", req.Step, err)
 	}
@@ -213,7 +216,7 @@ func (t *Runner) Configure(cfg orchestrator.RunConfig) error {
 	if d, ok := cfg.RecheckGrace.Get(); ok {
 		t.Monitor.RecheckGrace = d
 	}
-	t.Unconfined, t.Network = !cfg.Confined(), cfg.SandboxNetwork
+	t.Unconfined, t.Network, t.ReadDeny = !cfg.Confined(), cfg.SandboxNetwork, cfg.SandboxReadDeny
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/shellword"
 	"github.com/story-automator/story-automator/internal/tomledit"
 	"github.com/story-automator/story-automator/stophook"
@@ -35,6 +36,9 @@ type Launch struct {
 	// settings and policy); Env are variables added to the child's.
 	Files []File
 	Env   map[string]string
+	// Wrap, when set, runs the whole argv inside this tool's bubblewrap
+	// with this policy (agent.HideWrap; the spawner wraps it).
+	Wrap *confine.Policy
 }
 
 // setEnv adds a variable to the child's.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/tomledit"
 )
 
@@ -26,6 +28,11 @@ type Confine struct {
 	// SettingsDir holds the child's own settings file where its CLI needs
 	// one (Sandbox.SettingsEnv); "" = the user's settings already confine it.
 	SettingsDir string
+	// ReadDeny are the paths the child may not read (ReadDenied): absolute.
+	ReadDeny []string
+	// CLIWrites are the folders the CLI itself writes when this tool's
+	// bubblewrap wraps it (agent.HideWrap; cliWrites).
+	CLIWrites []string
 }
 
 // TmpDir is the child's private temporary folder.
@@ -50,12 +57,10 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 		l.setEnv(sb.TmpEnv, c.TmpDir())
 	}
 	switch sb.Kind {
-	case agent.SandboxCodexWorkspace:
-		roots := append(append([]string{}, c.GitDirs...), c.TmpDir())
+	case agent.SandboxCodexProfile:
 		l.Argv = append(l.Argv,
-			"-c", "sandbox_workspace_write.writable_roots="+tomlList(roots),
-			"-c", "sandbox_workspace_write.exclude_slash_tmp=true",
-			"-c", "sandbox_workspace_write.network_access=false",
+			"-c", "default_permissions="+tomledit.String(codexProfile),
+			"-c", "permissions."+codexProfile+"="+codexPermissions(c),
 			// A login shell resets PATH (go, python3 and npm go missing).
 			"-c", "allow_login_shell=false")
 	case agent.SandboxGeminiTools:
@@ -68,6 +73,34 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
+	if sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS) {
+		// The CLI's own network is its model API; its tools' network is
+		// its own sandbox's to refuse.
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadDeny: c.ReadDeny, Network: true, TmpDir: "/tmp", Nests: true}
+	}
+}
+
+// codexProfile names the permission profile a Codex child runs under.
+const codexProfile = "story-automator"
+
+// codexPermissions is a Codex child's permission profile, an inline TOML
+// table: Codex's :workspace (the child's folder writable, everything
+// readable) with its git dirs and private temp dir writable, /tmp
+// read-only, the denied paths unreadable, and no network.
+func codexPermissions(c *Confine) string {
+	var fs []string
+	add := func(path, access string) {
+		fs = append(fs, tomledit.String(path)+"="+tomledit.String(access))
+	}
+	for _, d := range c.GitDirs {
+		add(d, "write")
+	}
+	add(c.TmpDir(), "write")
+	add(":slash_tmp", "read")
+	for _, d := range c.ReadDeny {
+		add(d, "deny")
+	}
+	return `{extends=":workspace",filesystem={` + strings.Join(fs, ",") + `},network={enabled=false}}`
 }
 
 // toolSandboxSettings turns Gemini CLI's tool sandbox on and its YOLO mode off.
@@ -84,15 +117,32 @@ func allowPolicy(tools []string) string {
 }
 
 // claudeSandbox is Claude Code's sandbox settings for a child: no command
-// runs outside it, it fails rather than run unconfined, and its network
-// proxy lets only the listed hosts through.
-func claudeSandbox(hosts []string) map[string]any {
+// runs outside it, it fails rather than run unconfined, its network proxy
+// lets only the listed hosts through, and its commands cannot read the
+// denied paths.
+func claudeSandbox(hosts, denyRead []string) map[string]any {
 	if hosts == nil {
 		hosts = []string{}
 	}
-	return map[string]any{"enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true,
+	sb := map[string]any{"enabled": true, "failIfUnavailable": true, "autoAllowBashIfSandboxed": true,
 		"allowUnsandboxedCommands": false,
 		"network":                  map[string]any{"strictAllowlist": true, "allowedDomains": hosts}}
+	if len(denyRead) > 0 {
+		sb["filesystem"] = map[string]any{"denyRead": denyRead}
+	}
+	return sb
+}
+
+// claudeReadDeny are Claude Code's permission rules that keep its file
+// tools (Read, and with it Grep and Glob) from the denied paths: each
+// path itself and everything under it ("//" starts an absolute path).
+func claudeReadDeny(paths []string) []string {
+	var rules []string
+	for _, p := range paths {
+		abs := "/" + filepath.ToSlash(p)
+		rules = append(rules, "Read("+abs+")", "Read("+strings.TrimSuffix(abs, "/")+"/**)")
+	}
+	return rules
 }
 
 // claudeSettings is the JSON of a Claude Code child's --settings: its hook
@@ -110,18 +160,13 @@ func claudeSettings(exe string, events []string, c *Confine) string {
 		s["hooks"] = hooks
 	}
 	if c != nil {
-		s["sandbox"] = claudeSandbox(c.Network)
+		s["sandbox"] = claudeSandbox(c.Network, c.ReadDeny)
+		if len(c.ReadDeny) > 0 {
+			s["permissions"] = map[string]any{"deny": claudeReadDeny(c.ReadDeny)}
+		}
 	}
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func tomlList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = tomledit.String(s)
-	}
-	return "[" + strings.Join(q, ",") + "]"
 }
 
 // commitDirs are the folders of a repository's common git directory that a

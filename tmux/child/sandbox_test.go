@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/confine"
 )
 
 // noGuardRails are the switches that turn a CLI's own checks off; a
@@ -20,7 +22,8 @@ func confinedBuild(t *testing.T, name string) Launch {
 	t.Helper()
 	p, _ := agent.LookupProfile(name)
 	c := &Confine{Dir: "/p/wt", GitDirs: []string{"/p/.git", "/p/.git/worktrees/wt"}, Network: []string{"registry.npmjs.org"},
-		FilesDir: "/s/x.sandbox", SettingsDir: "/run/x"}
+		FilesDir: "/s/x.sandbox", SettingsDir: "/run/x", ReadDeny: []string{"/h/.ssh", "/h/.netrc"},
+		CLIWrites: []string{"/h", "/p"}}
 	l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "m", Prompt: "go", Confine: c})
 	if err != nil {
 		t.Fatal(err)
@@ -40,13 +43,15 @@ func TestAConfinedClaudeChildGetsItsSandboxInTheSettingsItsHookUses(t *testing.T
 		t.Fatalf("argv %q: want one --settings and dontAsk", l.Argv)
 	}
 	var s struct {
-		Hooks   map[string]any
-		Sandbox struct {
+		Hooks       map[string]any
+		Permissions struct{ Deny []string }
+		Sandbox     struct {
 			Enabled, FailIfUnavailable, AllowUnsandboxedCommands bool
 			Network                                              struct {
 				StrictAllowlist bool
 				AllowedDomains  []string
 			}
+			Filesystem struct{ DenyRead []string }
 		}
 	}
 	if err := json.Unmarshal([]byte(l.Argv[i+1]), &s); err != nil {
@@ -56,6 +61,15 @@ func TestAConfinedClaudeChildGetsItsSandboxInTheSettingsItsHookUses(t *testing.T
 	if s.Hooks["Stop"] == nil || !sb.Enabled || !sb.FailIfUnavailable || sb.AllowUnsandboxedCommands ||
 		!sb.Network.StrictAllowlist || !reflect.DeepEqual(sb.Network.AllowedDomains, []string{"registry.npmjs.org"}) {
 		t.Fatalf("settings %s", l.Argv[i+1])
+	}
+	// The credentials: its file tools by deny rules, its shell by its
+	// sandbox's read denial.
+	if !slices.Equal(s.Permissions.Deny, []string{"Read(//h/.ssh)", "Read(//h/.ssh/**)", "Read(//h/.netrc)", "Read(//h/.netrc/**)"}) ||
+		!slices.Equal(sb.Filesystem.DenyRead, []string{"/h/.ssh", "/h/.netrc"}) {
+		t.Fatalf("read denial: permissions %q, sandbox.filesystem.denyRead %q", s.Permissions.Deny, sb.Filesystem.DenyRead)
+	}
+	if l.Wrap != nil {
+		t.Errorf("Claude Code hides the credentials itself, yet its argv is wrapped: %+v", l.Wrap)
 	}
 	// Its own temp folder: the files it mounts into its sandbox are not
 	// shared with (and deleted by) another session's Claude Code.
@@ -67,13 +81,18 @@ func TestAConfinedClaudeChildGetsItsSandboxInTheSettingsItsHookUses(t *testing.T
 func TestAConfinedCodexChildWritesItsGitDirsAndPrivateTempOnly(t *testing.T) {
 	l := confinedBuild(t, agent.AgentCodex)
 	argv := strings.Join(l.Argv, " ")
-	for _, want := range []string{"exec --sandbox workspace-write",
-		`sandbox_workspace_write.writable_roots=["/p/.git","/p/.git/worktrees/wt","/s/x.sandbox/tmp"]`,
-		"sandbox_workspace_write.exclude_slash_tmp=true", "sandbox_workspace_write.network_access=false",
-		"allow_login_shell=false", "hooks.Stop="} {
+	// Its permission profile, not --sandbox (with which Codex would take its
+	// older sandbox settings, which cannot deny a read).
+	for _, want := range []string{"codex exec --skip-git-repo-check ", `-c default_permissions="story-automator"`,
+		`-c permissions.story-automator={extends=":workspace",filesystem={"/p/.git"="write","/p/.git/worktrees/wt"="write",` +
+			`"/s/x.sandbox/tmp"="write",":slash_tmp"="read","/h/.ssh"="deny","/h/.netrc"="deny"},network={enabled=false}}`,
+		"-c allow_login_shell=false", "hooks.Stop="} {
 		if !strings.Contains(argv, want) {
 			t.Errorf("argv lacks %q: %s", want, argv)
 		}
+	}
+	if slices.Contains(l.Argv, "--sandbox") || l.Wrap != nil {
+		t.Errorf("argv %q wrap %+v", l.Argv, l.Wrap)
 	}
 	if l.Env["TMPDIR"] != "/s/x.sandbox/tmp" {
 		t.Errorf("env %v", l.Env)
@@ -92,6 +111,19 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 	if !strings.Contains(string(l.Files[1].Data), `"toolSandboxing":true`) ||
 		strings.Count(string(l.Files[0].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
 		t.Fatalf("files %s / %s", l.Files[0].Data, l.Files[1].Data)
+	}
+	// Its sandbox cannot hide a path: this tool's bubblewrap wraps it,
+	// hiding the credentials, with the network its model API needs (not on
+	// macOS, which refuses a sandbox inside another).
+	if !p.Sandbox.HidesCredentials(runtime.GOOS) {
+		if l.Wrap != nil {
+			t.Fatalf("wrapped on %s: %+v", runtime.GOOS, l.Wrap)
+		}
+		return
+	}
+	if l.Wrap == nil || !reflect.DeepEqual(*l.Wrap, confine.Policy{Writable: []string{"/h", "/p"},
+		ReadDeny: []string{"/h/.ssh", "/h/.netrc"}, Network: true, TmpDir: "/tmp", Nests: true}) {
+		t.Fatalf("wrap %+v", l.Wrap)
 	}
 }
 

@@ -65,10 +65,10 @@ type probe struct {
 
 // sandboxProbes are the commands that prove p's sandbox works here.
 func sandboxProbes(p agent.Profile) []probe {
-	if p.Sandbox.Kind == agent.SandboxCodexWorkspace {
+	if p.Sandbox.Kind == agent.SandboxCodexProfile {
 		// Codex brings its own bubblewrap (Linux) or uses Seatbelt (macOS).
 		return []probe{{"Codex's sandbox runner", []string{p.Program, "sandbox",
-			"-c", `sandbox_mode="workspace-write"`, "--", "true"}}}
+			"-c", `default_permissions=":workspace"`, "--", "true"}}}
 	}
 	if runtime.GOOS == "darwin" {
 		return []probe{{"sandbox-exec (Seatbelt)", []string{"sandbox-exec", "-p", "(version 1)(allow default)", "true"}}}
@@ -120,7 +120,7 @@ func installAction(p agent.Profile) string {
 	if runtime.GOOS == "darwin" {
 		return "sandbox-exec ships with macOS; check that it runs"
 	}
-	if p.Sandbox.Kind == agent.SandboxCodexWorkspace {
+	if p.Sandbox.Kind == agent.SandboxCodexProfile {
 		return "install bubblewrap (" + p.Sandbox.Install + ") or reinstall Codex: " + p.Install
 	}
 	return "install it: " + p.Sandbox.Install

@@ -12,6 +12,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
+	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
@@ -34,6 +35,8 @@ type Spawner struct {
 	// Rand feeds the random part of session names (crypto/rand when nil).
 	Rand          io.Reader
 	Width, Height int
+	// Wrap runs an argv inside this tool's sandbox (confine.Wrap when nil).
+	Wrap func(confine.Policy, []string) ([]string, error)
 }
 
 // Request is one session to spawn.
@@ -63,6 +66,10 @@ type Request struct {
 	// Env is which of the spawner's variables beyond the allow-list the
 	// child gets (ChildEnv).
 	Env EnvPolicy
+	// ReadDeny are paths a confined child may not read besides the user's
+	// credentials (workflow.yaml's sandbox.readDeny: absolute, or "~/…"
+	// under the child's HOME).
+	ReadDeny []string
 }
 
 // dir is the folder the child runs in.
@@ -171,14 +178,23 @@ func (s *Spawner) freshName(r Request) (string, error) {
 func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
 		PromptFile: PromptPath(r.StateDir, sess.Name)}
-	confine, err := r.confine(prof, sess.Name, s.getenv)
+	conf, err := r.confine(prof, sess.Name, s.getenv)
 	if err != nil {
 		return Spec{}, err
 	}
-	inv.Confine = confine
+	inv.Confine = conf
 	launch, err := Build(prof, inv)
 	if err != nil {
 		return Spec{}, err
+	}
+	if launch.Wrap != nil {
+		wrap := s.Wrap
+		if wrap == nil {
+			wrap = confine.Wrap
+		}
+		if launch.Argv, err = wrap(*launch.Wrap, launch.Argv); err != nil {
+			return Spec{}, err
+		}
 	}
 	for _, f := range launch.Files {
 		if err := atomicfile.Replace(f.Path, f.Data, 0o600); err != nil {
@@ -271,9 +287,12 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 		return nil, unsupportedOS(prof)
 	}
 	c := &Confine{Dir: r.dir(), GitDirs: GitDirs(r.dir()), Network: r.Network,
-		FilesDir: SandboxFilesPath(r.StateDir, name)}
+		FilesDir: SandboxFilesPath(r.StateDir, name), ReadDeny: ReadDenied(prof, r.ReadDeny, getenv)}
 	if len(c.GitDirs) == 0 {
 		c.GitDirs = GitDirs(r.ProjectRoot)
+	}
+	if prof.Sandbox.Hides == agent.HideWrap {
+		c.CLIWrites = cliWrites(prof, r, getenv)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err

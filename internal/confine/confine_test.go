@@ -1,0 +1,125 @@
+package confine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/story-automator/story-automator/internal/coded"
+)
+
+// The mounts come in the order that makes the policy hold: everything
+// read-only, then /tmp, then the writable folders, then the hidden paths
+// (a hidden file inside a writable folder stays hidden); no network
+// namespace of its own only when the policy allows the network.
+func TestBwrapArgsOrderTheMountsSoThePolicyHolds(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	secretDir := filepath.Join(dir, "secrets")
+	secretFile := filepath.Join(dir, "key")
+	if err := os.Mkdir(secretDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{dir}, ReadDeny: []string{secretDir, secretFile}, TmpDir: tmp}
+	got := strings.Join(bwrapArgs(p, []string{"sh", "-c", "x"}), " ")
+	want := []string{"--ro-bind / /", "--unshare-net", "--bind " + tmp + " /tmp", "--setenv TMPDIR /tmp",
+		"--bind " + dir + " " + dir, "--tmpfs " + secretDir + " --remount-ro " + secretDir,
+		"--dev-bind /dev/null " + secretFile, "-- sh -c x"}
+	at := -1
+	for _, w := range want {
+		i := strings.Index(got, w)
+		if i <= at {
+			t.Fatalf("%q missing or out of order in\n%s", w, got)
+		}
+		at = i
+	}
+	p.Network = true
+	if got := bwrapArgs(p, []string{"true"}); slices.Contains(got, "--unshare-net") {
+		t.Fatalf("network allowed, yet a network namespace of its own: %v", got)
+	}
+	p.TmpDir = ""
+	if got := strings.Join(bwrapArgs(p, []string{"true"}), " "); !strings.Contains(got, "--tmpfs /tmp") {
+		t.Fatalf("no temp folder given, /tmp must still be private: %s", got)
+	}
+}
+
+// The macOS profile: writes denied but under the writable folders and the
+// temp folder, the hidden paths denied last (a folder as a subpath, a file
+// as a literal), no network unless allowed; paths quoted.
+func TestSeatbeltProfileText(t *testing.T) {
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "key")
+	if err := os.WriteFile(secretFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Writable: []string{"/work/pro\"j"}, ReadDeny: []string{dir, secretFile}, TmpDir: "/private/tmp/t"}
+	got := seatbeltProfile(p)
+	want := "(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*\n" +
+		"  (subpath \"/work/pro\\\"j\")\n  (subpath \"/private/tmp/t\")\n" +
+		"  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\")\n" +
+		"  (regex #\"^/dev/fd/\") (regex #\"^/dev/ttys[0-9]+$\"))\n" +
+		"(deny file-read* file-write*\n  (subpath \"" + dir + "\")\n  (literal \"" + secretFile + "\")\n)\n" +
+		"(deny network*)\n"
+	if got != want {
+		t.Fatalf("profile:\n%s\nwant:\n%s", got, want)
+	}
+	p.Network = true
+	if strings.Contains(seatbeltProfile(p), "network") {
+		t.Fatalf("network allowed, yet denied:\n%s", seatbeltProfile(p))
+	}
+	args := seatbeltArgs(p, []string{"sh", "-c", "x"})
+	if args[0] != "-p" || !slices.Equal(args[2:], []string{"/usr/bin/env", "TMPDIR=/private/tmp/t", "sh", "-c", "x"}) {
+		t.Fatalf("argv: %q", args)
+	}
+}
+
+func TestCredentialPathsCoverTheUsersSecrets(t *testing.T) {
+	got := CredentialPaths("/home/u")
+	for _, want := range []string{".ssh", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json",
+		".netrc", ".npmrc", ".pypirc", ".git-credentials", ".config/gh", ".local/share/keyrings", ".gnupg",
+		".password-store"} {
+		if !slices.Contains(got, "/home/u/"+want) {
+			t.Errorf("%s is not denied: %v", want, got)
+		}
+	}
+	for _, c := range credentials {
+		if c.why == "" {
+			t.Errorf("%s: no reason given", c.path)
+		}
+	}
+}
+
+func TestWrapRefusesRelativeAndMissingPaths(t *testing.T) {
+	for name, p := range map[string]Policy{
+		"relative writable": {Writable: []string{"proj"}},
+		"missing writable":  {Writable: []string{filepath.Join(t.TempDir(), "gone")}},
+		"relative hidden":   {ReadDeny: []string{".ssh"}},
+		"missing tmp":       {TmpDir: filepath.Join(t.TempDir(), "gone")},
+	} {
+		if _, err := Wrap(p, []string{"true"}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Wrap(Policy{}, nil); err == nil {
+		t.Error("no command: accepted")
+	}
+}
+
+// Without the sandbox program the command is refused with the install line.
+func TestWrapWithoutTheSandboxProgramIsRefusedWithTheInstallLine(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Wrap(Policy{}, []string{"true"})
+	var ce *coded.Error
+	if !errors.As(err, &ce) || ce.Code != CodeSandboxUnavailable {
+		t.Fatalf("want %s, got %v", CodeSandboxUnavailable, err)
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(ce.Action, Install) {
+		t.Fatalf("no install line: %q", ce.Action)
+	}
+}

@@ -1,0 +1,65 @@
+package child
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/tmux"
+)
+
+// A confined child of a CLI whose sandbox cannot hide a path starts inside
+// this tool's sandbox, which hides the user's credentials under the
+// child's HOME and the workflow's readDeny, never the agent's own state;
+// the CLI writes HOME and the project itself, and keeps its network.
+func TestSpawnWrapsACLIWhoseSandboxCannotHideCredentials(t *testing.T) {
+	var name string
+	for _, n := range agent.CLIAgents() {
+		if p, _ := agent.LookupProfile(n); p.Sandbox.Hides == agent.HideWrap && p.Sandbox.HidesCredentials(runtime.GOOS) {
+			name = n
+		}
+	}
+	if name == "" {
+		t.Skipf("no agent is wrapped on %s", runtime.GOOS)
+	}
+	root, home := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, ".ssh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })
+	var got *confine.Policy
+	sp := &Spawner{Tmux: tc, Exe: "/opt/sa/story-automator", Environ: []string{"PATH=/bin", "HOME=" + home},
+		Wrap: func(p confine.Policy, argv []string) ([]string, error) {
+			got = &p
+			return append([]string{"wrapped", "--"}, argv...), nil
+		}}
+	req := spawnRequest(root)
+	req.Agent, req.ReadDeny = name, []string{"~/.config/rclone", "/srv/keys"}
+	sess, err := sp.Spawn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := TakeSpec(req.StateDir, sess.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := agent.LookupProfile(name)
+	if got == nil || !slices.Equal(spec.Argv[:3], []string{"wrapped", "--", p.Program}) {
+		t.Fatalf("argv %q: not wrapped", spec.Argv)
+	}
+	want := append(confine.CredentialPaths(home), filepath.Join(home, ".config/rclone"), "/srv/keys")
+	if !slices.Equal(got.ReadDeny, want) || !got.Network || !got.Nests || !slices.Equal(got.Writable, []string{home, root}) {
+		t.Fatalf("policy %+v", got)
+	}
+	// Unconfined (--sandbox off), nothing is wrapped.
+	got = nil
+	req.Unconfined = true
+	if _, err := sp.Spawn(context.Background(), req); err != nil || got != nil {
+		t.Fatalf("unconfined: %v, wrapped %+v", err, got)
+	}
+}

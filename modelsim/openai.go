@@ -192,7 +192,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []
 }
 
 // openaiOutput is the reply as output items: a message, then one function
-// call on Codex's shell tool.
+// call on the CLI's shell tool (Codex's, or GitHub Copilot CLI's "bash").
 func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 	var out []map[string]any
 	if rep.Text != "" || rep.Call == nil {
@@ -217,6 +217,12 @@ func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 			"name": "exec", "input": codeModeExec(cmd), "call_id": s.newID("call_")})
 	case c.HasTool("shell"):
 		out = append(out, s.oaiFunctionCall("shell", map[string]any{"command": []string{"bash", "-lc", cmd}}))
+	case c.HasTool("bash"):
+		// GitHub Copilot CLI's shell tool: "sync" waits for the command, but
+		// only initial_wait seconds (30 by default) before it answers with
+		// the output so far; a step can take longer.
+		out = append(out, s.oaiFunctionCall("bash", map[string]any{"command": cmd, "description": "Run a command",
+			"mode": "sync", "initial_wait": 600}))
 	default:
 		out = append(out, s.oaiFunctionCall("exec_command", map[string]any{"cmd": cmd}))
 	}

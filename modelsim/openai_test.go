@@ -56,6 +56,28 @@ func TestOpenAIAnswersRealCodexFunctionRequests(t *testing.T) {
 	}
 }
 
+// GitHub Copilot CLI 1.0.102 in BYOK mode with the Responses wire API offers
+// its shell as the function "bash" (command, description, mode,
+// initial_wait), not Codex's exec_command.
+func TestOpenAIAnswersRealCopilotRequests(t *testing.T) {
+	s := start(t, Options{})
+	first := postGolden(t, s, "/v1/responses", fixture(t, "copilot-1.0.102/responses-1.json"), "openai-copilot-call.sse")
+	postGolden(t, s, "/v1/responses", fixture(t, "copilot-1.0.102/responses-2.json"), "openai-copilot-end.sse")
+	ev := sseData(t, first)
+	item := ev[len(ev)-2]["item"].(map[string]any)
+	if item["type"] != "function_call" || item["name"] != "bash" ||
+		item["arguments"] != `{"command":"echo hi > proof.txt","description":"Run a command","initial_wait":600,"mode":"sync"}` {
+		t.Errorf("call item %v", item)
+	}
+	ex := s.Exchanges()
+	if ex[0].Call == nil || ex[0].Call.Shell != "echo hi > proof.txt" || ex[0].Model != "gpt-5.4" {
+		t.Errorf("first exchange %+v", ex[0])
+	}
+	if ex[1].Call != nil || ex[1].Text != "Done. The command said: <shellId: 0 completed with exit code 0>" {
+		t.Errorf("second exchange %+v", ex[1])
+	}
+}
+
 func TestOpenAIStringInputAndSchemaSideRequest(t *testing.T) {
 	s := start(t, Options{})
 	_, body := post(t, s, "/v1/responses", mustJSON(map[string]any{"model": "m", "input": "say hi",

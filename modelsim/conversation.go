@@ -84,6 +84,18 @@ func (c *Conversation) turn() (idx int, text string, calls int, lastResult strin
 	return idx, text, calls, lastResult
 }
 
+// results lists the tool outputs after the user turn at idx, in order: one
+// per call the brain made in that turn.
+func (c *Conversation) results(idx int) []string {
+	var out []string
+	for _, m := range c.Messages[idx+1:] {
+		if m.Role == RoleTool {
+			out = append(out, m.Result)
+		}
+	}
+	return out
+}
+
 // userTexts lists the text of every user turn up to and including idx.
 func (c *Conversation) userTexts(idx int) []string {
 	var out []string
@@ -135,6 +147,9 @@ type Call struct {
 	// when it has one, else through its shell).
 	WritePath    string `json:"writePath,omitempty"`
 	WriteContent string `json:"writeContent,omitempty"`
+	// ReadPath reads a file (through the CLI's read tool when it has one,
+	// else through its shell).
+	ReadPath string `json:"readPath,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
 	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
 	Unsandboxed bool `json:"unsandboxed,omitempty"`
@@ -145,6 +160,9 @@ type Call struct {
 func (c *Call) shellCommand() string {
 	if c.Shell != "" {
 		return c.Shell
+	}
+	if c.ReadPath != "" {
+		return "cat " + shellArg(c.ReadPath)
 	}
 	return "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
 }

@@ -170,7 +170,7 @@ func gemParts(c *Conversation, rep Reply) []any {
 			args["additional_permissions"] = map[string]any{"network": true,
 				"fileSystem": map[string]any{"write": []string{"/"}}}
 		}
-		if rep.Call.Shell == "" && c.HasTool("write_file") {
+		if rep.Call.Shell == "" && rep.Call.WritePath != "" && c.HasTool("write_file") {
 			name, args = "write_file", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
 		}
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})

@@ -232,6 +232,13 @@ rules:
 // A capture that finds nothing ends the turn saying what was missing and
 // where: the script makes no call with a hole in it.
 func TestScriptedTurnsStopWhenACaptureFindsNothing(t *testing.T) {
+	// Without a write tool, a write through the shell makes the file's folder first.
+	if got := (&Call{WritePath: "/p/src/a.py", WriteContent: "x"}).shellCommand(); got != `mkdir -p /p/src && printf '%s' x > /p/src/a.py` {
+		t.Errorf("shell write: %s", got)
+	}
+	if got := (&Call{ReadPath: "/p/it's.md"}).shellCommand(); got != `cat "/p/it's.md"` {
+		t.Errorf("shell read: %s", got)
+	}
 	b := &Brain{Script: script(t, `
 rules:
   - match: go

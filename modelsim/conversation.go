@@ -2,6 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -156,7 +157,8 @@ type Call struct {
 }
 
 // shellCommand is the call as a shell command line: writes without a write
-// tool go through a quoted printf.
+// tool go through a quoted printf (after making the file's folder), reads
+// through cat.
 func (c *Call) shellCommand() string {
 	if c.Shell != "" {
 		return c.Shell
@@ -164,7 +166,12 @@ func (c *Call) shellCommand() string {
 	if c.ReadPath != "" {
 		return "cat " + shellArg(c.ReadPath)
 	}
-	return "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
+	write := "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
+	if dir := filepath.Dir(c.WritePath); dir != "." && dir != "/" {
+		// A write tool makes the file's folder; so does this.
+		return "mkdir -p " + shellArg(dir) + " && " + write
+	}
+	return write
 }
 
 // shellArg is s as one shell word (a NUL byte, which no shell can carry,

@@ -122,7 +122,11 @@ var sandboxes = map[string]Sandbox{
 		Plants: []string{".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout",
 			".bash_aliases", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".envrc",
 			".ripgreprc", ".mcp.json", ".claude.json", ".npmrc", ".yarnrc", ".yarnrc.yml", ".idea", ".vscode",
-			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json"},
+			".claude/commands", ".claude/agents", ".claude/settings.json", ".claude/settings.local.json",
+			// and, measured in a project that has a .claude folder (BMAD 6.12
+			// installs its skills there), these too
+			".claude/hooks", ".claude/launch.json", ".claude/loop.md", ".claude/output-styles", ".claude/routines",
+			".claude/scheduled_tasks.json", ".claude/workflows"},
 		Allows: writesAllowed + "; network: the sandbox.network hosts only"},
 	// Codex 0.169: exec runs with approval "never" already. No --sandbox:
 	// with it Codex takes its older sandbox settings, which cannot deny a

@@ -175,7 +175,7 @@ func (s *Server) anthropicContent(c *Conversation, rep Reply) []map[string]any {
 		if rep.Call.Shell == "" && filepath.IsAbs(rep.Call.WritePath) && c.HasTool("Write") {
 			name, input = "Write", map[string]any{"file_path": rep.Call.WritePath, "content": rep.Call.WriteContent}
 		}
-		if rep.Call.ReadPath != "" && c.HasTool("Read") {
+		if rep.Call.Shell == "" && filepath.IsAbs(rep.Call.ReadPath) && c.HasTool("Read") {
 			name, input = "Read", map[string]any{"file_path": rep.Call.ReadPath}
 		}
 		out = append(out, map[string]any{"type": "tool_use", "id": s.newID("toolu_"), "name": name, "input": input})

@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
@@ -27,23 +28,31 @@ func (b *Brain) Respond(c *Conversation) Reply {
 	if c.Side {
 		return Reply{Text: sideAnswer(c), Usage: usage}
 	}
-	idx, text, done, last := c.turn()
-	actions, u := b.plan(c, idx, text)
-	if u != nil {
-		usage = *u
+	idx, text, done, _ := c.turn()
+	actions, rule := b.plan(c, idx, text)
+	if rule != nil && rule.Usage != nil {
+		usage = *rule.Usage
 	}
-	r := walk(actions, done, last, b)
+	var vars map[string]string
+	if rule != nil && rule.templated {
+		vars = map[string]string{}
+		if missing := rule.captures.fromTurns(c.userTexts(idx), vars); missing != "" {
+			return Reply{Text: captureFailed(missing, "the user's turns", text), Usage: usage}
+		}
+	}
+	r := walk(actions, done, c.results(idx), b, vars)
 	r.Usage = usage
 	return r
 }
 
-// plan chooses the actions of the turn whose user text is text.
-func (b *Brain) plan(c *Conversation, idx int, text string) ([]Action, *Usage) {
+// plan chooses the actions of the turn whose user text is text, and the
+// script's rule that planned them (nil for the built-in behaviour).
+func (b *Brain) plan(c *Conversation, idx int, text string) ([]Action, *Rule) {
 	if b.Script != nil {
 		texts := c.userTexts(idx)
 		for i := range b.Script.Rules {
 			if r := &b.Script.Rules[i]; r.applies(c.Protocol, texts) {
-				return r.Actions, r.Usage
+				return r.Actions, r
 			}
 		}
 		if b.Script.Builtin != nil && !*b.Script.Builtin {
@@ -90,13 +99,25 @@ func (b *Brain) step() string {
 const crashCommand = `kill -KILL "$PPID"`
 
 // walk finds the response for the request that follows `done` tool calls in
-// this turn: the next call, or the final text once every call is made.
-func walk(actions []Action, done int, lastResult string, b *Brain) Reply {
+// this turn (whose outputs are results): the next call, or the final text
+// once every call is made. With vars (a rule that captures), each action's
+// templates are filled from what was captured before it.
+func walk(actions []Action, done int, results []string, b *Brain, vars map[string]string) Reply {
 	var r Reply
 	var text []string
 	calls := 0
 	ran := false
+	lastResult := ""
+	if len(results) > 0 {
+		lastResult = results[len(results)-1]
+	}
 	for _, a := range actions {
+		if vars != nil {
+			var err error
+			if a, err = a.expanded(vars); err != nil {
+				return Reply{Text: "model-sim: " + err.Error()}
+			}
+		}
 		var planned []*Call
 		switch {
 		case a.Delay > 0:
@@ -129,6 +150,15 @@ func walk(actions []Action, done int, lastResult string, b *Brain) Reply {
 			if calls == done {
 				r.Call, r.Text = call, strings.Join(text, "\n")
 				return r
+			}
+			if vars != nil && len(a.captures) > 0 {
+				out := ""
+				if calls < len(results) {
+					out = results[calls]
+				}
+				if missing := a.captures.fromResult(out, vars); missing != "" {
+					return Reply{Text: captureFailed(missing, fmt.Sprintf("the output of call %d", calls+1), out)}
+				}
 			}
 			calls++
 			r.Delay, text = 0, nil

@@ -173,3 +173,113 @@ func TestSideAnswersFitTheirSchema(t *testing.T) {
 		t.Errorf("side answer %s, want %s", r.Text, want)
 	}
 }
+
+// result is a tool's answer to one call.
+func result(out string) []Message {
+	return []Message{{Role: RoleAssistant, Calls: []ToolCall{{Name: "Bash"}}}, {Role: RoleTool, Result: out}}
+}
+
+// A rule reads values off the user's turns and off its calls' outputs, and
+// fills them into the calls after, as a model reading a skill and the
+// paths its commands print would.
+func TestScriptedTurnsCaptureFromTheTurnAndFromToolOutputs(t *testing.T) {
+	b := &Brain{Script: script(t, `
+rules:
+  - match: skill
+    capture:
+      skill: 'Base directory for this skill: (\S+)|<path>(\S+)/SKILL\.md</path>'
+      story: '^/?\$?run-it (\S+)'
+    actions:
+      - shell: pwd
+        capture: {root: '(?m)^(/\S*)$'}
+      - shell: 'render --root "{{.root}}" --skill "{{.skill}}"'
+        capture: {workflow: '(/\S+/workflow\.md)'}
+      - read: '{{.workflow}}'
+      - write: {path: '{{.root}}/spec-{{.story}}.md', content: "story {{.story}}\n"}
+      - reply: 'wrote spec-{{.story}}.md'
+`)}
+	// Codex: the prompt, then the skill's text as a turn of its own.
+	msgs := []Message{user("$run-it 1-2-a"), user("<skill>\n<path>/p/.agents/skills/s/SKILL.md</path>\nskill text</skill>")}
+	steps := []struct {
+		out  string
+		want Call
+	}{
+		{"", Call{Shell: "pwd"}},
+		{"Output:\n/p\n", Call{Shell: `render --root "/p" --skill "/p/.agents/skills/s"`}},
+		{"Read and follow /p/_r/x/workflow.md\n", Call{ReadPath: "/p/_r/x/workflow.md"}},
+		{"# Workflow", Call{WritePath: "/p/spec-1-2-a.md", WriteContent: "story 1-2-a\n"}},
+	}
+	for i, s := range steps {
+		if s.out != "" {
+			msgs = append(msgs, result(s.out)...)
+		}
+		r := b.Respond(conv(msgs...))
+		if r.Call == nil || *r.Call != s.want {
+			t.Fatalf("call %d: %+v (%q), want %+v", i+1, r.Call, r.Text, s.want)
+		}
+	}
+	r := b.Respond(conv(append(msgs, result("written")...)...))
+	if r.Call != nil || r.Text != "wrote spec-1-2-a.md" {
+		t.Fatalf("final: %+v", r)
+	}
+	// Claude Code: the skill's text follows its base directory in the turn itself.
+	r = b.Respond(conv(user("/run-it 3-1-b\nBase directory for this skill: /q/.claude/skills/s\n\nskill text"), result("/q")[0], result("/q")[1]))
+	if r.Call == nil || r.Call.Shell != `render --root "/q" --skill "/q/.claude/skills/s"` {
+		t.Fatalf("claude's form: %+v", r)
+	}
+}
+
+// A capture that finds nothing ends the turn saying what was missing and
+// where: the script makes no call with a hole in it.
+func TestScriptedTurnsStopWhenACaptureFindsNothing(t *testing.T) {
+	// Without a write tool, a write through the shell makes the file's folder first.
+	if got := (&Call{WritePath: "/p/src/a.py", WriteContent: "x"}).shellCommand(); got != `mkdir -p /p/src && printf '%s' x > /p/src/a.py` {
+		t.Errorf("shell write: %s", got)
+	}
+	if got := (&Call{ReadPath: "/p/it's.md"}).shellCommand(); got != `cat "/p/it's.md"` {
+		t.Errorf("shell read: %s", got)
+	}
+	b := &Brain{Script: script(t, `
+rules:
+  - match: go
+    actions:
+      - shell: make
+        capture: {workflow: '(/\S+/workflow\.md)'}
+      - read: '{{.workflow}}'
+`)}
+	r := b.Respond(conv(append([]Message{user("go")}, result("uv: command not found")...)...))
+	if r.Call != nil || !strings.Contains(r.Text, "no workflow in the output of call 1") || !strings.Contains(r.Text, "uv: command not found") {
+		t.Fatalf("reply %+v", r)
+	}
+	b = &Brain{Script: script(t, "rules:\n  - match: go\n    capture: {skill: 'Base directory: (\\S+)'}\n    actions: [{read: '{{.skill}}'}]\n")}
+	if r := b.Respond(conv(user("go"))); r.Call != nil || !strings.Contains(r.Text, "no skill in the user's turns") {
+		t.Fatalf("reply %+v", r)
+	}
+	// Without a capture a rule's strings are literal.
+	b = &Brain{Script: script(t, "rules:\n  - match: go\n    actions: [{shell: 'echo {{.x}}'}]\n")}
+	if r := b.Respond(conv(user("go"))); r.Call == nil || r.Call.Shell != "echo {{.x}}" {
+		t.Fatalf("literal: %+v", r)
+	}
+}
+
+func TestScriptRefusesBadCaptures(t *testing.T) {
+	for _, bad := range []string{
+		"rules:\n  - actions: [{reply: x, capture: {a: b}}]\n",
+		"rules:\n  - capture: {'1a': x}\n    actions: [{reply: x}]\n",
+		"rules:\n  - capture: {a: '('}\n    actions: [{reply: x}]\n",
+		"rules:\n  - capture: {a: x}\n    actions: [{shell: '{{.a'}]\n",
+		"rules:\n  - actions: [{read: x, shell: y}]\n",
+	} {
+		if _, err := ParseScript([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// The shipped build-auto script parses.
+func TestBuildAutoScriptParses(t *testing.T) {
+	s := script(t, BuildAutoScript)
+	if len(s.Rules) != 1 || !s.Rules[0].templated {
+		t.Fatalf("rules %+v", s.Rules)
+	}
+}

@@ -2,6 +2,7 @@ package modelsim
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -84,6 +85,18 @@ func (c *Conversation) turn() (idx int, text string, calls int, lastResult strin
 	return idx, text, calls, lastResult
 }
 
+// results lists the tool outputs after the user turn at idx, in order: one
+// per call the brain made in that turn.
+func (c *Conversation) results(idx int) []string {
+	var out []string
+	for _, m := range c.Messages[idx+1:] {
+		if m.Role == RoleTool {
+			out = append(out, m.Result)
+		}
+	}
+	return out
+}
+
 // userTexts lists the text of every user turn up to and including idx.
 func (c *Conversation) userTexts(idx int) []string {
 	var out []string
@@ -135,7 +148,7 @@ type Call struct {
 	// when it has one, else through its shell).
 	WritePath    string `json:"writePath,omitempty"`
 	WriteContent string `json:"writeContent,omitempty"`
-	// ReadPath reads a file (through the CLI's file tool when it has one,
+	// ReadPath reads a file (through the CLI's read tool when it has one,
 	// else through its shell).
 	ReadPath string `json:"readPath,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
@@ -144,7 +157,8 @@ type Call struct {
 }
 
 // shellCommand is the call as a shell command line: writes without a write
-// tool go through a quoted printf.
+// tool go through a quoted printf (after making the file's folder), reads
+// through cat.
 func (c *Call) shellCommand() string {
 	if c.Shell != "" {
 		return c.Shell
@@ -152,7 +166,12 @@ func (c *Call) shellCommand() string {
 	if c.ReadPath != "" {
 		return "cat " + shellArg(c.ReadPath)
 	}
-	return "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
+	write := "printf '%s' " + shellArg(c.WriteContent) + " > " + shellArg(c.WritePath)
+	if dir := filepath.Dir(c.WritePath); dir != "." && dir != "/" {
+		// A write tool makes the file's folder; so does this.
+		return "mkdir -p " + shellArg(dir) + " && " + write
+	}
+	return write
 }
 
 // shellArg is s as one shell word (a NUL byte, which no shell can carry,

@@ -29,9 +29,14 @@ func TestAReadGoesThroughTheFileToolElseTheShell(t *testing.T) {
 	}
 }
 
-func TestAReadNeedsAnAbsolutePath(t *testing.T) {
-	if _, err := ParseScript([]byte("rules: [{match: x, actions: [{read: notes.txt}]}]")); err == nil ||
-		!strings.Contains(err.Error(), "absolute") {
-		t.Fatalf("a relative read: %v", err)
+// Claude Code's Read takes only an absolute path: a relative read (or one
+// a capture fills in later) goes through its shell as cat.
+func TestARelativeReadGoesThroughTheShell(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{read: notes.txt}]}]`)})
+	_, body := post(t, s, "/v1/messages", mustJSON(map[string]any{"model": "m", "stream": false,
+		"tools":    []any{map[string]any{"name": "Bash"}, map[string]any{"name": "Read"}},
+		"messages": []any{map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "go"}}}}}))
+	if !strings.Contains(body, `"command":"cat notes.txt"`) {
+		t.Errorf("Claude Code, relative path: want cat in the shell, got %s", body)
 	}
 }

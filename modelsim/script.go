@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -27,12 +26,16 @@ import (
 //	    actions:         # done in order, one tool call per response
 //	      - shell: "echo tick >> ticks.txt"
 //	      - write: {path: notes.txt, content: "hello\n"}
-//	      - read: /abs/notes.txt            # the CLI's file tool (Read, read_file), else cat in its shell
+//	      - read: notes.txt  # the CLI's file tool (Read, read_file), else cat in its shell
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
 //	      - fault: crash|hang|error   # kill the agent process / never answer / HTTP 500
 //	      - fault: escape             # a hostile model: try to reach past the sandbox, then do the step
+//	    capture: {skill: 'Base directory for this skill: (\S+)'}   # values read off the user's turns
+//	    # a shell, write or read action may capture from its own tool output too
+//	    # (capture: {root: '(?m)^(/\S*)$'}); a rule with any capture expands
+//	    # {{.name}} in its actions' strings (Go text/template)
 //	escape: {loopback: "127.0.0.1:9", outside: "192.0.2.1:80", tag: "sa-escape"}   # its targets
 //	limit: {after: 2, for: 150s, kind: usage}   # see Limit: refuse every request for a time
 //
@@ -55,8 +58,15 @@ type Rule struct {
 	Protocol string   `yaml:"protocol"`
 	Usage    *Usage   `yaml:"usage"`
 	Actions  []Action `yaml:"actions"`
+	// Capture names values read off the conversation's user turns (the
+	// latest turn that matches, see capture.go); a rule with any capture
+	// expands {{.name}} in its actions.
+	Capture map[string]string `yaml:"capture"`
 
-	re *regexp.Regexp
+	re       *regexp.Regexp
+	captures captures
+	// templated: the rule or one of its actions captures.
+	templated bool
 }
 
 // Action is one thing the model does in a turn; exactly one field is set.
@@ -64,16 +74,21 @@ type Action struct {
 	Shell string `yaml:"shell"`
 	// Background runs the shell command as the CLI's background task where
 	// its shell tool has one (Claude Code's Bash run_in_background).
-	Background bool          `yaml:"background"`
-	Write      *WriteAction  `yaml:"write"`
-	Step       bool          `yaml:"step"`
-	Delay      time.Duration `yaml:"delay"`
-	Reply      string        `yaml:"reply"`
-	Fault      string        `yaml:"fault"`
-	// Read reads a file (absolute path) through the CLI's file tool where
-	// it has one (Claude Code's Read, Gemini CLI's read_file), else its
-	// shell (cat).
-	Read string `yaml:"read"`
+	Background bool         `yaml:"background"`
+	Write      *WriteAction `yaml:"write"`
+	// Read reads a file through the CLI's file tool where it has one
+	// (Claude Code's Read for an absolute path, Gemini CLI's read_file),
+	// else its shell (cat).
+	Read  string        `yaml:"read"`
+	Step  bool          `yaml:"step"`
+	Delay time.Duration `yaml:"delay"`
+	Reply string        `yaml:"reply"`
+	Fault string        `yaml:"fault"`
+	// Capture names values read off this action's tool output, for the
+	// actions after it.
+	Capture map[string]string `yaml:"capture"`
+
+	captures captures
 }
 
 // WriteAction writes a file through the agent's tools.
@@ -154,9 +169,31 @@ func (r *Rule) check() error {
 	if len(r.Actions) == 0 {
 		return fmt.Errorf("no actions")
 	}
-	for j, a := range r.Actions {
+	var err error
+	if r.captures, err = compileCaptures(r.Capture); err != nil {
+		return err
+	}
+	r.templated = len(r.captures) > 0
+	for j := range r.Actions {
+		a := &r.Actions[j]
 		if err := a.check(); err != nil {
 			return fmt.Errorf("action %d: %w", j+1, err)
+		}
+		if a.captures, err = compileCaptures(a.Capture); err != nil {
+			return fmt.Errorf("action %d: %w", j+1, err)
+		}
+		if len(a.captures) > 0 {
+			if a.Shell == "" && a.Write == nil && a.Read == "" {
+				return fmt.Errorf("action %d: only a shell, write or read action captures its output", j+1)
+			}
+			r.templated = true
+		}
+	}
+	if r.templated {
+		for j, a := range r.Actions {
+			if err := a.checkTemplates(); err != nil {
+				return fmt.Errorf("action %d: %w", j+1, err)
+			}
 		}
 	}
 	return nil
@@ -171,9 +208,6 @@ func (a Action) check() error {
 	}
 	if set != 1 {
 		return fmt.Errorf("want exactly one of shell, write, read, step, delay, reply, fault")
-	}
-	if a.Read != "" && !filepath.IsAbs(a.Read) {
-		return fmt.Errorf("read needs an absolute path, got %q", a.Read)
 	}
 	if a.Write != nil && a.Write.Path == "" {
 		return fmt.Errorf("write needs a path")

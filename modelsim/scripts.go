@@ -1,0 +1,12 @@
+package modelsim
+
+import _ "embed"
+
+// BuildAutoScript acts out BMAD 6.12's worker skill, bmad-build-auto,
+// through a real CLI on a project the real installer made: the CLI loads
+// the installed skill, runs its renderer under uv, reads the workflow.md it
+// printed, then writes the spec (draft → in-progress → done), code and a
+// test, and commits (scripts/build-auto.yaml says how).
+//
+//go:embed scripts/build-auto.yaml
+var BuildAutoScript string

@@ -169,14 +169,6 @@ func claudeSettings(exe string, events []string, c *Confine) string {
 	return string(b)
 }
 
-func tomlList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = tomledit.String(s)
-	}
-	return "[" + strings.Join(q, ",") + "]"
-}
-
 // GitDirs are the git directories of the checkout at dir an agent commits
 // to (gitdirs.Writable: never the common directory whole, whose hooks and
 // config run code in the run's own git commands).

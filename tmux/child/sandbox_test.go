@@ -143,32 +143,6 @@ func TestAnUnconfinedChildKeepsTheUnattendedArgs(t *testing.T) {
 	}
 }
 
-func TestGitDirsOfAWorktreeNameItsOwnAndTheCommonDir(t *testing.T) {
-	root := t.TempDir()
-	common := filepath.Join(root, ".git")
-	wtGit := filepath.Join(common, "worktrees", "s1")
-	wt := filepath.Join(root, "wt")
-	for _, d := range []string{wtGit, wt, filepath.Join(common, "objects"), filepath.Join(common, "refs"), filepath.Join(common, "hooks")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(wtGit, "commondir"), []byte("../..\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(wt, ".git"), []byte("gitdir: "+wtGit+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Of the common directory only what a commit writes (here no logs yet):
-	// not its hooks or config, nor the worktrees kept under it.
-	if got := GitDirs(wt); !reflect.DeepEqual(got, []string{filepath.Join(common, "objects"), filepath.Join(common, "refs"), wtGit}) {
-		t.Fatalf("worktree: %q", got)
-	}
-	if got := GitDirs(root); !reflect.DeepEqual(got, []string{common}) {
-		t.Fatalf("repo: %q", got)
-	}
-}
-
 // Gemini CLI reads a settings file named by the environment only when root
 // alone can write it and every folder above it: a folder under /tmp is not
 // one, a user's own setting makes the file needless.

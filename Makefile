@@ -56,7 +56,7 @@ dist:
 TEST_PARALLEL ?= 4
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -tags $(TAGS) -race -count=1 -timeout 25m -parallel $(TEST_PARALLEL) $(PKGS)
+	$(GO) test -tags $(TAGS) -race -count=1 -timeout 60m -parallel $(TEST_PARALLEL) $(PKGS)
 
 # The unit tests alone, for the inner loop: under -short every test that
 # starts tmux, builds or runs the binary, or runs a real agent skips itself

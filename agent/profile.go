@@ -185,20 +185,26 @@ func SessionVars() []string {
 	return out
 }
 
+// PassProfiles are the profiles whose variables a child of p gets: p's
+// own, or every CLI agent's for a command that may run any of them.
+func (p Profile) PassProfiles() []Profile {
+	if !p.PassEveryAgent {
+		return []Profile{p}
+	}
+	var out []Profile
+	for _, n := range CLIAgents() {
+		out = append(out, profiles[n])
+	}
+	return out
+}
+
 // PassVars are the variables of the run's environment p's child gets
 // beyond the common allow-list, sorted: PassEnv (of every CLI agent for
 // PassEveryAgent), the name of RootEnv and the state directory's variable.
 // A name ending in * stands for every name with that prefix.
 func (p Profile) PassVars() []string {
-	srcs := []Profile{p}
-	if p.PassEveryAgent {
-		srcs = nil
-		for _, n := range CLIAgents() {
-			srcs = append(srcs, profiles[n])
-		}
-	}
 	var out []string
-	for _, q := range srcs {
+	for _, q := range p.PassProfiles() {
 		out = append(out, q.PassEnv...)
 		if name, _, ok := strings.Cut(q.RootEnv, "="); ok {
 			out = append(out, name)

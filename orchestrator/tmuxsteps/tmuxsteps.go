@@ -403,6 +403,9 @@ func hasVar(env []string, name string) bool {
 func (t *Runner) runsCommand() bool {
 	pol := t.Policy
 	if pol == nil {
+		if t.Layout == nil {
+			return false // no project, so no command of its to run
+		}
 		var err error
 		if pol, err = workflows.LoadPolicy(t.Layout.Root); err != nil {
 			return true // the verifier will say what is wrong; check the sandbox anyway

@@ -97,8 +97,10 @@ func matches(name string, pats []string) bool {
 func ChildEnv(base []string, prof agent.Profile, pol EnvPolicy, set map[string]string) []string {
 	vals := envPairs(base)
 	allow := append(append(AllowedVars(), prof.PassVars()...), pol.Pass...)
-	if k := ProviderKey(prof, func(k string) string { return vals[k] }); k != "" {
-		allow = append(allow, k)
+	for _, q := range prof.PassProfiles() {
+		if k := ProviderKey(q, func(k string) string { return vals[k] }); k != "" {
+			allow = append(allow, k)
+		}
 	}
 	for k := range vals {
 		if !matches(k, allow) || slices.Contains(pol.Deny, k) {

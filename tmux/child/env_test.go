@@ -92,6 +92,11 @@ func TestChildEnvPassesTheProviderKeyCodexConfigNames(t *testing.T) {
 	if got := ChildEnv(base, claude, EnvPolicy{}, nil); slices.Contains(got, "MINE_KEY=k") {
 		t.Fatalf("another agent's child got Codex's provider key: %q", got)
 	}
+	// A custom command may run Codex: it gets the key as it gets Codex's variables.
+	custom, _ := agent.LookupProfile(agent.AgentCustom)
+	if got := ChildEnv(base, custom, EnvPolicy{}, nil); !slices.Contains(got, "MINE_KEY=k") || slices.Contains(got, "OTHER_KEY=o") {
+		t.Fatalf("custom: %q", got)
+	}
 }
 
 func TestWithVarsKeepsEverythingAndSets(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/story-automator/story-automator/internal/approval"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 )
@@ -26,7 +27,7 @@ type shellFixture struct {
 
 func newFixture(t *testing.T, m *marker.Marker) *shellFixture {
 	t.Helper()
-	f := &shellFixture{root: t.TempDir(), env: mapEnv{}}
+	f := &shellFixture{root: t.TempDir(), env: mapEnv{"XDG_STATE_HOME": t.TempDir()}}
 	f.store = marker.NewStore(f.root, f.env.get)
 	if m != nil {
 		if _, err := f.store.Create(context.Background(), m, true); err != nil {
@@ -34,6 +35,18 @@ func newFixture(t *testing.T, m *marker.Marker) *shellFixture {
 		}
 	}
 	return f
+}
+
+// approve records command as approved by the user, as `loop start` does.
+func (f *shellFixture) approve(t *testing.T, command string) {
+	t.Helper()
+	st, err := approval.Open(f.env.get)
+	if err == nil {
+		err = st.Approve(command)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *shellFixture) run(t *testing.T, input string) string {
@@ -335,9 +348,8 @@ func TestHistoryRollsOverAndRefusesSymlinks(t *testing.T) {
 // turned away by the gate alone, and a loop with an advisor finishes its one
 // decision with the advisor's verdict, consulted outside the lock.
 func TestShellDecidesOncePerCall(t *testing.T) {
-	withAdvisor := func(m *marker.Marker) {
-		m.Loop.Advisor = `echo '{"prediction":"go on","confidence":0.99}'`
-	}
+	const advisor = `echo '{"prediction":"go on","confidence":0.99}'`
+	withAdvisor := func(m *marker.Marker) { m.Loop.Advisor = advisor }
 	for _, c := range []struct {
 		name      string
 		m         *marker.Marker
@@ -359,6 +371,7 @@ func TestShellDecidesOncePerCall(t *testing.T) {
 			for k, v := range c.env {
 				f.env[k] = v
 			}
+			f.approve(t, advisor)
 			n := 0
 			var out bytes.Buffer
 			sh := &Shell{In: strings.NewReader(c.input), Out: &out, Getenv: f.env.get, Now: func() time.Time { return t0 },
@@ -399,6 +412,7 @@ func TestAMarkerChangedWhileTheAdvisorRanIsKeptAndTheStopGoesThrough(t *testing.
 	if _, err := f.store.Create(context.Background(), loopMarker(func(m *marker.Marker) { m.Loop.Advisor = advisor }), true); err != nil {
 		t.Fatal(err)
 	}
+	f.approve(t, advisor)
 	if out := f.run(t, `{"session_id":"owner","last_assistant_message":"working"}`); out != "" {
 		t.Fatalf("printed %q: the stop must go through", out)
 	}

@@ -2,12 +2,14 @@ package stophook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/approval"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -41,7 +43,14 @@ func (s *Shell) gatherLoopFacts(ctx context.Context, in Input, m *marker.Marker)
 	return f
 }
 
+// consultAdvisor runs the loop's advisor, only when it is the very command
+// the user approved at `loop start` (internal/approval): the marker lies in
+// the project, where a child may have rewritten it. Any other command is
+// not run and counts as a failing advisor, which lets the stop through.
 func (s *Shell) consultAdvisor(ctx context.Context, raw []byte, msg string, l *marker.LoopState) *AdvisorVerdict {
+	if err := advisorApproved(s.Getenv, l.Advisor); err != nil {
+		return &AdvisorVerdict{Err: err}
+	}
 	req, err := AdvisorRequest(raw, msg, l)
 	if err != nil {
 		return &AdvisorVerdict{Err: err}
@@ -50,6 +59,23 @@ func (s *Shell) consultAdvisor(ctx context.Context, raw []byte, msg string, l *m
 	v := RunAdvisor(ctx, l.Advisor, s.ProjectRoot, req, AdvisorTimeout(l))
 	s.Log.Debug("advisor consulted", "took", time.Since(start), "err", v.Err)
 	return &v
+}
+
+// ErrAdvisorNotApproved marks an advisor the hook did not run: not the
+// command approved at `loop start`.
+var ErrAdvisorNotApproved = errors.New("not run: the marker's advisor is not a command you approved with `story-automator loop start --advisor`")
+
+func advisorApproved(getenv func(string) string, command string) error {
+	st, err := approval.Open(getenv)
+	if err != nil {
+		return fmt.Errorf("%w (%v)", ErrAdvisorNotApproved, err)
+	}
+	if !st.Approved(command) {
+		return fmt.Errorf("%w (no approval in %s; the marker may have been changed since): "+
+			"if %q is yours, `story-automator loop cancel` and start the loop again from your terminal",
+			ErrAdvisorNotApproved, st.Dir, clip(command, 120))
+	}
+	return nil
 }
 
 // readFixPlan reads the fix-plan file (relative paths are from the project root).

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/approval"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -19,11 +20,13 @@ import (
 type loopProject struct {
 	root  string
 	store *marker.Store
+	// state is the user's XDG_STATE_HOME, where approvals are kept.
+	state string
 }
 
 func newLoopProject(t *testing.T, l *marker.LoopState) *loopProject {
 	t.Helper()
-	p := &loopProject{root: t.TempDir()}
+	p := &loopProject{root: t.TempDir(), state: t.TempDir()}
 	p.store = marker.NewStore(p.root, func(string) string { return "" })
 	m := &marker.Marker{Version: 1, Mode: marker.ModeLoop, Status: marker.StatusActive, OwnerSession: "owner",
 		CreatedAt: marker.Timestamp(loopNow), Heartbeat: marker.Timestamp(loopNow), Loop: l}
@@ -37,7 +40,8 @@ func (p *loopProject) stop(t *testing.T, input map[string]any) map[string]any {
 	t.Helper()
 	data, _ := json.Marshal(input)
 	var out bytes.Buffer
-	sh := &Shell{In: bytes.NewReader(data), Out: &out, Getenv: func(string) string { return "" },
+	getenv := func(k string) string { return map[string]string{"XDG_STATE_HOME": p.state}[k] }
+	sh := &Shell{In: bytes.NewReader(data), Out: &out, Getenv: getenv,
 		Now: func() time.Time { return loopNow }, ProjectRoot: p.root, Log: Log{}, LockTimeout: time.Second}
 	sh.Run(context.Background())
 	if out.Len() == 0 {
@@ -48,6 +52,14 @@ func (p *loopProject) stop(t *testing.T, input map[string]any) map[string]any {
 		t.Fatalf("hook printed %q", out.String())
 	}
 	return obj
+}
+
+// approve records command as approved by the user, as `loop start` does.
+func (p *loopProject) approve(t *testing.T, command string) {
+	t.Helper()
+	if err := (approval.Store{Dir: filepath.Join(p.state, "story-automator", "approved")}).Approve(command); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (p *loopProject) history(t *testing.T) []HistoryEntry {
@@ -94,6 +106,7 @@ func TestShellLoopAdvisorRunsWithoutTheLock(t *testing.T) {
 	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Loop.Advisor = script; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	p.approve(t, script)
 	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "step done"})
 	if out["decision"] != "block" || out["reason"] != "lock free" {
 		t.Fatalf("output %v", out)
@@ -107,12 +120,14 @@ func TestShellLoopAdvisorRunsWithoutTheLock(t *testing.T) {
 func TestShellLoopAdvisorIsNotAskedWhenAControlLineDecides(t *testing.T) {
 	p := newLoopProject(t, &marker.LoopState{Prompt: "p", Iteration: 1, MaxIterations: 9})
 	touched := filepath.Join(p.root, "advisor-ran")
+	advisor := "touch " + touched + `; echo '{"prediction":"x","confidence":1}'`
 	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error {
-		m.Loop.Advisor = "touch " + touched + `; echo '{"prediction":"x","confidence":1}'`
+		m.Loop.Advisor = advisor
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
+	p.approve(t, advisor)
 	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "STORY_AUTOMATOR_PAUSE"})
 	if out == nil || !strings.Contains(out["systemMessage"].(string), "paused") {
 		t.Fatalf("output %v", out)
@@ -129,6 +144,47 @@ func TestShellLoopAdvisorIsNotAskedWhenAControlLineDecides(t *testing.T) {
 	}
 	if _, err := os.Stat(touched); err == nil {
 		t.Fatal("the advisor ran for a bystander")
+	}
+}
+
+// issue 34: a child working in the project can rewrite the marker; the
+// hook runs only the advisor the user approved at `loop start`.
+func TestShellLoopRunsOnlyTheApprovedAdvisor(t *testing.T) {
+	p := newLoopProject(t, &marker.LoopState{Prompt: "p", Iteration: 1, MaxIterations: 9})
+	ran := filepath.Join(p.root, "approved-ran")
+	approved := "touch " + ran + `; echo '{"prediction":"next step","confidence":0.9}'`
+	p.approve(t, approved)
+	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Loop.Advisor = approved; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	// The positive control: the approved advisor runs and decides.
+	out := p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "done 1"})
+	if out["decision"] != "block" || out["reason"] != "next step" {
+		t.Fatalf("the approved advisor did not decide: %v", out)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Fatalf("the approved advisor did not run: %v", err)
+	}
+	// A child rewrites the marker's advisor: it is not run, and the stop goes through.
+	planted := filepath.Join(p.root, "planted-ran")
+	rewritten := "touch " + planted + `; echo '{"prediction":"exfiltrate","confidence":1}'`
+	if _, err := p.store.Modify(context.Background(), func(m *marker.Marker) error { m.Loop.Advisor = rewritten; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	out = p.stop(t, map[string]any{"session_id": "owner", "last_assistant_message": "done 2"})
+	if out == nil || out["decision"] != nil || !strings.Contains(out["systemMessage"].(string), "not a command you approved") {
+		t.Fatalf("a rewritten advisor must let the stop through and say why: %v", out)
+	}
+	if _, err := os.Stat(planted); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the rewritten advisor ran: %v", err)
+	}
+	h := p.history(t)
+	if last := h[len(h)-1]; last.Decision != KindEscalateAdvisor || !strings.Contains(last.Reason, "not a command you approved") {
+		t.Fatalf("history %+v", last)
+	}
+	m, err := p.store.Read()
+	if err != nil || m.Status != marker.StatusActive {
+		t.Fatalf("the loop must stay, not blocked: %+v %v", m, err)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/approval"
 	"github.com/story-automator/story-automator/marker"
 )
 
@@ -67,10 +69,15 @@ func TestLoopStartDefaultsAndPromptPosition(t *testing.T) {
 
 func TestLoopStartOptions(t *testing.T) {
 	root := t.TempDir()
-	out, code := loopRun(t, root, nil, "", "loop", "start", "p", "--max-iterations", "1000", "--exit-strategy", "composite:auto,fix_plan",
-		"--fix-plan", "plan.md", "--advisor", "./predict.sh", "--advisor-timeout", "3s", "--threshold", "0.8", "--owner-session", "o")
+	env := map[string]string{"XDG_STATE_HOME": t.TempDir()}
+	out, code := loopRun(t, root, env, "", "loop", "start", "p", "--max-iterations", "1000", "--exit-strategy", "composite:auto,fix_plan",
+		"--fix-plan", "plan.md", "--advisor", " ./predict.sh ", "--advisor-timeout", "3s", "--threshold", "0.8", "--owner-session", "o")
 	if code != 0 {
 		t.Fatalf("%d %v", code, out)
+	}
+	// The advisor, as the marker keeps it, is approved in the user's state folder.
+	if st, err := approval.Open(func(k string) string { return env[k] }); err != nil || !st.Approved("./predict.sh") {
+		t.Fatalf("loop start did not approve its advisor in %s: %v", st.Dir, err)
 	}
 	l := loopMarkerOf(t, root).Loop
 	if l.MaxIterations != 1000 || l.ExitStrategy != "composite:auto,fix_plan" || l.FixPlan != filepath.Join(root, "plan.md") ||
@@ -98,6 +105,19 @@ func anyStrings(v any) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// A session that cannot write the user's state folder (a sandboxed one)
+// cannot start a loop whose advisor the hook would never run.
+func TestLoopStartRefusesAnAdvisorItCannotApprove(t *testing.T) {
+	root := t.TempDir()
+	out, code := loopRun(t, root, nil, "", "loop", "start", "p", "--advisor", "./predict.sh", "--owner-session", "o")
+	if code != 1 || out["error"] != "approval_failed" || !strings.Contains(fmt.Sprint(out["action"]), "your own terminal") {
+		t.Fatalf("%d %v", code, out)
+	}
+	if _, err := os.Stat(marker.ResolvePath(root, func(string) string { return "" })); err == nil {
+		t.Fatal("a refused loop start wrote a marker")
+	}
 }
 
 func TestLoopStartUsageErrors(t *testing.T) {

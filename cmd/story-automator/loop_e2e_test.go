@@ -17,11 +17,13 @@ import (
 type loopE2E struct {
 	t    *testing.T
 	root string
+	// state is the user's XDG_STATE_HOME, where `loop start` approves an advisor.
+	state string
 }
 
 func newLoopE2E(t *testing.T) *loopE2E {
 	t.Helper()
-	p := &loopE2E{t: t, root: t.TempDir()}
+	p := &loopE2E{t: t, root: t.TempDir(), state: t.TempDir()}
 	p.git("init", "-q", "-b", "main")
 	p.commit("README.md", "start\n")
 	return p
@@ -56,7 +58,7 @@ func (p *loopE2E) cli(args ...string) map[string]any {
 	p.t.Helper()
 	cmd := exec.Command(builtBinary(p.t), args...)
 	cmd.Dir = p.root
-	cmd.Env = cleanEnv("PROJECT_ROOT=" + p.root)
+	cmd.Env = cleanEnv("PROJECT_ROOT="+p.root, "XDG_STATE_HOME="+p.state)
 	out, err := cmd.Output()
 	if err != nil {
 		p.t.Fatalf("%v: %v\n%s", args, err, out)
@@ -72,7 +74,7 @@ func (p *loopE2E) cli(args ...string) map[string]any {
 func (p *loopE2E) stop(input map[string]any) map[string]any {
 	p.t.Helper()
 	data, _ := json.Marshal(input)
-	out, code := runHookProcess(p.t, p.root, data)
+	out, code := runHookProcess(p.t, p.root, data, "XDG_STATE_HOME="+p.state)
 	if code != 0 {
 		p.t.Fatalf("stop-hook exit %d", code)
 	}

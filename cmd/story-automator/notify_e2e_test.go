@@ -68,7 +68,7 @@ func notifyProject(t *testing.T, policy string) string {
 func runNotifyTest(t *testing.T, dir string, env ...string) (map[string]any, int, string) {
 	t.Helper()
 	c := exec.Command(builtBinary(t), "notify", "test", "--json")
-	c.Env, c.Dir = cleanEnv(append([]string{"PROJECT_ROOT=" + dir}, env...)...), dir
+	c.Env, c.Dir = cleanEnv(append([]string{"PROJECT_ROOT=" + dir, "XDG_STATE_HOME=" + t.TempDir()}, env...)...), dir
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	code := exitCode(t, c, c.Run())

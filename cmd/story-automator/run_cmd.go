@@ -83,7 +83,10 @@ func runAction(c *cli.Context, o *runOptions) error {
 	out.policy = opts.Policy
 	deps.Report = out.reporter
 	deps.ActionLog = &orchestrator.ActionLog{}
-	notifier := newRunNotifier(e, out.reporter, deps.ActionLog)
+	var notifier *runNotifier // a dry run sends nothing, and approves nothing
+	if !o.DryRun {
+		notifier = newRunNotifier(e, out.reporter, deps.ActionLog, !o.Resume)
+	}
 	if notifier != nil {
 		deps.Report = notifier.rep
 	}

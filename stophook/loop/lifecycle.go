@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/approval"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/stophook"
@@ -32,9 +33,32 @@ func (p *Controller) Start(ctx context.Context, prompt string, s Shape) (Result,
 	if err != nil {
 		return nil, err
 	}
+	if err := p.approveAdvisor(l); err != nil {
+		return nil, err
+	}
 	l.Prompt, l.Iteration = prompt, 1
 	m := p.newMarker(ctx, l, s.owner("", p.Getenv))
 	return p.create(ctx, m, s.Replace, warnings, nil)
+}
+
+// approveAdvisor records the loop's advisor, given on this command line, as
+// approved by the user (internal/approval): the Stop hook runs no other, so
+// a child that rewrites the marker in the project cannot have a command of
+// its own run. A session whose sandbox keeps it from the user's state
+// folder cannot start a loop with an advisor.
+func (p *Controller) approveAdvisor(l *marker.LoopState) error {
+	if l.Advisor == "" {
+		return nil
+	}
+	st, err := approval.Open(p.Getenv)
+	if err == nil {
+		err = st.Approve(l.Advisor)
+	}
+	if err != nil {
+		return fail("approval_failed", "cannot record your approval of the advisor, so the Stop hook would never run it: %v", err).
+			WithAction("start the loop from your own terminal (a sandboxed agent session cannot write your state folder), with HOME or XDG_STATE_HOME set and writable")
+	}
+	return nil
 }
 
 // newMarker builds an active loop marker owned by owner, with the git
@@ -244,6 +268,9 @@ func (p *Controller) Import(ctx context.Context, path string, s Shape, keepSourc
 	}
 	l, warnings, err := s.state(p.Root)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.approveAdvisor(l); err != nil {
 		return nil, err
 	}
 	warnings = append(warnings, importLimits(src, s, l)...)

@@ -65,18 +65,9 @@ func actBMAD(ctx context.Context, s *Sim) int {
 }
 
 func newBMADJob(s *Sim) (*bmadJob, error) {
-	// A story in its own git worktree works there; the project root is
-	// only where the run's state lives.
-	root := s.Getenv(child.EnvWorkDir)
-	if root == "" {
-		root = s.Getenv("PROJECT_ROOT")
-	}
-	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		root = wd
+	root, err := workRoot(s)
+	if err != nil {
+		return nil, err
 	}
 	p, err := workflows.Open(root)
 	if err != nil {
@@ -203,4 +194,17 @@ func writeProjectFile(path, text string) error {
 
 func appendSection(text, section string) string {
 	return strings.TrimRight(text, "\n") + "\n\n" + strings.TrimRight(section, "\n") + "\n"
+}
+
+// workRoot is the folder the simulated agent works in: a story's own git
+// worktree when it has one (the project root is then only where the run's
+// state lives), else the project root, else the current folder.
+func workRoot(s *Sim) (string, error) {
+	if root := s.Getenv(child.EnvWorkDir); root != "" {
+		return root, nil
+	}
+	if root := s.Getenv("PROJECT_ROOT"); root != "" {
+		return root, nil
+	}
+	return os.Getwd()
 }

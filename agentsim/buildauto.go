@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -67,16 +66,9 @@ func actBuildAuto(_ context.Context, s *Sim) int {
 }
 
 func newBuildAuto(s *Sim) (*buildAuto, error) {
-	root := s.Getenv(child.EnvWorkDir)
-	if root == "" {
-		root = s.Getenv("PROJECT_ROOT")
-	}
-	if root == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		root = wd
+	root, err := workRoot(s)
+	if err != nil {
+		return nil, err
 	}
 	w := &buildAuto{s: s, root: root}
 	_, after, ok := strings.Cut(s.Prompt, workflows.BuildAutoSkill)

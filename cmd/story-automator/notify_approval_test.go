@@ -57,7 +57,7 @@ func TestAResumedRunRunsOnlyAnApprovedNotifyCommand(t *testing.T) {
 	s := testStreams(root, &out)
 	s.Getenv = func(k string) string { return map[string]string{"XDG_STATE_HOME": state}[k] }
 	s.Environ = os.Environ
-	e := &runtimeEnv{Streams: s, ProjectRoot: root, Log: zerolog.New(&logged)}
+	e := &runtimeEnv{Streams: s, ProjectRoot: root, Log: zerolog.New(zerolog.SyncWriter(&logged))}
 	setCommand := func(file string) {
 		t.Helper()
 		policy := "notify:\n  webhook: " + hook.URL + "/hook\n  command: touch " + filepath.Join(root, file) + "\n"

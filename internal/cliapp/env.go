@@ -48,5 +48,7 @@ func Logger(level, file string, stderr io.Writer) (zerolog.Logger, error) {
 		}
 		w = f
 	}
-	return zerolog.New(w).Level(lv).With().Timestamp().Logger(), nil
+	// Notifications and parallel stories log from several goroutines: one
+	// record at a time, whatever the writer.
+	return zerolog.New(zerolog.SyncWriter(w)).Level(lv).With().Timestamp().Logger(), nil
 }

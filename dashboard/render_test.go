@@ -67,6 +67,8 @@ func frameCases() []frameCase {
 		}},
 		{name: "runs-100x30", width: 100, height: 30, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewRuns }},
 		{name: "loops-80x24", width: 80, height: 24, snap: loopSnapshot(), setup: func(m *Model) { m.view = viewLoops }},
+		{name: "deferred-100x30", width: 100, height: 30, snap: deferredSnapshot(), setup: func(m *Model) { m.view = viewDeferred }},
+		{name: "deferred-none-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewDeferred }},
 		{name: "help-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.showHelp = true }},
 		{name: "confirm-stop-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) {
 			next, _ := m.key(keyPress("s"))

@@ -26,14 +26,20 @@ func OpenDeferred(root string, min int) (workflows.DeferredWork, []workflows.Def
 }
 
 // WriteDeferredTable prints deferred items as a table, one line each: id,
-// severity, the spec it came from, its location and its summary (last, so
-// a narrow screen cuts the summary, not the id).
+// severity, summary and location (cut to fit a screen: the whole text is in
+// the file and the JSON) and the spec it came from.
 func WriteDeferredTable(w io.Writer, items []workflows.DeferredEntry) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSEVERITY\tSPEC\tLOCATION\tSUMMARY")
+	fmt.Fprintln(tw, "ID\tSEVERITY\tSUMMARY\tLOCATION\tSPEC")
 	for _, e := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, textline.OrDash(e.Severity), textline.OrDash(path.Base(e.SourceSpec)),
-			textline.OrDash(textline.OneLine(e.Location)), textline.OneLine(e.Summary))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.ID, textline.OrDash(e.Severity), textline.Cut(textline.OneLine(e.Summary), summaryCells),
+			textline.OrDash(textline.Cut(textline.OneLine(e.Location), locationCells)), textline.OrDash(path.Base(e.SourceSpec)))
 	}
 	tw.Flush()
 }
+
+// How wide a table's summary and location may be.
+const (
+	summaryCells  = 60
+	locationCells = 32
+)

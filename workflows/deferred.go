@@ -206,7 +206,11 @@ func collectOnce(root, path string, specs []string, strict bool) (Collected, err
 	if len(out.Added) == 0 {
 		return out, nil
 	}
-	return out, appendEntries(path, data, out.Added)
+	if err := appendEntries(path, data, out.Added); err != nil {
+		out.Added = []DeferredEntry{}
+		return out, err
+	}
+	return out, nil
 }
 
 // deferredSeen is the items there, by source spec and summary, with their

@@ -169,8 +169,11 @@ func TestCollectDeferredDeduplicates(t *testing.T) {
 	items := findingsYAML(t, l.Root, [4]string{"Flaky clock in the retry test", "fails 1 in 50", "retry_test.go:10", "low"})
 	a := doneSpec(t, l.Root, filepath.Join(dir, "spec-1-1-sign-up.md"), items)
 	doneSpec(t, l.Root, filepath.Join(dir, "spec-1-2-sign-in.md"), items)
+	// One summary at two locations of one spec is two findings.
+	doneSpec(t, l.Root, filepath.Join(dir, "spec-1-3-audit.md"), findingsYAML(t, l.Root,
+		[4]string{"Error dropped", "err ignored", "a.go:1", "low"}, [4]string{"Error dropped", "err ignored", "b.go:9", "low"}))
 	first, err := CollectAllDeferred(l)
-	if err != nil || len(first.Added) != 2 || first.Specs != 2 {
+	if err != nil || len(first.Added) != 4 || first.Specs != 3 {
 		t.Fatalf("first collection: %+v, %v", first, err)
 	}
 	data, _ := os.ReadFile(path)
@@ -185,7 +188,7 @@ func TestCollectDeferredDeduplicates(t *testing.T) {
 		t.Fatalf("a collection with nothing new rewrote the file:\n%s", now)
 	}
 	w, _ := ReadDeferredWork(l)
-	if len(w.Items) != 2 || w.Items[0].ID == w.Items[1].ID || w.Items[0].Summary != w.Items[1].Summary {
+	if len(w.Items) != 4 || w.Items[0].ID == w.Items[1].ID || w.Items[0].Summary != w.Items[1].Summary || w.Items[2].ID == w.Items[3].ID {
 		t.Fatalf("items %+v", w.Items)
 	}
 }
@@ -194,7 +197,7 @@ func TestCollectDeferredDeduplicates(t *testing.T) {
 // done marks; new items only follow it.
 func TestCollectDeferredAppendsAndKeepsEditsAndDoneMarks(t *testing.T) {
 	l, path := projectLayout(t)
-	before := "# Deferred work\n\n<!-- triage on Fridays -->\n" +
+	before := "# Deferred work\n\n<!-- triage on Fridays -->\n<!--\n- a commented-out item\n  summary: not one\n-->\n" +
 		"- source_spec: `none`\n  summary: Split the settings page\n  evidence: too big for one story\n  done: 0123abc\n" +
 		"\nNotes by hand, not an item.\n\n## Deferred from: code review of spec-0-1.md (2026-11-01)\n\n" +
 		"- [x] Old bug in the parser — deferred: pre-existing\n- Logging is noisy\n  on startup" // no final newline
@@ -230,9 +233,10 @@ func TestCollectDeferredRefusesAFileItCannotRead(t *testing.T) {
 	spec := doneSpec(t, l.Root, filepath.Join(l.Root, "_bmad-output/implementation-artifacts/spec-1-1-a.md"),
 		findingsYAML(t, l.Root, [4]string{"A finding", "its evidence", "a.go:1", "low"}))
 	for name, text := range map[string]string{
-		"line 3":  "- source_spec: `x`\n  summary: one\n  summary: two\n",
-		"line 2":  "intro\n```\n- source_spec: `x`\n  summary: one\n",
-		"line 4:": "- source_spec: `x`\n  summary: one\n\n- source_spec: `y`\n  evidence: no summary\n",
+		"line 3": "- source_spec: `x`\n  summary: one\n  summary: two\n",
+		"line 2": "intro\n```\n- source_spec: `x`\n  summary: one\n",
+		"line 4": "- source_spec: `x`\n  summary: one\n\n- source_spec: `y`\n  evidence: no summary\n",
+		"line 5": "- source_spec: `x`\n  summary: one\n\n\n<!-- triage notes\n- not an item\n",
 	} {
 		writeFile(t, path, text)
 		_, err := CollectDeferred(l, spec)

@@ -83,7 +83,7 @@ var (
 )
 
 // parseDeferredWork reads deferred-work.md. Items are its top-level list
-// items outside fenced code: an item led by `source_spec:` is the build
+// items outside fenced code and HTML comments: an item led by `source_spec:` is the build
 // skills' entry, its other keys on lines indented two spaces, a value's
 // further lines indented deeper; any other item (the code-review skill's
 // bullets under "## Deferred from: …") is an item whose summary is its text,
@@ -97,6 +97,7 @@ func parseDeferredWork(path, root, text string) ([]DeferredEntry, error) {
 		cur     *entryParse
 		heading string
 		fence   int // the line of an open fence, 0 when none
+		comment int // the line of an open HTML comment, 0 when none
 	)
 	bad := func(n int, format string, args ...any) error {
 		return fmt.Errorf("%w: %s line %d: %s", ErrDeferredWorkInvalid, path, n, fmt.Sprintf(format, args...))
@@ -130,6 +131,15 @@ func parseDeferredWork(path, root, text string) ([]DeferredEntry, error) {
 		if fence != 0 {
 			continue
 		}
+		if comment != 0 || strings.HasPrefix(t, "<!--") {
+			if comment == 0 {
+				comment = n
+			}
+			if strings.Contains(t, "-->") {
+				comment = 0
+			}
+			continue
+		}
 		indent := len(l) - len(strings.TrimLeft(l, " "))
 		switch {
 		case t == "":
@@ -160,6 +170,9 @@ func parseDeferredWork(path, root, text string) ([]DeferredEntry, error) {
 	}
 	if fence != 0 {
 		return nil, bad(fence, "a fenced block (```) that never closes")
+	}
+	if comment != 0 {
+		return nil, bad(comment, "an HTML comment (<!--) that never closes")
 	}
 	if err := flush(); err != nil {
 		return nil, err
@@ -250,7 +263,7 @@ func (p *entryParse) entry(root string) (DeferredEntry, error) {
 	e.Summary, e.Evidence, e.Location = get(keySummary), get(keyEvidence), get(keyLocation)
 	e.Severity, e.Done = get(keySeverity), get(keyDone)
 	if e.Summary == "" {
-		return e, fmt.Errorf("%w: %s line %d: the item has no summary:", ErrDeferredWorkInvalid, p.path, p.line)
+		return e, fmt.Errorf("%w: %s line %d: the item has no summary", ErrDeferredWorkInvalid, p.path, p.line)
 	}
 	e.ID = deferredID(root, e.SourceSpec, e.Summary, e.Location)
 	return e, nil

@@ -104,9 +104,9 @@ func TestDeferredPrintsATableOnATerminal(t *testing.T) {
 		lines[1] != "2 open item(s) of severity medium or above (3 in the file):" || strings.Contains(out, "{") {
 		t.Fatalf("output:\n%s", out)
 	}
-	if !regexpMatch(`(?m)^ID\s+SEVERITY\s+SPEC\s+LOCATION\s+SUMMARY$`, out) ||
-		!regexpMatch(`(?m)^dw-[0-9a-f]{8}\s+high\s+spec-1-1-sign-up\.md\s+src/signup\.go:40\s+Password rule allows spaces$`, out) ||
-		!regexpMatch(`(?m)^dw-[0-9a-f]{8}\s+medium \(unverified\)\s+spec-1-2-sign-in\.md\s+src/lockout\.go:12\s+Lockout counter never resets$`, out) {
+	if !regexpMatch(`(?m)^ID\s+SEVERITY\s+SUMMARY\s+LOCATION\s+SPEC$`, out) ||
+		!regexpMatch(`(?m)^dw-[0-9a-f]{8}\s+high\s+Password rule allows spaces\s+src/signup\.go:40\s+spec-1-1-sign-up\.md$`, out) ||
+		!regexpMatch(`(?m)^dw-[0-9a-f]{8}\s+medium \(unverified\)\s+Lockout counter never resets\s+src/lockout\.go:12\s+spec-1-2-sign-in\.md$`, out) {
 		t.Fatalf("table:\n%s", out)
 	}
 	if err := os.WriteFile(ledger, []byte("- done: abc\n  summary: x\n- source_spec: `x`\n  summary: a\n  summary: b\n"), 0o644); err != nil {

@@ -321,3 +321,85 @@ func (w DeferredWork) Open(min int) []DeferredEntry {
 	}
 	return out
 }
+
+// MarkDeferredDone marks the open items named by ids done with mark (the
+// commit that did the work): the one change ever made to an item already in
+// deferred-work.md is this mark — a line `done: <mark>` after the item's
+// last line, or, for a free-form bullet, its box checked (`- [x] …`).
+// Nothing else moves. An id that is not in the file, or is done already (a
+// person closed it meanwhile), is skipped: marked lists the ids marked.
+func MarkDeferredDone(l *Layout, ids []string, mark string) ([]string, error) {
+	mark = strings.TrimSpace(mark)
+	if mark == "" || strings.ContainsAny(mark, "\r\n") {
+		return nil, fmt.Errorf("a done mark is one line of text, got %q", mark)
+	}
+	path, err := DeferredWorkPath(l)
+	if err != nil {
+		return nil, err
+	}
+	release, err := lockDeferred(l.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	for attempt := 1; ; attempt++ {
+		marked, err := markOnce(l.Root, path, ids, mark)
+		if !errors.Is(err, errChangedMeanwhile) || attempt == deferredRetries {
+			return marked, err
+		}
+	}
+}
+
+func markOnce(root, path string, ids []string, mark string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	items, err := parseDeferredWork(path, root, string(data))
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var marked []string
+	// From the last item up, so an inserted line moves no item still to mark.
+	for i := len(items) - 1; i >= 0; i-- {
+		e := items[i]
+		if !e.Open() || !slices.Contains(ids, e.ID) {
+			continue
+		}
+		marked = append(marked, e.ID)
+		if e.free {
+			lines[e.Line-1] = checkBox(lines[e.Line-1])
+			continue
+		}
+		last := lines[e.end-1]
+		if !strings.HasSuffix(last, "\n") {
+			lines[e.end-1] = last + "\n"
+		}
+		lines = slices.Insert(lines, e.end, "  "+keyDone+": "+mark+"\n")
+	}
+	slices.Reverse(marked)
+	if len(marked) == 0 {
+		return []string{}, nil
+	}
+	if now, err := os.ReadFile(path); err != nil || string(now) != string(data) {
+		return nil, fmt.Errorf("%w: %s", errChangedMeanwhile, path)
+	}
+	perm := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	if err := atomicfile.Write(path, []byte(strings.Join(lines, "")), perm); err != nil {
+		return nil, err
+	}
+	return marked, nil
+}
+
+// checkBox is a free-form bullet line with its box checked.
+func checkBox(line string) string {
+	marker, rest := line[:2], line[2:]
+	if strings.HasPrefix(rest, "[ ] ") {
+		return marker + "[x] " + rest[4:]
+	}
+	return marker + "[x] " + rest
+}

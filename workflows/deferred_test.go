@@ -319,3 +319,46 @@ func TestReadSpecDeferredRefusesABadList(t *testing.T) {
 		t.Fatalf("ReadSpec must not depend on the list: %+v, %v", s, err)
 	}
 }
+
+// Marking items done adds the one done mark to each (a line after a build
+// skill's entry; a checked box on a bullet) and changes nothing else; an
+// item done already, or not there, is skipped.
+func TestMarkDeferredDone(t *testing.T) {
+	l, path := projectLayout(t)
+	before := "<!-- keep -->\n- source_spec: `a.md`\n  summary: First\n  evidence: |\n    two lines\n\n" +
+		"- source_spec: `b.md`\n  summary: Second\n  done: by hand\n" +
+		"## Deferred from: code review of c.md (2026-11-01)\n- Third, a bullet\n- [ ] Fourth, a box\n- source_spec: `d.md`\n  summary: Fifth"
+	writeFile(t, path, before)
+	w, err := ReadDeferredWork(l)
+	if err != nil || len(w.Items) != 5 {
+		t.Fatalf("%+v, %v", w.Items, err)
+	}
+	ids := []string{w.Items[0].ID, w.Items[1].ID, w.Items[2].ID, w.Items[3].ID, w.Items[4].ID, "dw-00000000"}
+	marked, err := MarkDeferredDone(l, ids, "0123abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{ids[0], ids[2], ids[3], ids[4]}; strings.Join(marked, " ") != strings.Join(want, " ") {
+		t.Fatalf("marked %q, want %q", marked, want)
+	}
+	data, _ := os.ReadFile(path)
+	want := "<!-- keep -->\n- source_spec: `a.md`\n  summary: First\n  evidence: |\n    two lines\n  done: 0123abcd\n\n" +
+		"- source_spec: `b.md`\n  summary: Second\n  done: by hand\n" +
+		"## Deferred from: code review of c.md (2026-11-01)\n- [x] Third, a bullet\n- [x] Fourth, a box\n- source_spec: `d.md`\n  summary: Fifth\n  done: 0123abcd\n"
+	if string(data) != want {
+		t.Fatalf("deferred-work.md:\n%s\nwant:\n%s", data, want)
+	}
+	w, err = ReadDeferredWork(l)
+	if err != nil || len(w.Open(0)) != 0 || w.Items[0].Done != "0123abcd" || w.Items[0].Evidence != "two lines" {
+		t.Fatalf("%+v, %v", w.Items, err)
+	}
+	if marked, err := MarkDeferredDone(l, ids, "4567"); err != nil || len(marked) != 0 {
+		t.Fatalf("again: %q, %v", marked, err)
+	}
+	if now, _ := os.ReadFile(path); string(now) != want {
+		t.Fatalf("marking nothing rewrote the file:\n%s", now)
+	}
+	if _, err := MarkDeferredDone(l, ids, "two\nlines"); err == nil {
+		t.Fatal("a two-line mark was accepted")
+	}
+}

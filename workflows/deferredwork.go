@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
@@ -71,6 +72,10 @@ type DeferredEntry struct {
 	Done string `json:"done,omitempty"`
 	// Line is where the item starts in the file (1-based).
 	Line int `json:"line"`
+	// end is the item's last line that is not blank; free tells a
+	// free-form bullet from a build skill's entry.
+	end  int
+	free bool
 }
 
 // Open reports whether the item has no done mark.
@@ -183,7 +188,7 @@ func parseDeferredWork(path, root, text string) ([]DeferredEntry, error) {
 // entryParse is one item being read.
 type entryParse struct {
 	path       string
-	line       int
+	line, end  int
 	structured bool
 	fields     map[string]*strings.Builder
 	last       string
@@ -195,7 +200,7 @@ type entryParse struct {
 }
 
 func newEntryParse(path string, line int, first, heading string) *entryParse {
-	p := &entryParse{path: path, line: line, heading: heading, fields: map[string]*strings.Builder{}}
+	p := &entryParse{path: path, line: line, end: line, heading: heading, fields: map[string]*strings.Builder{}}
 	if m := fieldRE().FindStringSubmatch(first); m != nil && m[1] == keySourceSpec {
 		p.structured = true
 		p.err = p.set(line, m[1], m[2])
@@ -225,6 +230,7 @@ func (p *entryParse) blank() { p.blanks++ }
 // not refused).
 func (p *entryParse) more(n, indent int, l string) error {
 	t := strings.TrimSpace(l)
+	p.end = n
 	if !p.structured {
 		p.free.WriteString(" " + t)
 		return nil
@@ -244,7 +250,7 @@ func (p *entryParse) more(n, indent int, l string) error {
 }
 
 func (p *entryParse) entry(root string) (DeferredEntry, error) {
-	e := DeferredEntry{Line: p.line}
+	e := DeferredEntry{Line: p.line, end: p.end, free: !p.structured}
 	if !p.structured {
 		e.SourceSpec, e.Summary = p.heading, p.free.String()
 		if p.freeDone {
@@ -254,10 +260,16 @@ func (p *entryParse) entry(root string) (DeferredEntry, error) {
 		return e, nil
 	}
 	get := func(k string) string {
-		if b := p.fields[k]; b != nil {
-			return strings.TrimSpace(b.String())
+		b := p.fields[k]
+		if b == nil {
+			return ""
 		}
-		return ""
+		v := strings.TrimSpace(b.String())
+		// A model used to YAML may lead a value with a block indicator.
+		if first, rest, ok := strings.Cut(v, "\n"); ok && slices.Contains([]string{"|", "|-", "|+", ">", ">-", ">+"}, first) {
+			v = strings.TrimSpace(rest)
+		}
+		return v
 	}
 	e.SourceSpec = strings.Trim(get(keySourceSpec), "`")
 	e.Summary, e.Evidence, e.Location = get(keySummary), get(keyEvidence), get(keyLocation)

@@ -42,7 +42,7 @@ func deferredAction(c *cli.Context) error {
 	e := envOf(c)
 	l, err := workflows.Open(e.ProjectRoot)
 	if err != nil {
-		return coded.Fail(workflows.Code(err), "%v", err)
+		return coded.Fail(workflows.Code(err), "%v", err).WithAction("run it in a BMAD project, or name one with --project-root")
 	}
 	got, err := workflows.CollectAllDeferred(l)
 	if err != nil {

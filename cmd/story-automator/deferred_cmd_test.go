@@ -122,3 +122,11 @@ func TestDeferredPrintsATableOnATerminal(t *testing.T) {
 		t.Fatalf("piped: %s", piped)
 	}
 }
+
+// Outside a BMAD project it says so, and what to do.
+func TestDeferredOutsideABMADProject(t *testing.T) {
+	res, code := runCLI(t, t.TempDir(), "deferred")
+	if code != 1 || res["error"] != "bmad_layout_not_found" || !strings.Contains(res["action"].(string), "--project-root") {
+		t.Fatalf("exit %d: %v", code, res)
+	}
+}

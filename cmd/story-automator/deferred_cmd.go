@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gofrs/flock"
 	"github.com/urfave/cli/v2"
 
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
 	"github.com/story-automator/story-automator/internal/coded"
+	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/status"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -18,7 +20,7 @@ func deferredCommand() *cli.Command {
 	return &cli.Command{
 		Name: "deferred",
 		Usage: "collect the deferred findings of every done spec (frontmatter deferred:) into BMAD's deferred-work.md, " +
-			"each once, then list the open items: a table, or JSON with --json or when piped",
+			"each once (not while a run is going: it collects as stories land), then list the open items: a table, or JSON with --json or when piped",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "min-severity", Usage: "list only items of this severity or above: low, medium or high " +
 				"(an item without a severity is listed only without this flag)"},
@@ -44,8 +46,12 @@ func deferredAction(c *cli.Context) error {
 	if err != nil {
 		return coded.Fail(workflows.Code(err), "%v", err).WithAction("run it in a BMAD project, or name one with --project-root")
 	}
-	got, err := workflows.CollectAllDeferred(l)
-	if err != nil {
+	got := workflows.Collected{Added: []workflows.DeferredEntry{}}
+	if runGoing(e.ProjectRoot) {
+		// The run collects as each story lands, into the tree it commits;
+		// a write here would dirty the tree under it.
+		got.Warnings = []string{"a run is going: nothing collected now (the run collects each story's findings as it lands); listing only"}
+	} else if got, err = workflows.CollectAllDeferred(l); err != nil {
 		return deferredFailure(err)
 	}
 	w, open, err := status.OpenDeferred(e.ProjectRoot, min)
@@ -73,9 +79,12 @@ func deferredFailure(err error) error {
 // writeDeferred is the command's text: what was collected, then the table.
 func writeDeferred(out io.Writer, l *workflows.Layout, w workflows.DeferredWork, got workflows.Collected, open []workflows.DeferredEntry, min string) {
 	where := l.Rel(w.Path)
-	if n := len(got.Added); n > 0 {
+	switch n := len(got.Added); {
+	case n > 0:
 		fmt.Fprintf(out, "Collected %d new item(s) from %d done spec(s) into %s.\n", n, got.Specs, where)
-	} else {
+	case got.Path == "":
+		fmt.Fprintf(out, "Listing only, a run is going (it collects as each story lands): the items in %s.\n", where)
+	default:
 		fmt.Fprintf(out, "Nothing new to collect from %d done spec(s); the items are in %s.\n", got.Specs, where)
 	}
 	at := ""
@@ -88,4 +97,20 @@ func writeDeferred(out io.Writer, l *workflows.Layout, w workflows.DeferredWork,
 	}
 	fmt.Fprintf(out, "%d open item(s)%s (%d in the file):\n\n", len(open), at, len(w.Items))
 	status.WriteDeferredTable(out, open)
+}
+
+// runGoing reports whether a run holds the project's run lock. It probes
+// with a shared lock, so two `deferred` at once never take each other's
+// probe for a run.
+func runGoing(root string) bool {
+	fl := flock.New(orchestrator.RunLockPath(root))
+	ok, err := fl.TryRLock()
+	if err != nil {
+		return false
+	}
+	if ok {
+		_ = fl.Unlock()
+		return false
+	}
+	return true
 }

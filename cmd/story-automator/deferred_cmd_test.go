@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/testing/realbmad"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // deferredProject is a real BMAD 6.12 project with two done specs whose
@@ -128,5 +129,36 @@ func TestDeferredOutsideABMADProject(t *testing.T) {
 	res, code := runCLI(t, t.TempDir(), "deferred")
 	if code != 1 || res["error"] != "bmad_layout_not_found" || !strings.Contains(res["action"].(string), "--project-root") {
 		t.Fatalf("exit %d: %v", code, res)
+	}
+}
+
+// While a run holds the project's run lock, the command lists and writes
+// nothing: the run collects into the tree it commits.
+func TestDeferredOnlyListsWhileARunIsGoing(t *testing.T) {
+	root, ledger := deferredProject(t)
+	text := "- source_spec: `none`\n  summary: Split the settings page\n  evidence: too big\n"
+	if err := os.WriteFile(ledger, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := orchestrator.AcquireRunLock(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	out, errOut, code := runStreams(t, root, false, "deferred")
+	var res map[string]any
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if got := strings.Join(openSummaries(t, res), "|"); got != "Split the settings page" || len(res["collected"].(map[string]any)["added"].([]any)) != 0 ||
+		!strings.Contains(errOut, "a run is going") {
+		t.Fatalf("open %q: %v\nstderr %s", got, res, errOut)
+	}
+	if now, _ := os.ReadFile(ledger); string(now) != text {
+		t.Fatalf("deferred-work.md was written while a run holds its lock:\n%s", now)
+	}
+	lock.Release()
+	if res, code := runCLI(t, root, "--project-root", root, "deferred"); code != 0 || len(res["collected"].(map[string]any)["added"].([]any)) != 3 {
+		t.Fatalf("after the run: exit %d: %v", code, res)
 	}
 }

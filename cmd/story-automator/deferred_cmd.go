@@ -20,7 +20,7 @@ func deferredCommand() *cli.Command {
 	return &cli.Command{
 		Name: "deferred",
 		Usage: "collect the deferred findings of every done spec (frontmatter deferred:) into BMAD's deferred-work.md, " +
-			"each once (not while a run is going: it collects as stories land), then list the open items: a table, or JSON with --json or when piped",
+			"each once (not while a run is going: then it only lists), then list the open items: a table, or JSON with --json or when piped",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "min-severity", Usage: "list only items of this severity or above: low, medium or high " +
 				"(an item without a severity is listed only without this flag)"},
@@ -48,9 +48,8 @@ func deferredAction(c *cli.Context) error {
 	}
 	got := workflows.Collected{Added: []workflows.DeferredEntry{}}
 	if runGoing(e.ProjectRoot) {
-		// The run collects as each story lands, into the tree it commits;
-		// a write here would dirty the tree under it.
-		got.Warnings = []string{"a run is going: nothing collected now (the run collects each story's findings as it lands); listing only"}
+		// A write here would change the tree the run commits, under it.
+		got.Warnings = []string{"a run is going: nothing collected now (a write would change the tree it commits); listing only: run this again when it is done"}
 	} else if got, err = workflows.CollectAllDeferred(l); err != nil {
 		return deferredFailure(err)
 	}
@@ -83,7 +82,7 @@ func writeDeferred(out io.Writer, l *workflows.Layout, w workflows.DeferredWork,
 	case n > 0:
 		fmt.Fprintf(out, "Collected %d new item(s) from %d done spec(s) into %s.\n", n, got.Specs, where)
 	case got.Path == "":
-		fmt.Fprintf(out, "Listing only, a run is going (it collects as each story lands): the items in %s.\n", where)
+		fmt.Fprintf(out, "Listing only, a run is going: the items in %s.\n", where)
 	default:
 		fmt.Fprintf(out, "Nothing new to collect from %d done spec(s); the items are in %s.\n", got.Specs, where)
 	}

@@ -362,3 +362,23 @@ func TestMarkDeferredDone(t *testing.T) {
 		t.Fatal("a two-line mark was accepted")
 	}
 }
+
+// The ledger is where the build skills write: a team override of
+// implementation_artifacts in _bmad/custom/config.toml moves it, while
+// _bmad/bmm/config.yaml still names the old folder.
+func TestDeferredWorkFollowsTheBuildSkillsConfig(t *testing.T) {
+	root := realbmad.Project(t)
+	writeFile(t, filepath.Join(root, "_bmad/custom/config.toml"), "[modules.bmm]\nimplementation_artifacts = \"{project-root}/out/impl\"\n")
+	l, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := DeferredWorkPath(l)
+	if want := filepath.Join(root, "out/impl", DeferredWorkFile); err != nil || path != want {
+		t.Fatalf("%s, %v; want %s", path, err, want)
+	}
+	spec := doneSpec(t, root, filepath.Join(root, "out/impl/spec-1-1-a.md"), findingsYAML(t, root, [4]string{"A finding", "evidence", "a.go:1", "low"}))
+	if got, err := CollectAllDeferred(l); err != nil || len(got.Added) != 1 || got.Added[0].SourceSpec != "out/impl/spec-1-1-a.md" {
+		t.Fatalf("%+v, %v (spec %s)", got, err, spec)
+	}
+}

@@ -96,93 +96,99 @@ var (
 // project-relative for the items' ids. What cannot be read is an error
 // naming its line.
 func parseDeferredWork(path, root, text string) ([]DeferredEntry, error) {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	var (
-		out     []DeferredEntry
-		cur     *entryParse
-		heading string
-		fence   int // the line of an open fence, 0 when none
-		comment int // the line of an open HTML comment, 0 when none
-	)
-	bad := func(n int, format string, args ...any) error {
-		return fmt.Errorf("%w: %s line %d: %s", ErrDeferredWorkInvalid, path, n, fmt.Sprintf(format, args...))
-	}
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		e, err := cur.entry(root)
-		cur = nil
-		if err != nil {
-			return err
-		}
-		out = append(out, e)
-		return nil
-	}
-	for i, l := range lines {
-		n := i + 1
-		t := strings.TrimSpace(l)
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
-			if fence == 0 {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-				fence = n
-			} else {
-				fence = 0
-			}
-			continue
-		}
-		if fence != 0 {
-			continue
-		}
-		if comment != 0 || strings.HasPrefix(t, "<!--") {
-			if comment == 0 {
-				comment = n
-			}
-			if strings.Contains(t, "-->") {
-				comment = 0
-			}
-			continue
-		}
-		indent := len(l) - len(strings.TrimLeft(l, " "))
-		switch {
-		case t == "":
-			if cur != nil {
-				cur.blank()
-			}
-		case indent == 0:
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			if h, ok := strings.CutPrefix(t, "#"); ok {
-				heading = strings.TrimSpace(strings.TrimLeft(h, "#"))
-				heading, _ = strings.CutPrefix(heading, "Deferred from:")
-				heading = strings.TrimSpace(heading)
-			}
-			if m := bulletRE().FindStringSubmatch(l); m != nil {
-				cur = newEntryParse(path, n, m[1], heading)
-				if err := cur.err; err != nil {
-					return nil, err
-				}
-			}
-		case cur == nil:
-		default:
-			if err := cur.more(n, indent, l); err != nil {
-				return nil, err
-			}
+	p := &ledgerParse{path: path, root: root}
+	for i, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if err := p.line(i+1, l); err != nil {
+			return nil, err
 		}
 	}
-	if fence != 0 {
-		return nil, bad(fence, "a fenced block (```) that never closes")
+	bad := func(n int, what string) error {
+		return fmt.Errorf("%w: %s line %d: %s that never closes", ErrDeferredWorkInvalid, path, n, what)
 	}
-	if comment != 0 {
-		return nil, bad(comment, "an HTML comment (<!--) that never closes")
+	if p.fence != 0 {
+		return nil, bad(p.fence, "a fenced block (```)")
 	}
-	if err := flush(); err != nil {
+	if p.comment != 0 {
+		return nil, bad(p.comment, "an HTML comment (<!--)")
+	}
+	if err := p.flush(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// ledgerParse is deferred-work.md being read, line by line.
+type ledgerParse struct {
+	path, root string
+	out        []DeferredEntry
+	cur        *entryParse
+	heading    string
+	fence      int // the line of an open fence, 0 when none
+	comment    int // the line of an open HTML comment, 0 when none
+}
+
+// flush ends the item being read.
+func (p *ledgerParse) flush() error {
+	if p.cur == nil {
+		return nil
+	}
+	e, err := p.cur.entry(p.root)
+	p.cur = nil
+	if err != nil {
+		return err
+	}
+	p.out = append(p.out, e)
+	return nil
+}
+
+// line reads line n.
+func (p *ledgerParse) line(n int, l string) error {
+	t := strings.TrimSpace(l)
+	indent := len(l) - len(strings.TrimLeft(l, " "))
+	if p.cur != nil && p.cur.structured && indent >= 4 && p.fence == 0 && p.comment == 0 {
+		return p.cur.more(n, indent, l) // a value's next line, whatever it holds (a fence too)
+	}
+	switch {
+	case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+		if p.fence != 0 {
+			p.fence = 0
+			return nil
+		}
+		p.fence = n
+		return p.flush()
+	case p.fence != 0:
+		return nil
+	case p.comment != 0 || strings.HasPrefix(t, "<!--"):
+		if p.comment == 0 {
+			p.comment = n
+		}
+		if strings.Contains(t, "-->") {
+			p.comment = 0
+		}
+		return nil
+	}
+	switch {
+	case t == "":
+		if p.cur != nil {
+			p.cur.blank()
+		}
+	case indent == 0:
+		if err := p.flush(); err != nil {
+			return err
+		}
+		if h, ok := strings.CutPrefix(t, "#"); ok {
+			h = strings.TrimSpace(strings.TrimLeft(h, "#"))
+			h, _ = strings.CutPrefix(h, "Deferred from:")
+			p.heading = strings.TrimSpace(h)
+		}
+		if m := bulletRE().FindStringSubmatch(l); m != nil {
+			p.cur = newEntryParse(p.path, n, m[1], p.heading)
+			return p.cur.err
+		}
+	case p.cur != nil:
+		return p.cur.more(n, indent, l)
+	}
+	return nil
 }
 
 // entryParse is one item being read.

@@ -83,9 +83,12 @@ type Collected struct {
 }
 
 // CollectDeferred appends the `deferred:` findings of one spec, when it is
-// done, to deferred-work.md: what a run calls when a story lands. A
-// finding already there from the same spec (same summary and location) is
-// not added again; nothing there is changed or reordered.
+// done, to deferred-work.md: what a run calls when a story lands. specPath
+// is the spec in l's tree: its path relative to l.Root is the item's
+// source_spec (call it on the tree the story landed in, not on a worktree
+// about to go). A finding already there from the same spec (same summary
+// and location) is not added again; nothing there is changed or reordered.
+// A spec that is not done adds nothing; one that cannot be read is an error.
 func CollectDeferred(l *Layout, specPath string) (Collected, error) {
 	path, err := DeferredWorkPath(l)
 	if err != nil {

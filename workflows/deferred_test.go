@@ -382,3 +382,23 @@ func TestDeferredWorkFollowsTheBuildSkillsConfig(t *testing.T) {
 		t.Fatalf("%+v, %v (spec %s)", got, err, spec)
 	}
 }
+
+// The run's call on one spec: a spec not done adds nothing and writes
+// nothing; one that cannot be read is an error naming it.
+func TestCollectDeferredOneSpec(t *testing.T) {
+	l, path := projectLayout(t)
+	spec := doneSpec(t, l.Root, filepath.Join(l.Root, "_bmad-output/implementation-artifacts/spec-4-1-a.md"),
+		findingsYAML(t, l.Root, [4]string{"A finding", "evidence", "a.go:1", "low"}))
+	text, _ := os.ReadFile(spec)
+	writeFile(t, spec, strings.Replace(string(text), "status: 'done'", "status: 'in-review'", 1))
+	if got, err := CollectDeferred(l, spec); err != nil || len(got.Added) != 0 || got.Specs != 0 {
+		t.Fatalf("in-review: %+v, %v", got, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("deferred-work.md written for a spec not done: %v", err)
+	}
+	writeFile(t, spec, "---\nstatus: done\ndeferred: not a list\n---\n")
+	if _, err := CollectDeferred(l, spec); !errors.Is(err, ErrSpecInvalid) || !strings.Contains(err.Error(), "spec-4-1-a.md") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -148,3 +148,17 @@ func TestMain(m *testing.M) {
 	realbmad.Cleanup()
 	os.Exit(code)
 }
+
+// The behaviour a `run --agent sim` child acts out by default runs the
+// worker skill when the prompt sends it, as an agent CLI does.
+func TestBMADBehaviourRunsTheWorkerItIsSent(t *testing.T) {
+	dir := workerProject(t)
+	var out bytes.Buffer
+	env := map[string]string{"PROJECT_ROOT": dir}
+	code := Run(context.Background(), &Sim{Prompt: "/bmad-build-auto 1-1-sign-up\nThe board belongs to the run.", Options: Options{Behaviour: BehaviourBMAD},
+		Out: &out, Getenv: func(k string) string { return env[k] }})
+	spec, err := workflows.ReadSpec(filepath.Join(artifacts(dir), "spec-1-1-sign-up.md"))
+	if code != 0 || err != nil || spec.Status != workflows.SpecDone {
+		t.Fatalf("exit %d, spec %+v (%v):\n%s", code, spec, err, out.String())
+	}
+}

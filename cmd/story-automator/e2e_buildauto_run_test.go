@@ -19,14 +19,14 @@ var buildAutoKeys = map[string]string{"1-1": "1-1-sign-up", "1-2": "1-2-account-
 
 // buildAutoProject is a real 6.12 project with a board from BMAD's own
 // sprint planning, the retrospective switched off (another unit's work),
-// and extra policy lines.
-func buildAutoProject(t *testing.T, policy string) (*runProject, realbmad.Installed) {
+// and extra step policy lines.
+func buildAutoProject(t *testing.T, steps string) (*runProject, realbmad.Installed) {
 	t.Helper()
 	p, in := newBMAD612Project(t)
 	if err := os.MkdirAll(filepath.Join(p.root, ".story-automator"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	text := "steps:\n  retro:\n    enabled: false\n" + policy
+	text := "steps:\n  retro:\n    enabled: false\n" + steps
 	if err := os.WriteFile(filepath.Join(p.root, ".story-automator", "workflow.yaml"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +147,148 @@ func (p *runProject) stateLog() string {
 		return err.Error()
 	}
 	return string(data)
+}
+
+// specsOf lists a story's specs in the project's implementation artifacts.
+func (p *runProject) specsOf(key string) []string {
+	found, _ := filepath.Glob(filepath.Join(p.root, "_bmad-output", "implementation-artifacts", "spec-"+buildAutoKeys[key]+"*.md"))
+	return found
+}
+
+// fastRetries makes the worker's step retry once, soon.
+const fastRetries = "  dev:\n    retries: 1\n    backoff: 1s\n"
+
+// A blocked worker escalates the story at once, quoting its blocking
+// condition and saying what to do; the board keeps the story in progress.
+func TestE2EBuildAutoBlockedEscalatesWithTheCondition(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=blocked=no subagents"}, "run", "--agent", "sim", "--stories", "1.1", "--json")
+	st := p.state()
+	esc := st.Escalation
+	if code == 0 || esc == nil || esc.Code != "build_auto_blocked" || !strings.Contains(esc.Reason, `"no subagents"`) ||
+		!strings.Contains(esc.Action, "blocking subagents") || !strings.Contains(esc.Action, "spec-1-1-sign-up.md") {
+		t.Fatalf("exit %d %v, escalation %+v", code, res, esc)
+	}
+	if dev := st.Unit("1-1").Step(orchestrator.StepDev); len(dev.Attempts) != 1 {
+		t.Fatalf("a blocked story was dispatched %d times", len(dev.Attempts))
+	}
+	board := p.board()
+	if boardStatus(board, "1-1-sign-up") != "in-progress" || boardStatus(board, "epic-1") != "in-progress" || len(p.storyCommits()) != 0 {
+		t.Fatalf("board:\n%s\ncommits %v", board, p.storyCommits())
+	}
+	p.validateBoard(in)
+}
+
+// A worker that died mid-flight is dispatched again by its spec's path
+// (no second spec), and a resumed run finishes the same spec.
+func TestE2EBuildAutoDiedMidFlightResumesBySpecPath(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, fastRetries)
+	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=die=in-progress"}, "run", "--agent", "sim", "--stories", "1.1", "--json")
+	st := p.state()
+	dev := st.Unit("1-1").Step(orchestrator.StepDev)
+	spec := "_bmad-output/implementation-artifacts/spec-1-1-sign-up.md"
+	if code == 0 || st.Escalation == nil || len(dev.Attempts) != 2 || st.Unit("1-1").Spec != spec ||
+		!strings.Contains(dev.Attempts[1].Reason, "mid-flight with the spec in-progress") || !strings.Contains(dev.Attempts[1].Reason, spec) {
+		t.Fatalf("exit %d %v, attempts %+v, spec %q", code, res, dev.Attempts, st.Unit("1-1").Spec)
+	}
+	if specs := p.specsOf("1-1"); len(specs) != 1 {
+		t.Fatalf("specs %v: the retry did not resume by path", specs)
+	}
+	res, code = p.run([]string{withUV(in)}, "run", "--resume", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume: exit %d %v\n%s", code, res, p.stateLog())
+	}
+	if specs := p.specsOf("1-1"); len(specs) != 1 {
+		t.Fatalf("specs %v after the resume", specs)
+	}
+	p.checkLanded(in, "1-1")
+}
+
+// No spec and no result file: the launcher failed, and the escalation says
+// how, from the session's text (here BMAD's renderer, which the skill's
+// launcher runs under uv, is gone from the project).
+func TestE2EBuildAutoLauncherFailureIsNamed(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	if err := os.Remove(filepath.Join(p.root, "_bmad", "scripts", "render_skill.py")); err != nil {
+		t.Fatal(err)
+	}
+	p.git("add", "-A")
+	p.git("commit", "-q", "-m", "no renderer")
+	res, code := p.run([]string{withUV(in)}, "run", "--agent", "sim", "--stories", "1.1", "--json")
+	st := p.state()
+	esc := st.Escalation
+	if code == 0 || esc == nil || esc.Code != "build_auto_launcher_failed" ||
+		!strings.Contains(esc.Reason, "renderer (_bmad/scripts/render_skill.py) is missing") || !strings.Contains(esc.Action, "Reinstall BMAD") {
+		t.Fatalf("exit %d %v, escalation %+v", code, res, esc)
+	}
+	if dev := st.Unit("1-1").Step(orchestrator.StepDev); len(dev.Attempts) != 1 {
+		t.Fatalf("a failed launcher was dispatched %d times", len(dev.Attempts))
+	}
+}
+
+// A worker that recommends a follow-up review gets one more unattended
+// review, by the spec's path; the story still lands as one commit, with
+// both of the worker's messages.
+func TestE2EBuildAutoFollowupReviewRunsOnce(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=followup"}, "run", "--agent", "sim", "--stories", "1.1", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("exit %d %v\n%s", code, res, p.stateLog())
+	}
+	review := p.state().Unit("1-1").Step(orchestrator.StepReview)
+	if review.Status != orchestrator.StatusVerified || len(review.Attempts) != 1 {
+		t.Fatalf("review %+v", review)
+	}
+	p.checkLanded(in, "1-1")
+	msg := p.git("log", "-1", "--format=%B", "--grep=Story-Automator-Story: 1-1")
+	if n := strings.Count(msg, "done by the simulated "+workflows.BuildAutoSkill); n != 2 {
+		t.Fatalf("the story's commit keeps %d worker messages:\n%s", n, msg)
+	}
+}
+
+// --plan-checkpoint: the worker halts after planning, the run pauses
+// naming the spec; run --resume implements that spec.
+func TestE2EBuildAutoPlanCheckpointPausesThenResumes(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	res, code := p.run([]string{withUV(in)}, "run", "--agent", "sim", "--stories", "1.1", "--plan-checkpoint", "--json")
+	st := p.state()
+	spec := "_bmad-output/implementation-artifacts/spec-1-1-sign-up.md"
+	if code == 0 || st.Escalation == nil || st.Escalation.Code != "plan_review" || !strings.Contains(st.Escalation.Action, spec) {
+		t.Fatalf("exit %d %v, escalation %+v", code, res, st.Escalation)
+	}
+	if s, err := workflows.ReadSpec(filepath.Join(p.root, spec)); err != nil || s.Status != workflows.SpecReadyForDev {
+		t.Fatalf("spec %+v (%v)", s, err)
+	}
+	res, code = p.run([]string{withUV(in)}, "run", "--resume", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume: exit %d %v\n%s", code, res, p.stateLog())
+	}
+	if specs := p.specsOf("1-1"); len(specs) != 1 {
+		t.Fatalf("specs %v", specs)
+	}
+	p.checkLanded(in, "1-1")
+}
+
+// Stories side by side, each in its own worktree: each worker starts on
+// a clean tree with the run's bookkeeping committed there, and each story
+// lands on the user's branch as one commit, the board right.
+func TestE2EBuildAutoParallelWorktrees(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	res, code := p.run([]string{withUV(in)}, "run", "--agent", "sim", "--isolate", "worktree", "--parallel", "2", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("exit %d %v\n%s", code, res, p.stateLog())
+	}
+	p.checkLanded(in, "1-1", "1-2", "2-1")
+	board := p.board()
+	for _, epic := range []string{"epic-1", "epic-2"} {
+		if s := boardStatus(board, epic); s != "done" {
+			t.Errorf("%s is %q:\n%s", epic, s, board)
+		}
+	}
 }

@@ -458,7 +458,7 @@ var launcherSigns = []struct {
 	{[]string{"No interpreter found for Python"},
 		"uv finds no Python >= 3.11",
 		"Install one (`uv python install 3.11`), then run `story-automator run --resume`."},
-	{[]string{"render_skill.py: No such file", "render_skill.py': [Errno 2]", "render_skill.py\": [Errno 2]", "can't open file"},
+	{[]string{"render_skill.py: No such file", "render_skill.py': [Errno 2]", "can't open file", "Failed to spawn: "},
 		"BMAD's renderer (_bmad/scripts/render_skill.py) is missing",
 		"Reinstall BMAD in the project (`npx bmad-method install`), then run `story-automator run --resume`."},
 	{[]string{"no " + workflows.BuildAutoSkill + " skill", "Unknown skill", "Unknown slash command", "skill not found", "Unknown command: /" + workflows.BuildAutoSkill},

@@ -108,6 +108,10 @@ func commitOwnDirt(ctx context.Context, s *story, d orchestrator.StoryDispatch, 
 
 // setSpecStatus rewrites the status line of a spec's frontmatter.
 func setSpecStatus(path, status string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -122,7 +126,7 @@ func setSpecStatus(path, status string) error {
 	for i, l := range lines {
 		if strings.HasPrefix(l, "status:") {
 			lines[i] = "status: '" + status + "'"
-			return os.WriteFile(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), 0o644)
+			return os.WriteFile(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), fi.Mode().Perm())
 		}
 	}
 	return fmt.Errorf("%s: no status in its frontmatter", path)

@@ -70,8 +70,13 @@ type BuildAuto struct {
 func (p BuildAuto) Choice() workflows.PipelineChoice { return p.C }
 
 // Ready checks uv and its Python (uv_missing, uv_python_missing): the
-// worker's launcher needs both.
+// worker's launcher needs both to run BMAD's renderer. A project that pins
+// the pipeline and has no renderer (the sample, shaped as 6.12 without
+// BMAD's files) runs none, and needs neither.
 func (p BuildAuto) Ready(ctx context.Context) error {
+	if p.C.Pinned && p.Root != "" && workflows.NoRenderer(p.Root) {
+		return nil
+	}
 	find := p.Toolchain
 	if find == nil {
 		find = FindUV

@@ -83,3 +83,28 @@ func TestFindUVSaysWhyThereIsNoPython(t *testing.T) {
 		t.Fatalf("uv %+v: %v", u, u.Check())
 	}
 }
+
+// A project that pins the build-auto pipeline and has no BMAD renderer
+// (the sample) needs no uv; one that does not pin it is checked as any.
+func TestBuildAutoReadyWithoutARenderer(t *testing.T) {
+	root := t.TempDir()
+	noUV := func(context.Context) UV { return UV{} }
+	pinned := BuildAuto{C: workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto, Pinned: true}, Root: root, Toolchain: noUV}
+	if err := pinned.Ready(context.Background()); err != nil {
+		t.Fatalf("pinned, no renderer: %v", err)
+	}
+	unpinned := pinned
+	unpinned.C.Pinned = false
+	if b, ok := orchestrator.AsBlocker(unpinned.Ready(context.Background())); !ok || b.Code != CodeUVMissing {
+		t.Fatalf("unpinned: %v", b)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "_bmad", "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(workflows.RendererPath)), []byte("print()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := orchestrator.AsBlocker(pinned.Ready(context.Background())); !ok || b.Code != CodeUVMissing {
+		t.Fatalf("pinned with a renderer: %v", b)
+	}
+}

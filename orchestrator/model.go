@@ -154,6 +154,11 @@ type StoryDispatch struct {
 	Spec, Base string
 	// Before are the specs listed before the story's first dispatch.
 	Before []string
+	// Host is the machine the step runs on ("" or LocalHost: this one).
+	// SharedTree: other stories may run in the same working tree at the
+	// same time (--parallel above 1 without worktrees).
+	Host       string
+	SharedTree bool
 	// PlanCheckpoint: the run pauses a story after its planning (run
 	// --plan-checkpoint, workflow.yaml planCheckpoint). Halt: the last
 	// dispatch asked the worker to halt after planning.

@@ -38,7 +38,8 @@ func (e *Engine) storyDispatch(u *Unit, step, agentName string, cycle int) Story
 	defer e.mu.Unlock()
 	info := StoryInfo{Key: u.Key, Dotted: u.Dotted, Epic: u.Epic, Title: u.Title}
 	return StoryDispatch{RunID: e.state.RunID, Story: info, Step: step, Agent: agentName, Cycle: cycle,
-		WorkDir: u.Worktree, Spec: u.Spec, Base: u.Base, Before: slices.Clone(u.SpecsBefore),
+		WorkDir: u.Worktree, Spec: u.Spec, Base: u.Base, Before: slices.Clone(u.SpecsBefore), Host: u.Host,
+		SharedTree:     u.Worktree == "" && e.state.Config.Parallel > 1,
 		PlanCheckpoint: e.state.Config.PlanCheckpoint, Halt: u.Halt}
 }
 

@@ -213,3 +213,22 @@ func (h *harness) storyRequests() []StepRequest {
 	}
 	return out
 }
+
+// The hooks are told where the story runs: side by side with others in
+// the one working tree (--parallel without worktrees) or alone.
+func TestPipelineHooksKnowWhetherTheTreeIsShared(t *testing.T) {
+	for _, parallel := range []int{1, 2} {
+		h := newHarness(t, "1-1")
+		p := &hookPipeline{steps: []string{StepDev, StepCommit}}
+		d := h.deps()
+		d.Pipeline = p
+		o := h.options()
+		o.Parallel, o.Isolate = parallel, IsolateNone
+		if _, err := Run(context.Background(), o, d); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.dispatched) == 0 || p.dispatched[0].SharedTree != (parallel > 1) || p.dispatched[0].Host != LocalHost {
+			t.Fatalf("parallel %d: dispatched %+v", parallel, p.dispatched)
+		}
+	}
+}

@@ -170,6 +170,9 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 	if d.Step != orchestrator.StepDev && d.Step != orchestrator.StepReview {
 		return out, nil
 	}
+	if err := refuseWhere(d); err != nil {
+		return out, err
+	}
 	s, err := p.open(d)
 	if err != nil {
 		return out, err
@@ -205,6 +208,28 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 	}
 	out.Prompt = prompt + "\n" + BoardLine
 	return out, nil
+}
+
+// CodeBuildAutoWhere: the build-auto pipeline cannot run a story where the
+// run would send it.
+const CodeBuildAutoWhere = "build_auto_unsupported_here"
+
+// refuseWhere refuses what this version of the pipeline does not run: a
+// story on another machine (hosts:), whose runner sends the five steps'
+// prompts, and stories side by side in one working tree, where one
+// story's squash would take another's commits.
+func refuseWhere(d orchestrator.StoryDispatch) error {
+	switch {
+	case d.Host != "" && d.Host != orchestrator.LocalHost:
+		return &orchestrator.Blocker{Code: CodeBuildAutoWhere,
+			Err:    fmt.Errorf("story %s was sent to host %s; the build-auto pipeline runs stories on this machine only", d.Story.Dotted, d.Host),
+			Action: "Run with `--host local` (or disable the other hosts in workflow.yaml), then run `story-automator run --resume`."}
+	case d.SharedTree:
+		return &orchestrator.Blocker{Code: CodeBuildAutoWhere,
+			Err:    fmt.Errorf("stories side by side in one working tree: the build-auto pipeline squashes each story's commits, which would take another's"),
+			Action: "Run with `--isolate worktree` (or `--parallel 1`): `story-automator run --resume --isolate worktree`."}
+	}
+	return nil
 }
 
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.

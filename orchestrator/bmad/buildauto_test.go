@@ -210,3 +210,23 @@ func TestBuildAutoLandSquashesWithTheKey(t *testing.T) {
 		t.Fatalf("squashed %+v\nboard:\n%s", g.squashed, board)
 	}
 }
+
+// Where this pipeline cannot run a story it refuses before anything is
+// written: another machine, or stories side by side in one working tree.
+func TestBuildAutoDispatchRefusesWhereItCannotRun(t *testing.T) {
+	root := sprintProject(t)
+	before, _ := os.ReadFile(filepath.Join(root, artifactsDir, "sprint-status.yaml"))
+	g := &fakeGit{head: "base1"}
+	for _, d := range []orchestrator.StoryDispatch{
+		{Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Step: orchestrator.StepDev, Agent: "sim", Host: "builder"},
+		{Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Step: orchestrator.StepDev, Agent: "sim", SharedTree: true},
+	} {
+		_, err := pipelineAt(root, g).Dispatch(context.Background(), d)
+		if b, ok := orchestrator.AsBlocker(err); !ok || b.Code != CodeBuildAutoWhere {
+			t.Fatalf("%+v: %v", d, err)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(root, artifactsDir, "sprint-status.yaml")); string(after) != string(before) || len(g.commits) != 0 {
+		t.Fatalf("a refused dispatch wrote the board:\n%s", after)
+	}
+}

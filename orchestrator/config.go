@@ -55,6 +55,10 @@ type RunConfig struct {
 	Sandbox         string   `json:"sandbox,omitempty"`
 	SandboxNetwork  []string `json:"sandboxNetwork,omitempty"`
 	SandboxReadDeny []string `json:"sandboxReadDeny,omitempty"`
+	// PlanCheckpoint pauses each story after its planning, for a person to
+	// review the plan (run --plan-checkpoint, workflow.yaml planCheckpoint;
+	// the build-auto pipeline): set by the flag or the policy, kept on --resume.
+	PlanCheckpoint bool `json:"planCheckpoint,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -171,6 +175,7 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 		}
 	}
 	c.mergeSandbox(given, pol)
+	c.PlanCheckpoint = c.PlanCheckpoint || given.PlanCheckpoint || pol.PlanCheckpoint
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles

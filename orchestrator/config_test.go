@@ -162,3 +162,29 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 		t.Fatalf("configuration:\n%s", b)
 	}
 }
+
+// The plan checkpoint comes from the flag or workflow.yaml's planCheckpoint
+// and stays with a resumed run.
+func TestMergeTakesThePlanCheckpointFromTheFlagOrThePolicy(t *testing.T) {
+	t.Parallel()
+	var c RunConfig
+	c.Merge(RunConfig{}, DefaultPolicy())
+	if c.PlanCheckpoint {
+		t.Fatal("a plan checkpoint nobody asked for")
+	}
+	c.Merge(RunConfig{PlanCheckpoint: true}, DefaultPolicy())
+	if !c.PlanCheckpoint {
+		t.Fatal("--plan-checkpoint not taken")
+	}
+	c.Merge(RunConfig{}, DefaultPolicy())
+	if !c.PlanCheckpoint {
+		t.Fatal("a resumed run lost its plan checkpoint")
+	}
+	pol := DefaultPolicy()
+	pol.PlanCheckpoint = true
+	var p RunConfig
+	p.Merge(RunConfig{}, pol)
+	if !p.PlanCheckpoint {
+		t.Fatal("planCheckpoint: true not taken")
+	}
+}

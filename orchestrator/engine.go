@@ -56,6 +56,9 @@ type Engine struct {
 	// Jitter is added to a limit's reset before the run goes on (nil: a
 	// random one under limitJitterMax).
 	Jitter func() time.Duration
+	// Pipeline is the project's pipeline: its hooks around a story's
+	// attempts and landing (nil: the five steps, no hook).
+	Pipeline Pipeline
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

@@ -15,6 +15,8 @@ type PlanInput struct {
 	Config      RunConfig
 	Policy      Policy
 	Now         time.Time
+	// Steps are a story unit's steps, in order (nil: StorySteps, the five).
+	Steps []string
 }
 
 // NewPlan selects the run's stories and builds its initial state: one unit
@@ -33,7 +35,7 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 			s.addLog(in.Now, info.Dotted, "", "already done in sprint-status.yaml; not part of the run")
 			continue
 		}
-		s.Units = append(s.Units, storyUnit(info, in.Policy))
+		s.Units = append(s.Units, storyUnit(info, in.Policy, in.Steps))
 	}
 	if err := resolveDependencies(p, s); err != nil {
 		return nil, err
@@ -49,10 +51,13 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 }
 
 // storyUnit lays out one story's steps, skipping what the project already has.
-func storyUnit(info StoryInfo, pol Policy) *Unit {
+func storyUnit(info StoryInfo, pol Policy, steps []string) *Unit {
 	u := &Unit{Key: info.Key, Kind: KindStory, Epic: info.Epic, Dotted: info.Dotted, Title: info.Title,
 		DependsOn: slices.Clone(info.DependsOn), Status: StatusPending}
-	for _, name := range StorySteps() {
+	if steps == nil {
+		steps = StorySteps()
+	}
+	for _, name := range steps {
 		st := &StepState{Name: name, Status: StatusPending}
 		switch {
 		case name != StepCommit && !pol.Step(name).Enabled:

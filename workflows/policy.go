@@ -104,6 +104,10 @@ type Policy struct {
 	// Pipeline is `pipeline`: PipelineBuildAuto or PipelineFiveStep pins
 	// the pipeline ("" = the one the project's BMAD files call for).
 	Pipeline string
+	// PlanCheckpoint is `planCheckpoint`: on the build-auto pipeline, each
+	// story's worker halts after planning and the run pauses for a person
+	// to review the plan (run --resume implements it).
+	PlanCheckpoint bool
 }
 
 // What a step does when its agent meets a limit (`onLimit`).

@@ -77,8 +77,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.env(p, val, key)
 		case "pipeline":
 			r.pipeline(p, val, key)
+		case "planCheckpoint":
+			r.boolean(val, key, &p.PlanCheckpoint)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline, planCheckpoint)")
 		}
 	}
 }

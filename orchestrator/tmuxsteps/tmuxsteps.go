@@ -81,16 +81,24 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	if err != nil {
 		return orchestrator.StepResult{}, err
 	}
-	check, err := proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	var check workflows.Check
+	if req.Prompt != "" {
+		// The pipeline reads the step's outcome from the files.
+		check, err = proj.ConfinedCommandVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	} else {
+		check, err = proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	}
 	if errors.Is(err, workflows.ErrContract) {
 		return orchestrator.StepResult{FinalState: orchestrator.FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
 	}
 	if err != nil {
 		return orchestrator.StepResult{}, err
 	}
-	prompt, err := t.prompt(proj, req, key)
-	if err != nil {
-		return orchestrator.StepResult{}, err
+	prompt := req.Prompt
+	if prompt == "" {
+		if prompt, err = t.prompt(proj, req, key); err != nil {
+			return orchestrator.StepResult{}, err
+		}
 	}
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story

@@ -81,7 +81,8 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 		return o, orchestrator.Deps{}, err
 	}
 	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
-		Clock: orchestrator.SystemClock{}, Log: p.Log, Pipeline: bmad.For(choice)}, nil
+		Clock: orchestrator.SystemClock{}, Log: p.Log,
+		Pipeline: bmad.For(choice, o.ProjectRoot, func(run, dir string) bmad.StoryGit { return repo.StoryTree(run, dir) })}, nil
 }
 
 // hostWorktrees adds to a run's worktrees the removal of a story's clones on the hosts.

@@ -56,6 +56,9 @@ type Engine struct {
 	// Jitter is added to a limit's reset before the run goes on (nil: a
 	// random one under limitJitterMax).
 	Jitter func() time.Duration
+	// Retro, when set, is the pipeline's retrospective with a verdict:
+	// its prompt, its document read and its board set right, its gate.
+	Retro Retrospective
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

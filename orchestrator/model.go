@@ -149,6 +149,9 @@ type StepRequest struct {
 	// orchestrator left on a remote host: the runner waits for it when it
 	// still runs there instead of starting another ("" = none).
 	Adopt string
+	// Prompt, when set, is what the child is told instead of the step's
+	// workflow prompt (a retrospective's skill, see Retrospective).
+	Prompt string
 	// Host is the machine the attempt runs on ("" or LocalHost: this one).
 	// A remote attempt works in the story's clone there and leaves WorkDir
 	// holding the same files when it ends (see tmuxsteps.Remote).

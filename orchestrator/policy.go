@@ -52,6 +52,9 @@ type Policy struct {
 	SandboxOff      bool
 	SandboxNetwork  []string
 	SandboxReadDeny []string
+	// RetroGateOff is `retroGate: off`: a rejected retrospective is only
+	// reported (see Retrospective).
+	RetroGateOff bool
 }
 
 // Step actions (the workflow policy's `action`).
@@ -143,7 +146,8 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
 		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
 		OnLimit: wp.OnLimit, MaxWait: wp.MaxWait,
-		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny}
+		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny,
+		RetroGateOff: wp.RetroGateOff}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

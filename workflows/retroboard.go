@@ -276,3 +276,81 @@ func retroSlug(text string) string {
 	}
 	return out
 }
+
+// CarryActionItems gives s the action_items block of from, as from writes
+// it (a retrospective's commit takes the action items the work tree has,
+// whatever the committed board had). A board without a difference is left
+// as it is; the result must parse to from's items and s's own entries.
+func (s *SprintStatus) CarryActionItems(from *SprintStatus) error {
+	want := from.topValue(actionItemsKey)
+	if want == nil {
+		return nil
+	}
+	block := from.topBlock(actionItemsKey)
+	out := append([]byte(nil), s.src...)
+	if start, end := s.topBlockSpan(actionItemsKey); start >= 0 {
+		if bytes.Equal(s.src[start:end], block) {
+			return nil
+		}
+		out = append(append(append([]byte(nil), s.src[:start]...), block...), s.src[end:]...)
+	} else {
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, block...)
+	}
+	next, err := ParseSprintStatus(s.Path, out)
+	if err != nil {
+		return fmt.Errorf("carrying the action items would corrupt %s: %w", s.Path, err)
+	}
+	var a, b any
+	if err := want.Decode(&a); err != nil {
+		return err
+	}
+	if got := next.topValue(actionItemsKey); got == nil || got.Decode(&b) != nil || !sameYAML(a, b) || !sameEntries(s.entries, next.entries) {
+		return fmt.Errorf("%w: %s: carrying the action items did not take", ErrSprintInvalid, s.Path)
+	}
+	*s = *next
+	return nil
+}
+
+func sameYAML(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// topBlock is the text of a top-level key and its value, up to the next
+// top-level key (or the end), its last line ended.
+func (s *SprintStatus) topBlock(key string) []byte {
+	start, end := s.topBlockSpan(key)
+	if start < 0 {
+		return nil
+	}
+	b := append([]byte(nil), s.src[start:end]...)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// topBlockSpan is where topBlock lies in the source (-1 when absent).
+func (s *SprintStatus) topBlockSpan(key string) (start, end int) {
+	for i := 0; i+1 < len(s.top.Content); i += 2 {
+		if s.top.Content[i].Value != key {
+			continue
+		}
+		start, err := offsetOf(s.src, s.top.Content[i].Line, 1)
+		if err != nil {
+			return -1, -1
+		}
+		end := len(s.src)
+		if i+2 < len(s.top.Content) {
+			if e, err := offsetOf(s.src, s.top.Content[i+2].Line, 1); err == nil {
+				end = e
+			}
+		}
+		return start, end
+	}
+	return -1, -1
+}

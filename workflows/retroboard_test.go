@@ -140,6 +140,38 @@ func TestRecordRetroOnOtherBoardShapes(t *testing.T) {
 			if !bytes.Contains(data, []byte("last_updated: 12-03-2026 14:05")) {
 				t.Fatalf("last_updated not stamped:\n%s", data)
 			}
+			// The retrospective's commit carries the work tree's items into
+			// the committed board, whatever it had.
+			base, err := ParseSprintStatus("c.yaml", []byte(board))
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, err := ParseSprintStatus("w.yaml", data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := base.CarryActionItems(now); err != nil {
+				t.Fatal(err)
+			}
+			carried := filepath.Join(t.TempDir(), "c.yaml")
+			writeFile(t, carried, string(base.Bytes()))
+			if got, dev := boardItems(t, carried); !reflect.DeepEqual(got, items) || dev["epic-1-retrospective"] != StatusOptional && name != "no retro" {
+				t.Fatalf("carried %v %v:\n%s", got, dev, base.Bytes())
+			}
 		})
+	}
+}
+
+// `retroGate: off` only reports a rejected retrospective; on (the default)
+// pauses; anything else is refused with its line.
+func TestPolicyRetroGate(t *testing.T) {
+	for doc, off := range map[string]bool{"version: 1\n": false, "retroGate: on\n": false, "retroGate: off\n": true} {
+		p, err := ParsePolicy("w.yaml", []byte(doc))
+		if err != nil || p.RetroGateOff != off {
+			t.Fatalf("%q: off=%v, %v", doc, p.RetroGateOff, err)
+		}
+	}
+	if _, err := ParsePolicy("w.yaml", []byte("retroGate: maybe\n")); err == nil || !strings.Contains(err.Error(), `retroGate: must be on or off, got "maybe" (line 1)`) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -40,6 +40,9 @@ type bmadJob struct {
 }
 
 func actBMAD(ctx context.Context, s *Sim) int {
+	if invokesRetro(s.Prompt) {
+		return actRetro(ctx, s)
+	}
 	j, err := newBMADJob(s)
 	if err != nil {
 		fmt.Fprintf(s.Out, "agent-sim bmad: %v\n", err)

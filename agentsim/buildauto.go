@@ -45,7 +45,10 @@ type buildAuto struct {
 	follow  bool
 }
 
-func actBuildAuto(_ context.Context, s *Sim) int {
+func actBuildAuto(ctx context.Context, s *Sim) int {
+	if invokesRetro(s.Prompt) {
+		return actRetro(ctx, s)
+	}
 	w, err := newBuildAuto(s)
 	if err != nil {
 		fmt.Fprintf(s.Out, "agent-sim build-auto: %v\nHALT\n", err)

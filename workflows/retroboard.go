@@ -277,11 +277,37 @@ func retroSlug(text string) string {
 	return out
 }
 
-// CarryActionItems gives s the action_items block of from, as from writes
-// it (a retrospective's commit takes the action items the work tree has,
-// whatever the committed board had). A board without a difference is left
-// as it is; the result must parse to from's items and s's own entries.
-func (s *SprintStatus) CarryActionItems(from *SprintStatus) error {
+// CarryRetro gives s what a retrospective writes outside
+// development_status as from has it: its action_items block and its
+// last_updated (a retrospective's commit takes them from the work tree,
+// whatever the committed board had).
+func (s *SprintStatus) CarryRetro(from *SprintStatus) error {
+	if err := s.carryActionItems(from); err != nil {
+		return err
+	}
+	v, want := s.topValue("last_updated"), from.topValue("last_updated")
+	if v == nil || want == nil || v.Kind != yaml.ScalarNode || want.Kind != yaml.ScalarNode || v.Value == want.Value {
+		return nil
+	}
+	out, err := s.replaceScalar(v, want.Value)
+	if err != nil {
+		return err
+	}
+	next, err := ParseSprintStatus(s.Path, out)
+	if err != nil {
+		return fmt.Errorf("carrying last_updated would corrupt %s: %w", s.Path, err)
+	}
+	if nv := next.topValue("last_updated"); nv == nil || nv.Value != want.Value || !sameEntries(s.entries, next.entries) {
+		return fmt.Errorf("%w: %s: carrying last_updated did not take", ErrSprintInvalid, s.Path)
+	}
+	*s = *next
+	return nil
+}
+
+// carryActionItems gives s the action_items block of from, as from writes
+// it. A board without a difference is left as it is; the result must parse
+// to from's items and s's own entries.
+func (s *SprintStatus) carryActionItems(from *SprintStatus) error {
 	want := from.topValue(actionItemsKey)
 	if want == nil {
 		return nil

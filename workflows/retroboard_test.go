@@ -150,11 +150,14 @@ func TestRecordRetroOnOtherBoardShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := base.CarryActionItems(now); err != nil {
+			if err := base.CarryRetro(now); err != nil {
 				t.Fatal(err)
 			}
 			carried := filepath.Join(t.TempDir(), "c.yaml")
 			writeFile(t, carried, string(base.Bytes()))
+			if !bytes.Contains(base.Bytes(), []byte("last_updated: 12-03-2026 14:05")) {
+				t.Fatalf("last_updated not carried:\n%s", base.Bytes())
+			}
 			if got, dev := boardItems(t, carried); !reflect.DeepEqual(got, items) || dev["epic-1-retrospective"] != StatusOptional && name != "no retro" {
 				t.Fatalf("carried %v %v:\n%s", got, dev, base.Bytes())
 			}

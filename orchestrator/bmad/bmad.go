@@ -76,8 +76,8 @@ func (b Files) StatusForCommit(committed []byte, key, epic string, retro bool) (
 		}
 	}
 	if retro {
-		// A retrospective's action items are its own (BMAD appends them).
-		if err := base.CarryActionItems(now); err != nil {
+		// A retrospective's action items and stamp are its own (BMAD writes them).
+		if err := base.CarryRetro(now); err != nil {
 			return nil, fmt.Errorf("sprint status of %s for the commit: %w", key, err)
 		}
 	}

@@ -12,6 +12,10 @@ import (
 // rejected the epic (BMAD 6.12's verdict), before the next epic starts.
 const CodeRetroRejected = "retro_rejected"
 
+// CodeRetroUnsupported is the escalation of a retrospective whose agent
+// cannot be told to run a skill.
+const CodeRetroUnsupported = "retro_unsupported"
+
 // Retrospective is the retrospective of a pipeline whose retrospective
 // gives a verdict (BMAD 6.12's bmad-retrospective): wire sets Deps.Retro
 // to it on such a pipeline; nil keeps the five-step retrospective as it is.
@@ -71,7 +75,7 @@ func (e *Engine) retroPrompt(u *Unit, agentName string) (string, *Blocker) {
 		if b, ok := AsBlocker(err); ok {
 			return "", b
 		}
-		return "", &Blocker{Code: "retro_unsupported", Err: err,
+		return "", &Blocker{Code: CodeRetroUnsupported, Err: err,
 			Action: "Run the retrospective with an agent that can invoke skills (workflow.yaml `steps.retro.agent`), or hold it by hand and run `story-automator run --resume`."}
 	}
 	return p, nil

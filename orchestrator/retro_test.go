@@ -19,9 +19,14 @@ type fakeRetro struct {
 	items   []string
 	err     error
 	settled int
+	// refuse, when set, is what Prompt answers.
+	refuse error
 }
 
 func (f *fakeRetro) Prompt(agent, target string) (string, error) {
+	if f.refuse != nil {
+		return "", f.refuse
+	}
 	return "/bmad-retrospective -H " + target + " (" + agent + ")", nil
 }
 
@@ -182,5 +187,24 @@ func TestFiveStepRetroHasNoGate(t *testing.T) {
 	st := h.saved(res)
 	if res.Outcome != OutcomeDone || len(st.Unit("2-1").DependsOn) != 0 || st.Unit("epic-1-retro").Retro != nil {
 		t.Fatalf("outcome %s, 2-1 depends on %v", res.Outcome, st.Unit("2-1").DependsOn)
+	}
+}
+
+// A retrospective its agent cannot be told to hold escalates at once with
+// the pipeline's code and action; no child starts for it.
+func TestRetroPromptRefusedEscalates(t *testing.T) {
+	h, r := retroHarness(t, workflows.VerdictAccepted)
+	r.refuse = &Blocker{Code: CodeRetroUnsupported, Err: errors.New("no skill form"), Action: "give steps.retro.agent one"}
+	res, err := h.run(context.Background(), h.options())
+	if !errors.Is(err, ErrEscalated) || res.State.Escalation.Code != CodeRetroUnsupported || res.State.Escalation.Action != "give steps.retro.agent one" {
+		t.Fatalf("err %v, escalation %+v", err, res.State.Escalation)
+	}
+	for _, req := range h.steps.reqs {
+		if req.Step == StepRetro {
+			t.Fatalf("a retrospective child started: %+v", req)
+		}
+	}
+	if slices.Contains(startedUnits(h), "2-1") {
+		t.Fatalf("epic 2 started: %v", startedUnits(h))
 	}
 }

@@ -31,7 +31,7 @@ var _ orchestrator.Retrospective = Retro{}
 func (r Retro) Prompt(agentName, target string) (string, error) {
 	p, ok := agent.SkillPrompt(agentName, RetroSkill, "-H "+target)
 	if !ok {
-		return "", &orchestrator.Blocker{Code: "retro_unsupported",
+		return "", &orchestrator.Blocker{Code: orchestrator.CodeRetroUnsupported,
 			Err:    fmt.Errorf("agent %s cannot be told to run a skill, so it cannot hold %s", agentName, RetroSkill),
 			Action: "Give the retro step an agent that runs skills (workflow.yaml `steps.retro.agent`), or hold the retrospective by hand and run `story-automator run --resume`."}
 	}

@@ -158,6 +158,10 @@ func TestAcceptedRetrosGoOnAndKeepTheirActionItems(t *testing.T) {
 			if res.Outcome != OutcomeDone || u.Retro == nil || u.Retro.Verdict != v || !slices.Equal(u.Retro.ActionItems, r.items) {
 				t.Fatalf("outcome %s, retro %+v", res.Outcome, u.Retro)
 			}
+			doc, err := RenderState(h.saved(res))
+			if err != nil || !strings.Contains(string(doc), "done · verdict "+v+" (out/epic-1-retro-2026-12-01.md)") {
+				t.Fatalf("the state document does not say the verdict (%v):\n%s", err, doc)
+			}
 			if u.Retro.OpenItems() != (v == workflows.VerdictAcceptedOpenItems) {
 				t.Fatalf("OpenItems = %v for %s", u.Retro.OpenItems(), v)
 			}

@@ -46,6 +46,9 @@ type buildAuto struct {
 }
 
 func actBuildAuto(ctx context.Context, s *Sim) int {
+	if invokesRetro(s.Prompt) {
+		return actRetro(ctx, s)
+	}
 	if !Sleep(ctx, s.Options.Delay) {
 		return 1
 	}

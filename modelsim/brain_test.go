@@ -283,3 +283,11 @@ func TestBuildAutoScriptParses(t *testing.T) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
+
+// The shipped retrospective script parses.
+func TestRetroScriptParses(t *testing.T) {
+	s := script(t, RetroScript)
+	if len(s.Rules) != 1 || !s.Rules[0].templated {
+		t.Fatalf("rules %+v", s.Rules)
+	}
+}

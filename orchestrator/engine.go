@@ -59,6 +59,9 @@ type Engine struct {
 	// Pipeline is the project's pipeline: its hooks around a story's
 	// attempts and landing (nil: the five steps, no hook).
 	Pipeline Pipeline
+	// Retro, when set, is the pipeline's retrospective with a verdict:
+	// its prompt, its document read and its board set right, its gate.
+	Retro Retrospective
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

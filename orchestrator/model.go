@@ -223,8 +223,9 @@ type StepRequest struct {
 	// still runs there instead of starting another ("" = none).
 	Adopt string
 	// Prompt, when set, is what the child is sent instead of the step's
-	// own prompt (a Pipeline's Dispatch): the step's verifiers are then its
-	// command verifiers alone, the pipeline reading the rest from the files.
+	// workflow prompt (a Pipeline's Dispatch, a retrospective's skill): the
+	// step's verifiers are then its command verifiers alone, the pipeline or
+	// the retrospective reading the rest from the files.
 	Prompt string
 	// Host is the machine the attempt runs on ("" or LocalHost: this one).
 	// A remote attempt works in the story's clone there and leaves WorkDir

@@ -17,6 +17,9 @@ type PlanInput struct {
 	Now         time.Time
 	// Steps are a story unit's steps, in order (nil: StorySteps, the five).
 	Steps []string
+	// RetroGates: each epic's retrospective comes before the next epics'
+	// stories (a pipeline whose retrospective gives a verdict).
+	RetroGates bool
 }
 
 // NewPlan selects the run's stories and builds its initial state: one unit
@@ -42,6 +45,9 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 	}
 	if err := addRetros(p, s, selected, in.Policy); err != nil {
 		return nil, err
+	}
+	if in.RetroGates {
+		gateOnRetros(s)
 	}
 	if err := checkCycles(s); err != nil {
 		return nil, err
@@ -135,6 +141,29 @@ func addRetros(p Backlog, s *State, selected []StoryInfo, pol Policy) error {
 		}
 	}
 	return nil
+}
+
+// gateOnRetros makes the stories of each epic after an epic with a
+// retrospective in the run wait for that retrospective: its verdict decides
+// whether the run goes on.
+func gateOnRetros(s *State) {
+	var order []string
+	for _, u := range s.Units {
+		if u.Kind == KindStory && !slices.Contains(order, u.Epic) {
+			order = append(order, u.Epic)
+		}
+	}
+	for _, r := range s.Units {
+		if r.Kind != KindRetro {
+			continue
+		}
+		at := slices.Index(order, r.Epic)
+		for _, u := range s.Units {
+			if u.Kind == KindStory && at >= 0 && slices.Index(order, u.Epic) > at && !slices.Contains(u.DependsOn, r.Key) {
+				u.DependsOn = append(u.DependsOn, r.Key)
+			}
+		}
+	}
 }
 
 // checkCycles refuses dependencies that can never all be met.

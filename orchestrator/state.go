@@ -113,6 +113,12 @@ type Unit struct {
 	Steps []*StepState `json:"steps"`
 	// Usage is the unit's spend (see tally).
 	Usage *spend.Total `json:"usage,omitempty"`
+	// Target is a retrospective's -H argument when it is not the epic's id
+	// (a spec folder, in stories mode).
+	Target string `json:"target,omitempty"`
+	// Retro is a retrospective's verdict, once the run read it (a pipeline
+	// with a Retrospective).
+	Retro *RetroVerdict `json:"retro,omitempty"`
 }
 
 // StepState is where one step of a unit stands.

@@ -49,7 +49,9 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 		case StepCreate:
 			end = e.createStep(ctx, u, st)
 		case StepCommit:
-			end = e.commitStep(ctx, u, st)
+			if end = e.settleRetro(u); end == stepOK {
+				end = e.commitStep(ctx, u, st)
+			}
 		default:
 			end = e.agentStep(ctx, u, st)
 		}
@@ -63,6 +65,9 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 		case stepBlocked:
 			return unitBlocked
 		}
+	}
+	if !e.retroGate(u) {
+		return unitEscalated
 	}
 	e.unitFinished(ctx, u)
 	return unitDone
@@ -242,8 +247,18 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 		req.Story = u.Epic
 	}
 	req.Adopt = adoptable(u, st, idx)
+	rp, refused := e.retroPrompt(u, mv.Agent)
+	if rp != "" {
+		req.Prompt = rp
+	}
 	id, before, tracked := e.beginAttempt(ctx)
-	res, err := e.Steps.RunStep(ctx, req)
+	var res StepResult
+	var err error
+	if refused != nil {
+		res, err = StepResult{FinalState: FinalError, Reason: refused.Error()}, refused
+	} else {
+		res, err = e.Steps.RunStep(ctx, req)
+	}
 	if errors.Is(err, ErrHostLost) {
 		e.hostLost(u, st.Name)
 	}

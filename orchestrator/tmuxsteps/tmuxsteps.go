@@ -353,8 +353,12 @@ func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
 	return workflows.ParseStoryKey(req.Story)
 }
 
-// prompt renders the step's prompt; a review after the first gets the open notes.
+// prompt renders the step's prompt (the request's own when it has one); a
+// review after the first gets the open notes.
 func (t *Runner) prompt(proj *workflows.Layout, req orchestrator.StepRequest, key workflows.StoryKey) (string, error) {
+	if req.Prompt != "" {
+		return req.Prompt, nil
+	}
 	vars := workflows.PromptVars{Cycle: req.Cycle}
 	if req.Step == orchestrator.StepReview && req.Cycle > 1 {
 		vars.ReviewNotes, _ = proj.ReviewNotes(key)

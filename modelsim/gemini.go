@@ -157,7 +157,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 }
 
 // gemParts is the reply as parts: text, then one function call on Gemini
-// CLI's own tool (run_shell_command, write_file).
+// CLI's own tool (run_shell_command, write_file, read_file, activate_skill).
 func gemParts(c *Conversation, rep Reply) []any {
 	var parts []any
 	if rep.Text != "" || rep.Call == nil {
@@ -175,6 +175,9 @@ func gemParts(c *Conversation, rep Reply) []any {
 		}
 		if rep.Call.ReadPath != "" && c.HasTool("read_file") {
 			name, args = "read_file", map[string]any{"file_path": rep.Call.ReadPath}
+		}
+		if rep.Call.Skill != "" {
+			name, args = SkillTool, map[string]any{"name": rep.Call.Skill}
 		}
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})
 	}

@@ -97,3 +97,13 @@ func TestGeminiAnswersAfterAgentBlock(t *testing.T) {
 		t.Fatalf("exchanges %+v, want the second iteration's command", ex)
 	}
 }
+
+func TestGeminiActivatesASkillThroughActivateSkill(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{skill: my-skill}]}]`)})
+	_, body := post(t, s, "/v1beta/models/m:generateContent", mustJSON(map[string]any{
+		"tools":    []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "activate_skill"}, map[string]any{"name": "run_shell_command"}}}},
+		"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}}))
+	if !strings.Contains(body, `"functionCall":{"args":{"name":"my-skill"},"name":"activate_skill"}`) {
+		t.Errorf("answer %s", body)
+	}
+}

@@ -78,6 +78,10 @@ type Profile struct {
 	// Sandbox is how the CLI confines its own tools (agent/sandbox.go).
 	Sandbox Sandbox
 
+	// Subagents is how the CLI's model runs subagents its turn waits for
+	// (subagents.go).
+	Subagents Subagents
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }

@@ -120,6 +120,20 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	t.Logf("%s: the worker's last turn at %s, the child seen %s (%s) %s later",
 		agentName, last.UTC().Format("15:04:05.000"), res["finalState"], res["reason"], seen.Sub(last).Round(time.Millisecond))
 
+	// The worker launches blocking subagents: the CLI, started as a child
+	// is, offers its model the tools the agent table names for them (what
+	// doctor's subagents check reports).
+	prof, _ := agent.LookupProfile(agentName)
+	for _, e := range ex {
+		if c := e.Conversation(); c != nil && !e.Side {
+			for _, tool := range prof.Subagents.Tools {
+				if !c.HasTool(tool) {
+					t.Errorf("%s offered no %s: %v", agentName, tool, c.Tools)
+				}
+			}
+			break
+		}
+	}
 	texts := exchangeTexts(ex)
 	// The CLI found and loaded the installed skill: its text reached the model.
 	skill := skillBody(t, filepath.Join(root, skills))
@@ -130,7 +144,6 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	// a variable the sandbox sets, or a network namespace other than this
 	// test's (a sandbox that cuts the network).
 	confined := false
-	prof, _ := agent.LookupProfile(agentName)
 	for _, v := range prof.Sandbox.InsideEnv {
 		confined = confined || strings.Contains(texts, "\n"+v+"=")
 	}

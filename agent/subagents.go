@@ -40,9 +40,10 @@ const (
 
 var subagents = map[string]Subagents{
 	// Claude Code 2.1: the Agent tool (Task before 2.1) runs a subagent
-	// and returns its final message, unless run_in_background is asked.
+	// and returns its final message only with background tasks off, as
+	// every child runs (the profile's Env).
 	AgentClaude: {Tools: []string{"Agent"}, Switch: SubagentsDenyRule, Key: []string{"Agent", "Task"},
-		How:    "the Agent tool returns the subagent's result (several calls in one message run in parallel)",
+		How:    "the Agent tool returns the subagent's result (a child runs with background tasks off, without which Claude Code 2.1 backgrounds it)",
 		Files:  []HookFile{{"user", "settings.json"}, {"project", ".claude/settings.json"}, {"local", ".claude/settings.local.json"}},
 		Format: SettingsJSON, On: "remove \"Agent\" (or \"Task\") from permissions.deny in"},
 	// Codex 0.169: the multi_agent feature (on by default): spawn_agent

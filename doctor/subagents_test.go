@@ -56,7 +56,7 @@ func TestDoctorSubagentsOffByAClaudeDenyRule(t *testing.T) {
 	home, getenv := subagentsEnv(t)
 	root := t.TempDir()
 	writeSettings(t, filepath.Join(root, ".claude/settings.json"), `{"permissions": {"deny": ["Agent(Explore)"]}}`)
-	if c, _ := checkSubagents(agent.AgentClaude, Options{Root: root, Getenv: getenv}); strings.Contains(c.Detail, "off") {
+	if c, _ := checkSubagents(agent.AgentClaude, Options{Root: root, Getenv: getenv}); strings.Contains(c.Detail, "subagents are off") {
 		t.Fatalf("one kind denied: %+v", c)
 	}
 	user := filepath.Join(home, ".claude/settings.json")
@@ -79,7 +79,7 @@ func TestDoctorSubagentsOffByCodexFeature(t *testing.T) {
 		t.Fatalf("off: %+v", c)
 	}
 	writeSettings(t, filepath.Join(root, ".codex/config.toml"), "[features]\nmulti_agent = true\n")
-	if c, _ := checkSubagents(agent.AgentCodex, Options{Root: root, Getenv: getenv}); strings.Contains(c.Detail, "off") {
+	if c, _ := checkSubagents(agent.AgentCodex, Options{Root: root, Getenv: getenv}); strings.Contains(c.Detail, "subagents are off") {
 		t.Fatalf("back on: %+v", c)
 	}
 }

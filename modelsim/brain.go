@@ -40,7 +40,8 @@ func (b *Brain) Respond(c *Conversation) Reply {
 			return Reply{Text: captureFailed(missing, "the user's turns", text), Usage: usage}
 		}
 	}
-	r := walk(actions, done, c.results(idx), b, vars, turnSkills{tool: c.HasTool(SkillTool), turns: c.userTexts(idx)})
+	r := walk(actions, done, c.results(idx), b, vars,
+		turnSkills{tool: c.HasTool(SkillTool), turns: c.userTexts(idx), subagent: subagentTool(c)})
 	r.Usage = usage
 	return r
 }
@@ -108,6 +109,24 @@ const SkillTool = "activate_skill"
 type turnSkills struct {
 	tool  bool
 	turns []string
+	// subagent is the CLI's subagent tool ("" = none model-sim speaks).
+	subagent string
+}
+
+// subagentTools are the tools with which a CLI's model launches a subagent
+// and gets its result back in the same call, in the order model-sim
+// prefers them: Claude Code's Agent (Task before 2.1), Gemini CLI's
+// invoke_agent.
+var subagentTools = []string{"Agent", "Task", "invoke_agent"}
+
+// subagentTool is the conversation's subagent tool, "" = none.
+func subagentTool(c *Conversation) string {
+	for _, t := range subagentTools {
+		if c.HasTool(t) {
+			return t
+		}
+	}
+	return ""
 }
 
 // walk finds the response for the request that follows `done` tool calls in
@@ -156,6 +175,12 @@ func walk(actions []Action, done int, results []string, b *Brain, vars map[strin
 			planned = []*Call{{WritePath: a.Write.Path, WriteContent: a.Write.Content}}
 		case a.Read != "":
 			planned = []*Call{{ReadPath: a.Read}}
+		case a.Subagent != "" && skills.subagent == "":
+			if calls == done {
+				return Reply{Text: "model-sim: this CLI offers no subagent tool model-sim speaks (" + strings.Join(subagentTools, ", ") + ")"}
+			}
+		case a.Subagent != "":
+			planned = []*Call{{Subagent: a.Subagent}}
 		case a.Skill != "" && skills.tool:
 			planned = []*Call{{Skill: a.Skill}}
 		case a.Skill != "":

@@ -319,3 +319,30 @@ rules:
 		t.Fatalf("no skill anywhere: %+v", r)
 	}
 }
+
+// A subagent action launches a subagent through the CLI's subagent tool and
+// captures off what it returned; a CLI without one gets a text that says so.
+func TestScriptedSubagentAction(t *testing.T) {
+	b := &Brain{Script: script(t, `
+rules:
+  - match: go
+    actions:
+      - subagent: "Reply with the token."
+        capture: {token: 'TOKEN-([0-9]+)'}
+      - reply: 'got {{.token}}'
+`)}
+	withTool := func(tool string, msgs ...Message) *Conversation {
+		c := conv(msgs...)
+		c.Tools = []string{"Bash", tool}
+		return c
+	}
+	if r := b.Respond(withTool("Agent", user("go"))); r.Call == nil || r.Call.Subagent != "Reply with the token." {
+		t.Fatalf("launch: %+v", r)
+	}
+	if r := b.Respond(withTool("Agent", append([]Message{user("go")}, result("TOKEN-42")...)...)); r.Call != nil || r.Text != "got 42" {
+		t.Fatalf("after: %+v", r)
+	}
+	if r := b.Respond(conv(user("go"))); r.Call != nil || !strings.Contains(r.Text, "no subagent tool") {
+		t.Fatalf("no tool: %+v", r)
+	}
+}

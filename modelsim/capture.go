@@ -117,7 +117,7 @@ func expand(s string, vars map[string]string) (string, error) {
 
 // strings are the action's fields a template may fill.
 func (a *Action) templates() []*string {
-	out := []*string{&a.Shell, &a.Read, &a.Skill, &a.Reply}
+	out := []*string{&a.Shell, &a.Read, &a.Skill, &a.Subagent, &a.Reply}
 	if a.Write != nil {
 		out = append(out, &a.Write.Path, &a.Write.Content)
 	}

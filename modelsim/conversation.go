@@ -154,6 +154,9 @@ type Call struct {
 	// Skill activates the installed skill of that name through the CLI's
 	// skill tool (SkillTool).
 	Skill string `json:"skill,omitempty"`
+	// Subagent launches a subagent with this prompt through the CLI's
+	// subagent tool (subagentTool).
+	Subagent string `json:"subagent,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
 	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
 	Unsandboxed bool `json:"unsandboxed,omitempty"`

@@ -29,6 +29,7 @@ import (
 //	      - read: notes.txt  # the CLI's file tool (Read, read_file), else cat in its shell
 //	      - skill: my-skill  # load an installed skill through the CLI's skill tool (activate_skill);
 //	                         # passed over where the CLI put the skill in the turn itself (/skill, $skill)
+//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent)
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
@@ -88,11 +89,16 @@ type Action struct {
 	// folder). A CLI that put the skill's text in the user's turn itself
 	// (Claude Code's /skill, Codex's $skill) offers no such tool: there the
 	// action makes no call, and its capture reads the user's turns.
-	Skill string        `yaml:"skill"`
-	Step  bool          `yaml:"step"`
-	Delay time.Duration `yaml:"delay"`
-	Reply string        `yaml:"reply"`
-	Fault string        `yaml:"fault"`
+	Skill string `yaml:"skill"`
+	// Subagent launches a subagent with this prompt through the CLI's
+	// subagent tool, whose call returns the subagent's result (Claude
+	// Code's Agent, Gemini CLI's invoke_agent); the subagent's own
+	// requests come to model-sim like any other conversation.
+	Subagent string        `yaml:"subagent"`
+	Step     bool          `yaml:"step"`
+	Delay    time.Duration `yaml:"delay"`
+	Reply    string        `yaml:"reply"`
+	Fault    string        `yaml:"fault"`
 	// Capture names values read off this action's tool output, for the
 	// actions after it.
 	Capture map[string]string `yaml:"capture"`
@@ -192,8 +198,8 @@ func (r *Rule) check() error {
 			return fmt.Errorf("action %d: %w", j+1, err)
 		}
 		if len(a.captures) > 0 {
-			if a.Shell == "" && a.Write == nil && a.Read == "" && a.Skill == "" {
-				return fmt.Errorf("action %d: only a shell, write, read or skill action captures its output", j+1)
+			if a.Shell == "" && a.Write == nil && a.Read == "" && a.Skill == "" && a.Subagent == "" {
+				return fmt.Errorf("action %d: only a shell, write, read, skill or subagent action captures its output", j+1)
 			}
 			r.templated = true
 		}
@@ -210,13 +216,13 @@ func (r *Rule) check() error {
 
 func (a Action) check() error {
 	set := 0
-	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Read != "", a.Skill != "", a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
+	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Read != "", a.Skill != "", a.Subagent != "", a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
 		if on {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("want exactly one of shell, write, read, skill, step, delay, reply, fault")
+		return fmt.Errorf("want exactly one of shell, write, read, skill, subagent, step, delay, reply, fault")
 	}
 	if a.Write != nil && a.Write.Path == "" {
 		return fmt.Errorf("write needs a path")

@@ -78,6 +78,10 @@ type Profile struct {
 	// Sandbox is how the CLI confines its own tools (agent/sandbox.go).
 	Sandbox Sandbox
 
+	// Subagents is how the CLI's model runs subagents its turn waits for
+	// (subagents.go).
+	Subagents Subagents
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }
@@ -360,7 +364,13 @@ const (
 )
 
 var profiles = map[string]Profile{
+	// Claude Code 2.1 runs an Agent call in the background unless
+	// background tasks are off, whatever the call's run_in_background says
+	// (measured: "Async agent launched successfully"); an unattended child
+	// waits for its subagents in the turn (BMAD 6.12's worker needs it),
+	// and a backgrounded one never hands control back.
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
+		Env:       map[string]string{"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: ChildHookSettingsFlag,
 		SkillForm: "/{skill} {args}", Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",

@@ -148,7 +148,7 @@ var sandboxes = map[string]Sandbox{
 		// The system settings path outranks the user's settings, which stay untouched.
 		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", SettingsRootOnly: true,
 		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
-		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
+		PolicyTools: []string{"run_shell_command", "replace", "write_file", "activate_skill"},
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},

@@ -112,6 +112,11 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 		strings.Count(string(l.Files[0].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
 		t.Fatalf("files %s / %s", l.Files[0].Data, l.Files[1].Data)
 	}
+	// A headless Gemini CLI denies activate_skill unless a policy allows
+	// it: without it a child cannot load BMAD's worker skill.
+	if !strings.Contains(string(l.Files[0].Data), `toolName = "activate_skill"`) {
+		t.Fatalf("the policy does not allow activate_skill:\n%s", l.Files[0].Data)
+	}
 	// Its sandbox cannot hide a path: this tool's bubblewrap wraps it,
 	// hiding the credentials, with the network its model API needs (not on
 	// macOS, which refuses a sandbox inside another).

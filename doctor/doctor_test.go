@@ -172,12 +172,18 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 	}
 }
 
-// Each CLI agent's hook is checked where the installer puts it.
+// Each CLI agent's hook is checked where the installer puts it; one whose
+// settings the installer does not write says why, and doctor warns so.
 func TestHookProvidersAreTheInstallers(t *testing.T) {
 	for _, a := range agent.CLIAgents() {
-		if len(hooks.Scopes(hooks.Provider(a))) == 0 {
-			t.Errorf("%s: no settings file the installer knows", a)
+		p, _ := agent.LookupProfile(a)
+		if len(hooks.Scopes(hooks.Provider(a))) == 0 && p.HookNote == "" {
+			t.Errorf("%s: no settings file the installer knows, and no note saying why", a)
 		}
+	}
+	c := checkHooks(context.Background(), agent.AgentCopilot, Options{Root: t.TempDir()}, func(string) string { return "" })
+	if c.Status != Warn || !strings.Contains(c.Detail, "not held") {
+		t.Fatalf("copilot: %+v", c)
 	}
 }
 
@@ -246,7 +252,7 @@ func TestAgentsTakesTheTablesNamesAndDefault(t *testing.T) {
 	if err != nil || strings.Join(got, " ") != "codex sim gemini" {
 		t.Fatalf("%v %v", got, err)
 	}
-	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, gemini or sim") {
+	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, copilot, gemini or sim") {
 		t.Fatalf("custom: %v", err)
 	}
 	// No agent CLI on an empty PATH: the table's default is checked.

@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/coded"
@@ -28,6 +29,11 @@ func TestApplyRefusalsCarryTheirCodeAndExit(t *testing.T) {
 	var se *coded.Error
 	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || se.Code != "usage_error" {
 		t.Fatalf("bad provider: %v", err)
+	}
+	// An agent whose settings the installer does not write says why.
+	_, err = Apply(context.Background(), e, Change{Provider: "copilot", Scope: "user", Install: true})
+	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || !strings.Contains(se.Message, "is not held") {
+		t.Fatalf("copilot: %v", err)
 	}
 	_, err = Apply(context.Background(), e, Change{Provider: "claude", Scope: "project", Install: true})
 	if !errors.As(err, &se) || se.Exit != coded.ExitFailed || se.Code != "binary_path" {

@@ -34,6 +34,9 @@ type Input struct {
 	Error string `json:"error"`
 	// TurnID is sent by Codex (not by Claude Code or Gemini CLI).
 	TurnID string `json:"turn_id"`
+	// TranscriptPathCamel is Copilot CLI's name for transcript_path (its
+	// agentStop hook's, the session's events.jsonl).
+	TranscriptPathCamel string `json:"transcriptPath"`
 }
 
 // fromCodex reports whether the input is Codex's: the only one with a turn id.
@@ -78,6 +81,9 @@ func DecodeInput(data []byte) (Input, error) {
 	}
 	if err := json.Unmarshal(trimmed, &in); err != nil {
 		return Input{}, fmt.Errorf("decode hook input: %w", err)
+	}
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = in.TranscriptPathCamel
 	}
 	if in.LastAssistantMessage == nil && in.PromptResponse != nil {
 		in.LastAssistantMessage = in.PromptResponse

@@ -51,3 +51,17 @@ func TestRealGeminiAfterAgentInputs(t *testing.T) {
 		}
 	}
 }
+
+// A real agentStop input of Copilot CLI 1.0.102 (testdata) names the
+// session's event log as transcriptPath, which the hook records as the
+// child's transcript (where its usage is read).
+func TestRealCopilotAgentStopInputNamesItsEventLog(t *testing.T) {
+	data, err := os.ReadFile("testdata/copilot-1.0.102-agentstop.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeInput(data)
+	if err != nil || !strings.HasSuffix(in.TranscriptPath, "/session-state/fa91b57e-52e6-4b08-9b6a-3cc9f6966a19/events.jsonl") {
+		t.Fatalf("%+v %v", in, err)
+	}
+}

@@ -425,7 +425,7 @@ var profiles = map[string]Profile{
 	// every permission (--yolo: tools, paths, URLs); -p needs at least
 	// --allow-all-tools to run anything without a terminal.
 	AgentCopilot: {Name: AgentCopilot, Program: "copilot", Args: []string{"--yolo", "--no-ask-user", "--no-auto-update"},
-		ModelFlag: "--model", PromptFlag: "-p", ChildHook: ChildHookPluginDir, Usage: UsageEventsJSONL,
+		ModelFlag: "--model", PromptFlag: "-p", ChildHook: ChildHookPluginDir, Usage: UsageEventsJSONL, Dialogs: copilotDialogs,
 		// -p sends "/skill args" to the model as text; the model loads a
 		// skill it is offered with its skill tool.
 		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",

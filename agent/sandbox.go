@@ -68,6 +68,10 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
+	// NetworkOpen: a confined child's tools keep the network whatever the
+	// workflow allows (a CLI wrapped whole, whose model API and tools share
+	// one network namespace); doctor warns.
+	NetworkOpen bool
 	// CacheDir is the CLI's folder under the user's cache folder
 	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
 	// (its unpacked program), which a child wrapped whole
@@ -173,7 +177,7 @@ var sandboxes = map[string]Sandbox{
 	// off (--allow-all-paths) so a write outside fails in the sandbox.
 	AgentCopilot: {Kind: SandboxWrapped, OS: []string{"linux"}, Hides: HideWrap,
 		Args:  []string{"--allow-all-tools", "--allow-all-paths", "--no-ask-user", "--no-auto-update"},
-		Needs: []string{"bwrap"}, Install: SandboxInstall, CacheDir: "copilot",
+		Needs: []string{"bwrap"}, Install: SandboxInstall, CacheDir: "copilot", NetworkOpen: true,
 		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: open (the CLI and its tools share one process tree, and the CLI needs its model API)"},
 	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},

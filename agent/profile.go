@@ -142,9 +142,9 @@ type Facts struct {
 	HookTrust string
 	// HookProjectNote is what a project-scope install tells the user.
 	HookProjectNote string
-	// HookNote says, for a CLI with no HookFiles, why `hooks install` has
-	// no settings file of its and how its children get their hook.
-	HookNote string
+	// HookFlat: the hook's entries sit right under the event, {"type":
+	// "command", "bash": CMD, "timeoutSec": N}, not in groups of "hooks".
+	HookFlat bool
 }
 
 // HookFile is one settings file that can hold the hook: Path is relative
@@ -301,10 +301,13 @@ var agentFacts = map[string]Facts{
 		// Measured: -p offers the skills of all three project folders.
 		SkillDirs: map[string]string{"project": ".github/skills", "user": "skills"},
 		Product:   "GitHub Copilot CLI",
-		// Its agentStop hook runs at each turn's end; a child gets it
-		// through a plugin of its own (ChildHookPluginDir).
-		HookEvent: "agentStop",
-		HookNote:  "its children get their agentStop hook from a plugin folder of their own; `hooks install` does not write GitHub Copilot CLI's settings, so an orchestrating Copilot session or a loop in one is not held"},
+		// Its agentStop hook runs at each turn's end (a child gets it
+		// through a plugin of its own, ChildHookPluginDir); a block answer
+		// makes its reason the next turn. A project's hook files run only
+		// in a folder it trusts; the user's settings.json in any.
+		HookFiles: []HookFile{{"project", ".github/hooks/story-automator.json"}, {"user", "settings.json"}},
+		HookEvent: "agentStop", HookFlat: true,
+		HookProjectNote: "GitHub Copilot CLI runs a project's hooks only in a folder it trusts (answered in its interactive mode, or --trust-folder for one -p session)"},
 	AgentCustom: {PassEveryAgent: true},
 }
 

@@ -22,9 +22,7 @@ func TestAgentListsComeFromTheTable(t *testing.T) {
 	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,copilot,gemini" {
 		t.Errorf("CLIAgents = %s", got)
 	}
-	// Copilot CLI's children get their hook from a plugin of their own;
-	// `hooks install` has no settings file of its to write.
-	if got := strings.Join(HookProviders(), ","); got != "claude,codex,gemini" {
-		t.Errorf("HookProviders = %s, want every CLI agent with hook settings files", got)
+	if got := strings.Join(HookProviders(), ","); got != strings.Join(CLIAgents(), ",") {
+		t.Errorf("HookProviders = %s, want every CLI agent", got)
 	}
 }

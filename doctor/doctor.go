@@ -300,9 +300,6 @@ func checkHooks(ctx context.Context, agentName string, o Options, getenv func(st
 	scopes := hooks.Scopes(p)
 	if len(scopes) == 0 {
 		c.Status, c.Detail = OK, "children of "+agentName+" need no installed hook (their exit ends a step)"
-		if prof, _ := agent.LookupProfile(agentName); prof.HookNote != "" {
-			c.Status, c.Detail = Warn, prof.HookNote
-		}
 		return c
 	}
 	h = h.For(p)

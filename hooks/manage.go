@@ -54,9 +54,6 @@ type Changed struct {
 func (e Env) locate(provider, scope string) (Location, error) {
 	p := Provider(provider)
 	if _, ok := facts(p); !ok {
-		if prof, known := agent.LookupProfile(provider); known && prof.HookNote != "" {
-			return Location{}, usageError("--provider %s: %s; --provider must be %s", p, prof.HookNote, providerList())
-		}
 		return Location{}, usageError("--provider must be %s, got %q", providerList(), p)
 	}
 	s := Scope(scope)

@@ -3,7 +3,6 @@ package hooks
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/coded"
@@ -12,10 +11,10 @@ import (
 // The providers come from the agent profile table, in status order.
 func TestProvidersComeFromTheProfileTable(t *testing.T) {
 	got := Providers()
-	if len(got) != 3 || got[0] != Claude || got[1] != Codex || got[2] != Gemini {
+	if len(got) != 4 || got[0] != Claude || got[1] != Codex || got[2] != Copilot || got[3] != Gemini {
 		t.Fatalf("providers %v", got)
 	}
-	if s := providerList(); s != "claude, codex or gemini" {
+	if s := providerList(); s != "claude, codex, copilot or gemini" {
 		t.Fatalf("provider list %q", s)
 	}
 }
@@ -29,11 +28,6 @@ func TestApplyRefusalsCarryTheirCodeAndExit(t *testing.T) {
 	var se *coded.Error
 	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || se.Code != "usage_error" {
 		t.Fatalf("bad provider: %v", err)
-	}
-	// An agent whose settings the installer does not write says why.
-	_, err = Apply(context.Background(), e, Change{Provider: "copilot", Scope: "user", Install: true})
-	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || !strings.Contains(se.Message, "is not held") {
-		t.Fatalf("copilot: %v", err)
 	}
 	_, err = Apply(context.Background(), e, Change{Provider: "claude", Scope: "project", Install: true})
 	if !errors.As(err, &se) || se.Exit != coded.ExitFailed || se.Code != "binary_path" {

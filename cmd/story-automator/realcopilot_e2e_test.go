@@ -2,11 +2,13 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/sessionstate"
 )
@@ -124,4 +126,59 @@ func TestRealCopilotSandboxHoldsAHostileModelsWrites(t *testing.T) {
 func TestRealCopilotSandboxOffLetsTheHostileModelThrough(t *testing.T) {
 	t.Parallel()
 	expectThrough(t, hostileRunTo(t, "copilot", offline.Copilot, "git_tampered", "--sandbox", "off"))
+}
+
+// A loop started from a real Copilot CLI session's shell, with the hook
+// installed by `hooks install --provider copilot --scope user` (its
+// ~/.copilot/settings.json): our block answers to its agentStop make
+// Copilot do exactly the asked iterations, then it stops — its hook can
+// hold a session as Claude Code's Stop hook does.
+func TestRealCopilotLoopRunsExactlyTheAskedIterations(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
+	p := newRealAgentProject(t, "copilot", offline.Copilot, `
+rules:
+  - match: "start the tick loop"
+    actions:
+      - shell: "'`+bin+`' loop start 'add one tick to ticks.txt' --max-iterations 3 > loop-start.json"
+      - reply: "Loop started."
+  - match: "add one tick"
+    actions:
+      - shell: "echo tick >> ticks.txt"
+      - reply: "Added a tick."
+`, offline.Dialogs{})
+	res, code := p.run(p.env, "hooks", "install", "--provider", "copilot", "--scope", "user", "--force")
+	if code != 0 || res["file"] != filepath.Join(p.home, ".copilot", "settings.json") || res["event"] != "agentStop" {
+		t.Fatalf("hooks install: %d %v", code, res)
+	}
+	copilot := exec.Command(realagent.Find("copilot"), "--yolo", "--no-auto-update", "-p", "Please start the tick loop.")
+	copilot.Dir, copilot.Env = p.root, cleanEnv(p.env...)
+	out, err := copilot.CombinedOutput()
+	if err != nil {
+		t.Fatalf("copilot: %v\n%s", err, out)
+	}
+	decisions := readDecisions(filepath.Join(p.root, ".claude", "story-automator.history.jsonl"))
+	if got := strings.Join(decisions, ","); got != "continue,continue,max-iterations" && got != "block,block,max-iterations" {
+		t.Fatalf("loop decisions %q, want two re-injections then max-iterations\n%s", got, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(p.root, "ticks.txt")); strings.Count(string(b), "tick") != 2 {
+		t.Fatalf("ticks.txt = %q, want the two re-injected iterations\n%s", b, out)
+	}
+}
+
+// With the hook installed in the user's settings too, a child's turn is
+// still stamped once: the installed hook and the child's own plugin both
+// run, and the second stamp of the same turn is not a second turn.
+func TestRealCopilotChildWithAnInstalledHookStampsItsTurnOnce(t *testing.T) {
+	t.Parallel()
+	p := newRealAgentProject(t, "copilot", offline.Copilot, proofScript, offline.Dialogs{})
+	if res, code := p.run(p.env, "hooks", "install", "--provider", "copilot", "--scope", "user", "--force"); code != 0 {
+		t.Fatalf("hooks install: %d %v", code, res)
+	}
+	name := p.spawn(p.env, "--agent", "copilot", "--prompt", "Please write the proof file.")
+	p.expectProof(t, name)
+	st, err := sessionstate.Read(p.sessionsDir, name)
+	if err != nil || st.Completion == nil || st.Completion.Turns != 1 {
+		t.Fatalf("completion %+v %v, want one turn", st.Completion, err)
+	}
 }

@@ -298,8 +298,10 @@ var agentFacts = map[string]Facts{
 		TrustNote:  "copilot -p does not ask to trust a folder",
 		SessionEnv: []string{"COPILOT_AGENT_SESSION_ID", "COPILOT_CLI"},
 		PassEnv:    []string{"COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "XDG_CACHE_HOME"},
-		// Measured: -p offers the skills of all three project folders.
-		SkillDirs: map[string]string{"project": ".github/skills", "user": "skills"},
+		// Measured: -p offers the skills of .github/skills, .claude/skills
+		// and .agents/skills alike; BMAD 6.12 installs its github-copilot
+		// skills in .agents/skills.
+		SkillDirs: map[string]string{"project": ".agents/skills", "user": "skills"},
 		Product:   "GitHub Copilot CLI",
 		// Its agentStop hook runs at each turn's end (a child gets it
 		// through a plugin of its own, ChildHookPluginDir); a block answer

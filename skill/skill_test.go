@@ -101,7 +101,8 @@ func TestPathsWhereEachCLIReadsSkills(t *testing.T) {
 		{agent.AgentClaude, User, "/h/.claude/skills/story-automator/SKILL.md"},
 		{agent.AgentCodex, Project, "/r/.agents/skills/story-automator/SKILL.md"},
 		{agent.AgentCodex, User, "/c/skills/story-automator/SKILL.md"},
-		{agent.AgentCopilot, Project, "/r/.github/skills/story-automator/SKILL.md"},
+		// Copilot CLI reads .agents/skills, where BMAD installs its skills for it, and ~/.copilot/skills.
+		{agent.AgentCopilot, Project, "/r/.agents/skills/story-automator/SKILL.md"},
 		{agent.AgentCopilot, User, "/h/.copilot/skills/story-automator/SKILL.md"},
 	} {
 		if got, _ := Path(c.p, c.s, "/r", get); got != c.want {

@@ -146,6 +146,9 @@ type Facts struct {
 	HookTrust string
 	// HookProjectNote is what a project-scope install tells the user.
 	HookProjectNote string
+	// HookFlat: the hook's entries sit right under the event, {"type":
+	// "command", "bash": CMD, "timeoutSec": N}, not in groups of "hooks".
+	HookFlat bool
 }
 
 // HookFile is one settings file that can hold the hook: Path is relative
@@ -291,6 +294,26 @@ var agentFacts = map[string]Facts{
 		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
 		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
 		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
+	// GitHub Copilot CLI 1.0.102 keeps its state under ~/.copilot
+	// (COPILOT_HOME); -p runs in a folder it does not trust with no dialog.
+	AgentCopilot: {StateDir: ".copilot", StateDirEnv: "COPILOT_HOME",
+		AuthEnv:   []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"},
+		AuthFiles: []string{"config.json"}, AuthFix: "run `copilot login`, or set COPILOT_GITHUB_TOKEN (or a provider of your own: COPILOT_PROVIDER_BASE_URL with COPILOT_OFFLINE=true)",
+		TrustNote:  "copilot -p does not ask to trust a folder",
+		SessionEnv: []string{"COPILOT_AGENT_SESSION_ID", "COPILOT_CLI"},
+		PassEnv:    []string{"COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "XDG_CACHE_HOME"},
+		// Measured: -p offers the skills of .github/skills, .claude/skills
+		// and .agents/skills alike; BMAD 6.12 installs its github-copilot
+		// skills in .agents/skills.
+		SkillDirs: map[string]string{"project": ".agents/skills", "user": "skills"},
+		Product:   "GitHub Copilot CLI",
+		// Its agentStop hook runs at each turn's end (a child gets it
+		// through a plugin of its own, ChildHookPluginDir); a block answer
+		// makes its reason the next turn. A project's hook files run only
+		// in a folder it trusts; the user's settings.json in any.
+		HookFiles: []HookFile{{"project", ".github/hooks/story-automator.json"}, {"user", "settings.json"}},
+		HookEvent: "agentStop", HookFlat: true,
+		HookProjectNote: "GitHub Copilot CLI runs a project's hooks only in a folder it trusts (answered in its interactive mode, or --trust-folder for one -p session)"},
 	AgentCustom: {PassEveryAgent: true},
 }
 
@@ -311,9 +334,12 @@ func init() {
 
 // Ways of ChildHook: Claude Code's --settings with a Stop hook, Codex's -c
 // overrides of its hooks table.
+// ChildHookPluginDir: a plugin folder of the child's own, named by
+// --plugin-dir, whose hooks/hooks.json registers the hook (Copilot CLI's).
 const (
 	ChildHookSettingsFlag = "settings-flag"
 	ChildHookConfigFlag   = "config-flag"
+	ChildHookPluginDir    = "plugin-dir"
 )
 
 // HookTimeout is the seconds an agent gives this tool's Stop hook before
@@ -338,15 +364,20 @@ const (
 	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
 	// listed in projects.json (Gemini CLI's).
 	UsageChatSessionJSONL UsageFormat = "chat-session-jsonl"
+	// UsageEventsJSONL: a session's event log under the agent's state
+	// directory, session-state/<id>/events.jsonl, one session.usage_record
+	// per model request (Copilot CLI's).
+	UsageEventsJSONL UsageFormat = "events-jsonl"
 )
 
 // Agent names.
 const (
-	AgentClaude = "claude"
-	AgentCodex  = "codex"
-	AgentGemini = "gemini"
-	AgentSim    = "sim"
-	AgentCustom = "custom"
+	AgentClaude  = "claude"
+	AgentCodex   = "codex"
+	AgentGemini  = "gemini"
+	AgentCopilot = "copilot"
+	AgentSim     = "sim"
+	AgentCustom  = "custom"
 )
 
 // Screen heuristic names: ScreenTurnSummary is a turn-summary line
@@ -403,6 +434,17 @@ var profiles = map[string]Profile{
 		PasteSettle:      250 * time.Millisecond,
 		EmptyInputHint:   "Type your message or @path/to/file",
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
+	// GitHub Copilot CLI 1.0.102 in prompt mode (-p), which exits when its
+	// turn ends: interactive (-i) it first asks to trust the folder and
+	// then stays open, adding nothing a run needs. Unconfined it gets
+	// every permission (--yolo: tools, paths, URLs); -p needs at least
+	// --allow-all-tools to run anything without a terminal.
+	AgentCopilot: {Name: AgentCopilot, Program: "copilot", Args: []string{"--yolo", "--no-ask-user", "--no-auto-update"},
+		ModelFlag: "--model", PromptFlag: "-p", ChildHook: ChildHookPluginDir, Usage: UsageEventsJSONL, Dialogs: copilotDialogs,
+		// -p sends "/skill args" to the model as text; the model loads a
+		// skill it is offered with its skill tool.
+		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
+		MinVersion: "1.0.102", Package: "@github/copilot", Install: "npm install -g @github/copilot@1.0.102"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks

@@ -16,10 +16,10 @@ func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
 
 // The agent lists commands offer come from the table, so a new agent is one entry.
 func TestAgentListsComeFromTheTable(t *testing.T) {
-	if got := strings.Join(RunAgents(), ","); got != "claude,codex,gemini,sim" {
+	if got := strings.Join(RunAgents(), ","); got != "claude,codex,copilot,gemini,sim" {
 		t.Errorf("RunAgents = %s", got)
 	}
-	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,gemini" {
+	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,copilot,gemini" {
 		t.Errorf("CLIAgents = %s", got)
 	}
 	if got := strings.Join(HookProviders(), ","); got != strings.Join(CLIAgents(), ",") {

@@ -68,6 +68,15 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
+	// NetworkOpen: a confined child's tools keep the network whatever the
+	// workflow allows (a CLI wrapped whole, whose model API and tools share
+	// one network namespace); doctor warns.
+	NetworkOpen bool
+	// CacheDir is the CLI's folder under the user's cache folder
+	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
+	// (its unpacked program), which a child wrapped whole
+	// (SandboxWrapped) must keep writing; "" = none.
+	CacheDir string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -88,6 +97,13 @@ const (
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
+	// SandboxWrapped: this tool's bubblewrap around the whole CLI process
+	// (internal/confine), for a CLI whose own sandbox cannot hold the
+	// policy: it writes the child's folder, its git dirs, a private /tmp
+	// and the CLI's own state and cache folders; it reads everything but
+	// the credentials. The CLI's network is its model API, so its tools
+	// keep the network.
+	SandboxWrapped = "wrapped"
 )
 
 // Ways of Sandbox.Hides.
@@ -152,6 +168,17 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+	// Copilot CLI 1.0.102's --sandbox cannot hold the policy: its file
+	// edits are not in it, it lets a shell command write the project's
+	// .git/hooks and the host's /tmp, it cannot narrow .git, and on Linux
+	// it needs slirp4netns and iptables, without which every shell call is
+	// refused and the CLI still exits 0. So this tool's bubblewrap wraps
+	// the whole CLI, its tools with it; inside, its own path checks are
+	// off (--allow-all-paths) so a write outside fails in the sandbox.
+	AgentCopilot: {Kind: SandboxWrapped, OS: []string{"linux"}, Hides: HideWrap,
+		Args:  []string{"--allow-all-tools", "--allow-all-paths", "--no-ask-user", "--no-auto-update"},
+		Needs: []string{"bwrap"}, Install: SandboxInstall, CacheDir: "copilot", NetworkOpen: true,
+		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: open (the CLI and its tools share one process tree, and the CLI needs its model API)"},
 	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},
 }

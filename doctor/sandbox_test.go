@@ -75,3 +75,21 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 		t.Fatalf("sim: %+v", c)
 	}
 }
+
+// GitHub Copilot CLI runs wrapped whole in this tool's bubblewrap: doctor
+// says its sandbox works and warns that its tools keep the network.
+func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
+	testtier.Integration(t)
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap is missing: .ci/run installs it (%s)", agent.SandboxInstall)
+		}
+		t.Skip("bwrap is not installed")
+	}
+	o := Options{Root: t.TempDir(), Environ: []string{"PATH=" + filepath.Dir(bwrap) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}}
+	c := checkSandbox(context.Background(), agent.AgentCopilot, o)
+	if c.Status != Warn || !strings.Contains(c.Detail, "works here") || !strings.Contains(c.Detail, "keep the network") || c.Fix == "" {
+		t.Fatalf("copilot: %+v", c)
+	}
+}

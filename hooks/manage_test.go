@@ -11,10 +11,10 @@ import (
 // The providers come from the agent profile table, in status order.
 func TestProvidersComeFromTheProfileTable(t *testing.T) {
 	got := Providers()
-	if len(got) != 3 || got[0] != Claude || got[1] != Codex || got[2] != Gemini {
+	if len(got) != 4 || got[0] != Claude || got[1] != Codex || got[2] != Copilot || got[3] != Gemini {
 		t.Fatalf("providers %v", got)
 	}
-	if s := providerList(); s != "claude, codex or gemini" {
+	if s := providerList(); s != "claude, codex, copilot or gemini" {
 		t.Fatalf("provider list %q", s)
 	}
 }

@@ -38,6 +38,10 @@ func TestAChildThatExitedAtALimitIsLimitedNotCrashed(t *testing.T) {
 		{agent.AgentGemini, "gemini-0.61.0-overloaded-p.log", ReasonOverloaded, false},
 		{agent.AgentGemini, "gemini-0.61.0-dropped_stream-p.log", ReasonAPIError, false},
 		{agent.AgentCodex, "codex-0.169.0-dropped_stream-exec.log", ReasonAPIError, false},
+		{agent.AgentCopilot, "copilot-1.0.102-usage_limit-p.log", ReasonUsageLimit, false},
+		{agent.AgentCopilot, "copilot-1.0.102-rate_limit-p.log", ReasonRateLimit, false},
+		{agent.AgentCopilot, "copilot-1.0.102-overloaded-p.log", ReasonOverloaded, false},
+		{agent.AgentCopilot, "copilot-1.0.102-server_error-p.log", ReasonAPIError, false},
 	}
 	for _, c := range cases {
 		out := readFixture(t, "testdata/limits/"+c.file)

@@ -81,8 +81,9 @@ func (c RunConfig) SandboxMode() string {
 
 // SandboxExceptions say which of a confined run's agents its sandbox does
 // not cover as the setting reads: an agent with no sandbox of its own (a
-// custom command) runs unconfined, and one whose sandbox cannot let single
-// hosts through reaches none of sandbox.network's. The simulated agent,
+// custom command) runs unconfined, one whose tools keep the network (a CLI
+// wrapped whole) reaches more than sandbox.network's hosts, and one whose
+// sandbox cannot let single hosts through reaches none of them. The simulated agent,
 // which runs only this tool's code, is no exception.
 func (c RunConfig) SandboxExceptions() []string {
 	if !c.Confined() {
@@ -97,6 +98,8 @@ func (c RunConfig) SandboxExceptions() []string {
 		switch {
 		case p.Sandbox.Kind == "":
 			out = append(out, name+" runs unconfined: it has no sandbox of its own")
+		case p.Sandbox.NetworkOpen:
+			out = append(out, name+"'s tools keep the network: its sandbox wraps the whole CLI, whose model API they share")
 		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts:
 			out = append(out, name+" reaches no network: its sandbox cannot let single hosts through")
 		}

@@ -148,6 +148,8 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 		{RunConfig{Agent: "claude", FallbackAgent: "codex", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}},
 			"codex reaches no network: its sandbox cannot let single hosts through"},
 		{RunConfig{Agent: "custom", Sandbox: SandboxOff}, ""},
+		{RunConfig{Agent: "copilot", Sandbox: SandboxOn}, "copilot's tools keep the network: its sandbox wraps the whole CLI, whose model API they share"},
+		{RunConfig{Agent: "copilot", Sandbox: SandboxOff}, ""},
 	} {
 		if got := strings.Join(tc.cfg.SandboxExceptions(), "; "); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.cfg, got, tc.want)

@@ -94,10 +94,11 @@ func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
 	t.Fatalf("no cli check: %+v", rep)
 }
 
-// doctor --offline rehearses one real turn of Codex and of Gemini CLI.
+// doctor --offline rehearses one real turn of Codex, of Gemini CLI and of
+// GitHub Copilot CLI.
 func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
 	t.Parallel()
-	for _, agent := range []string{"codex", "gemini"} {
+	for _, agent := range []string{"codex", "gemini", "copilot"} {
 		t.Run(agent, func(t *testing.T) {
 			t.Parallel()
 			cli := realagent.Require(t, agent)
@@ -105,10 +106,15 @@ func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
 			if code != 0 || !rep.OK {
 				t.Fatalf("doctor exit %d: %+v", code, rep)
 			}
+			rehearsed := false
 			for _, c := range rep.Checks {
 				if c.Name == "rehearsal" && c.Status != "ok" {
 					t.Fatalf("rehearsal: %+v", c)
 				}
+				rehearsed = rehearsed || c.Name == "rehearsal"
+			}
+			if !rehearsed {
+				t.Fatalf("no rehearsal: %+v", rep)
 			}
 		})
 	}

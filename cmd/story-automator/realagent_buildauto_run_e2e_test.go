@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/testing/realagent"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
@@ -36,7 +37,7 @@ func TestRealClaudeRunTakesAStoryThroughTheBuildAutoSkill(t *testing.T) {
 	if code != 0 || res["outcome"] != "done" {
 		t.Fatalf("run: exit %d %v\n%s", code, res, p.stateLog())
 	}
-	if skill := skillBody(t, root, "claude"); !strings.Contains(exchangeTexts(srv.Exchanges()), skill) {
+	if skill := skillBody(t, filepath.Join(root, claudeSkills(t))); !strings.Contains(exchangeTexts(srv.Exchanges()), skill) {
 		t.Errorf("no request carried the installed SKILL.md's text: the real skill path did not run")
 	}
 	st := p.state()
@@ -64,4 +65,14 @@ func TestRealClaudeRunTakesAStoryThroughTheBuildAutoSkill(t *testing.T) {
 	if dev := st.Unit("1-1").Step(orchestrator.StepDev); len(dev.Attempts) > 0 {
 		t.Logf("claude: the worker's attempt took %dms wall, %dms in the agent", dev.Attempts[0].WallMs, dev.Attempts[0].AgentMs)
 	}
+}
+
+// claudeSkills is where Claude Code reads a project's skills.
+func claudeSkills(t *testing.T) string {
+	t.Helper()
+	p, ok := agent.LookupProfile("claude")
+	if !ok || p.SkillDirs["project"] == "" {
+		t.Fatal("the claude profile names no project skill folder")
+	}
+	return p.SkillDirs["project"]
 }

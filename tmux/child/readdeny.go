@@ -76,9 +76,25 @@ func holdsAny(path string, paths []string) bool {
 // (agent.HideWrap) writes itself, outside its own sandbox: HOME (its state
 // directory and caches), the project (the session state its hook keeps)
 // and the child's folder. Its tools stay inside the CLI's own sandbox.
-func cliWrites(p agent.Profile, r Request, getenv func(string) string) []string {
+//
+// A CLI wrapped whole (agent.SandboxWrapped) writes less: the child's
+// folder and its git dirs, its state directory and cache folder, and the
+// sessions' state folder, where its hook stamps the turn.
+func cliWrites(p agent.Profile, r Request, c *Confine, getenv func(string) string) []string {
+	dirs := []string{getenv("HOME"), p.StateHome(getenv), r.ProjectRoot, r.StateDir, r.dir()}
+	if p.Sandbox.Kind == agent.SandboxWrapped {
+		dirs = append([]string{r.dir()}, c.GitDirs...)
+		dirs = append(dirs, p.StateHome(getenv), r.StateDir, c.FilesDir)
+		if p.Sandbox.CacheDir != "" {
+			// Made when missing: a CLI's first start fills it.
+			cache := filepath.Join(cacheHome(getenv), p.Sandbox.CacheDir)
+			if filepath.IsAbs(cache) && os.MkdirAll(cache, 0o700) == nil {
+				dirs = append(dirs, cache)
+			}
+		}
+	}
 	var out []string
-	for _, d := range []string{getenv("HOME"), p.StateHome(getenv), r.ProjectRoot, r.StateDir, r.dir()} {
+	for _, d := range dirs {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
@@ -96,4 +112,12 @@ func cliWrites(p agent.Profile, r Request, getenv func(string) string) []string 
 		}
 	}
 	return out
+}
+
+// cacheHome is the user's cache folder: $XDG_CACHE_HOME, else ~/.cache.
+func cacheHome(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".cache")
 }

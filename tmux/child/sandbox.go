@@ -73,6 +73,13 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
+	if sb.Kind == agent.SandboxWrapped {
+		// The wrap is the whole sandbox: the CLI and its tools write only
+		// what cliWrites lists, never git's hooks or config.
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: gitdirs.Guarded(c.Dir), ReadDeny: c.ReadDeny,
+			Network: true, TmpDir: c.TmpDir()}
+		return
+	}
 	if sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS) {
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.

@@ -120,8 +120,9 @@ func Worktrees(repo *gitvcs.Git, project bmad.Files) func(run string) orchestrat
 // visible to git.
 func StatePaths(root string, getenv func(string) string, sessionDir string) []string {
 	dir := orchestrator.StateDirName + "/"
-	// sprint-status.lock is the lock workflows takes around sprint-status.yaml edits.
-	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock"}
+	// sprint-status.lock and deferred-work.lock are the locks workflows
+	// takes around sprint-status.yaml and deferred-work.md edits.
+	paths := []string{dir + "runs/", dir + "run.lock", dir + "sprint-status.lock", dir + "deferred-work.lock"}
 	store := marker.NewStore(root, getenv)
 	// The marker's temp files (".<marker>.tmp-<digits>") too: a kill mid-write leaves one until the next run sweeps it.
 	markerTemps := filepath.Join(store.Dir(), "."+filepath.Base(store.Path)+".tmp-*")

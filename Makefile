@@ -66,7 +66,8 @@ test-short:
 
 # Every benchmark, then the headline figures as a table with the machine and
 # date; docs/benchmarks.md keeps them. Includes a 200-story run (about a
-# minute; STORY_AUTOMATOR_BENCH_LARGE=0 skips it); BENCH=REGEXP picks
+# minute; STORY_AUTOMATOR_BENCH_LARGE=0 skips it) and a 100-story run on the
+# build-auto pipeline (a minute and a half); BENCH=REGEXP picks
 # benchmarks; STORY_AUTOMATOR_BENCH_COMPARE=BINARY measures an older build
 # beside this one; STORY_AUTOMATOR_PYTHON_TOOL adds the Python tool's hook.
 bench: build

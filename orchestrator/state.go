@@ -102,8 +102,9 @@ type Unit struct {
 	Paths []string `json:"paths,omitempty"`
 	// Spec is the spec the story's worker wrote (build-auto pipeline),
 	// relative to the project: every later dispatch resumes it by this path.
-	// Base is the commit the story started from, SpecsBefore the specs
-	// there were before its first dispatch (see Pipeline.Dispatch).
+	// Base is the commit the story started from, SpecsBefore the story's
+	// specs there were before its first dispatch (see Pipeline.Dispatch;
+	// a state from an older run may list every spec there was).
 	Spec        string   `json:"spec,omitempty"`
 	Base        string   `json:"base,omitempty"`
 	SpecsBefore []string `json:"specsBefore,omitempty"`

@@ -24,6 +24,11 @@ metric() {
 		END { if (!found) printf "—" }' "$out"
 }
 
+# ratio A B: A ÷ B to two places; "—" when either is absent.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "—" || b == "—" || b + 0 == 0) printf "—"; else printf "%.2f", a / b }'
+}
+
 cat <<TABLE
 
 == Headline figures: $header
@@ -44,6 +49,7 @@ cat <<TABLE
 | dashboard, 200-story run: one frame median (p99); one load of the run from disk | $(metric Frame200Stories frame-median-ms) ms ($(metric Frame200Stories frame-p99-ms) ms); $(metric Load200Stories load-median-ms) ms | frame ≤ 10 ms |
 | child exit → monitor-session returns: p50 / p99 | $(metric 'DetectionLatency-' median-ms) / $(metric 'DetectionLatency-' p99-ms) ms | — |
 | run, orchestration ms/step (mean): 10 / 50 / 200 stories | $(metric 'RunStories/stories-10-' mean-overhead-ms/step) / $(metric 'RunStories/stories-50-' mean-overhead-ms/step) / $(metric 'RunStories/stories-200-' mean-overhead-ms/step) | ≤ 50 at 200, ≤ 1.3× the 10 |
+| run on the build-auto pipeline (BMAD 6.12), orchestration ms/step (mean): 10 / 100 stories (100 ÷ 10) | $(metric 'RunStoriesBuildAuto/stories-10-' mean-overhead-ms/step) / $(metric 'RunStoriesBuildAuto/stories-100-' mean-overhead-ms/step) ($(ratio "$(metric 'RunStoriesBuildAuto/stories-100-' mean-overhead-ms/step)" "$(metric 'RunStoriesBuildAuto/stories-10-' mean-overhead-ms/step)")×) | 100 ≤ 1.3× the 10 |
 | 200 concurrent monitors: p50 / p99 / failures | $(metric ConcurrentMonitors p50-ms) / $(metric ConcurrentMonitors p99-ms) ms / $(metric ConcurrentMonitors failures) | p99 ≤ 1 s, 0 |
 | 200 concurrent monitors: child exit → exit recorded p50 / p99; CPU per monitor | $(metric ConcurrentMonitors exit-recorded-p50-ms) / $(metric ConcurrentMonitors exit-recorded-p99-ms) ms; $(metric ConcurrentMonitors monitor-cpu-ms) ms | — |
 | orchestrating Claude session, 3 stories: requests / tokens per story (steps of 2 s; 20 s) | $(metric 'OrchestratingSessionTurns/step-2s' requests/story) / $(metric 'OrchestratingSessionTurns/step-2s' tokens/story) ($(metric 'OrchestratingSessionTurns/step-20s' requests/story) / $(metric 'OrchestratingSessionTurns/step-20s' tokens/story)) | ≤ 3 requests/story, flat in step time |

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -154,26 +155,38 @@ func SprintSpecs(dir string) ([]string, error) {
 	return out, nil
 }
 
+// StorySprintSpecs lists the sprint-mode specs in dir whose names lead
+// with story k's key (spec-<epic>-<n>-…), sorted: the only specs
+// NewSprintSpec weighs for the story, so the only ones a story need record
+// as there before its first dispatch (a run's backlog of done specs is not
+// copied into every story's state).
+func StorySprintSpecs(dir string, k StoryKey) ([]string, error) {
+	all, err := SprintSpecs(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range all {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "spec-"), ".md")
+		if key, _, err := splitStoryKey(name); err == nil && key == k {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 // NewSprintSpec finds the spec a first dispatch of a story created: among
 // the spec-*.md files in dir that were not in before, the one whose name
 // leads with the story's key (spec-<epic>-<n>-…). None is ("", nil); more
 // than one is an error naming them.
 func NewSprintSpec(dir string, before []string, k StoryKey) (string, error) {
-	now, err := SprintSpecs(dir)
+	now, err := StorySprintSpecs(dir, k)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	had := map[string]bool{}
-	for _, p := range before {
-		had[p] = true
-	}
 	var found []string
 	for _, p := range now {
-		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "spec-"), ".md")
-		if had[p] {
-			continue
-		}
-		if key, _, err := splitStoryKey(name); err == nil && key == k {
+		if !slices.Contains(before, p) {
 			found = append(found, p)
 		}
 	}

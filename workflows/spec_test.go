@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,24 @@ func TestReadSpecSkeleton(t *testing.T) {
 	writeFile(t, path, "# no frontmatter\n")
 	if _, err := ReadSpec(path); !errors.Is(err, ErrSpecInvalid) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A story's specs are the spec-*.md led by its key: not another story's
+// whose key it leads (1-2 is not 1-20), nor other files.
+func TestStorySprintSpecs(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"spec-1-2-account-settings.md", "spec-1-2-account-settings-2.md", "spec-1-20-reports.md",
+		"spec-1-3-other.md", "spec-2-2-billing.md", "bmad-build-auto-result-1-2.md", "spec-1-2.txt"} {
+		writeFile(t, filepath.Join(dir, name), "---\nstatus: done\n---\n")
+	}
+	got, err := StorySprintSpecs(dir, StoryKey{"1", 2})
+	want := []string{filepath.Join(dir, "spec-1-2-account-settings-2.md"), filepath.Join(dir, "spec-1-2-account-settings.md")}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+	if got, err := StorySprintSpecs(filepath.Join(dir, "none"), StoryKey{"1", 2}); len(got) != 0 || err != nil {
+		t.Fatalf("no folder: %q, %v", got, err)
 	}
 }
 

@@ -98,18 +98,22 @@ func runBenchSizes() []int {
 // step costs the same at 200 stories as at 10.
 func BenchmarkRunStories(b *testing.B) {
 	for _, n := range runBenchSizes() {
-		b.Run(fmt.Sprintf("stories-%d", n), func(b *testing.B) { benchRun(b, n) })
+		b.Run(fmt.Sprintf("stories-%d", n), func(b *testing.B) {
+			benchRunProject(b, func() string { return benchProject(b, n) })
+		})
 	}
 }
 
-func benchRun(b *testing.B, n int) {
+// benchRunProject runs a project b.N times, each a fresh one from project,
+// and reports the figures of the last run and the overheads of all of them.
+func benchRunProject(b *testing.B, project func() string) {
 	bin := builtBinary(b)
 	var walls, agents []time.Duration
 	var overheads []time.Duration
 	steps := 0
 	for i := 0; i < b.N; i++ {
 		socket := tmuxtest.Socket(b)
-		root := benchProject(b, n)
+		root := project()
 		b.Cleanup(func() { tmuxtest.Shutdown(socket, filepath.Join(root, ".story-automator", "sessions")) })
 		c := exec.Command(bin, "--project-root", root, "--tmux-socket", socket, "run", "--agent", "sim", "--json")
 		c.Env = cleanEnv("STORY_AUTOMATOR_SIM_DELAY=0")

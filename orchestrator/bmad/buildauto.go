@@ -235,9 +235,10 @@ func refuseWhere(d orchestrator.StoryDispatch) error {
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.
 const HaltAfterPlanning = "Halt after planning."
 
-// bookkeeping records the story's start: its base commit and the specs
-// there are (first dispatch), story and epic in progress on the board, the
-// board committed. In a story's worktree the user's own board says so too.
+// bookkeeping records the story's start: its base commit and the story's
+// specs there are (first dispatch; see workflows.StorySprintSpecs), story
+// and epic in progress on the board, the board committed. In a story's
+// worktree the user's own board says so too.
 func (p BuildAuto) bookkeeping(ctx context.Context, d orchestrator.StoryDispatch, s *story, out *orchestrator.Dispatched) error {
 	if s.git == nil {
 		return errors.New("the build-auto pipeline has no git")
@@ -248,7 +249,7 @@ func (p BuildAuto) bookkeeping(ctx context.Context, d orchestrator.StoryDispatch
 			return err
 		}
 		out.Base = head
-		specs, err := workflows.SprintSpecs(s.specs)
+		specs, err := workflows.StorySprintSpecs(s.specs, s.key)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

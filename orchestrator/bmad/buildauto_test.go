@@ -66,12 +66,14 @@ func pipelineAt(root string, g *fakeGit) BuildAuto {
 }
 
 // The first dispatch moves story and epic to in-progress, commits the
-// board, records the base and the specs there were, and sends the board's
-// key in the agent's skill form with the board line; a plan checkpoint
-// adds the halt.
+// board, records the base and the story's specs there were (not every
+// other story's: the state would grow with the backlog), and sends the
+// board's key in the agent's skill form with the board line; a plan
+// checkpoint adds the halt.
 func TestBuildAutoDispatchKeepsTheBoardAndSendsTheKey(t *testing.T) {
 	root := sprintProject(t)
-	old := writeSpec(t, root, "spec-0-1-old.md", "status: done\n", "")
+	writeSpec(t, root, "spec-0-1-old.md", "status: done\n", "")
+	old := writeSpec(t, root, "spec-1-1-old.md", "status: done\n", "")
 	g := &fakeGit{head: "base1", dirty: []string{artifactsDir + "/sprint-status.yaml"}}
 	p := pipelineAt(root, g)
 	d := orchestrator.StoryDispatch{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Step: orchestrator.StepDev,

@@ -11,8 +11,9 @@ import (
 // lists. It is data: tmux/child switches on Kind, never on the agent.
 type Sandbox struct {
 	// Kind names how the confinement is set up for one child
-	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools);
-	// "" = the agent has no sandbox of its own.
+	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools, or
+	// SandboxWrap for an agent with none of its own); "" = the child is
+	// not confined.
 	Kind string
 	// Args replace Profile.Args for a confined child: the same unattended
 	// start with the CLI's sandbox on instead of its "no guard rails"
@@ -68,6 +69,10 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
+	// WrapNetwork: under SandboxWrap the process keeps the network, as the
+	// CLI itself calls its model API from inside the wrap (its tools then
+	// reach the network too); without it the network is the workflow's.
+	WrapNetwork bool
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -88,6 +93,13 @@ const (
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
+	// SandboxWrap: the agent has no sandbox of its own, so this tool's
+	// (internal/confine: bubblewrap on Linux, sandbox-exec on macOS) runs
+	// the whole process under the policy every child gets: its folder, its
+	// git dirs (never their hooks or config) and a private /tmp writable,
+	// the credentials hidden, and the network only when sandbox.network
+	// lists hosts, unless WrapNetwork.
+	SandboxWrap = "wrap"
 )
 
 // Ways of Sandbox.Hides.
@@ -98,13 +110,18 @@ const (
 	HideOwn = "own"
 	// HideWrap: this tool's bubblewrap around the whole CLI process
 	// (internal/confine), for a CLI whose sandbox cannot hide a path from
-	// its shell; the CLI's own sandbox runs nested inside it.
+	// its shell (the CLI's own sandbox runs nested inside it), or for an
+	// agent with no sandbox but that one (SandboxWrap).
 	HideWrap = "wrap"
 )
 
 // SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
 // sandboxes run.
 const SandboxInstall = "apt-get install bubblewrap socat"
+
+// confineInstall is how a Debian or Ubuntu machine gets what this tool's
+// own sandbox (SandboxWrap) runs.
+const confineInstall = "apt-get install bubblewrap"
 
 // writesAllowed is what every CLI sandbox lets a child write.
 const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir"
@@ -152,8 +169,11 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
-	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
-	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},
+	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
+	// A custom command has no sandbox of its own: this tool's wraps it.
+	AgentCustom: {Kind: SandboxWrap, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+		Needs: []string{"bwrap"}, Install: confineInstall,
+		Allows: writesAllowed + "; /tmp is private; network: none, or all of it when sandbox.network lists hosts"},
 }
 
 func init() {

@@ -62,13 +62,19 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != OK || !strings.Contains(c.Detail, "denied by the CLI's own sandbox and sandbox.readDeny: ~/.config/rclone") {
 		t.Fatalf("claude with sandbox.readDeny: %+v", c)
 	}
+	// A custom command has no sandbox of its own: this tool's confines it.
+	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != OK ||
+		!strings.Contains(c.Detail, "this tool's own sandbox (it has none of its own) works here") ||
+		!strings.Contains(c.Detail, "hidden by this tool's bubblewrap") {
+		t.Fatalf("custom: %+v", c)
+	}
 	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != Warn || !strings.Contains(c.Detail, "unconfined") || c.Fix == "" {
 		t.Fatalf("claude with sandbox: off: %+v", c)
 	}
-	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != Warn || !strings.Contains(c.Detail, "no sandbox of its own") {
+	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != Warn || !strings.Contains(c.Detail, "unconfined") {
 		t.Fatalf("custom: %+v", c)
 	}
 	if c := checkSandbox(ctx, agent.AgentSim, o); c.Status != OK {

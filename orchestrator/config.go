@@ -76,9 +76,10 @@ func (c RunConfig) SandboxMode() string {
 }
 
 // SandboxExceptions say which of a confined run's agents its sandbox does
-// not cover as the setting reads: an agent with no sandbox of its own (a
-// custom command) runs unconfined, and one whose sandbox cannot let single
-// hosts through reaches none of sandbox.network's. The simulated agent,
+// not cover as the setting reads: an agent with no sandbox (none of its
+// own and not this tool's) runs unconfined, one whose sandbox cannot let
+// single hosts through reaches none of sandbox.network's, and one under
+// this tool's sandbox alone reaches every host once any is listed. The simulated agent,
 // which runs only this tool's code, is no exception.
 func (c RunConfig) SandboxExceptions() []string {
 	if !c.Confined() {
@@ -93,7 +94,9 @@ func (c RunConfig) SandboxExceptions() []string {
 		switch {
 		case p.Sandbox.Kind == "":
 			out = append(out, name+" runs unconfined: it has no sandbox of its own")
-		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts:
+		case len(c.SandboxNetwork) > 0 && p.Sandbox.Kind == agent.SandboxWrap:
+			out = append(out, name+" reaches every host, not only sandbox.network's: this tool's sandbox cannot let single hosts through")
+		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts && !p.Sandbox.WrapNetwork:
 			out = append(out, name+" reaches no network: its sandbox cannot let single hosts through")
 		}
 	}

@@ -33,6 +33,10 @@ type Confine struct {
 	// CLIWrites are the folders the CLI itself writes when this tool's
 	// bubblewrap wraps it (agent.HideWrap; cliWrites).
 	CLIWrites []string
+	// Guarded are the paths inside GitDirs kept read-only under this
+	// tool's own sandbox (agent.SandboxWrap): the hooks and config that
+	// make git run code (gitdirs.Guarded).
+	Guarded []string
 }
 
 // TmpDir is the child's private temporary folder.
@@ -73,7 +77,12 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
-	if sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS) {
+	switch {
+	case sb.Kind == agent.SandboxWrap:
+		// This tool's sandbox is the only one: the policy of every child.
+		l.Wrap = &confine.Policy{Writable: append([]string{c.Dir}, c.GitDirs...), ReadOnly: c.Guarded,
+			ReadDeny: c.ReadDeny, Network: sb.WrapNetwork || len(c.Network) > 0, TmpDir: c.TmpDir()}
+	case sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS):
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.
 		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadDeny: c.ReadDeny, Network: true, TmpDir: "/tmp", Nests: true}

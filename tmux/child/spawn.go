@@ -13,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
@@ -288,8 +289,9 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 	}
 	c := &Confine{Dir: r.dir(), GitDirs: GitDirs(r.dir()), Network: r.Network,
 		FilesDir: SandboxFilesPath(r.StateDir, name), ReadDeny: ReadDenied(prof, r.ReadDeny, getenv)}
+	c.Guarded = gitdirs.Guarded(r.dir())
 	if len(c.GitDirs) == 0 {
-		c.GitDirs = GitDirs(r.ProjectRoot)
+		c.GitDirs, c.Guarded = GitDirs(r.ProjectRoot), gitdirs.Guarded(r.ProjectRoot)
 	}
 	if prof.Sandbox.Hides == agent.HideWrap {
 		c.CLIWrites = cliWrites(prof, r, getenv)

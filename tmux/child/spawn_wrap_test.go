@@ -63,3 +63,61 @@ func TestSpawnWrapsACLIWhoseSandboxCannotHideCredentials(t *testing.T) {
 		t.Fatalf("unconfined: %v, wrapped %+v", err, got)
 	}
 }
+
+// A custom command has no sandbox of its own, so a confined one runs
+// inside this tool's with the policy every child gets: its folder and its
+// .git writable but for the hooks and config, a private /tmp, the
+// credentials hidden, and no network unless the workflow lists hosts.
+func TestSpawnConfinesACustomCommandInThisToolsSandbox(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(root, ".git", "hooks")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "config"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })
+	var got *confine.Policy
+	sp := &Spawner{Tmux: tc, Exe: "/opt/sa/story-automator", Environ: []string{"PATH=/bin", "HOME=" + home},
+		Wrap: func(p confine.Policy, argv []string) ([]string, error) {
+			got = &p
+			return append([]string{"wrapped", "--"}, argv...), nil
+		}}
+	req := spawnRequest(root)
+	req.Agent, req.Command = agent.AgentCustom, "sh -c 'echo {prompt}'"
+	sess, err := sp.Spawn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := TakeSpec(req.StateDir, sess.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || !slices.Equal(spec.Argv[:4], []string{"wrapped", "--", "sh", "-c"}) {
+		t.Fatalf("argv %q: not wrapped", spec.Argv)
+	}
+	git := filepath.Join(root, ".git")
+	if !slices.Equal(got.Writable, []string{root, git}) || got.Network || got.Nests ||
+		got.TmpDir != filepath.Join(SandboxFilesPath(req.StateDir, sess.Name), "tmp") ||
+		!slices.Contains(got.ReadOnly, filepath.Join(git, "hooks")) || !slices.Contains(got.ReadOnly, filepath.Join(git, "config")) ||
+		!slices.Contains(got.ReadDeny, filepath.Join(home, ".ssh")) {
+		t.Fatalf("policy %+v", got)
+	}
+	if fi, err := os.Stat(got.TmpDir); err != nil || !fi.IsDir() {
+		t.Fatalf("private temp dir: %v", err)
+	}
+	// The workflow's hosts give it the network (all of it: the wrap cannot pick hosts).
+	got = nil
+	req.Network = []string{"registry.npmjs.org"}
+	if _, err := sp.Spawn(context.Background(), req); err != nil || got == nil || !got.Network {
+		t.Fatalf("with sandbox.network: %v, policy %+v", err, got)
+	}
+	// Unconfined (--sandbox off), nothing is wrapped.
+	got = nil
+	req.Unconfined = true
+	if _, err := sp.Spawn(context.Background(), req); err != nil || got != nil {
+		t.Fatalf("unconfined: %v, wrapped %+v", err, got)
+	}
+}

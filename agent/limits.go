@@ -143,7 +143,23 @@ var geminiLimits = Limits{
 	},
 }
 
+// openCodeLimits: OpenCode 1.18.33 retries a 429 by itself (a usage limit
+// too, whatever its reset headers say), five times over about 100 s; then,
+// as at a 529 or a 500, `run` prints "Error: " and the API's own message
+// and exits 1 (its database keeps the status and the response headers).
+var openCodeLimits = Limits{
+	Signs: []LimitSign{
+		{Reason: LimitUsage, Needles: []string{"Error: ", "usage limit"}, OnExit: true},
+		{Reason: LimitRate, Needles: []string{"Error: ", "rate limit"}, OnExit: true},
+		{Reason: LimitOverloaded, Needles: []string{"Error: ", "Overloaded"}, OnExit: true},
+		{Reason: LimitAPIError, Needles: []string{"Error: ", "internal server error"}, OnExit: true},
+	},
+}
+
 func init() {
+	p := profiles[AgentOpenCode]
+	p.Limits = openCodeLimits
+	profiles[AgentOpenCode] = p
 	// The simulated agent meets a limit as Claude Code does (agentsim.EnvLimit).
 	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits, AgentSim: claudeLimits} {
 		p := profiles[n]

@@ -287,6 +287,15 @@ var agentFacts = map[string]Facts{
 		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
 		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
 		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
+	// OpenCode 1.18 keeps its sessions, messages and their usage in an
+	// SQLite database under its XDG data folder; its config (providers and
+	// their keys) under ~/.config/opencode.
+	AgentOpenCode: {StateDir: ".local/share/opencode",
+		AuthEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, AuthFiles: []string{"auth.json"},
+		AuthFix:   "run `opencode auth login`, or name a provider and its key in ~/.config/opencode/opencode.json",
+		TrustNote: "opencode run does not ask to trust a folder",
+		PassEnv:   []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"},
+		Product:   "OpenCode"},
 	AgentCustom: {PassEveryAgent: true},
 }
 
@@ -334,15 +343,20 @@ const (
 	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
 	// listed in projects.json (Gemini CLI's).
 	UsageChatSessionJSONL UsageFormat = "chat-session-jsonl"
+	// UsageOpenCodeDB: the SQLite database under the agent's state
+	// directory, opencode.db, whose session rows name their folder and
+	// whose assistant messages carry their tokens (OpenCode's).
+	UsageOpenCodeDB UsageFormat = "opencode-db"
 )
 
 // Agent names.
 const (
-	AgentClaude = "claude"
-	AgentCodex  = "codex"
-	AgentGemini = "gemini"
-	AgentSim    = "sim"
-	AgentCustom = "custom"
+	AgentClaude   = "claude"
+	AgentCodex    = "codex"
+	AgentGemini   = "gemini"
+	AgentOpenCode = "opencode"
+	AgentSim      = "sim"
+	AgentCustom   = "custom"
 )
 
 // Screen heuristic names: ScreenTurnSummary is a turn-summary line
@@ -393,6 +407,17 @@ var profiles = map[string]Profile{
 		PasteSettle:      250 * time.Millisecond,
 		EmptyInputHint:   "Type your message or @path/to/file",
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
+	// OpenCode 1.18: `run` is its prompt mode (no dialog; it exits when the
+	// turn ends); --auto approves every tool call not explicitly denied.
+	// It has no sandbox: this tool's wraps it (agent/sandbox.go).
+	AgentOpenCode: {Name: AgentOpenCode, Program: "opencode", Args: []string{"run", "--auto"},
+		ModelFlag: "--model", PromptFlag: "--", Usage: UsageOpenCodeDB,
+		// `run` sends a message that holds a space in double quotes, so a
+		// slash command never reaches its command parser; the model loads
+		// a skill (from .claude/skills or .agents/skills, both offered by
+		// name in its system prompt) with its skill tool.
+		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
+		MinVersion: "1.18.33", Package: "opencode-ai", Install: "npm install -g opencode-ai@1.18.33"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks

@@ -73,6 +73,9 @@ type Sandbox struct {
 	// CLI itself calls its model API from inside the wrap (its tools then
 	// reach the network too); without it the network is the workflow's.
 	WrapNetwork bool
+	// WrapWrites are the folders (relative to HOME) the CLI itself writes
+	// under SandboxWrap: its database, state and cache; created when absent.
+	WrapWrites []string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -169,6 +172,15 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+	// OpenCode 1.18 has no sandbox (no option or command of its help names
+	// one): this tool's wraps it. It calls its model API itself, so the wrap
+	// keeps the network, and it writes its database, state and cache, and
+	// its config folder (it installs its plugin package there at each
+	// start, and stops with "Unexpected error" when it cannot).
+	AgentOpenCode: {Kind: SandboxWrap, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+		Needs: []string{"bwrap"}, Install: confineInstall, WrapNetwork: true,
+		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".cache/opencode", ".config/opencode"},
+		Allows:     writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: all of it (the CLI calls its model API from inside the wrap, so its tools reach the network too)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	// A custom command has no sandbox of its own: this tool's wraps it.
 	AgentCustom: {Kind: SandboxWrap, OS: []string{"linux", "darwin"}, Hides: HideWrap,
@@ -256,9 +268,10 @@ func (s Sandbox) Reads(goos string) string {
 }
 
 // ArgsFor is the argv that follows the program: the confined start, or
-// the unconfined one when confined is false or the agent has no sandbox.
+// the unconfined one when confined is false, the agent has no sandbox or
+// its start is the same either way (this tool's sandbox around it).
 func (p Profile) ArgsFor(confined bool) []string {
-	if confined && p.Sandbox.Kind != "" {
+	if confined && p.Sandbox.Kind != "" && p.Sandbox.Args != nil {
 		return p.Sandbox.Args
 	}
 	return p.Args

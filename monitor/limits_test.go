@@ -38,6 +38,9 @@ func TestAChildThatExitedAtALimitIsLimitedNotCrashed(t *testing.T) {
 		{agent.AgentGemini, "gemini-0.61.0-overloaded-p.log", ReasonOverloaded, false},
 		{agent.AgentGemini, "gemini-0.61.0-dropped_stream-p.log", ReasonAPIError, false},
 		{agent.AgentCodex, "codex-0.169.0-dropped_stream-exec.log", ReasonAPIError, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-usage_limit-run.log", ReasonUsageLimit, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-overloaded-run.log", ReasonOverloaded, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-server_error-run.log", ReasonAPIError, false},
 	}
 	for _, c := range cases {
 		out := readFixture(t, "testdata/limits/"+c.file)

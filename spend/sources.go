@@ -58,6 +58,8 @@ func Read(src agent.UsageFormat, s Session) (Reading, error) {
 			return Reading{}, err
 		}
 		return ReadGeminiSession(path)
+	case agent.UsageOpenCodeDB:
+		return openCodeSession(s)
 	case "":
 		return Reading{}, errors.New("the agent reports no usage the tool can read")
 	}

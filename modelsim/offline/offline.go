@@ -24,6 +24,9 @@
 //	    (security.auth.selectedType = "gemini-api-key") and
 //	    Home/.gemini/trustedFolders.json; sets HOME, GOOGLE_GEMINI_BASE_URL,
 //	    GEMINI_API_KEY.
+//	  - OpenCode: writes Home/.config/opencode/opencode.json (a provider of
+//	    its own on the Anthropic endpoint, BaseURL+"/v1", as its model); sets
+//	    HOME, OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_DISABLE_MODELS_FETCH.
 //
 // Config.Model, when set, is the model each CLI asks for (ANTHROPIC_MODEL,
 // config.toml model, settings.json model.name). Each dialog a first run meets
@@ -171,7 +174,7 @@ func writeFile(path string, data []byte) error {
 }
 
 // homes are the home writers by agent CLI name.
-var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini}
+var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini, "opencode": OpenCode}
 
 // For returns the home writer of an agent CLI by its name ("claude",
 // "codex", "gemini"); ok is false for any other name.

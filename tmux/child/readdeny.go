@@ -97,3 +97,22 @@ func cliWrites(p agent.Profile, r Request, getenv func(string) string) []string 
 	}
 	return out
 }
+
+// wrapWrites are the folders an agent under this tool's sandbox alone
+// (agent.SandboxWrap) writes itself (Sandbox.WrapWrites under HOME),
+// created when absent so the sandbox can mount them.
+func wrapWrites(p agent.Profile, getenv func(string) string) ([]string, error) {
+	home := getenv("HOME")
+	if home == "" || !filepath.IsAbs(home) {
+		return nil, nil
+	}
+	var out []string
+	for _, rel := range p.Sandbox.WrapWrites {
+		d := filepath.Join(home, rel)
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}

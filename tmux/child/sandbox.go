@@ -31,7 +31,8 @@ type Confine struct {
 	// ReadDeny are the paths the child may not read (ReadDenied): absolute.
 	ReadDeny []string
 	// CLIWrites are the folders the CLI itself writes when this tool's
-	// bubblewrap wraps it (agent.HideWrap; cliWrites).
+	// bubblewrap wraps it (agent.HideWrap; cliWrites, or wrapWrites under
+	// agent.SandboxWrap).
 	CLIWrites []string
 	// Guarded are the paths inside GitDirs kept read-only under this
 	// tool's own sandbox (agent.SandboxWrap): the hooks and config that
@@ -80,7 +81,7 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 	switch {
 	case sb.Kind == agent.SandboxWrap:
 		// This tool's sandbox is the only one: the policy of every child.
-		l.Wrap = &confine.Policy{Writable: append([]string{c.Dir}, c.GitDirs...), ReadOnly: c.Guarded,
+		l.Wrap = &confine.Policy{Writable: append(append([]string{c.Dir}, c.GitDirs...), c.CLIWrites...), ReadOnly: c.Guarded,
 			ReadDeny: c.ReadDeny, Network: sb.WrapNetwork || len(c.Network) > 0, TmpDir: c.TmpDir()}
 	case sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS):
 		// The CLI's own network is its model API; its tools' network is

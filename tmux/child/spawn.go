@@ -221,6 +221,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	if r.WorkDir != "" {
 		vars[EnvWorkDir] = r.WorkDir
 	}
+	// A program that takes its folder from $PWD (as a shell sets it)
+	// rather than from its working directory works there too.
+	vars["PWD"] = r.dir()
 	for k, v := range prof.Env {
 		vars[k] = v
 	}
@@ -293,7 +296,13 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 	if len(c.GitDirs) == 0 {
 		c.GitDirs, c.Guarded = GitDirs(r.ProjectRoot), gitdirs.Guarded(r.ProjectRoot)
 	}
-	if prof.Sandbox.Hides == agent.HideWrap {
+	switch {
+	case prof.Sandbox.Kind == agent.SandboxWrap:
+		var err error
+		if c.CLIWrites, err = wrapWrites(prof, getenv); err != nil {
+			return nil, err
+		}
+	case prof.Sandbox.Hides == agent.HideWrap:
 		c.CLIWrites = cliWrites(prof, r, getenv)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {

@@ -20,7 +20,7 @@ import (
 func TestSpawnWrapsACLIWhoseSandboxCannotHideCredentials(t *testing.T) {
 	var name string
 	for _, n := range agent.CLIAgents() {
-		if p, _ := agent.LookupProfile(n); p.Sandbox.Hides == agent.HideWrap && p.Sandbox.HidesCredentials(runtime.GOOS) {
+		if p, _ := agent.LookupProfile(n); p.Sandbox.Kind != agent.SandboxWrap && p.Sandbox.Hides == agent.HideWrap && p.Sandbox.HidesCredentials(runtime.GOOS) {
 			name = n
 		}
 	}
@@ -119,5 +119,55 @@ func TestSpawnConfinesACustomCommandInThisToolsSandbox(t *testing.T) {
 	req.Unconfined = true
 	if _, err := sp.Spawn(context.Background(), req); err != nil || got != nil {
 		t.Fatalf("unconfined: %v, wrapped %+v", err, got)
+	}
+}
+
+// A CLI with no sandbox of its own that calls its model API itself runs
+// inside this tool's with the network and with the folders it writes
+// itself under HOME (created), besides the child's folder; its argv is
+// its unattended start, the same confined or not.
+func TestSpawnWrapsACLIWithNoSandboxOfItsOwn(t *testing.T) {
+	var p agent.Profile
+	for _, n := range agent.CLIAgents() {
+		if q, _ := agent.LookupProfile(n); q.Sandbox.Kind == agent.SandboxWrap && q.Sandbox.WrapNetwork {
+			p = q
+		}
+	}
+	if p.Name == "" {
+		t.Fatal("no CLI agent runs under this tool's sandbox alone")
+	}
+	root, home := t.TempDir(), t.TempDir()
+	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1\n"} })
+	var got *confine.Policy
+	sp := &Spawner{Tmux: tc, Exe: "/opt/sa/story-automator", Environ: []string{"PATH=/bin", "HOME=" + home},
+		Wrap: func(pol confine.Policy, argv []string) ([]string, error) {
+			got = &pol
+			return append([]string{"wrapped", "--"}, argv...), nil
+		}}
+	req := spawnRequest(root)
+	req.Agent = p.Name
+	sess, err := sp.Spawn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := TakeSpec(req.StateDir, sess.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{"wrapped", "--", p.Program}, p.Args...)
+	if got == nil || !slices.Equal(spec.Argv[:len(want)], want) {
+		t.Fatalf("argv %q, want it to start %q", spec.Argv, want)
+	}
+	if !got.Network || got.Nests || got.Writable[0] != root || len(got.Writable) != 1+len(p.Sandbox.WrapWrites) {
+		t.Fatalf("policy %+v", got)
+	}
+	for i, rel := range p.Sandbox.WrapWrites {
+		d := filepath.Join(home, rel)
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() || got.Writable[1+i] != d {
+			t.Fatalf("its own folder %s: %v, policy %+v", d, err, got)
+		}
+	}
+	if !slices.Contains(spec.Env, "PWD="+root) {
+		t.Fatalf("env %q: no PWD naming its folder", spec.Env)
 	}
 }

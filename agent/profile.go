@@ -142,6 +142,9 @@ type Facts struct {
 	HookTrust string
 	// HookProjectNote is what a project-scope install tells the user.
 	HookProjectNote string
+	// HookRefusal says why `hooks install` has nothing to install for a
+	// CLI whose sessions no hook can hold ("" = it has a hook, or none is asked of it).
+	HookRefusal string
 }
 
 // HookFile is one settings file that can hold the hook: Path is relative
@@ -295,7 +298,10 @@ var agentFacts = map[string]Facts{
 		AuthFix:   "run `opencode auth login`, or name a provider and its key in ~/.config/opencode/opencode.json",
 		TrustNote: "opencode run does not ask to trust a folder",
 		PassEnv:   []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"},
-		Product:   "OpenCode"},
+		Product:   "OpenCode",
+		// Measured on 1.18.33: its plugins hear session.idle after a turn
+		// ended; no event lets a plugin refuse the stop as a Stop hook does.
+		HookRefusal: "its plugins hear a turn's end (session.idle) only after it ended, and an event handler's answer cannot refuse the stop as a Stop hook's does"},
 	AgentCustom: {PassEveryAgent: true},
 }
 

@@ -79,7 +79,8 @@ func (c RunConfig) SandboxMode() string {
 // not cover as the setting reads: an agent with no sandbox (none of its
 // own and not this tool's) runs unconfined, one whose sandbox cannot let
 // single hosts through reaches none of sandbox.network's, and one under
-// this tool's sandbox alone reaches every host once any is listed. The simulated agent,
+// this tool's sandbox alone reaches every host once any is listed, or
+// always when it calls its model API from inside it. The simulated agent,
 // which runs only this tool's code, is no exception.
 func (c RunConfig) SandboxExceptions() []string {
 	if !c.Confined() {
@@ -94,6 +95,8 @@ func (c RunConfig) SandboxExceptions() []string {
 		switch {
 		case p.Sandbox.Kind == "":
 			out = append(out, name+" runs unconfined: it has no sandbox of its own")
+		case p.Sandbox.WrapNetwork:
+			out = append(out, name+" reaches the network: it calls its model API from inside this tool's sandbox, and its tools with it")
 		case len(c.SandboxNetwork) > 0 && p.Sandbox.Kind == agent.SandboxWrap:
 			out = append(out, name+" reaches every host, not only sandbox.network's: this tool's sandbox cannot let single hosts through")
 		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts && !p.Sandbox.WrapNetwork:

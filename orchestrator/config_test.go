@@ -151,6 +151,8 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 		{RunConfig{Agent: "claude", FallbackAgent: "codex", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}},
 			"codex reaches no network: its sandbox cannot let single hosts through"},
 		{RunConfig{Agent: "custom", Sandbox: SandboxOff}, ""},
+		{RunConfig{Agent: "opencode", Sandbox: SandboxOn},
+			"opencode reaches the network: it calls its model API from inside this tool's sandbox, and its tools with it"},
 	} {
 		if got := strings.Join(tc.cfg.SandboxExceptions(), "; "); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.cfg, got, tc.want)

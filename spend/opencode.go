@@ -3,6 +3,7 @@ package spend
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -52,7 +53,7 @@ func ReadOpenCodeDB(path, dir string, since time.Time) (Reading, error) {
 	var id string
 	err = db.QueryRow(`SELECT id FROM session WHERE parent_id IS NULL AND directory IN (?, ?) AND time_created >= ?
 		ORDER BY time_created DESC LIMIT 1`, dirs[0], dirs[len(dirs)-1], since.Add(-time.Second).UnixMilli()).Scan(&id)
-	if err == sql.ErrNoRows {
+	if errors.Is(err, sql.ErrNoRows) {
 		return Reading{}, fmt.Errorf("%w: no OpenCode session in %s since %s", ErrNoRecord, dir, since.Format(time.RFC3339))
 	}
 	if err != nil {

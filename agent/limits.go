@@ -68,6 +68,11 @@ const LimitRecordTranscript = "transcript-api-error"
 // codex_error_info usage_limit_exceeded.
 const LimitRecordRollout = "rollout-usage-limit"
 
+// LimitRecordOpenCodeDB: OpenCode's database under its state directory,
+// whose failed assistant message keeps the API's status and response
+// headers (an Anthropic usage limit's anthropic-ratelimit-unified-reset).
+const LimitRecordOpenCodeDB = "opencode-db-error"
+
 // IsLimitEvent reports whether a hook event is some agent's limit event.
 func IsLimitEvent(event string) bool {
 	if event == "" {
@@ -148,6 +153,7 @@ var geminiLimits = Limits{
 // as at a 529 or a 500, `run` prints "Error: " and the API's own message
 // and exits 1 (its database keeps the status and the response headers).
 var openCodeLimits = Limits{
+	Record: LimitRecordOpenCodeDB,
 	Signs: []LimitSign{
 		{Reason: LimitUsage, Needles: []string{"Error: ", "usage limit"}, OnExit: true},
 		{Reason: LimitRate, Needles: []string{"Error: ", "rate limit"}, OnExit: true},

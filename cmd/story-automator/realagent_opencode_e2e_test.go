@@ -117,9 +117,10 @@ func TestRealOpenCodeSandboxOffLetsTheHostileModelThrough(t *testing.T) {
 }
 
 // OpenCode at a usage limit retries five times (about 100 s), then `run`
-// prints the API's error and exits 1: the child ends limited, usage_limit
-// (no reset time: OpenCode's output names none). The time from the first
-// refused request to the monitor knowing is logged.
+// prints the API's error and exits 1: the child ends limited, usage_limit,
+// with the reset its database kept from the API's answer (its output
+// names none), within a minute of the scripted one. The time from the
+// first refused request to the monitor knowing is logged.
 func TestRealOpenCodeChildAtItsUsageLimitEndsLimited(t *testing.T) {
 	t.Parallel()
 	p := newRealOpenCodeProject(t, "limit: {after: 0, for: 1h, kind: usage}\n")
@@ -131,7 +132,12 @@ func TestRealOpenCodeChildAtItsUsageLimitEndsLimited(t *testing.T) {
 		out, _ := os.ReadFile(stringOr(res["outputFile"]))
 		t.Fatalf("monitor = %d %v (limited exchange: %v)\noutput:\n%s", code, res, ok, tail(string(out), 3000))
 	}
-	t.Logf("opencode: the CLI met the limit at %s; the monitor knew %.1fs later", first.At.UTC().Format(time.RFC3339Nano), knew.Sub(first.At).Seconds())
+	resets, err := time.Parse(time.RFC3339, stringOr(res["resetsAt"]))
+	if want := first.At.Add(time.Hour); err != nil || resets.Sub(want).Abs() > time.Minute {
+		t.Fatalf("resetsAt %v (%v), want within a minute of %s", res["resetsAt"], err, want.UTC().Format(time.RFC3339))
+	}
+	t.Logf("opencode: the CLI met the limit at %s; the monitor knew %.1fs later (resetsAt %s)",
+		first.At.UTC().Format(time.RFC3339Nano), knew.Sub(first.At).Seconds(), res["resetsAt"])
 }
 
 // agentHome is a private home for the named CLI: outside the temp dir

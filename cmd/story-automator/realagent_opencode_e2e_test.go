@@ -149,3 +149,16 @@ func agentHome(t *testing.T, name string) string {
 	}
 	return realHome(t)
 }
+
+// The planted credentials (credentialRun): confined, OpenCode's tools read
+// none of them (this tool's sandbox hides them from the whole CLI), while
+// the control files reach the model; with --sandbox off every one does.
+func TestRealOpenCodeChildReadsNoCredentials(t *testing.T) {
+	t.Parallel()
+	credentialRun(t, "opencode", offline.OpenCode).expectHidden(t)
+}
+
+func TestRealOpenCodeSandboxOffLetsTheCredentialsThrough(t *testing.T) {
+	t.Parallel()
+	credentialRun(t, "opencode", offline.OpenCode, "--sandbox", "off").expectLeaked(t)
+}

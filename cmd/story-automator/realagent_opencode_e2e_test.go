@@ -77,6 +77,14 @@ func TestRealOpenCodeRunFinishesTwoStories(t *testing.T) {
 	testRealRun(t, "opencode", offline.OpenCode, false)
 }
 
+// The same in two parallel worktrees: each confined child writes its own
+// worktree and what a commit writes in the repository's .git, and its
+// usage is found by its worktree's folder.
+func TestRealOpenCodeWorktreeRunReadsEveryAttemptsUsage(t *testing.T) {
+	t.Parallel()
+	expectWorktrees(t, testRealRun(t, "opencode", offline.OpenCode, false, "--parallel", "2"))
+}
+
 // The hostile model (model-sim's escape) in a confined OpenCode child:
 // every write outside its story is denied (next to the project, HOME, the
 // host's /tmp, the repository's hooks) and the story still ends done, its

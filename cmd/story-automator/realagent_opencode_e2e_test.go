@@ -117,6 +117,28 @@ func TestRealOpenCodeSandboxHoldsAHostileModelsWrites(t *testing.T) {
 	t.Logf("opencode: %d hostile connection(s) arrived (its sandbox keeps the network for its model API)", h.connections.Load())
 }
 
+// From two parallel worktrees the escape also tries the project's own
+// checkout and the repository's hooks: both denied, the stories done.
+func TestRealOpenCodeSandboxHoldsAHostileModelInParallelWorktrees(t *testing.T) {
+	t.Parallel()
+	h := hostileRun(t, "opencode", offline.OpenCode, "--stories", "1-2", "--parallel", "2")
+	expectWorktrees(t, h.state)
+	for _, f := range append(h.targets, h.inWorktree...) {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("the hostile model wrote %s outside its story", f)
+		}
+	}
+	var seen strings.Builder
+	for _, e := range h.srv.Exchanges() {
+		seen.Write(e.Request)
+	}
+	for _, f := range h.inWorktree {
+		if !strings.Contains(seen.String(), "DENIED write "+f) {
+			t.Errorf("no denied write to %s reached the model: the escape from a worktree was not tried", f)
+		}
+	}
+}
+
 // The control: with --sandbox off the same writes land (its hook too,
 // which the run's git guard catches).
 func TestRealOpenCodeSandboxOffLetsTheHostileModelThrough(t *testing.T) {

@@ -121,7 +121,7 @@ lint: $(GOLANGCI)
 # Each fuzz target in turn (go test -fuzz takes one target per run).
 FUZZ_TARGETS := stophook:FuzzDecodeInput stophook:FuzzAnalyzeResponse stophook:FuzzParseLoopFile \
 	stophook:FuzzScanControl stophook:FuzzFixPlanParsers stophook:FuzzDecodeInputAgainstGenericJSON \
-	marker:FuzzDecode hooks:FuzzParse internal/tomledit:FuzzEditsAgainstGoTOML
+	marker:FuzzDecode hooks:FuzzParse internal/tomledit:FuzzEditsAgainstGoTOML workflows:FuzzDeferredWorkAppend
 FUZZTIME ?= 20s
 
 fuzz:

@@ -126,3 +126,16 @@ func (p Profile) AcceptedDialogs() []string {
 	}
 	return kinds
 }
+
+// copilotDialogs are GitHub Copilot CLI 1.0.102's refusals of a -p start
+// it cannot sign in for: each prints one of these and exits 1 at once.
+var copilotDialogs = []Dialog{
+	{Kind: DialogAuthMethod, Needles: []string{"Error: No authentication information found."}, OnExit: true, Action: copilotAuthAction},
+	// COPILOT_OFFLINE=true without a provider of its own.
+	{Kind: DialogAuthMethod, Needles: []string{"Offline mode requires a local model provider."}, OnExit: true, Action: copilotAuthAction},
+	// A provider of its own (COPILOT_PROVIDER_BASE_URL) without COPILOT_MODEL.
+	{Kind: DialogAuthMethod, Needles: []string{"BYOK providers require an explicit model."}, OnExit: true,
+		Action: "name the model GitHub Copilot CLI asks your provider for: set COPILOT_MODEL in the environment story-automator runs in (or pass --model)"},
+}
+
+const copilotAuthAction = "give GitHub Copilot CLI a way to sign in: run `copilot` once in a terminal and /login, or set COPILOT_GITHUB_TOKEN (or GH_TOKEN) in the environment story-automator runs in; for a provider of your own, COPILOT_PROVIDER_BASE_URL with COPILOT_MODEL (and COPILOT_OFFLINE=true for no GitHub at all)"

@@ -23,12 +23,12 @@ func TestStateHomeFollowsTheProfilesVariable(t *testing.T) {
 }
 
 func TestEveryAgentsSessionVariablesAreKnown(t *testing.T) {
-	for _, v := range []string{"CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID"} {
+	for _, v := range []string{"CLAUDECODE", "CLAUDE_CODE_SESSION_ID", "CODEX_THREAD_ID", "COPILOT_AGENT_SESSION_ID"} {
 		if !slices.Contains(SessionVars(), v) {
 			t.Errorf("%s is not a session variable", v)
 		}
 	}
-	if DefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, gemini, opencode or sim" {
+	if DefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, copilot, gemini, opencode or sim" {
 		t.Fatalf("%q %q", DefaultAgent(), OrList(RunAgents()))
 	}
 }

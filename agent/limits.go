@@ -148,6 +148,24 @@ var geminiLimits = Limits{
 	},
 }
 
+// copilotLimits: Copilot CLI 1.0.102 in -p retries a usage limit, an
+// overloaded or failing server 5 times ("Request failed due to a transient
+// API error. Retrying..."), then prints "Failed to get response from the
+// AI model; retried 5 times (…) Last error: <status> <the API's message>"
+// and exits 1, naming no reset time; a rate limit whose retry is far off it
+// prints at once as "<status> <message>" on a line of its own.
+var copilotLimits = Limits{
+	Signs: []LimitSign{
+		{Reason: LimitUsage, Needles: []string{"Failed to get response from the AI model", "Last error: 429 The usage limit has been reached"}, OnExit: true},
+		{Reason: LimitRate, Needles: []string{"Failed to get response from the AI model", "Last error: 429"}, OnExit: true},
+		// "429 <message>", then its closing summary ("Resume copilot --resume=<id>").
+		{Reason: LimitRate, Needles: []string{"429 ", "Resume copilot --resume="}, OnExit: true},
+		{Reason: LimitOverloaded, Needles: []string{"Failed to get response from the AI model", "Last error: 503"}, OnExit: true},
+		{Reason: LimitOverloaded, Needles: []string{"Failed to get response from the AI model", "Last error: 529"}, OnExit: true},
+		{Reason: LimitAPIError, Needles: []string{"Failed to get response from the AI model", "Last error: 5"}, OnExit: true},
+	},
+}
+
 // openCodeLimits: OpenCode 1.18.33 retries a 429 by itself (a usage limit
 // too, whatever its reset headers say), five times over about 100 s; then,
 // as at a 529 or a 500, `run` prints "Error: " and the API's own message
@@ -163,11 +181,9 @@ var openCodeLimits = Limits{
 }
 
 func init() {
-	p := profiles[AgentOpenCode]
-	p.Limits = openCodeLimits
-	profiles[AgentOpenCode] = p
 	// The simulated agent meets a limit as Claude Code does (agentsim.EnvLimit).
-	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits, AgentSim: claudeLimits} {
+	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits,
+		AgentCopilot: copilotLimits, AgentOpenCode: openCodeLimits, AgentSim: claudeLimits} {
 		p := profiles[n]
 		p.Limits = l
 		profiles[n] = p

@@ -78,6 +78,10 @@ type Profile struct {
 	// Sandbox is how the CLI confines its own tools (agent/sandbox.go).
 	Sandbox Sandbox
 
+	// Subagents is how the CLI's model runs subagents its turn waits for
+	// (subagents.go).
+	Subagents Subagents
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }
@@ -145,6 +149,9 @@ type Facts struct {
 	// HookRefusal says why `hooks install` has nothing to install for a
 	// CLI whose sessions no hook can hold ("" = it has a hook, or none is asked of it).
 	HookRefusal string
+	// HookFlat: the hook's entries sit right under the event, {"type":
+	// "command", "bash": CMD, "timeoutSec": N}, not in groups of "hooks".
+	HookFlat bool
 }
 
 // HookFile is one settings file that can hold the hook: Path is relative
@@ -290,6 +297,26 @@ var agentFacts = map[string]Facts{
 		HookFiles: []HookFile{{"project", ".gemini/settings.json"}, {"user", "$GEMINI_CLI_HOME/.gemini/settings.json"}},
 		HookEvent: "AfterAgent", HookMillis: true, HookSwitches: HookSwitchesConfig,
 		HookProjectNote: "Gemini CLI runs a project's hooks only in a folder it trusts (and warns about new ones once)"},
+	// GitHub Copilot CLI 1.0.102 keeps its state under ~/.copilot
+	// (COPILOT_HOME); -p runs in a folder it does not trust with no dialog.
+	AgentCopilot: {StateDir: ".copilot", StateDirEnv: "COPILOT_HOME",
+		AuthEnv:   []string{"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"},
+		AuthFiles: []string{"config.json"}, AuthFix: "run `copilot login`, or set COPILOT_GITHUB_TOKEN (or a provider of your own: COPILOT_PROVIDER_BASE_URL with COPILOT_OFFLINE=true)",
+		TrustNote:  "copilot -p does not ask to trust a folder",
+		SessionEnv: []string{"COPILOT_AGENT_SESSION_ID", "COPILOT_CLI"},
+		PassEnv:    []string{"COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "XDG_CACHE_HOME"},
+		// Measured: -p offers the skills of .github/skills, .claude/skills
+		// and .agents/skills alike; BMAD 6.12 installs its github-copilot
+		// skills in .agents/skills.
+		SkillDirs: map[string]string{"project": ".agents/skills", "user": "skills"},
+		Product:   "GitHub Copilot CLI",
+		// Its agentStop hook runs at each turn's end (a child gets it
+		// through a plugin of its own, ChildHookPluginDir); a block answer
+		// makes its reason the next turn. A project's hook files run only
+		// in a folder it trusts; the user's settings.json in any.
+		HookFiles: []HookFile{{"project", ".github/hooks/story-automator.json"}, {"user", "settings.json"}},
+		HookEvent: "agentStop", HookFlat: true,
+		HookProjectNote: "GitHub Copilot CLI runs a project's hooks only in a folder it trusts (answered in its interactive mode, or --trust-folder for one -p session)"},
 	// OpenCode 1.18 keeps its sessions, messages and their usage in an
 	// SQLite database under its XDG data folder; its config (providers and
 	// their keys) under ~/.config/opencode.
@@ -322,9 +349,12 @@ func init() {
 
 // Ways of ChildHook: Claude Code's --settings with a Stop hook, Codex's -c
 // overrides of its hooks table.
+// ChildHookPluginDir: a plugin folder of the child's own, named by
+// --plugin-dir, whose hooks/hooks.json registers the hook (Copilot CLI's).
 const (
 	ChildHookSettingsFlag = "settings-flag"
 	ChildHookConfigFlag   = "config-flag"
+	ChildHookPluginDir    = "plugin-dir"
 )
 
 // HookTimeout is the seconds an agent gives this tool's Stop hook before
@@ -353,6 +383,10 @@ const (
 	// directory, opencode.db, whose session rows name their folder and
 	// whose assistant messages carry their tokens (OpenCode's).
 	UsageOpenCodeDB UsageFormat = "opencode-db"
+	// UsageEventsJSONL: a session's event log under the agent's state
+	// directory, session-state/<id>/events.jsonl, one session.usage_record
+	// per model request (Copilot CLI's).
+	UsageEventsJSONL UsageFormat = "events-jsonl"
 )
 
 // Agent names.
@@ -360,6 +394,7 @@ const (
 	AgentClaude   = "claude"
 	AgentCodex    = "codex"
 	AgentGemini   = "gemini"
+	AgentCopilot  = "copilot"
 	AgentOpenCode = "opencode"
 	AgentSim      = "sim"
 	AgentCustom   = "custom"
@@ -380,7 +415,13 @@ const (
 )
 
 var profiles = map[string]Profile{
+	// Claude Code 2.1 runs an Agent call in the background unless
+	// background tasks are off, whatever the call's run_in_background says
+	// (measured: "Async agent launched successfully"); an unattended child
+	// waits for its subagents in the turn (BMAD 6.12's worker needs it),
+	// and a backgrounded one never hands control back.
 	AgentClaude: {Name: AgentClaude, Program: "claude", Args: []string{"--dangerously-skip-permissions"},
+		Env:       map[string]string{"CLAUDE_CODE_DISABLE_BACKGROUND_TASKS": "1"},
 		ModelFlag: "--model", PromptFlag: "--", Screen: ScreenTurnSummary, ChildHook: ChildHookSettingsFlag,
 		SkillForm: "/{skill} {args}", Dialogs: claudeDialogs, MinVersion: "2.1.0", RootEnv: "IS_SANDBOX=1", Usage: UsageAnthropicJSONL,
 		Package: "@anthropic-ai/claude-code", Install: "npm install -g @anthropic-ai/claude-code@2.1.328",
@@ -413,6 +454,17 @@ var profiles = map[string]Profile{
 		PasteSettle:      250 * time.Millisecond,
 		EmptyInputHint:   "Type your message or @path/to/file",
 		PastePlaceholder: "[Pasted Text:"}, // "[Pasted Text: 12 lines]"; over 500 characters in ≤ 5 lines "[Pasted Text: N chars]"
+	// GitHub Copilot CLI 1.0.102 in prompt mode (-p), which exits when its
+	// turn ends: interactive (-i) it first asks to trust the folder and
+	// then stays open, adding nothing a run needs. Unconfined it gets
+	// every permission (--yolo: tools, paths, URLs); -p needs at least
+	// --allow-all-tools to run anything without a terminal.
+	AgentCopilot: {Name: AgentCopilot, Program: "copilot", Args: []string{"--yolo", "--no-ask-user", "--no-auto-update"},
+		ModelFlag: "--model", PromptFlag: "-p", ChildHook: ChildHookPluginDir, Usage: UsageEventsJSONL, Dialogs: copilotDialogs,
+		// -p sends "/skill args" to the model as text; the model loads a
+		// skill it is offered with its skill tool.
+		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
+		MinVersion: "1.0.102", Package: "@github/copilot", Install: "npm install -g @github/copilot@1.0.102"},
 	// OpenCode 1.18: `run` is its prompt mode (no dialog; it exits when the
 	// turn ends); --auto approves every tool call not explicitly denied.
 	// It has no sandbox: this tool's wraps it (agent/sandbox.go).

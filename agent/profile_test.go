@@ -16,14 +16,14 @@ func TestProfilesNameTheirScreenHeuristic(t *testing.T) {
 
 // The agent lists commands offer come from the table, so a new agent is one entry.
 func TestAgentListsComeFromTheTable(t *testing.T) {
-	if got := strings.Join(RunAgents(), ","); got != "claude,codex,gemini,opencode,sim" {
+	if got := strings.Join(RunAgents(), ","); got != "claude,codex,copilot,gemini,opencode,sim" {
 		t.Errorf("RunAgents = %s", got)
 	}
-	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,gemini,opencode" {
+	if got := strings.Join(CLIAgents(), ","); got != "claude,codex,copilot,gemini,opencode" {
 		t.Errorf("CLIAgents = %s", got)
 	}
 	// OpenCode has no hook that holds a session's stop (docs/agents.md).
-	if got := strings.Join(HookProviders(), ","); got != "claude,codex,gemini" {
+	if got := strings.Join(HookProviders(), ","); got != "claude,codex,copilot,gemini" {
 		t.Errorf("HookProviders = %s, want every CLI agent but opencode", got)
 	}
 }

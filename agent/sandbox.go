@@ -12,8 +12,8 @@ import (
 type Sandbox struct {
 	// Kind names how the confinement is set up for one child
 	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools, or
-	// SandboxWrap for an agent with none of its own); "" = the child is
-	// not confined.
+	// SandboxWrapped: this tool's sandbox around the whole CLI); "" = the
+	// child is not confined.
 	Kind string
 	// Args replace Profile.Args for a confined child: the same unattended
 	// start with the CLI's sandbox on instead of its "no guard rails"
@@ -69,13 +69,21 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
-	// WrapNetwork: under SandboxWrap the process keeps the network, as the
-	// CLI itself calls its model API from inside the wrap (its tools then
-	// reach the network too); without it the network is the workflow's.
-	WrapNetwork bool
-	// WrapWrites are the folders (relative to HOME) the CLI itself writes
-	// under SandboxWrap: its database, state and cache; created when absent.
+	// NetworkOpen: a confined child keeps the network whatever the
+	// workflow allows: a CLI wrapped whole (SandboxWrapped) that calls its
+	// model API from inside the wrap, where its tools share its network
+	// namespace. doctor warns; a run names it among the sandbox's
+	// exceptions.
+	NetworkOpen bool
+	// WrapWrites are the folders (relative to HOME) a CLI wrapped whole
+	// writes itself besides its state directory: its data, state and
+	// config; created when absent.
 	WrapWrites []string
+	// CacheDir is the CLI's folder under the user's cache folder
+	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
+	// (its unpacked program, its packages), which a child wrapped whole
+	// must keep writing; created when absent; "" = none.
+	CacheDir string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
@@ -96,13 +104,17 @@ const (
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
-	// SandboxWrap: the agent has no sandbox of its own, so this tool's
-	// (internal/confine: bubblewrap on Linux, sandbox-exec on macOS) runs
-	// the whole process under the policy every child gets: its folder, its
-	// git dirs (never their hooks or config) and a private /tmp writable,
-	// the credentials hidden, and the network only when sandbox.network
-	// lists hosts, unless WrapNetwork.
-	SandboxWrap = "wrap"
+	// SandboxWrapped: this tool's sandbox (internal/confine: bubblewrap on
+	// Linux, sandbox-exec on macOS) around the whole CLI process, for an
+	// agent with no sandbox of its own (a custom command, OpenCode) or one
+	// whose own cannot hold the policy (Copilot CLI). It writes the
+	// child's folder, its git dirs (never their hooks or config), a private
+	// /tmp, and the CLI's own state directory, WrapWrites and CacheDir (and
+	// the sessions' state folder when a hook of ours runs inside it); it
+	// reads everything but the credentials; its network is the workflow's
+	// (all of it once sandbox.network lists a host: it cannot let single
+	// hosts through) unless NetworkOpen.
+	SandboxWrapped = "wrapped"
 )
 
 // Ways of Sandbox.Hides.
@@ -114,7 +126,7 @@ const (
 	// HideWrap: this tool's bubblewrap around the whole CLI process
 	// (internal/confine), for a CLI whose sandbox cannot hide a path from
 	// its shell (the CLI's own sandbox runs nested inside it), or for an
-	// agent with no sandbox but that one (SandboxWrap).
+	// agent that has only that one (SandboxWrapped).
 	HideWrap = "wrap"
 )
 
@@ -123,7 +135,7 @@ const (
 const SandboxInstall = "apt-get install bubblewrap socat"
 
 // confineInstall is how a Debian or Ubuntu machine gets what this tool's
-// own sandbox (SandboxWrap) runs.
+// own sandbox around a whole CLI (SandboxWrapped) runs.
 const confineInstall = "apt-get install bubblewrap"
 
 // writesAllowed is what every CLI sandbox lets a child write.
@@ -168,7 +180,7 @@ var sandboxes = map[string]Sandbox{
 		// The system settings path outranks the user's settings, which stay untouched.
 		SettingsEnv: "GEMINI_CLI_SYSTEM_SETTINGS_PATH", SettingsRootOnly: true,
 		UserSettingsFile: "settings.json", UserSetting: []string{"security", "toolSandboxing"},
-		PolicyTools: []string{"run_shell_command", "replace", "write_file"},
+		PolicyTools: []string{"run_shell_command", "replace", "write_file", "activate_skill"},
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
@@ -177,13 +189,24 @@ var sandboxes = map[string]Sandbox{
 	// keeps the network, and it writes its database, state and cache, and
 	// its config folder (it installs its plugin package there at each
 	// start, and stops with "Unexpected error" when it cannot).
-	AgentOpenCode: {Kind: SandboxWrap, OS: []string{"linux", "darwin"}, Hides: HideWrap,
-		Needs: []string{"bwrap"}, Install: confineInstall, WrapNetwork: true,
-		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".cache/opencode", ".config/opencode"},
-		Allows:     writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: all of it (the CLI calls its model API from inside the wrap, so its tools reach the network too)"},
+	AgentOpenCode: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+		Needs: []string{"bwrap"}, Install: confineInstall, NetworkOpen: true,
+		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".config/opencode"}, CacheDir: "opencode",
+		Allows: writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: all of it (the CLI calls its model API from inside the wrap, so its tools reach the network too)"},
+	// Copilot CLI 1.0.102's --sandbox cannot hold the policy: its file
+	// edits are not in it, it lets a shell command write the project's
+	// .git/hooks and the host's /tmp, it cannot narrow .git, and on Linux
+	// it needs slirp4netns and iptables, without which every shell call is
+	// refused and the CLI still exits 0. So this tool's bubblewrap wraps
+	// the whole CLI, its tools with it; inside, its own path checks are
+	// off (--allow-all-paths) so a write outside fails in the sandbox.
+	AgentCopilot: {Kind: SandboxWrapped, OS: []string{"linux"}, Hides: HideWrap,
+		Args:  []string{"--allow-all-tools", "--allow-all-paths", "--no-ask-user", "--no-auto-update"},
+		Needs: []string{"bwrap"}, Install: confineInstall, CacheDir: "copilot", NetworkOpen: true,
+		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: open (the CLI and its tools share one process tree, and the CLI needs its model API)"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	// A custom command has no sandbox of its own: this tool's wraps it.
-	AgentCustom: {Kind: SandboxWrap, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+	AgentCustom: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
 		Needs: []string{"bwrap"}, Install: confineInstall,
 		Allows: writesAllowed + "; /tmp is private; network: none, or all of it when sandbox.network lists hosts"},
 }

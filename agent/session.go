@@ -22,6 +22,8 @@ var sessionFacts = []struct {
 }{
 	{AgentClaude, "CLAUDE_CODE_SESSION_ID", "CLAUDECODE", &BlockCap{Product: "Claude Code", Env: "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", Default: 8}},
 	{AgentCodex, "CODEX_THREAD_ID", "", nil},
+	// Copilot CLI 1.0.102's shell tool: COPILOT_AGENT_SESSION_ID and COPILOT_CLI=1.
+	{AgentCopilot, "COPILOT_AGENT_SESSION_ID", "COPILOT_CLI", nil},
 }
 
 // AgentSessionID is the id of the agent session running this process

@@ -8,6 +8,7 @@ func TestSkillPromptInEachCLIsForm(t *testing.T) {
 		AgentClaude:   "/bmad-build-auto 1-2-account-settings",
 		AgentCodex:    "$bmad-build-auto 1-2-account-settings",
 		AgentGemini:   "Use the skill bmad-build-auto (activate it with activate_skill) for: 1-2-account-settings",
+		AgentCopilot:  "Use the skill bmad-build-auto (load it with the skill tool) for: 1-2-account-settings",
 		AgentSim:      "/bmad-build-auto 1-2-account-settings",
 		AgentOpenCode: "Use the skill bmad-build-auto (load it with the skill tool) for: 1-2-account-settings",
 	}

@@ -40,6 +40,14 @@ type bmadJob struct {
 }
 
 func actBMAD(ctx context.Context, s *Sim) int {
+	if invokesRetro(s.Prompt) {
+		return actRetro(ctx, s)
+	}
+	if strings.Contains(s.Prompt, workflows.BuildAutoSkill) {
+		// A run on the build-auto pipeline sends BMAD 6.12's worker skill:
+		// the sim runs it as an agent CLI runs the skill it is sent.
+		return actBuildAuto(ctx, s)
+	}
 	j, err := newBMADJob(s)
 	if err != nil {
 		fmt.Fprintf(s.Out, "agent-sim bmad: %v\n", err)

@@ -45,7 +45,13 @@ type buildAuto struct {
 	follow  bool
 }
 
-func actBuildAuto(_ context.Context, s *Sim) int {
+func actBuildAuto(ctx context.Context, s *Sim) int {
+	if invokesRetro(s.Prompt) {
+		return actRetro(ctx, s)
+	}
+	if !Sleep(ctx, s.Options.Delay) {
+		return 1
+	}
 	w, err := newBuildAuto(s)
 	if err != nil {
 		fmt.Fprintf(s.Out, "agent-sim build-auto: %v\nHALT\n", err)
@@ -104,11 +110,19 @@ func (w *buildAuto) launch() error {
 		return fmt.Errorf("no %s skill in this project", workflows.BuildAutoSkill)
 	}
 	w.skills = sk
+	if workflows.NoRenderer(w.root) {
+		if pol, err := workflows.LoadPolicy(w.root); err == nil && pol.Pipeline == workflows.PipelineBuildAuto {
+			// A project shaped as 6.12 without BMAD's files (the sample)
+			// pins the pipeline: there is no renderer to run.
+			fmt.Fprintf(w.s.Out, "agent-sim build-auto: no %s in this project, which pins the build-auto pipeline: acting out the worker without BMAD's renderer\n", workflows.RendererPath)
+			return nil
+		}
+	}
 	uv, err := exec.LookPath("uv")
 	if err != nil {
 		return fmt.Errorf("uv: command not found")
 	}
-	cmd := exec.Command(uv, "run", "--no-cache", filepath.Join(w.root, "_bmad", "scripts", "render_skill.py"),
+	cmd := exec.Command(uv, "run", "--no-cache", filepath.Join(w.root, filepath.FromSlash(workflows.RendererPath)),
 		"--project-root", w.root, "--skill", filepath.Join(w.root, sk.Worker[0], workflows.BuildAutoSkill))
 	cmd.Dir = w.root
 	out, err := cmd.CombinedOutput()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/story-automator/story-automator/internal/testing/realbmad"
 	"github.com/story-automator/story-automator/workflows"
+	"github.com/story-automator/story-automator/workflows/sample"
 )
 
 // workerProject is a real BMAD 6.12 project with uv on the PATH (offline,
@@ -147,4 +148,40 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	realbmad.Cleanup()
 	os.Exit(code)
+}
+
+// The behaviour a `run --agent sim` child acts out by default runs the
+// worker skill when the prompt sends it, as an agent CLI does.
+func TestBMADBehaviourRunsTheWorkerItIsSent(t *testing.T) {
+	dir := workerProject(t)
+	var out bytes.Buffer
+	env := map[string]string{"PROJECT_ROOT": dir}
+	code := Run(context.Background(), &Sim{Prompt: "/bmad-build-auto 1-1-sign-up\nThe board belongs to the run.", Options: Options{Behaviour: BehaviourBMAD},
+		Out: &out, Getenv: func(k string) string { return env[k] }})
+	spec, err := workflows.ReadSpec(filepath.Join(artifacts(dir), "spec-1-1-sign-up.md"))
+	if code != 0 || err != nil || spec.Status != workflows.SpecDone {
+		t.Fatalf("exit %d, spec %+v (%v):\n%s", code, spec, err, out.String())
+	}
+}
+
+// On the sample (shaped as 6.12, pinned to build-auto, none of BMAD's
+// files) the worker runs without BMAD's renderer and without uv.
+func TestBuildAutoOnTheSampleNeedsNoRenderer(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "greeter")
+	if err := sample.WriteBuildAutoSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", "/usr/bin:/bin")
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": "sim", "GIT_AUTHOR_EMAIL": "sim@example.invalid",
+		"GIT_COMMITTER_NAME": "sim", "GIT_COMMITTER_EMAIL": "sim@example.invalid"} {
+		t.Setenv(k, v)
+	}
+	gitOut(t, dir, "init", "-q")
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "commit", "-q", "-m", "sample")
+	code, out := dispatch(t, dir, "/bmad-build-auto 1-1-greet-the-world", "")
+	spec, err := workflows.ReadSpec(filepath.Join(artifacts(dir), "spec-1-1-greet-the-world.md"))
+	if code != 0 || err != nil || spec.Status != workflows.SpecDone || !strings.Contains(out, "without BMAD's renderer") {
+		t.Fatalf("exit %d, spec %+v (%v):\n%s", code, spec, err, out)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/story-automator/story-automator/spend"
 	"github.com/story-automator/story-automator/status"
 	"github.com/story-automator/story-automator/stophook"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // fixedNow is the fixtures' clock: ten minutes into their run.
@@ -101,4 +102,19 @@ func loopSnapshot() Snapshot {
 
 func fixedSource() Source {
 	return Source{Root: "/p", Getenv: func(string) string { return "" }, Now: func() time.Time { return fixedNow }}
+}
+
+// deferredSnapshot is a run with three open deferred items in its project's
+// deferred-work.md, one of them without a location or a severity.
+func deferredSnapshot() Snapshot {
+	snap := snapshotOf(fixtureState(4))
+	snap.DeferredPath = "/p/_bmad-output/implementation-artifacts/deferred-work.md"
+	snap.Deferred = []workflows.DeferredEntry{
+		{ID: "dw-1a2b3c4d", SourceSpec: "_bmad-output/implementation-artifacts/spec-1-1-greet-the-world.md", Summary: "Greeting ignores the locale",
+			Location: "src/greet.py:12", Severity: "high", Line: 1},
+		{ID: "dw-5e6f7a8b", SourceSpec: "_bmad-output/implementation-artifacts/spec-1-2-greet-by-name.md", Summary: "Names with spaces\nare cut at the first one",
+			Location: "src/name.py:3", Severity: "medium (unverified)", Line: 6},
+		{ID: "dw-9c0d1e2f", SourceSpec: "code review of spec-1-2-greet-by-name.md (2026-11-22)", Summary: "Logging is noisy", Line: 12},
+	}
+	return snap
 }

@@ -139,7 +139,7 @@ func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW, host
 func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
 	s := m.styles
 	f.add(s.title.Render(u.Dotted+" "+textline.OneLine(u.Title)) + s.dim.Render(" · "+u.Status+hostText(u)+worktreeText(u.Worktree)))
-	lines := m.escalationLines(u)
+	lines := append(m.retroLines(u), m.escalationLines(u)...)
 	att := attemptLines(u, f.width >= 100)
 	room := max(0, height-1-len(lines))
 	if len(att) > room {
@@ -174,6 +174,30 @@ func worktreeText(w string) string {
 		return ""
 	}
 	return " · worktree " + w
+}
+
+// retroLines are a retrospective's verdict and, for an epic accepted with
+// open items, those items.
+func (m Model) retroLines(u *orchestrator.Unit) []string {
+	r, s := u.Retro, m.styles
+	if r == nil {
+		return nil
+	}
+	verdict := s.good.Render(r.Verdict)
+	switch r.Verdict {
+	case workflows.VerdictRejected:
+		verdict = s.bad.Render(r.Verdict)
+	case workflows.VerdictAcceptedOpenItems:
+		verdict = s.warn.Render(r.Verdict)
+	}
+	out := wrapped("Verdict: "+verdict+s.dim.Render(" · "+r.Document), m.width)
+	if r.OpenItems() {
+		out = append(out, "Open action items:")
+		for _, it := range r.ActionItems {
+			out = append(out, wrapped("  - "+textline.OneLine(it), m.width)...)
+		}
+	}
+	return out
 }
 
 // escalationLines are the run's escalation when it is this story's: what

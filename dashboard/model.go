@@ -22,10 +22,11 @@ const (
 	viewLive
 	viewRuns
 	viewLoops
+	viewDeferred
 	viewCount
 )
 
-var viewNames = [viewCount]string{"Run", "Live", "Runs", "Loops"}
+var viewNames = [viewCount]string{"Run", "Live", "Runs", "Loops", "Deferred"}
 
 // Model is the dashboard: a snapshot of the project and what the user is
 // looking at. It changes nothing on its own; only keys act.
@@ -176,7 +177,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
-	case key.Matches(msg, k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops):
+	case key.Matches(msg, k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred):
 		m.switchView(msg)
 		return m, m.capture()
 	case key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom):

@@ -39,6 +39,8 @@ func (m Model) Render() string {
 		m.runsView(f, body)
 	case m.view == viewLoops:
 		m.loopsView(f, body)
+	case m.view == viewDeferred:
+		m.deferredView(f, body)
 	}
 	f.fill(height - 2)
 	m.statusLine(f)

@@ -46,6 +46,13 @@ func frameCases() []frameCase {
 	waitedDead := fixtureState(4)
 	waitedDead.Status, waitedDead.PauseReason = runWaiting, "every agent is at its usage limit (claude: usage_limit)"
 	live := snapshotOf(fixtureState(4))
+	retro := fixtureState(2)
+	retro.Units = append(retro.Units, &orchestrator.Unit{Key: "epic-1-retro", Kind: orchestrator.KindRetro, Epic: "1", Dotted: "epic 1",
+		Title: "retrospective", Status: orchestrator.StatusDone, Steps: []*orchestrator.StepState{
+			{Name: "retro", Status: orchestrator.StatusVerified, Attempts: []orchestrator.Attempt{attempt(1, "completed", "", 30000)}},
+			{Name: "commit", Status: orchestrator.StatusVerified}},
+		Retro: &orchestrator.RetroVerdict{Document: "_bmad-output/implementation-artifacts/epic-1-retro-2026-11-22.md",
+			Verdict: "accepted-with-open-items", ActionItems: []string{"Add error handling to the sign-up form (owner: dev)", "Document the settings API (owner: pm)"}}})
 	return []frameCase{
 		{name: "run-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: selectStory(1)},
 		{name: "run-120x40", width: 120, height: 40, snap: snapshotOf(fixtureState(4)), setup: selectStory(1)},
@@ -55,6 +62,7 @@ func frameCases() []frameCase {
 		{name: "waiting-80x24", width: 80, height: 24, snap: waitSnap},
 		{name: "interrupted-80x24", width: 80, height: 24, snap: interrupted},
 		{name: "interrupted-waiting-80x24", width: 80, height: 24, snap: seenSnapshotOf(waitedDead, false)},
+		{name: "retro-open-items-100x30", width: 100, height: 30, snap: snapshotOf(retro), setup: selectStory(2)},
 		{name: "no-run-80x24", width: 80, height: 24, snap: Snapshot{}},
 		{name: "live-80x24", width: 80, height: 24, snap: live, setup: func(m *Model) {
 			m.view, m.paneOf = viewLive, "sa-demo-1-2-dev"
@@ -67,6 +75,8 @@ func frameCases() []frameCase {
 		}},
 		{name: "runs-100x30", width: 100, height: 30, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewRuns }},
 		{name: "loops-80x24", width: 80, height: 24, snap: loopSnapshot(), setup: func(m *Model) { m.view = viewLoops }},
+		{name: "deferred-100x30", width: 100, height: 30, snap: deferredSnapshot(), setup: func(m *Model) { m.view = viewDeferred }},
+		{name: "deferred-none-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewDeferred }},
 		{name: "help-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.showHelp = true }},
 		{name: "confirm-stop-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) {
 			next, _ := m.key(keyPress("s"))

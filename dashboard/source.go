@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/story-automator/story-automator/stophook"
 	"github.com/story-automator/story-automator/tmux"
 	"github.com/story-automator/story-automator/tmux/child"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // Snapshot is everything the dashboard shows, read at one moment from the
@@ -36,6 +38,11 @@ type Snapshot struct {
 	// Remote is where each of the run's working children on an ssh host
 	// is (they are among Status.Sessions too).
 	Remote map[string]remotesession.Where
+	// Deferred is the project's open deferred items, as `deferred` lists
+	// them; DeferredPath is deferred-work.md, DeferredError why it cannot
+	// be read ("" when it can, or when there is no BMAD project).
+	Deferred                    []workflows.DeferredEntry
+	DeferredPath, DeferredError string
 }
 
 // Waiting is a run waiting on its own (an agent's usage limit) and when it
@@ -112,7 +119,20 @@ func (s Source) Load(ctx context.Context) Snapshot {
 	snap.Runs = orchestrator.HistoryWith(s.Root, loaded)
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
 	snap.Waiting = waitingOf(snap.Status.Run, snap.State, snap.Status.Marker.Marker)
+	snap.deferred(s.Root)
 	return snap
+}
+
+// deferred reads the open deferred items with the `deferred` command's own
+// function; a project without a BMAD layout has none.
+func (snap *Snapshot) deferred(root string) {
+	w, open, err := status.OpenDeferred(root, 0)
+	snap.Deferred, snap.DeferredPath = open, w.Path
+	switch {
+	case errors.Is(err, workflows.ErrLayoutNotFound):
+	case err != nil:
+		snap.DeferredError = err.Error()
+	}
 }
 
 // liveSessions is the project's child sessions on the run's tmux server.
@@ -150,6 +170,9 @@ func (s Source) Watch(snap Snapshot) *wake.Waker {
 	for _, dir := range []string{orchestrator.RunsDir(s.Root), filepath.Dir(marker.NewStore(s.Root, s.Getenv).Path),
 		filepath.Join(s.Root, orchestrator.StateDirName)} {
 		_ = w.Dir(dir) // a missing one is skipped: it is made with the first run
+	}
+	if snap.DeferredPath != "" {
+		_ = w.Dir(filepath.Dir(snap.DeferredPath), filepath.Base(snap.DeferredPath))
 	}
 	if m := snap.Status.Marker.Marker; m != nil && snap.Status.Orchestrator.Alive {
 		_ = w.Process(m.OwnerPid)

@@ -2,12 +2,15 @@ package dashboard
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/runview"
+	"github.com/story-automator/story-automator/status"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // liveView is the working child's screen as tmux shows it, colours and all.
@@ -94,6 +97,40 @@ func (m Model) loopsView(f *frame, body int) {
 	for i := len(m.snap.Hook) - 1; i >= 0 && room > 0; i, room = i-1, room-1 {
 		h := m.snap.Hook[i]
 		f.add(fmt.Sprintf("%-20s %-6s %-9s %4d  %s", textline.Cut(h.TS, 20), h.Mode, h.Decision, h.Iteration, textline.OneLine(h.Reason)))
+	}
+}
+
+// deferredView is the project's open deferred items, as `deferred` lists
+// them (without collecting: the dashboard changes nothing unasked).
+func (m Model) deferredView(f *frame, body int) {
+	s := m.styles
+	where := workflows.DeferredWorkFile
+	if rel, err := filepath.Rel(m.src.Root, m.snap.DeferredPath); err == nil && m.snap.DeferredPath != "" && !strings.HasPrefix(rel, "..") {
+		where = rel
+	}
+	switch {
+	case m.snap.DeferredError != "":
+		f.add(s.bad.Render(workflows.DeferredWorkFile + " cannot be read:"))
+		for _, l := range wrapped(textline.OneLine(m.snap.DeferredError), m.width) {
+			f.add(l)
+		}
+		f.add(s.dim.Render("Fix that line by hand; nothing writes the file until it reads."))
+		return
+	case len(m.snap.Deferred) == 0:
+		f.add("No open deferred items.")
+		f.add(s.dim.Render("`story-automator deferred` collects them from the done specs into " + where + "."))
+		return
+	}
+	f.add(s.title.Render(fmt.Sprintf("%d open deferred item(s)", len(m.snap.Deferred))) + s.dim.Render(" · "+where))
+	var b strings.Builder
+	status.WriteDeferredTable(&b, m.snap.Deferred)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	f.add(s.dim.Render(lines[0]))
+	for i, l := range lines[1:] {
+		if i >= body-2 {
+			break
+		}
+		f.add(l)
 	}
 }
 

@@ -93,6 +93,9 @@ func Run(ctx context.Context, o Options) Report {
 			}
 			checks = append(checks, checkHooks(ctx, a, o, o.Getenv))
 		}
+		if c, ok := checkSubagents(a, o); ok {
+			checks = append(checks, c)
+		}
 		checks = append(checks, checkSandbox(ctx, a, o))
 		if o.Rehearse != nil {
 			checks = append(checks, o.Rehearse(ctx, a))

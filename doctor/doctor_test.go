@@ -256,7 +256,7 @@ func TestAgentsTakesTheTablesNamesAndDefault(t *testing.T) {
 	if err != nil || strings.Join(got, " ") != "codex sim gemini" {
 		t.Fatalf("%v %v", got, err)
 	}
-	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, gemini, opencode or sim") {
+	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, copilot, gemini, opencode or sim") {
 		t.Fatalf("custom: %v", err)
 	}
 	// No agent CLI on an empty PATH: the table's default is checked.

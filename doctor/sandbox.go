@@ -39,8 +39,8 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 		reads += " and sandbox.readDeny: " + strings.Join(pol.Sandbox.ReadDeny, ", ")
 	}
 	whose := p.Product + "'s sandbox"
-	if p.Sandbox.Kind == agent.SandboxWrap {
-		whose = "this tool's own sandbox (it has none of its own)"
+	if p.Sandbox.Kind == agent.SandboxWrapped {
+		whose = "this tool's own sandbox around the whole command"
 	}
 	c.Status, c.Detail = OK, fmt.Sprintf("%s works here (%s); %s; %s", whose, p.Sandbox.Kind, p.Sandbox.Allows, reads)
 	if !p.Sandbox.HidesCredentials(runtime.GOOS) {
@@ -48,11 +48,15 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 		c.Fix = "run it with your credentials out of its HOME, or use an agent that hides them on " + runtime.GOOS
 	}
 	switch {
-	case perr != nil:
-	case pol.Sandbox.Off:
+	case pol.Sandbox.Off && perr == nil:
 		c.Status = Warn
 		c.Detail = "workflow.yaml says `sandbox: off`: children run unconfined, though " + c.Detail
 		c.Fix = "remove `sandbox: off` from " + workflows.PolicyFile + " to confine them"
+	case p.Sandbox.NetworkOpen:
+		c.Status = Warn
+		c.Detail += "; its tools keep the network whatever sandbox.network says"
+		c.Fix = "run it where the network is what you allow (a firewall or a container), or use an agent whose sandbox cuts its tools' network"
+	case perr != nil:
 	case pol.Sandbox.NetworkWarning() != "" && p.Sandbox.Hosts:
 		c.Status = Warn
 		c.Detail += "; " + pol.Sandbox.NetworkWarning()

@@ -64,7 +64,7 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	}
 	// A custom command has no sandbox of its own: this tool's confines it.
 	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != OK ||
-		!strings.Contains(c.Detail, "this tool's own sandbox (it has none of its own) works here") ||
+		!strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
 		!strings.Contains(c.Detail, "hidden by this tool's bubblewrap") {
 		t.Fatalf("custom: %+v", c)
 	}
@@ -79,5 +79,27 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	}
 	if c := checkSandbox(ctx, agent.AgentSim, o); c.Status != OK {
 		t.Fatalf("sim: %+v", c)
+	}
+}
+
+// GitHub Copilot CLI and OpenCode run wrapped whole in this tool's
+// bubblewrap with the network their model API needs: doctor says the
+// sandbox works and warns that their tools keep the network.
+func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
+	testtier.Integration(t)
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("bwrap is missing: .ci/run installs it (%s)", agent.SandboxInstall)
+		}
+		t.Skip("bwrap is not installed")
+	}
+	o := Options{Root: t.TempDir(), Environ: []string{"PATH=" + filepath.Dir(bwrap) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}}
+	for _, name := range []string{agent.AgentCopilot, agent.AgentOpenCode} {
+		c := checkSandbox(context.Background(), name, o)
+		if c.Status != Warn || !strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
+			!strings.Contains(c.Detail, "keep the network") || c.Fix == "" {
+			t.Fatalf("%s: %+v", name, c)
+		}
 	}
 }

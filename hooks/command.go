@@ -20,6 +20,24 @@ type Hook struct {
 	Event string
 	// Millis writes the timeout in milliseconds, the unit Gemini CLI reads.
 	Millis bool
+	// Flat: the entries sit right under the event, {"type": "command",
+	// "bash": CMD, "timeoutSec": N} (Copilot CLI's), not in groups.
+	Flat bool
+}
+
+// commandKey and timeoutKey are the keys of an entry's command and timeout.
+func (h Hook) commandKey() string {
+	if h.Flat {
+		return "bash"
+	}
+	return "command"
+}
+
+func (h Hook) timeoutKey() string {
+	if h.Flat {
+		return "timeoutSec"
+	}
+	return "timeout"
 }
 
 // event is the hook event h is registered under.

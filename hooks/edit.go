@@ -74,14 +74,49 @@ func groupHooks(group any) (*Object, []any, bool) {
 }
 
 // entryCommand returns the command string of a hook entry, if it has one.
-func entryCommand(e any) (*Object, string, bool) {
+func entryCommand(e any) (*Object, string, bool) { return entryCommandAt(e, "command") }
+
+// entryCommandAt is entryCommand for an entry whose command is under key.
+func entryCommandAt(e any, key string) (*Object, string, bool) {
 	o, ok := e.(*Object)
 	if !ok {
 		return nil, "", false
 	}
-	cv, _ := o.Get("command")
+	cv, _ := o.Get(key)
 	cmd, ok := cv.(string)
 	return o, cmd, ok
+}
+
+// eventEntries are the entries under an event's array: its groups' hooks,
+// or the array itself for a flat provider.
+func eventEntries(stop []any, h Hook) []any {
+	if h.Flat {
+		return stop
+	}
+	var out []any
+	for _, group := range stop {
+		if _, arr, ok := groupHooks(group); ok {
+			out = append(out, arr...)
+		}
+	}
+	return out
+}
+
+// keepEntries filters entries, dropping those of ours keep refuses; it
+// reports whether any went.
+func keepEntries(arr []any, h Hook, keep func(entry *Object, cmd string) bool) ([]any, bool) {
+	kept := make([]any, 0, len(arr))
+	removed := false
+	for _, e := range arr {
+		if o, cmd, ok := entryCommandAt(e, h.commandKey()); ok {
+			if _, mine := ours(cmd, h); mine && !keep(o, cmd) {
+				removed = true
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	return kept, removed
 }
 
 // rewriteOurs walks every entry of ours under h's event in order and lets keep decide
@@ -91,30 +126,12 @@ func rewriteOurs(doc *Object, h Hook, keep func(entry *Object, cmd string) bool)
 	if err != nil || stop == nil {
 		return err
 	}
-	newStop := make([]any, 0, len(stop))
-	removed := false
-	for _, group := range stop {
-		g, arr, ok := groupHooks(group)
-		if !ok {
-			newStop = append(newStop, group)
-			continue
-		}
-		kept := make([]any, 0, len(arr))
-		for _, e := range arr {
-			o, cmd, ok := entryCommand(e)
-			if ok {
-				if _, mine := ours(cmd, h); mine && !keep(o, cmd) {
-					removed = true
-					continue
-				}
-			}
-			kept = append(kept, e)
-		}
-		if len(kept) == 0 && len(arr) > 0 {
-			continue // the group held only our entries
-		}
-		g.Set("hooks", kept)
-		newStop = append(newStop, group)
+	var newStop []any
+	var removed bool
+	if h.Flat {
+		newStop, removed = keepEntries(stop, h, keep)
+	} else {
+		newStop, removed = keepGroups(stop, h, keep)
 	}
 	if removed && len(newStop) == 0 {
 		hooks.Delete(h.event())
@@ -125,6 +142,28 @@ func rewriteOurs(doc *Object, h Hook, keep func(entry *Object, cmd string) bool)
 	}
 	hooks.Set(h.event(), newStop)
 	return nil
+}
+
+// keepGroups is keepEntries inside each group of stop; a group left empty
+// by a removal goes too.
+func keepGroups(stop []any, h Hook, keep func(entry *Object, cmd string) bool) ([]any, bool) {
+	newStop := make([]any, 0, len(stop))
+	removed := false
+	for _, group := range stop {
+		g, arr, ok := groupHooks(group)
+		if !ok {
+			newStop = append(newStop, group)
+			continue
+		}
+		kept, gone := keepEntries(arr, h, keep)
+		removed = removed || gone
+		if len(kept) == 0 && len(arr) > 0 {
+			continue // the group held only our entries
+		}
+		g.Set("hooks", kept)
+		newStop = append(newStop, group)
+	}
+	return newStop, removed
 }
 
 // installHook makes the document hold exactly one entry of ours, equal to h:
@@ -155,8 +194,11 @@ func installHook(doc *Object, h Hook) ([]string, error) {
 		hooks = &Object{}
 		doc.Set("hooks", hooks)
 	}
-	group := &Object{Members: []Member{{Key: "hooks", Value: []any{newEntry(h)}}}}
-	hooks.Set(h.event(), append(stop, group))
+	var add any = &Object{Members: []Member{{Key: "hooks", Value: []any{newEntry(h)}}}}
+	if h.Flat {
+		add = newEntry(h)
+	}
+	hooks.Set(h.event(), append(stop, add))
 	return append(actions, "add entry "+h.Command), nil
 }
 
@@ -174,8 +216,8 @@ func uninstallHook(doc *Object, h Hook) ([]string, error) {
 func newEntry(h Hook) *Object {
 	return &Object{Members: []Member{
 		{Key: "type", Value: "command"},
-		{Key: "command", Value: h.Command},
-		{Key: "timeout", Value: json.Number(fmt.Sprint(h.timeoutValue()))},
+		{Key: h.commandKey(), Value: h.Command},
+		{Key: h.timeoutKey(), Value: json.Number(fmt.Sprint(h.timeoutValue()))},
 	}}
 }
 
@@ -212,31 +254,25 @@ func findOurs(doc *Object, h Hook) ([]Entry, error) {
 		return nil, err
 	}
 	var found []Entry
-	for _, group := range stop {
-		_, arr, ok := groupHooks(group)
+	for _, e := range eventEntries(stop, h) {
+		o, cmd, ok := entryCommandAt(e, h.commandKey())
 		if !ok {
 			continue
 		}
-		for _, e := range arr {
-			o, cmd, ok := entryCommand(e)
-			if !ok {
-				continue
-			}
-			prog, mine := ours(cmd, h)
-			if !mine {
-				continue
-			}
-			entry := Entry{Command: cmd, Program: prog}
-			if tv, ok := o.Get("timeout"); ok {
-				if n, ok := tv.(json.Number); ok {
-					t, _ := n.Int64()
-					entry.Timeout = h.timeoutSeconds(int(t))
-				}
-			}
-			probe := &Object{Members: append([]Member(nil), o.Members...)}
-			entry.Current = h.Command != "" && !normaliseEntry(probe, h)
-			found = append(found, entry)
+		prog, mine := ours(cmd, h)
+		if !mine {
+			continue
 		}
+		entry := Entry{Command: cmd, Program: prog}
+		if tv, ok := o.Get(h.timeoutKey()); ok {
+			if n, ok := tv.(json.Number); ok {
+				t, _ := n.Int64()
+				entry.Timeout = h.timeoutSeconds(int(t))
+			}
+		}
+		probe := &Object{Members: append([]Member(nil), o.Members...)}
+		entry.Current = h.Command != "" && !normaliseEntry(probe, h)
+		found = append(found, entry)
 	}
 	return found, nil
 }

@@ -38,7 +38,7 @@ func facts(p Provider) (agent.Profile, bool) {
 // HookMillis; Gemini CLI's AfterAgent, in milliseconds).
 func (h Hook) For(p Provider) Hook {
 	prof, _ := facts(p)
-	h.Event, h.Millis = prof.HookEvent, prof.HookMillis
+	h.Event, h.Millis, h.Flat = prof.HookEvent, prof.HookMillis, prof.HookFlat
 	if h.Event == "" {
 		h.Event = EventStop
 	}

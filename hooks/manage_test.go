@@ -14,10 +14,10 @@ import (
 // The providers come from the agent profile table, in status order.
 func TestProvidersComeFromTheProfileTable(t *testing.T) {
 	got := Providers()
-	if len(got) != 3 || got[0] != Claude || got[1] != Codex || got[2] != Gemini {
+	if len(got) != 4 || got[0] != Claude || got[1] != Codex || got[2] != Copilot || got[3] != Gemini {
 		t.Fatalf("providers %v", got)
 	}
-	if s := providerList(); s != "claude, codex or gemini" {
+	if s := providerList(); s != "claude, codex, copilot or gemini" {
 		t.Fatalf("provider list %q", s)
 	}
 }
@@ -55,7 +55,7 @@ func TestApplyRefusesACLIWithNoHookToInstall(t *testing.T) {
 	_, err := Apply(context.Background(), e, Change{Provider: name, Scope: "project", Install: true})
 	var se *coded.Error
 	if !errors.As(err, &se) || se.Exit != coded.ExitUsage || !strings.Contains(se.Message, "has no hook to install") ||
-		!strings.Contains(se.Action, "claude, codex or gemini") {
+		!strings.Contains(se.Action, "claude, codex, copilot or gemini") {
 		t.Fatalf("%s: %v", name, err)
 	}
 	if left, _ := os.ReadDir(root); len(left) != 0 {

@@ -13,7 +13,7 @@ func TestProviderDefaultAndUsageComeFromTheTable(t *testing.T) {
 	if got := DefaultProvider(); got != string(Claude) {
 		t.Errorf("DefaultProvider = %q", got)
 	}
-	if got := ProviderUsage(); got != "claude, codex or gemini (its AfterAgent hook)" {
+	if got := ProviderUsage(); got != "claude, codex, copilot (its agentStop hook) or gemini (its AfterAgent hook)" {
 		t.Errorf("ProviderUsage = %q", got)
 	}
 }

@@ -135,3 +135,19 @@ rules:
 		}
 	}
 }
+
+// A subagent action is Claude Code's Agent tool, asked to wait for the
+// subagent (run_in_background false).
+func TestAnthropicLaunchesASubagentThroughAgent(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{subagent: "look"}]}]`)})
+	req := mustJSON(map[string]any{"model": "m", "stream": true, "tools": []any{map[string]any{"name": "Bash"}, map[string]any{"name": "Agent"}},
+		"messages": []any{map[string]any{"role": "user", "content": "go"}}})
+	_, stream := post(t, s, "/v1/messages", req)
+	data := sseData(t, stream)
+	if b := data[1]["content_block"].(map[string]any); b["name"] != "Agent" {
+		t.Errorf("block %v", b)
+	}
+	if d := data[2]["delta"].(map[string]any); d["partial_json"] != `{"description":"model-sim subagent","prompt":"look","run_in_background":false,"subagent_type":"general-purpose"}` {
+		t.Errorf("input %v", d["partial_json"])
+	}
+}

@@ -40,7 +40,8 @@ func (b *Brain) Respond(c *Conversation) Reply {
 			return Reply{Text: captureFailed(missing, "the user's turns", text), Usage: usage}
 		}
 	}
-	r := walk(actions, done, c.results(idx), b, vars)
+	r := walk(actions, done, c.results(idx), b, vars,
+		turnSkills{tool: c.HasTool(SkillTool), turns: c.userTexts(idx), subagent: subagentTool(c)})
 	r.Usage = usage
 	return r
 }
@@ -98,11 +99,41 @@ func (b *Brain) step() string {
 // crashCommand kills the agent's process: the shell tool's parent.
 const crashCommand = `kill -KILL "$PPID"`
 
+// SkillTool is the tool with which a CLI loads an installed skill on the
+// model's request (Gemini CLI 0.61); a CLI without it expands a skill into
+// the user's turn when the prompt names it.
+const SkillTool = "activate_skill"
+
+// turnSkills is how the conversation at hand loads skills: through the
+// skill tool, or already in the user's turns.
+type turnSkills struct {
+	tool  bool
+	turns []string
+	// subagent is the CLI's subagent tool ("" = none model-sim speaks).
+	subagent string
+}
+
+// subagentTools are the tools with which a CLI's model launches a subagent
+// and gets its result back in the same call, in the order model-sim
+// prefers them: Claude Code's Agent (Task before 2.1), Gemini CLI's
+// invoke_agent.
+var subagentTools = []string{"Agent", "Task", "invoke_agent"}
+
+// subagentTool is the conversation's subagent tool, "" = none.
+func subagentTool(c *Conversation) string {
+	for _, t := range subagentTools {
+		if c.HasTool(t) {
+			return t
+		}
+	}
+	return ""
+}
+
 // walk finds the response for the request that follows `done` tool calls in
 // this turn (whose outputs are results): the next call, or the final text
 // once every call is made. With vars (a rule that captures), each action's
 // templates are filled from what was captured before it.
-func walk(actions []Action, done int, results []string, b *Brain, vars map[string]string) Reply {
+func walk(actions []Action, done int, results []string, b *Brain, vars map[string]string, skills turnSkills) Reply {
 	var r Reply
 	var text []string
 	calls := 0
@@ -144,6 +175,21 @@ func walk(actions []Action, done int, results []string, b *Brain, vars map[strin
 			planned = []*Call{{WritePath: a.Write.Path, WriteContent: a.Write.Content}}
 		case a.Read != "":
 			planned = []*Call{{ReadPath: a.Read}}
+		case a.Subagent != "" && skills.subagent == "":
+			if calls == done {
+				return Reply{Text: "model-sim: this CLI offers no subagent tool model-sim speaks (" + strings.Join(subagentTools, ", ") + ")"}
+			}
+		case a.Subagent != "":
+			planned = []*Call{{Subagent: a.Subagent}}
+		case a.Skill != "" && skills.tool:
+			planned = []*Call{{Skill: a.Skill}}
+		case a.Skill != "":
+			// The CLI put the skill in the turn: no call to make.
+			if vars != nil && len(a.captures) > 0 {
+				if missing := a.captures.fromTurns(skills.turns, vars); missing != "" {
+					return Reply{Text: captureFailed(missing, "the user's turns", strings.Join(skills.turns, "\n"))}
+				}
+			}
 		}
 		for _, call := range planned {
 			ran = true

@@ -283,3 +283,74 @@ func TestBuildAutoScriptParses(t *testing.T) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
+
+// The shipped retrospective script parses.
+func TestRetroScriptParses(t *testing.T) {
+	s := script(t, RetroScript)
+	if len(s.Rules) != 1 || !s.Rules[0].templated {
+		t.Fatalf("rules %+v", s.Rules)
+	}
+}
+
+// A skill action loads the skill through the CLI's skill tool where the CLI
+// offers one (Gemini CLI's activate_skill) and captures off its output;
+// where the CLI put the skill in the user's turn itself it makes no call
+// and captures off the turn.
+func TestScriptedSkillActionActivatesOrReadsTheTurn(t *testing.T) {
+	b := &Brain{Script: script(t, `
+rules:
+  - match: go
+    actions:
+      - skill: my-skill
+        capture: {dir: '(?m)Base directory for this skill: (\S+)|^(/\S+/my-skill)/$'}
+      - shell: 'run "{{.dir}}"'
+`)}
+	withTool := func(msgs ...Message) *Conversation {
+		c := conv(msgs...)
+		c.Tools = []string{"run_shell_command", SkillTool}
+		return c
+	}
+	r := b.Respond(withTool(user("go")))
+	if r.Call == nil || r.Call.Skill != "my-skill" {
+		t.Fatalf("with a skill tool: %+v, want an activation of my-skill", r)
+	}
+	activated := "<activated_skill name=\"my-skill\">\n<instructions>x</instructions>\n<available_resources>\nShowing up to 200 items.\n\n/p/.agents/skills/my-skill/\n└───SKILL.md\n</available_resources>"
+	if r := b.Respond(withTool(append([]Message{user("go")}, result(activated)...)...)); r.Call == nil || r.Call.Shell != `run "/p/.agents/skills/my-skill"` {
+		t.Fatalf("after the activation: %+v", r)
+	}
+	// No skill tool: the skill is in the turn, the first call is the shell.
+	r = b.Respond(conv(user("go\nBase directory for this skill: /q/.claude/skills/my-skill\n\nskill text")))
+	if r.Call == nil || r.Call.Shell != `run "/q/.claude/skills/my-skill"` {
+		t.Fatalf("skill in the turn: %+v", r)
+	}
+	if r := b.Respond(conv(user("go"))); r.Call != nil || !strings.Contains(r.Text, "no dir in the user's turns") {
+		t.Fatalf("no skill anywhere: %+v", r)
+	}
+}
+
+// A subagent action launches a subagent through the CLI's subagent tool and
+// captures off what it returned; a CLI without one gets a text that says so.
+func TestScriptedSubagentAction(t *testing.T) {
+	b := &Brain{Script: script(t, `
+rules:
+  - match: go
+    actions:
+      - subagent: "Reply with the token."
+        capture: {token: 'TOKEN-([0-9]+)'}
+      - reply: 'got {{.token}}'
+`)}
+	withTool := func(tool string, msgs ...Message) *Conversation {
+		c := conv(msgs...)
+		c.Tools = []string{"Bash", tool}
+		return c
+	}
+	if r := b.Respond(withTool("Agent", user("go"))); r.Call == nil || r.Call.Subagent != "Reply with the token." {
+		t.Fatalf("launch: %+v", r)
+	}
+	if r := b.Respond(withTool("Agent", append([]Message{user("go")}, result("TOKEN-42")...)...)); r.Call != nil || r.Text != "got 42" {
+		t.Fatalf("after: %+v", r)
+	}
+	if r := b.Respond(conv(user("go"))); r.Call != nil || !strings.Contains(r.Text, "no subagent tool") {
+		t.Fatalf("no tool: %+v", r)
+	}
+}

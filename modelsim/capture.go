@@ -11,8 +11,10 @@ import (
 // A script's rule can read values off the conversation, the way a model
 // reads a path out of a prompt or a command's output, and use them in the
 // calls it makes: `capture` on a rule reads the user's turns (a skill's
-// text the CLI expanded, the prompt), `capture` on a shell, write or read
-// action reads that call's tool output for the actions after it. Each
+// text the CLI expanded, the prompt), `capture` on a shell, write, read or
+// skill action reads that call's tool output for the actions after it (a
+// skill action that makes no call, the CLI having expanded the skill into
+// the turn, reads the user's turns instead). Each
 // value is the first non-empty group of its regexp (the whole match when
 // it has none). A rule with any capture expands {{.name}} in its actions'
 // strings. The brain stays stateless: every value is read again from the
@@ -115,7 +117,7 @@ func expand(s string, vars map[string]string) (string, error) {
 
 // strings are the action's fields a template may fill.
 func (a *Action) templates() []*string {
-	out := []*string{&a.Shell, &a.Read, &a.Reply}
+	out := []*string{&a.Shell, &a.Read, &a.Skill, &a.Subagent, &a.Reply}
 	if a.Write != nil {
 		out = append(out, &a.Write.Path, &a.Write.Content)
 	}

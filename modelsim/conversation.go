@@ -151,6 +151,12 @@ type Call struct {
 	// ReadPath reads a file (through the CLI's read tool when it has one,
 	// else through its shell).
 	ReadPath string `json:"readPath,omitempty"`
+	// Skill activates the installed skill of that name through the CLI's
+	// skill tool (SkillTool).
+	Skill string `json:"skill,omitempty"`
+	// Subagent launches a subagent with this prompt through the CLI's
+	// subagent tool (subagentTool).
+	Subagent string `json:"subagent,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
 	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
 	Unsandboxed bool `json:"unsandboxed,omitempty"`

@@ -156,10 +156,20 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, body []byte) {
 	newSSE(w).event("", resp)
 }
 
+// gemCompleteTask is the tool with which a Gemini CLI subagent (invoke_agent)
+// returns its result; a subagent that ends its turn without it fails.
+const gemCompleteTask = "complete_task"
+
 // gemParts is the reply as parts: text, then one function call on Gemini
-// CLI's own tool (run_shell_command, write_file).
+// CLI's own tool (run_shell_command, write_file, read_file, activate_skill).
 func gemParts(c *Conversation, rep Reply) []any {
 	var parts []any
+	if rep.Call == nil && c.HasTool(gemCompleteTask) {
+		// A Gemini CLI subagent ends by handing its answer to complete_task
+		// (the generalist's output: {"result": {"response": TEXT}}).
+		return append(parts, map[string]any{"functionCall": map[string]any{"name": gemCompleteTask,
+			"args": map[string]any{"result": map[string]any{"response": rep.Text}}}})
+	}
 	if rep.Text != "" || rep.Call == nil {
 		parts = append(parts, map[string]any{"text": rep.Text})
 	}
@@ -175,6 +185,12 @@ func gemParts(c *Conversation, rep Reply) []any {
 		}
 		if rep.Call.ReadPath != "" && c.HasTool("read_file") {
 			name, args = "read_file", map[string]any{"file_path": rep.Call.ReadPath}
+		}
+		if rep.Call.Skill != "" {
+			name, args = SkillTool, map[string]any{"name": rep.Call.Skill}
+		}
+		if rep.Call.Subagent != "" {
+			name, args = "invoke_agent", map[string]any{"agent_name": "generalist", "prompt": rep.Call.Subagent}
 		}
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": name, "args": args}})
 	}

@@ -97,3 +97,35 @@ func TestGeminiAnswersAfterAgentBlock(t *testing.T) {
 		t.Fatalf("exchanges %+v, want the second iteration's command", ex)
 	}
 }
+
+func TestGeminiActivatesASkillThroughActivateSkill(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{skill: my-skill}]}]`)})
+	_, body := post(t, s, "/v1beta/models/m:generateContent", mustJSON(map[string]any{
+		"tools":    []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "activate_skill"}, map[string]any{"name": "run_shell_command"}}}},
+		"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}}))
+	if !strings.Contains(body, `"functionCall":{"args":{"name":"my-skill"},"name":"activate_skill"}`) {
+		t.Errorf("answer %s", body)
+	}
+}
+
+func TestGeminiLaunchesASubagentThroughInvokeAgent(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{subagent: "look"}]}]`)})
+	_, body := post(t, s, "/v1beta/models/m:generateContent", mustJSON(map[string]any{
+		"tools":    []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "invoke_agent"}, map[string]any{"name": "run_shell_command"}}}},
+		"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}}))
+	if !strings.Contains(body, `"functionCall":{"args":{"agent_name":"generalist","prompt":"look"},"name":"invoke_agent"}`) {
+		t.Errorf("answer %s", body)
+	}
+}
+
+// A Gemini CLI subagent (its tools include complete_task) ends its turn by
+// handing the final text to complete_task, as the generalist's output.
+func TestGeminiSubagentAnswersThroughCompleteTask(t *testing.T) {
+	s := start(t, Options{Script: script(t, `rules: [{actions: [{reply: "TOKEN-1"}]}]`)})
+	_, body := post(t, s, "/v1beta/models/m:generateContent", mustJSON(map[string]any{
+		"tools":    []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "complete_task"}, map[string]any{"name": "run_shell_command"}}}},
+		"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "go"}}}}}))
+	if !strings.Contains(body, `"functionCall":{"args":{"result":{"response":"TOKEN-1"}},"name":"complete_task"}`) {
+		t.Errorf("answer %s", body)
+	}
+}

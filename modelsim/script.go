@@ -27,6 +27,9 @@ import (
 //	      - shell: "echo tick >> ticks.txt"
 //	      - write: {path: notes.txt, content: "hello\n"}
 //	      - read: notes.txt  # the CLI's file tool (Read, read_file), else cat in its shell
+//	      - skill: my-skill  # load an installed skill through the CLI's skill tool (activate_skill);
+//	                         # passed over where the CLI put the skill in the turn itself (/skill, $skill)
+//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent)
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
@@ -79,11 +82,23 @@ type Action struct {
 	// Read reads a file through the CLI's file tool where it has one
 	// (Claude Code's Read for an absolute path, Gemini CLI's read_file),
 	// else its shell (cat).
-	Read  string        `yaml:"read"`
-	Step  bool          `yaml:"step"`
-	Delay time.Duration `yaml:"delay"`
-	Reply string        `yaml:"reply"`
-	Fault string        `yaml:"fault"`
+	Read string `yaml:"read"`
+	// Skill loads the installed skill of that name through the CLI's skill
+	// tool, where the CLI loads skills on the model's request (Gemini CLI's
+	// activate_skill: the tool's output is the skill's text and its
+	// folder). A CLI that put the skill's text in the user's turn itself
+	// (Claude Code's /skill, Codex's $skill) offers no such tool: there the
+	// action makes no call, and its capture reads the user's turns.
+	Skill string `yaml:"skill"`
+	// Subagent launches a subagent with this prompt through the CLI's
+	// subagent tool, whose call returns the subagent's result (Claude
+	// Code's Agent, Gemini CLI's invoke_agent); the subagent's own
+	// requests come to model-sim like any other conversation.
+	Subagent string        `yaml:"subagent"`
+	Step     bool          `yaml:"step"`
+	Delay    time.Duration `yaml:"delay"`
+	Reply    string        `yaml:"reply"`
+	Fault    string        `yaml:"fault"`
 	// Capture names values read off this action's tool output, for the
 	// actions after it.
 	Capture map[string]string `yaml:"capture"`
@@ -183,8 +198,8 @@ func (r *Rule) check() error {
 			return fmt.Errorf("action %d: %w", j+1, err)
 		}
 		if len(a.captures) > 0 {
-			if a.Shell == "" && a.Write == nil && a.Read == "" {
-				return fmt.Errorf("action %d: only a shell, write or read action captures its output", j+1)
+			if a.Shell == "" && a.Write == nil && a.Read == "" && a.Skill == "" && a.Subagent == "" {
+				return fmt.Errorf("action %d: only a shell, write, read, skill or subagent action captures its output", j+1)
 			}
 			r.templated = true
 		}
@@ -201,13 +216,13 @@ func (r *Rule) check() error {
 
 func (a Action) check() error {
 	set := 0
-	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Read != "", a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
+	for _, on := range []bool{a.Shell != "", a.Write != nil, a.Read != "", a.Skill != "", a.Subagent != "", a.Step, a.Delay != 0, a.Reply != "", a.Fault != ""} {
 		if on {
 			set++
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("want exactly one of shell, write, read, step, delay, reply, fault")
+		return fmt.Errorf("want exactly one of shell, write, read, skill, subagent, step, delay, reply, fault")
 	}
 	if a.Write != nil && a.Write.Path == "" {
 		return fmt.Errorf("write needs a path")

@@ -126,3 +126,22 @@ func TestAGeminiWithoutAuthIsStuckNotCrashed(t *testing.T) {
 		}
 	}
 }
+
+// Real output of the pinned GitHub Copilot CLI that cannot sign in: with no
+// GitHub token, offline with no provider, or with a provider but no model,
+// -p exits 1 at once. A refusal the user must settle, not a crash to retry.
+func TestACopilotWithoutAuthIsStuckNotCrashed(t *testing.T) {
+	for f, want := range map[string]string{"copilot-1.0.102-auth_method.log": "COPILOT_GITHUB_TOKEN",
+		"copilot-1.0.102-auth_method-offline.log": "COPILOT_PROVIDER_BASE_URL", "copilot-1.0.102-auth_method-no_model.log": "COPILOT_MODEL"} {
+		out := readFixture(t, "testdata/refusals/"+f)
+		d := fakeDeps(t, &fakeTmux{}, true)
+		writeSession(t, d, "sa-c", func(st *sessionstate.State) {
+			code := 1
+			st.Agent, st.Lifecycle, st.ExitCode = agent.AgentCopilot, sessionstate.LifecycleExited, &code
+		}, out)
+		r := Watch(context.Background(), "sa-c", noneVerifier{}, quickOptions(), d)
+		if r.FinalState != Stuck || r.Reason != ReasonDialog || r.Dialog != agent.DialogAuthMethod || !strings.Contains(r.Action, want) {
+			t.Fatalf("%s: %+v", f, r)
+		}
+	}
+}

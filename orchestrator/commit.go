@@ -19,6 +19,16 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, skip)
 		return stepOK
 	}
+	if u.Kind == KindStory && sp.Enabled {
+		if err := e.beforeLanding(ctx, u, &req); err != nil {
+			b, ok := AsBlocker(err)
+			if !ok {
+				b = &Blocker{Code: "land_failed", Err: err, Action: escalationAction(u, st)}
+			}
+			e.escalateBlocker(u, st, b)
+			return stepEscalated
+		}
+	}
 	if sp.Action == ActionAgent || !sp.Enabled {
 		// An agent commits (the story is done first, so its commit carries
 		// that), or nobody does.

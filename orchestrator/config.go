@@ -55,6 +55,10 @@ type RunConfig struct {
 	Sandbox         string   `json:"sandbox,omitempty"`
 	SandboxNetwork  []string `json:"sandboxNetwork,omitempty"`
 	SandboxReadDeny []string `json:"sandboxReadDeny,omitempty"`
+	// PlanCheckpoint pauses each story after its planning, for a person to
+	// review the plan (run --plan-checkpoint, workflow.yaml planCheckpoint;
+	// the build-auto pipeline): set by the flag or the policy, kept on --resume.
+	PlanCheckpoint bool `json:"planCheckpoint,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -77,10 +81,11 @@ func (c RunConfig) SandboxMode() string {
 
 // SandboxExceptions say which of a confined run's agents its sandbox does
 // not cover as the setting reads: an agent with no sandbox (none of its
-// own and not this tool's) runs unconfined, one whose sandbox cannot let
-// single hosts through reaches none of sandbox.network's, and one under
-// this tool's sandbox alone reaches every host once any is listed, or
-// always when it calls its model API from inside it. The simulated agent,
+// own and not this tool's) runs unconfined, one whose tools keep the
+// network (a CLI wrapped whole that calls its model API from inside the
+// wrap) reaches more than sandbox.network's hosts, one under this tool's
+// sandbox alone reaches every host once any is listed, and one whose
+// sandbox cannot let single hosts through reaches none of them. The simulated agent,
 // which runs only this tool's code, is no exception.
 func (c RunConfig) SandboxExceptions() []string {
 	if !c.Confined() {
@@ -95,11 +100,11 @@ func (c RunConfig) SandboxExceptions() []string {
 		switch {
 		case p.Sandbox.Kind == "":
 			out = append(out, name+" runs unconfined: it has no sandbox of its own")
-		case p.Sandbox.WrapNetwork:
-			out = append(out, name+" reaches the network: it calls its model API from inside this tool's sandbox, and its tools with it")
-		case len(c.SandboxNetwork) > 0 && p.Sandbox.Kind == agent.SandboxWrap:
+		case p.Sandbox.NetworkOpen:
+			out = append(out, name+"'s tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it")
+		case len(c.SandboxNetwork) > 0 && p.Sandbox.Kind == agent.SandboxWrapped:
 			out = append(out, name+" reaches every host, not only sandbox.network's: this tool's sandbox cannot let single hosts through")
-		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts && !p.Sandbox.WrapNetwork:
+		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts:
 			out = append(out, name+" reaches no network: its sandbox cannot let single hosts through")
 		}
 	}
@@ -177,6 +182,7 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 		}
 	}
 	c.mergeSandbox(given, pol)
+	c.PlanCheckpoint = c.PlanCheckpoint || given.PlanCheckpoint || pol.PlanCheckpoint
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles

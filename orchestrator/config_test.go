@@ -152,7 +152,10 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 			"codex reaches no network: its sandbox cannot let single hosts through"},
 		{RunConfig{Agent: "custom", Sandbox: SandboxOff}, ""},
 		{RunConfig{Agent: "opencode", Sandbox: SandboxOn},
-			"opencode reaches the network: it calls its model API from inside this tool's sandbox, and its tools with it"},
+			"opencode's tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it"},
+		{RunConfig{Agent: "copilot", Sandbox: SandboxOn},
+			"copilot's tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it"},
+		{RunConfig{Agent: "copilot", Sandbox: SandboxOff}, ""},
 	} {
 		if got := strings.Join(tc.cfg.SandboxExceptions(), "; "); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.cfg, got, tc.want)
@@ -165,5 +168,31 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "codex reaches no network: its sandbox cannot let single hosts through |") {
 		t.Fatalf("configuration:\n%s", b)
+	}
+}
+
+// The plan checkpoint comes from the flag or workflow.yaml's planCheckpoint
+// and stays with a resumed run.
+func TestMergeTakesThePlanCheckpointFromTheFlagOrThePolicy(t *testing.T) {
+	t.Parallel()
+	var c RunConfig
+	c.Merge(RunConfig{}, DefaultPolicy())
+	if c.PlanCheckpoint {
+		t.Fatal("a plan checkpoint nobody asked for")
+	}
+	c.Merge(RunConfig{PlanCheckpoint: true}, DefaultPolicy())
+	if !c.PlanCheckpoint {
+		t.Fatal("--plan-checkpoint not taken")
+	}
+	c.Merge(RunConfig{}, DefaultPolicy())
+	if !c.PlanCheckpoint {
+		t.Fatal("a resumed run lost its plan checkpoint")
+	}
+	pol := DefaultPolicy()
+	pol.PlanCheckpoint = true
+	var p RunConfig
+	p.Merge(RunConfig{}, pol)
+	if !p.PlanCheckpoint {
+		t.Fatal("planCheckpoint: true not taken")
 	}
 }

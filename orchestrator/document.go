@@ -171,7 +171,11 @@ func renderProgress(w *bufio.Writer, s *State) {
 	if len(retros) > 0 {
 		fmt.Fprint(w, "\n| epic | retrospective | commit | status |\n| --- | --- | --- | --- |\n")
 		for _, u := range retros {
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", u.Epic, cell(stepCell(u.Step(StepRetro))), cell(stepCell(u.Step(StepCommit))), u.Status)
+			status := u.Status
+			if u.Retro != nil {
+				status += fmt.Sprintf(" · verdict %s (%s)", u.Retro.Verdict, u.Retro.Document)
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", u.Epic, cell(stepCell(u.Step(StepRetro))), cell(stepCell(u.Step(StepCommit))), cell(status))
 		}
 	}
 	fmt.Fprintln(w)

@@ -56,6 +56,12 @@ type Engine struct {
 	// Jitter is added to a limit's reset before the run goes on (nil: a
 	// random one under limitJitterMax).
 	Jitter func() time.Duration
+	// Pipeline is the project's pipeline: its hooks around a story's
+	// attempts and landing (nil: the five steps, no hook).
+	Pipeline Pipeline
+	// Retro, when set, is the pipeline's retrospective with a verdict:
+	// its prompt, its document read and its board set right, its gate.
+	Retro Retrospective
 
 	mu       sync.Mutex
 	commitMu sync.Mutex

@@ -403,6 +403,8 @@ type harness struct {
 	clock   *fakeClock
 	env     map[string]string
 	policy  Policy
+	// retro, when set, is the run's Deps.Retro.
+	retro Retrospective
 }
 
 func newHarness(t *testing.T, keys ...string) *harness {
@@ -422,7 +424,7 @@ func (h *harness) options() Options {
 }
 
 func (h *harness) deps() Deps {
-	return Deps{Backlog: h.project, Steps: h.steps, Repo: h.repo, Clock: h.clock, Report: DiscardReporter{}, Log: zerolog.Nop()}
+	return Deps{Backlog: h.project, Steps: h.steps, Repo: h.repo, Clock: h.clock, Report: DiscardReporter{}, Log: zerolog.Nop(), Retro: h.retro}
 }
 
 func (h *harness) run(ctx context.Context, o Options) (*Result, error) {

@@ -121,6 +121,79 @@ type Pipeline interface {
 	// Ready runs before a run plans anything or starts any child (a dry run
 	// too): nil, or a *Blocker with its code and the action that settles it.
 	Ready(ctx context.Context) error
+	// StorySteps are the steps a story unit takes, in order (NewPlan).
+	StorySteps() []string
+	// Dispatch runs before each agent attempt at a story's step, the run's
+	// commit lock held: it may move the board and commit the run's own
+	// bookkeeping, and says what the attempt sends (see Dispatched).
+	Dispatch(ctx context.Context, d StoryDispatch) (Dispatched, error)
+	// Outcome reads how an attempt at a story's step ended from the
+	// project's files; res is the monitor's view. A resumed run calls it
+	// with a completed res and no session to check an escalated step.
+	Outcome(ctx context.Context, d StoryDispatch, res StepResult) StepOutcome
+	// Land runs before a story's commit step, the commit lock held: it may
+	// move the board and make the story's one commit itself (found then by
+	// Committer.Find), or change req.
+	Land(ctx context.Context, d StoryDispatch, req *CommitRequest) error
+}
+
+// StoryDispatch is one story step as a Pipeline's hooks see it.
+type StoryDispatch struct {
+	RunID string
+	Story StoryInfo
+	Step  string
+	Agent string
+	// Cycle is the review round (review only, from 1).
+	Cycle int
+	// WorkDir is the project's folder the step works in ("" = the project root).
+	WorkDir string
+	// Spec is the spec the story's worker writes, as recorded (relative
+	// to the project's folder; "" before it is known). Base is the commit
+	// the story started from, before the run's first bookkeeping commit
+	// for it ("" before the first dispatch).
+	Spec, Base string
+	// Before are the specs listed before the story's first dispatch.
+	Before []string
+	// Host is the machine the step runs on ("" or LocalHost: this one).
+	// SharedTree: other stories may run in the same working tree at the
+	// same time (--parallel above 1 without worktrees).
+	Host       string
+	SharedTree bool
+	// PlanCheckpoint: the run pauses a story after its planning (run
+	// --plan-checkpoint, workflow.yaml planCheckpoint). Halt: the last
+	// dispatch asked the worker to halt after planning.
+	PlanCheckpoint, Halt bool
+}
+
+// Dispatched is what a Pipeline's Dispatch settled for an attempt.
+type Dispatched struct {
+	// Prompt is what the attempt sends ("" = the step's own prompt).
+	Prompt string
+	// Skip, when set, is why the story does not need the step.
+	Skip string
+	// Base and Before, when set, are recorded in the unit (StoryDispatch).
+	Base   string
+	Before []string
+	// Note is logged in the run's action log.
+	Note string
+	// Halt: the prompt asks the worker to halt after planning (recorded).
+	Halt bool
+}
+
+// StepOutcome is how a Pipeline reads an attempt's end.
+type StepOutcome struct {
+	// FinalState and Reason replace the monitor's.
+	FinalState, Reason string
+	// Spec, when set, is the spec found, recorded in the unit.
+	Spec string
+	// Blocker, when set, escalates the step at once with its code and action.
+	Blocker *Blocker
+	// Pause, when set, pauses the run after the attempt with its code and
+	// action (a checkpoint: no failure), the step taken up by run --resume.
+	Pause *Blocker
+	// Retry, when set, is what the run settled itself (logged): the step
+	// goes on with another attempt.
+	Retry string
 }
 
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
@@ -149,6 +222,11 @@ type StepRequest struct {
 	// orchestrator left on a remote host: the runner waits for it when it
 	// still runs there instead of starting another ("" = none).
 	Adopt string
+	// Prompt, when set, is what the child is sent instead of the step's
+	// workflow prompt (a Pipeline's Dispatch, a retrospective's skill): the
+	// step's verifiers are then its command verifiers alone, the pipeline or
+	// the retrospective reading the rest from the files.
+	Prompt string
 	// Host is the machine the attempt runs on ("" or LocalHost: this one).
 	// A remote attempt works in the story's clone there and leaves WorkDir
 	// holding the same files when it ends (see tmuxsteps.Remote).
@@ -218,6 +296,9 @@ type CommitRequest struct {
 	// Changed, when set, is the work tree's changes as listed for this
 	// commit (Paths are among them): Commit need not list them again.
 	Changed Snapshot
+	// Subject and Body, when set, replace the commit message's first line
+	// and its text before the trailers.
+	Subject, Body string
 }
 
 // Committer records a story's work in version control.

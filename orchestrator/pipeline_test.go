@@ -11,6 +11,7 @@ import (
 )
 
 type fakePipeline struct {
+	stepsAsIs
 	choice workflows.PipelineChoice
 	ready  error
 	calls  int

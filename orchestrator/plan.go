@@ -15,6 +15,11 @@ type PlanInput struct {
 	Config      RunConfig
 	Policy      Policy
 	Now         time.Time
+	// Steps are a story unit's steps, in order (nil: StorySteps, the five).
+	Steps []string
+	// RetroGates: each epic's retrospective comes before the next epics'
+	// stories (a pipeline whose retrospective gives a verdict).
+	RetroGates bool
 }
 
 // NewPlan selects the run's stories and builds its initial state: one unit
@@ -33,13 +38,16 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 			s.addLog(in.Now, info.Dotted, "", "already done in sprint-status.yaml; not part of the run")
 			continue
 		}
-		s.Units = append(s.Units, storyUnit(info, in.Policy))
+		s.Units = append(s.Units, storyUnit(info, in.Policy, in.Steps))
 	}
 	if err := resolveDependencies(p, s); err != nil {
 		return nil, err
 	}
 	if err := addRetros(p, s, selected, in.Policy); err != nil {
 		return nil, err
+	}
+	if in.RetroGates {
+		gateOnRetros(s)
 	}
 	if err := checkCycles(s); err != nil {
 		return nil, err
@@ -49,10 +57,13 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 }
 
 // storyUnit lays out one story's steps, skipping what the project already has.
-func storyUnit(info StoryInfo, pol Policy) *Unit {
+func storyUnit(info StoryInfo, pol Policy, steps []string) *Unit {
 	u := &Unit{Key: info.Key, Kind: KindStory, Epic: info.Epic, Dotted: info.Dotted, Title: info.Title,
 		DependsOn: slices.Clone(info.DependsOn), Status: StatusPending}
-	for _, name := range StorySteps() {
+	if steps == nil {
+		steps = StorySteps()
+	}
+	for _, name := range steps {
 		st := &StepState{Name: name, Status: StatusPending}
 		switch {
 		case name != StepCommit && !pol.Step(name).Enabled:
@@ -130,6 +141,29 @@ func addRetros(p Backlog, s *State, selected []StoryInfo, pol Policy) error {
 		}
 	}
 	return nil
+}
+
+// gateOnRetros makes the stories of each epic after an epic with a
+// retrospective in the run wait for that retrospective: its verdict decides
+// whether the run goes on.
+func gateOnRetros(s *State) {
+	var order []string
+	for _, u := range s.Units {
+		if u.Kind == KindStory && !slices.Contains(order, u.Epic) {
+			order = append(order, u.Epic)
+		}
+	}
+	for _, r := range s.Units {
+		if r.Kind != KindRetro {
+			continue
+		}
+		at := slices.Index(order, r.Epic)
+		for _, u := range s.Units {
+			if u.Kind == KindStory && at >= 0 && slices.Index(order, u.Epic) > at && !slices.Contains(u.DependsOn, r.Key) {
+				u.DependsOn = append(u.DependsOn, r.Key)
+			}
+		}
+	}
 }
 
 // checkCycles refuses dependencies that can never all be met.

@@ -52,6 +52,11 @@ type Policy struct {
 	SandboxOff      bool
 	SandboxNetwork  []string
 	SandboxReadDeny []string
+	// PlanCheckpoint is workflow.yaml's planCheckpoint (see RunConfig).
+	PlanCheckpoint bool
+	// RetroGateOff is `retroGate: off`: a rejected retrospective is only
+	// reported (see Retrospective).
+	RetroGateOff bool
 }
 
 // Step actions (the workflow policy's `action`).
@@ -143,7 +148,9 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 	p := Policy{Steps: map[string]StepPolicy{}, MaxCycles: wp.MaxReviewCycles(), MaxBackoff: DefaultMaxBackoff,
 		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
 		OnLimit: wp.OnLimit, MaxWait: wp.MaxWait,
-		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny}
+		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny,
+		PlanCheckpoint: wp.PlanCheckpoint,
+		RetroGateOff:   wp.RetroGateOff}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

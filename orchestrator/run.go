@@ -51,6 +51,9 @@ type Deps struct {
 	ActionLog *ActionLog
 	// Pipeline is the project's pipeline (nil: the five steps, nothing to check).
 	Pipeline Pipeline
+	// Retro is the pipeline's retrospective with a verdict (nil: the
+	// five-step retrospective).
+	Retro Retrospective
 }
 
 // Result is what a run did.
@@ -122,7 +125,7 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	d.sweepSessions(ttl, st)
 	eng := &Engine{Steps: d.Steps, Backlog: d.Backlog, Git: d.Repo, Marker: store, Clock: d.Clock, Policy: pol,
 		Report: d.Report, Log: d.Log, Journal: NewJournal(path), Worktrees: worktreesOf(st, d), ActionLog: d.ActionLog,
-		Jitter: jitterFrom(o.Getenv)}
+		Jitter: jitterFrom(o.Getenv), Pipeline: d.Pipeline, Retro: d.Retro}
 	out, runErr := eng.Run(ctx, st)
 	eng.Journal.Close()
 	res := &Result{Outcome: out, State: st, StatePath: path, MarkerPath: store.Path, Warnings: loader.warnings, Pipeline: choice}
@@ -257,7 +260,12 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	cfg := RunConfig{Epic: o.Epic, Stories: orAll(o.Stories), Parallel: 1, StateFile: path, MarkerFile: store.Path,
 		OwnerSession: agent.AgentSessionID(o.Getenv)}
 	cfg.Merge(o.RunConfig, o.Policy)
-	st, err := NewPlan(d.Backlog, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now()})
+	var steps []string
+	if d.Pipeline != nil {
+		steps = d.Pipeline.StorySteps()
+	}
+	st, err := NewPlan(d.Backlog, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now(),
+		Steps: steps, RetroGates: d.Retro != nil})
 	return st, path, err
 }
 

@@ -99,10 +99,26 @@ type Unit struct {
 	Host string `json:"host,omitempty"`
 	// Paths are the project-relative paths that changed while the unit's
 	// sessions ran: what its commit takes (see ownership.go).
-	Paths []string     `json:"paths,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	// Spec is the spec the story's worker wrote (build-auto pipeline),
+	// relative to the project: every later dispatch resumes it by this path.
+	// Base is the commit the story started from, SpecsBefore the specs
+	// there were before its first dispatch (see Pipeline.Dispatch).
+	Spec        string   `json:"spec,omitempty"`
+	Base        string   `json:"base,omitempty"`
+	SpecsBefore []string `json:"specsBefore,omitempty"`
+	// Halt: the story's last dispatch asked its worker to halt after
+	// planning (a plan checkpoint).
+	Halt  bool         `json:"haltAfterPlanning,omitempty"`
 	Steps []*StepState `json:"steps"`
 	// Usage is the unit's spend (see tally).
 	Usage *spend.Total `json:"usage,omitempty"`
+	// Target is a retrospective's -H argument when it is not the epic's id
+	// (a spec folder, in stories mode).
+	Target string `json:"target,omitempty"`
+	// Retro is a retrospective's verdict, once the run read it (a pipeline
+	// with a Retrospective).
+	Retro *RetroVerdict `json:"retro,omitempty"`
 }
 
 // StepState is where one step of a unit stands.

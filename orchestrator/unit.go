@@ -49,7 +49,9 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 		case StepCreate:
 			end = e.createStep(ctx, u, st)
 		case StepCommit:
-			end = e.commitStep(ctx, u, st)
+			if end = e.settleRetro(u); end == stepOK {
+				end = e.commitStep(ctx, u, st)
+			}
 		default:
 			end = e.agentStep(ctx, u, st)
 		}
@@ -63,6 +65,9 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 		case stepBlocked:
 			return unitBlocked
 		}
+	}
+	if !e.retroGate(u) {
+		return unitEscalated
 	}
 	e.unitFinished(ctx, u)
 	return unitDone
@@ -126,10 +131,17 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		if e.overBudget(u, st) {
 			return stepEscalated
 		}
-		a, blocker := e.attempt(ctx, u, st, sp, mv, e.gitFingerprint())
+		prompt, end, over := e.dispatch(ctx, u, st, mv)
+		if over {
+			return end
+		}
+		a, blocker, out := e.attempt(ctx, u, st, sp, mv, e.gitFingerprint(), prompt)
 		if blocker != nil && a.FinalState != FinalInterrupted {
 			e.escalateBlocker(u, st, blocker)
 			return stepEscalated
+		}
+		if out.Pause != nil {
+			return e.pauseAt(u, st, out.Pause)
 		}
 		if end, done := e.afterAttempt(ctx, u, st, sp, a); done {
 			return end
@@ -175,10 +187,16 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 		req.Story = u.Epic
 	}
 	var verdict verify.Verdict
-	v, err := e.Steps.StepVerifier(req)
-	if err == nil {
-		verdict = v.Verify(ctx)
-		err = verdict.ContractErr
+	var err error
+	if out, read := e.resumeOutcome(ctx, u, st); read {
+		// The pipeline reads the step from the files.
+		verdict = verify.Verdict{Verified: out.FinalState == FinalCompleted, Detail: out.Reason}
+	} else {
+		var v verify.Verifier
+		if v, err = e.Steps.StepVerifier(req); err == nil {
+			verdict = v.Verify(ctx)
+			err = verdict.ContractErr
+		}
 	}
 	verified, detail := verdict.Verified, verdict.Detail
 	now := e.Clock.Now()
@@ -208,7 +226,7 @@ func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 // changed them, the attempt's blocker is git_tampered, found before the
 // run's own git looks at the project (its status would run a planted
 // fsmonitor or filter).
-func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move, guard string) (Attempt, *Blocker) {
+func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, mv move, guard, prompt string) (Attempt, *Blocker, StepOutcome) {
 	start := e.Clock.Now()
 	var idx int
 	e.updateUnit(u, func(s *State) {
@@ -221,7 +239,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
 	model := e.modelFor(st.Name)
 	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
-		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree, Host: u.Host,
+		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree, Host: u.Host, Prompt: prompt,
 		Started: func(session, output string) {
 			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
 		}}
@@ -229,8 +247,18 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 		req.Story = u.Epic
 	}
 	req.Adopt = adoptable(u, st, idx)
+	rp, refused := e.retroPrompt(u, mv.Agent)
+	if rp != "" {
+		req.Prompt = rp
+	}
 	id, before, tracked := e.beginAttempt(ctx)
-	res, err := e.Steps.RunStep(ctx, req)
+	var res StepResult
+	var err error
+	if refused != nil {
+		res, err = StepResult{FinalState: FinalError, Reason: refused.Error()}, refused
+	} else {
+		res, err = e.Steps.RunStep(ctx, req)
+	}
 	if errors.Is(err, ErrHostLost) {
 		e.hostLost(u, st.Name)
 	}
@@ -248,6 +276,13 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 		final, reason = FinalError, err.Error()
 	case final == "":
 		final = FinalError
+	}
+	var out StepOutcome
+	if prompt != "" && final != FinalInterrupted && final != FinalError && final != FinalLimited && res.Blocker == nil {
+		out = e.outcome(ctx, u, st, mv.Agent, mv.Cycle, res)
+		if out.FinalState != "" {
+			final, reason = out.FinalState, out.Reason
+		}
 	}
 	end := e.Clock.Now()
 	e.updateUnit(u, func(s *State) {
@@ -279,7 +314,10 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	if blocker == nil && final != FinalInterrupted {
 		blocker = tampered
 	}
-	return a, blocker
+	if blocker == nil {
+		blocker = out.Blocker
+	}
+	return a, blocker, out
 }
 
 // verified records a verified step and bumps the marker's heartbeat.

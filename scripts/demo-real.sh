@@ -23,7 +23,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo-real.XXXXXX")
 proj="$work/greeter"
-"$bin" sample "$proj" >/dev/null
+"$bin" sample --five-step "$proj" >/dev/null
 cd "$proj"
 git init -q
 git add -A

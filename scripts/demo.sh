@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The full demonstration: the embedded sample BMAD project (one epic, four
-# stories) is copied to a scratch directory, put under git, and run end to end
-# by the simulated agent in real tmux sessions on a private tmux server.
+# stories), shaped as BMAD 6.12 on the build-auto pipeline, is copied to a
+# scratch directory, put under git, and run end to end by the simulated agent,
+# which acts out BMAD's worker skill, in real tmux sessions on a private tmux
+# server. It needs no BMAD, no uv and no network.
 #
 # Knobs (the tests use them): STORY_AUTOMATOR_BIN (the binary, default
 # bin/story-automator), STORY_AUTOMATOR_SIM_DELAY (each simulated step's time),
-# DEMO_FAULTS (the injected faults), DEMO_BACKOFF (the wait before a retry).
+# DEMO_WORKER (how the simulated worker behaves: STORY_AUTOMATOR_SIM_BUILD_AUTO,
+# e.g. followup, blocked=CONDITION), DEMO_BACKOFF (the wait before a retry).
 # The script exits with the run's status, after saying where everything is.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin="${STORY_AUTOMATOR_BIN:-$here/bin/story-automator}"
-faults="${DEMO_FAULTS-crash:dev:1@1-2, review-cycles:2@1-3}"
+worker="${DEMO_WORKER-followup}"
 backoff="${DEMO_BACKOFF:-1s}"
 for tool in tmux git; do
   command -v "$tool" >/dev/null || { echo "make demo needs $tool on the PATH" >&2; exit 1; }
@@ -21,7 +24,8 @@ done
 socket="sa-demo-$$"
 unset TMUX TMUX_PANE CLAUDE_CODE_SESSION_ID CODEX_THREAD_ID PROJECT_ROOT \
   STORY_AUTOMATOR_CHILD STORY_AUTOMATOR_SESSION STORY_AUTOMATOR_STATE_DIR \
-  STORY_AUTOMATOR_ACTIVE_MARKER STORY_AUTOMATOR_TMUX_SOCKET STORY_AUTOMATOR_SIM_FAULTS STORY_AUTOMATOR_SIM_BEHAVIOUR
+  STORY_AUTOMATOR_ACTIVE_MARKER STORY_AUTOMATOR_TMUX_SOCKET STORY_AUTOMATOR_SIM_FAULTS STORY_AUTOMATOR_SIM_BEHAVIOUR \
+  STORY_AUTOMATOR_SIM_BUILD_AUTO
 # tmux leaves a killed server's socket file behind: remove ours too.
 trap 'tmux -L "$socket" kill-server 2>/dev/null || true; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$socket"' EXIT
 sa() { "$bin" --tmux-socket "$socket" "$@"; }
@@ -39,29 +43,32 @@ fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/story-automator-demo.XXXXXX")
 proj="$work/greeter"
-say "the sample BMAD project, in $proj"
+say "the sample BMAD project, shaped as BMAD 6.12 (without BMAD files of its own), in $proj"
 "$bin" sample "$proj" >/dev/null
 cd "$proj"
 git init -q
+# The simulated worker commits its work, as BMAD's does: the project has an identity.
+git config user.name "story-automator demo"
+git config user.email demo@localhost
 git add -A
-git -c user.name="story-automator demo" -c user.email=demo@localhost commit -q -m "greeter: planned with BMAD"
+git commit -q -m "greeter: planned with BMAD"
 sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
 
 say "the plan (run --dry-run)"
 sa run --agent sim --dry-run
 
-say "the run: every step in its own tmux session, confirmed by its verifier; two stories side by side, each in its own git worktree"
-if [ "$faults" = "crash:dev:1@1-2, review-cycles:2@1-3" ]; then
-  echo "Injected faults: 1.2's first dev attempt crashes (retried with the fallback agent);"
-  echo "1.3's review passes only in its second cycle."
+say "the run: BMAD's worker (bmad-build-auto) once per story in its own tmux session, its spec read back; two stories side by side, each in its own git worktree"
+if [ "$worker" = "followup" ]; then
+  echo "The simulated worker recommends a follow-up review of each story: the run dispatches the"
+  echo "done spec once more by its path, then lands the story as one commit."
 else
-  echo "Injected faults: ${faults:-none}."
+  echo "The simulated worker: ${worker:-nothing injected}."
 fi
 echo "Each simulated step takes ${STORY_AUTOMATOR_SIM_DELAY:=200ms}."
 export STORY_AUTOMATOR_SIM_DELAY
 start=$(date +%s)
 run_status=0
-STORY_AUTOMATOR_SIM_FAULTS="$faults" \
+STORY_AUTOMATOR_SIM_BUILD_AUTO="$worker" \
   sa run --agent sim --fallback-agent sim --parallel 2 --backoff "$backoff" --recheck-grace 300ms || run_status=$?
 echo "($(( $(date +%s) - start ))s)"
 
@@ -77,7 +84,10 @@ sa status || true
 say "sprint-status.yaml afterwards: comments and order kept"
 sed -n '/^development_status:/,$p' _bmad-output/implementation-artifacts/sprint-status.yaml
 
-say "git log --oneline: one commit per story, and the retrospective"
+say "the specs the worker wrote, each found by the run and resumed by its path"
+ls _bmad-output/implementation-artifacts/spec-*.md 2>/dev/null || true
+
+say "git log --oneline: the run's bookkeeping, one commit per story (the worker's commits squashed), the retrospective"
 git_show log --oneline
 
 state=$(ls -t .story-automator/runs/*.md 2>/dev/null | head -1 || true)

@@ -121,6 +121,9 @@ type CompletionStamp struct {
 	At      string `json:"at"`
 	Turns   int    `json:"turns"`
 	Excerpt string `json:"excerpt,omitempty"`
+	// Turn names the turn the stamp is for, when the hook's input does
+	// (StampTurnOnce): a second hook run for that same turn is not a new turn.
+	Turn string `json:"turn,omitempty"`
 }
 
 // Dir is where session state and output logs live:
@@ -294,7 +297,17 @@ func StampCompletion(dir, name string, now time.Time, lastMessage string) (*Stat
 // StampTurn is StampCompletion that also records the agent's transcript
 // path when the hook input names one.
 func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) (*State, error) {
+	return StampTurnOnce(dir, name, now, lastMessage, transcript, "")
+}
+
+// StampTurnOnce is StampTurn for the turn named turn ("" = unnamed): when
+// the last stamp is already that turn's (the CLI ran two hooks of ours for
+// it: an installed one and the child's own), it is left as it is.
+func StampTurnOnce(dir, name string, now time.Time, lastMessage, transcript, turn string) (*State, error) {
 	return Update(dir, name, func(st *State) error {
+		if turn != "" && st.Completion != nil && st.Completion.Turn == turn {
+			return nil
+		}
 		if transcript != "" {
 			st.Transcript = transcript
 		}
@@ -302,7 +315,7 @@ func StampTurn(dir, name string, now time.Time, lastMessage, transcript string) 
 		if st.Completion != nil {
 			turns = st.Completion.Turns
 		}
-		st.Completion = &CompletionStamp{At: marker.Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes)}
+		st.Completion = &CompletionStamp{At: marker.Timestamp(now), Turns: turns + 1, Excerpt: Excerpt(lastMessage, MaxExcerptBytes), Turn: turn}
 		return nil
 	})
 }

@@ -34,3 +34,20 @@ func TestSessionStateRoundTrip(t *testing.T) {
 		t.Fatal("path-traversing name accepted")
 	}
 }
+
+// Two hook runs for the same named stop (an installed hook and the child's
+// own) are one turn; the next stop is the next turn; an unnamed stop always counts.
+func TestAStopNamedTwiceIsOneTurn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	name := "sa-p-ab12-e1-s1-2-dev-zz98"
+	now := time.Unix(1_800_000_000, 0)
+	for i, c := range []struct {
+		turn  string
+		turns int
+	}{{"s@1", 1}, {"s@1", 1}, {"s@2", 2}, {"", 3}, {"", 4}} {
+		st, err := StampTurnOnce(dir, name, now, "done", "/t/events.jsonl", c.turn)
+		if err != nil || st.Completion.Turns != c.turns {
+			t.Fatalf("stamp %d (%q): %+v %v, want %d turns", i, c.turn, st.Completion, err, c.turns)
+		}
+	}
+}

@@ -101,6 +101,9 @@ func TestPathsWhereEachCLIReadsSkills(t *testing.T) {
 		{agent.AgentClaude, User, "/h/.claude/skills/story-automator/SKILL.md"},
 		{agent.AgentCodex, Project, "/r/.agents/skills/story-automator/SKILL.md"},
 		{agent.AgentCodex, User, "/c/skills/story-automator/SKILL.md"},
+		// Copilot CLI reads .agents/skills, where BMAD installs its skills for it, and ~/.copilot/skills.
+		{agent.AgentCopilot, Project, "/r/.agents/skills/story-automator/SKILL.md"},
+		{agent.AgentCopilot, User, "/h/.copilot/skills/story-automator/SKILL.md"},
 	} {
 		if got, _ := Path(c.p, c.s, "/r", get); got != c.want {
 			t.Errorf("%s %s: %s, want %s", c.p, c.s, got, c.want)
@@ -109,11 +112,11 @@ func TestPathsWhereEachCLIReadsSkills(t *testing.T) {
 }
 
 func TestProvidersComeFromTheProfileTable(t *testing.T) {
-	if got := strings.Join(Providers(), " "); got != "claude codex" || DefaultProvider() != "claude" {
+	if got := strings.Join(Providers(), " "); got != "claude codex copilot" || DefaultProvider() != "claude" {
 		t.Fatalf("providers %q, default %q", got, DefaultProvider())
 	}
 	_, err := Path("gemini", Project, "/r", os.Getenv)
-	if err == nil || !strings.Contains(err.Error(), "providers: claude, codex; scopes: project, user") {
+	if err == nil || !strings.Contains(err.Error(), "providers: claude, codex, copilot; scopes: project, user") {
 		t.Fatalf("an agent with no skill folder: %v", err)
 	}
 }

@@ -219,3 +219,45 @@ func ReadGeminiSession(path string) (Reading, error) {
 	}
 	return r, nil
 }
+
+// ReadCopilotEvents reads Copilot CLI's session event log
+// (~/.copilot/session-state/<id>/events.jsonl): one session.usage_record
+// per model request. Its inputTokens include the cached and cache-written
+// input; outputTokens the reasoning.
+func ReadCopilotEvents(path string) (Reading, error) {
+	type usage struct {
+		Model      string `json:"model"`
+		Input      int64  `json:"inputTokens"`
+		Output     int64  `json:"outputTokens"`
+		CacheRead  int64  `json:"cacheReadTokens"`
+		CacheWrite int64  `json:"cacheWriteTokens"`
+	}
+	var line struct {
+		Type string `json:"type"`
+		Data struct {
+			Usage *usage `json:"usage"`
+		} `json:"data"`
+	}
+	var r Reading
+	found := false
+	err := eachLine(path, func(b []byte) {
+		line.Type, line.Data.Usage = "", nil
+		if json.Unmarshal(b, &line) != nil || line.Type != "session.usage_record" || line.Data.Usage == nil {
+			return
+		}
+		u := *line.Data.Usage
+		r.Usage.add(Usage{InputTokens: max(u.Input-u.CacheRead-u.CacheWrite, 0), OutputTokens: u.Output,
+			CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite})
+		if u.Model != "" {
+			r.Model = u.Model
+		}
+		found = true
+	})
+	if err != nil {
+		return Reading{}, err
+	}
+	if !found {
+		return Reading{}, ErrNoUsage
+	}
+	return r, nil
+}

@@ -58,6 +58,14 @@ func Read(src agent.UsageFormat, s Session) (Reading, error) {
 			return Reading{}, err
 		}
 		return ReadGeminiSession(path)
+	case agent.UsageEventsJSONL:
+		if path == "" {
+			path, err = findCopilotEvents(s)
+		}
+		if err != nil {
+			return Reading{}, err
+		}
+		return ReadCopilotEvents(path)
 	case agent.UsageOpenCodeDB:
 		return openCodeSession(s)
 	case "":
@@ -173,6 +181,32 @@ func findGeminiSession(s Session) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("%w: no Gemini session record under %s", ErrNoRecord, filepath.Join(root, "tmp", folder, "chats"))
+}
+
+// findCopilotEvents finds the event log (Copilot CLI's) of a session begun
+// in the child's directory after the session started:
+// session-state/<id>/events.jsonl under the state directory, whose first
+// line, session.start, names the cwd and the start time.
+func findCopilotEvents(s Session) (string, error) {
+	for _, p := range candidates(filepath.Join(s.StateDir, "session-state", "*", "events.jsonl"), s.Since) {
+		var head struct {
+			Type string `json:"type"`
+			Data struct {
+				StartTime string `json:"startTime"`
+				Context   struct {
+					Cwd string `json:"cwd"`
+				} `json:"context"`
+			} `json:"data"`
+		}
+		if !firstLine(p, &head) || head.Type != "session.start" || !sameDir(head.Data.Context.Cwd, s.Dir) {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, head.Data.StartTime); err == nil && t.Before(s.Since.Add(-time.Second)) {
+			continue
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: no Copilot session log for %s under %s", ErrNoRecord, s.Dir, filepath.Join(s.StateDir, "session-state"))
 }
 
 // sameDir compares two directories, symlinks resolved.

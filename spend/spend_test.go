@@ -31,6 +31,10 @@ func TestReadersSumWhatTheModelReported(t *testing.T) {
 			Usage{InputTokens: 2480, OutputTokens: 120, CacheReadTokens: 600}, "gpt-6.1-sol"},
 		{"gemini", ReadGeminiSession, "gemini-0.61.0-session.jsonl",
 			Usage{InputTokens: 2480, OutputTokens: 120, CacheReadTokens: 600}, "gemini-3.8-flash"},
+		// Copilot CLI 1.0.102 (its whole events.jsonl): inputTokens 1540 a
+		// request, the cache write counted as input and the 300 read included.
+		{"copilot", ReadCopilotEvents, "copilot-1.0.102-events.jsonl",
+			Usage{InputTokens: 2480, OutputTokens: 120, CacheReadTokens: 600}, "gpt-5.4"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,7 +54,7 @@ func TestReadersSayWhenThereIsNoUsage(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"type":"user","message":{"content":"hi"}}`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, read := range []func(string) (Reading, error){ReadClaudeTranscript, ReadCodexRollout, ReadGeminiSession} {
+	for _, read := range []func(string) (Reading, error){ReadClaudeTranscript, ReadCodexRollout, ReadGeminiSession, ReadCopilotEvents} {
 		if _, err := read(p); !errors.Is(err, ErrNoUsage) {
 			t.Errorf("err %v, want ErrNoUsage", err)
 		}
@@ -219,5 +223,27 @@ func TestReadOpenCodeDBReadsTheChildsSession(t *testing.T) {
 	}
 	if _, err := Read(agent.UsageOpenCodeDB, Session{StateDir: t.TempDir(), Dir: "/x"}); !errors.Is(err, ErrNoRecord) {
 		t.Fatalf("no database: %v, want ErrNoRecord", err)
+	}
+}
+
+// Copilot CLI's event log is found by the cwd and start time of its first
+// line, session.start, under session-state/<id>/.
+func TestReadFindsTheCopilotEventLogOfTheChildsDirectory(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	since := time.Date(2026, 11, 29, 2, 17, 0, 0, time.UTC)
+	state := filepath.Join(home, ".copilot")
+	copyFixture(t, "copilot-1.0.102-events.jsonl", filepath.Join(state, "session-state", "a", "events.jsonl"), "/tmp/cop/m1/proj", dir)
+	copyFixture(t, "copilot-1.0.102-events.jsonl", filepath.Join(state, "session-state", "b", "events.jsonl"), "/tmp/cop/m1/proj", "/elsewhere")
+	s := Session{StateDir: state, Dir: dir, Since: since}
+	if r, err := Read(agent.UsageEventsJSONL, s); err != nil || r.Usage.InputTokens != 2480 || r.Model != "gpt-5.4" {
+		t.Errorf("copilot: %+v %v", r, err)
+	}
+	s.Dir = t.TempDir()
+	if _, err := Read(agent.UsageEventsJSONL, s); !errors.Is(err, ErrNoRecord) {
+		t.Errorf("another folder's log was taken: %v", err)
+	}
+	s.Dir, s.Since = dir, since.Add(time.Hour)
+	if _, err := Read(agent.UsageEventsJSONL, s); !errors.Is(err, ErrNoRecord) {
+		t.Errorf("a log older than the session was taken: %v", err)
 	}
 }

@@ -75,6 +75,7 @@ func WriteText(w io.Writer, v View, now time.Time) {
 			if u.Worktree != "" {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}
+			writeRetro(w, u.Retro)
 		}
 		if r.Status == orchestrator.RunInterrupted {
 			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)
@@ -96,6 +97,21 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))
 	} else {
 		fmt.Fprintln(w, "Last hook decision: none")
+	}
+}
+
+// writeRetro says a retrospective's verdict and, when it accepted the epic
+// with open items, lists them.
+func writeRetro(w io.Writer, r *orchestrator.RetroVerdict) {
+	if r == nil {
+		return
+	}
+	fmt.Fprintf(w, "           verdict %s (%s)\n", r.Verdict, r.Document)
+	if r.OpenItems() {
+		fmt.Fprintln(w, "           open action items:")
+		for _, it := range r.ActionItems {
+			fmt.Fprintf(w, "             - %s\n", it)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +31,34 @@ func TestStatusNamesEachStorysHost(t *testing.T) {
 	WriteText(&b, View{Run: r}, time.Now())
 	if !strings.Contains(b.String(), "on host big") || strings.Contains(b.String(), "on host local") {
 		t.Fatalf("status text:\n%s", b.String())
+	}
+}
+
+// A retrospective's verdict shows in status; accepted-with-open-items lists
+// its action items (text and JSON); an accepted one does not list them.
+func TestStatusListsARetrospectivesOpenActionItems(t *testing.T) {
+	items := []string{"Add error handling (owner: dev)", "Write the settings docs"}
+	st := &orchestrator.State{RunID: "run-1", Status: orchestrator.RunDone, Units: []*orchestrator.Unit{
+		{Key: "epic-1-retro", Dotted: "epic 1", Kind: orchestrator.KindRetro, Status: orchestrator.StatusDone,
+			Retro: &orchestrator.RetroVerdict{Document: "out/epic-1-retro-2026-12-01.md", Verdict: "accepted-with-open-items", ActionItems: items}},
+		{Key: "epic-2-retro", Dotted: "epic 2", Kind: orchestrator.KindRetro, Status: orchestrator.StatusDone,
+			Retro: &orchestrator.RetroVerdict{Document: "out/epic-2-retro-2026-12-01.md", Verdict: "accepted", ActionItems: []string{"A process lesson"}}},
+	}}
+	r := RunOf(st, "/p/.story-automator/runs/run-1.md")
+	data, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(data), `"retro":{"document":"out/epic-1-retro-2026-12-01.md","verdict":"accepted-with-open-items"`) ||
+		!strings.Contains(string(data), `"actionItems":["Add error handling (owner: dev)","Write the settings docs"]`) {
+		t.Fatalf("JSON %s, %v", data, err)
+	}
+	var b strings.Builder
+	WriteText(&b, View{Run: r}, time.Now())
+	text := b.String()
+	for _, want := range []string{"verdict accepted-with-open-items (out/epic-1-retro-2026-12-01.md)", "open action items:", "- Add error handling (owner: dev)", "- Write the settings docs", "verdict accepted (out/epic-2-retro"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("status text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "A process lesson") {
+		t.Fatalf("an accepted retrospective's items listed as open:\n%s", text)
 	}
 }

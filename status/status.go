@@ -96,6 +96,9 @@ type Unit struct {
 	// Host is the machine the story runs (or ran) on: local or a `hosts:` name.
 	Host  string       `json:"host"`
 	Usage *spend.Total `json:"usage"`
+	// Retro is an epic's retrospective's verdict, its document and action
+	// items, once the run read it (BMAD 6.12).
+	Retro *orchestrator.RetroVerdict `json:"retro,omitempty"`
 }
 
 type Step struct {
@@ -181,7 +184,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
-			Host: u.Host}
+			Host: u.Host, Retro: u.Retro}
 		if su.Host == "" {
 			su.Host = orchestrator.LocalHost
 		}

@@ -167,7 +167,7 @@ func (s *Shell) stampChild(in Input, env Env) {
 	}
 	root := s.ProjectRoot
 	dir := sessionstate.Dir(root, s.Getenv)
-	if _, err := sessionstate.StampTurn(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath); err != nil {
+	if _, err := sessionstate.StampTurnOnce(dir, env.ChildSession, s.Now(), in.LastMessage(), in.TranscriptPath, in.TurnKey()); err != nil {
 		s.Log.Warn("cannot record the child's completion", "error", err, "session", env.ChildSession)
 	}
 }

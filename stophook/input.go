@@ -34,6 +34,25 @@ type Input struct {
 	Error string `json:"error"`
 	// TurnID is sent by Codex (not by Claude Code or Gemini CLI).
 	TurnID string `json:"turn_id"`
+	// TranscriptPathCamel and SessionIDCamel are Copilot CLI's names for
+	// transcript_path (its agentStop hook's, the session's events.jsonl)
+	// and session_id.
+	TranscriptPathCamel string `json:"transcriptPath"`
+	SessionIDCamel      string `json:"sessionId"`
+	// Timestamp is when Copilot CLI's turn stopped (epoch milliseconds,
+	// the same in every hook it runs for that stop); Gemini CLI sends a
+	// string there.
+	Timestamp json.RawMessage `json:"timestamp"`
+}
+
+// TurnKey names the stop, when the input tells: Copilot CLI's session and
+// stop time; "" = it does not.
+func (in Input) TurnKey() string {
+	ms := string(in.Timestamp)
+	if in.SessionIDCamel == "" || ms == "" || strings.Trim(ms, "0123456789") != "" {
+		return ""
+	}
+	return in.SessionIDCamel + "@" + ms
 }
 
 // fromCodex reports whether the input is Codex's: the only one with a turn id.
@@ -78,6 +97,12 @@ func DecodeInput(data []byte) (Input, error) {
 	}
 	if err := json.Unmarshal(trimmed, &in); err != nil {
 		return Input{}, fmt.Errorf("decode hook input: %w", err)
+	}
+	if in.TranscriptPath == "" {
+		in.TranscriptPath = in.TranscriptPathCamel
+	}
+	if in.SessionID == "" {
+		in.SessionID = in.SessionIDCamel
 	}
 	if in.LastAssistantMessage == nil && in.PromptResponse != nil {
 		in.LastAssistantMessage = in.PromptResponse

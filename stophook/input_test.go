@@ -51,3 +51,38 @@ func TestRealGeminiAfterAgentInputs(t *testing.T) {
 		}
 	}
 }
+
+// A real agentStop input of Copilot CLI 1.0.102 (testdata) names the
+// session's event log as transcriptPath, which the hook records as the
+// child's transcript (where its usage is read), and its sessionId, which
+// the hook matches against a marker's owner.
+func TestRealCopilotAgentStopInputNamesItsEventLog(t *testing.T) {
+	data, err := os.ReadFile("testdata/copilot-1.0.102-agentstop.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeInput(data)
+	if err != nil || !strings.HasSuffix(in.TranscriptPath, "/session-state/fa91b57e-52e6-4b08-9b6a-3cc9f6966a19/events.jsonl") ||
+		in.SessionID != "fa91b57e-52e6-4b08-9b6a-3cc9f6966a19" {
+		t.Fatalf("%+v %v", in, err)
+	}
+}
+
+// Copilot CLI names each stop by its session and time, the same in every
+// hook it runs for it; other CLIs' inputs name none (Gemini CLI's string
+// timestamp is no such name).
+func TestOnlyCopilotsInputNamesItsStop(t *testing.T) {
+	data, err := os.ReadFile("testdata/copilot-1.0.102-agentstop.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeInput(data)
+	if err != nil || in.TurnKey() != "fa91b57e-52e6-4b08-9b6a-3cc9f6966a19@1795918654729" {
+		t.Fatalf("copilot: %q %v", in.TurnKey(), err)
+	}
+	for _, raw := range []string{`{"session_id":"s","turn_id":"t"}`, `{"sessionId":"s","timestamp":"2026-11-25T07:02:41.824Z"}`, `{"sessionId":"s"}`} {
+		if in, err := DecodeInput([]byte(raw)); err != nil || in.TurnKey() != "" {
+			t.Errorf("%s: %q %v", raw, in.TurnKey(), err)
+		}
+	}
+}

@@ -30,6 +30,9 @@ var (
 	// ErrSpecInvalid marks a BMAD 6.12 spec file that cannot be read, or a
 	// story with more than one new spec.
 	ErrSpecInvalid = errors.New("invalid spec file")
+	// ErrDeferredWorkInvalid marks a deferred-work.md that cannot be read:
+	// it is never written until a person fixes the line named.
+	ErrDeferredWorkInvalid = errors.New("invalid deferred-work.md")
 )
 
 // codes pairs each sentinel with its code, most specific first.
@@ -54,6 +57,7 @@ var codes = []struct {
 	{ErrSelection, "invalid_selection"},
 	{ErrPipeline, "pipeline_unavailable"},
 	{ErrSpecInvalid, "spec_invalid"},
+	{ErrDeferredWorkInvalid, "deferred_work_invalid"},
 	{ErrStoriesInvalid, "stories_invalid"},
 	{ErrRetroInvalid, "retro_invalid"},
 	{ErrSpecFolder, "spec_folder_ambiguous"},

@@ -337,3 +337,13 @@ func ProjectPipeline(root string) (PipelineChoice, error) {
 	}
 	return DetectPipeline(root, pol.Pipeline)
 }
+
+// RendererPath is BMAD 6.12's skill renderer, relative to the project: the
+// launcher of bmad-build-auto runs it under uv.
+const RendererPath = "_bmad/scripts/render_skill.py"
+
+// NoRenderer reports a project without BMAD's renderer: one shaped as 6.12
+// without BMAD's own files (the sample), or an install that lost it.
+func NoRenderer(root string) bool {
+	return !isFile(filepath.Join(root, filepath.FromSlash(RendererPath)))
+}

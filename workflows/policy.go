@@ -104,7 +104,20 @@ type Policy struct {
 	// Pipeline is `pipeline`: PipelineBuildAuto or PipelineFiveStep pins
 	// the pipeline ("" = the one the project's BMAD files call for).
 	Pipeline string
+	// PlanCheckpoint is `planCheckpoint`: on the build-auto pipeline, each
+	// story's worker halts after planning and the run pauses for a person
+	// to review the plan (run --resume implements it).
+	PlanCheckpoint bool
+	// RetroGateOff is `retroGate: off`: a rejected BMAD 6.12 retrospective
+	// is reported and the run goes on to the next epic (default: it pauses).
+	RetroGateOff bool
 }
+
+// Values of `retroGate`.
+const (
+	RetroGateOn  = "on"
+	RetroGateOff = "off"
+)
 
 // What a step does when its agent meets a limit (`onLimit`).
 const (

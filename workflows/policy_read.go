@@ -77,8 +77,12 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.env(p, val, key)
 		case "pipeline":
 			r.pipeline(p, val, key)
+		case "planCheckpoint":
+			r.boolean(val, key, &p.PlanCheckpoint)
+		case "retroGate":
+			r.retroGate(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline, planCheckpoint, retroGate)")
 		}
 	}
 }
@@ -366,4 +370,18 @@ func (r *policyReader) pipeline(p *Policy, n *yaml.Node, at string) {
 		return
 	}
 	p.Pipeline = v
+}
+
+// retroGate reads `retroGate: on|off`.
+func (r *policyReader) retroGate(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	switch v {
+	case RetroGateOn, RetroGateOff:
+		p.RetroGateOff = v == RetroGateOff
+	default:
+		r.fail(n, at, "must be %s or %s, got %q", RetroGateOn, RetroGateOff, v)
+	}
 }

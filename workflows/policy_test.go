@@ -145,3 +145,13 @@ func TestStepLists(t *testing.T) {
 		t.Errorf("AllSteps = %s", got)
 	}
 }
+
+func TestPolicyReadsPlanCheckpoint(t *testing.T) {
+	p, err := ParsePolicy("w.yaml", []byte("planCheckpoint: true\n"))
+	if err != nil || !p.PlanCheckpoint {
+		t.Fatalf("%+v %v", p.PlanCheckpoint, err)
+	}
+	if _, err := ParsePolicy("w.yaml", []byte("planCheckpoint: sometimes\n")); err == nil || !strings.Contains(err.Error(), "planCheckpoint") {
+		t.Fatalf("a non-boolean planCheckpoint: %v", err)
+	}
+}

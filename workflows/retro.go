@@ -32,6 +32,9 @@ type Retro struct {
 	Verdict string
 	// ActionItems are the items of its "Action items" section, one line each.
 	ActionItems []string
+	// Summary is the first paragraph of its "Acceptance verdict" section,
+	// on one line.
+	Summary string
 }
 
 // FindSprintRetro returns the newest retrospective document of an epic in
@@ -74,21 +77,41 @@ func ReadRetro(path string) (Retro, error) {
 		return r, fmt.Errorf("%w: %s: verdict %q is none of %s, %s, %s", ErrRetroInvalid, path, r.Verdict,
 			VerdictAccepted, VerdictAcceptedOpenItems, VerdictRejected)
 	}
-	in := 0
+	in, verdictAt := 0, 0
+	var summary []string
 	for _, l := range strings.Split(body, "\n") {
 		t := strings.TrimSpace(l)
 		if h := len(t) - len(strings.TrimLeft(t, "#")); h > 0 && strings.HasPrefix(t[h:], " ") {
+			title := strings.TrimSpace(t[h:])
 			switch {
-			case strings.EqualFold(strings.TrimSpace(t[h:]), "action items"):
+			case strings.EqualFold(title, "action items"):
 				in = h
 			case in > 0 && h <= in:
 				in = 0
+			}
+			switch {
+			case strings.EqualFold(title, "acceptance verdict"):
+				verdictAt = h
+			case verdictAt > 0 && h <= verdictAt:
+				verdictAt = -1
 			}
 			continue
 		}
 		if item, ok := strings.CutPrefix(t, "- "); ok && in > 0 {
 			r.ActionItems = append(r.ActionItems, strings.TrimSpace(item))
 		}
+		if verdictAt > 0 {
+			switch {
+			case t != "":
+				summary = append(summary, t)
+			case len(summary) > 0:
+				verdictAt = -1
+			}
+		}
+	}
+	r.Summary = strings.Join(summary, " ")
+	if n := []rune(r.Summary); len(n) > 400 {
+		r.Summary = string(n[:399]) + "…"
 	}
 	return r, nil
 }

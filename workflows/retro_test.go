@@ -41,7 +41,7 @@ func TestReadRetroVerdictsAndActionItems(t *testing.T) {
 		path := filepath.Join(dir, "epic-1-retro-"+v+".md")
 		writeFile(t, path, strings.ReplaceAll(strings.Replace(retroDoc, "%s", v, 1), "%s", "see above"))
 		r, err := ReadRetro(path)
-		if err != nil || r.Verdict != v || !reflect.DeepEqual(r.ActionItems, []string{"Add error handling to the sign-up form (owner: dev)", "Document the settings API (owner: pm)"}) {
+		if err != nil || r.Verdict != v || r.Summary != "see above" || !reflect.DeepEqual(r.ActionItems, []string{"Add error handling to the sign-up form (owner: dev)", "Document the settings API (owner: pm)"}) {
 			t.Fatalf("%s: %+v, %v", v, r, err)
 		}
 	}

@@ -139,6 +139,22 @@ func isString(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode && v.Tag == 
 // levels deep: "" when there is none; ErrSpecFolder, listing them, when
 // there are several.
 func FindSpecFolder(dirs []string) (string, error) {
+	found, err := SpecFolders(dirs)
+	if err != nil {
+		return "", err
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("%w: %s; name one with --spec", ErrSpecFolder, strings.Join(found, ", "))
+}
+
+// SpecFolders lists every folder that has a stories.yaml under dirs,
+// searched three levels deep (hidden folders skipped), sorted, each once.
+func SpecFolders(dirs []string) ([]string, error) {
 	var found []string
 	for _, d := range dirs {
 		base := strings.Count(filepath.Clean(d), string(filepath.Separator))
@@ -158,17 +174,11 @@ func FindSpecFolder(dirs []string) (string, error) {
 			return nil
 		})
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", err
+			return nil, err
 		}
 	}
 	slices.Sort(found)
-	switch len(found) {
-	case 0:
-		return "", nil
-	case 1:
-		return found[0], nil
-	}
-	return "", fmt.Errorf("%w: %s; name one with --spec", ErrSpecFolder, strings.Join(found, ", "))
+	return found, nil
 }
 
 // ReadStories reads and checks a spec folder's stories.yaml.

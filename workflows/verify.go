@@ -79,6 +79,41 @@ func (p *Layout) ConfinedVerifier(step string, key StoryKey, pol *Policy, sb *Co
 	return allOf(checks), nil
 }
 
+// ConfinedCommandVerifier is the step's `command` verifiers alone, confined
+// as ConfinedVerifier confines them, or session_exit when the step has
+// none: the check of a step whose outcome its pipeline reads from the
+// project's files (BMAD 6.12's worker writes no story file for the others
+// to read).
+func (p *Layout) ConfinedCommandVerifier(step string, key StoryKey, pol *Policy, sb *CommandSandbox) (Check, error) {
+	if pol == nil {
+		var err error
+		if pol, err = LoadPolicy(p.Root); err != nil {
+			return nil, err
+		}
+	}
+	if sb == nil {
+		s := pol.CommandSandbox()
+		sb = &s
+	}
+	s, err := pol.Step(step)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrContract, err)
+	}
+	var checks []Check
+	for _, name := range s.Verifiers {
+		if name == VerifyCommand {
+			checks = append(checks, p.namedCheck(name, step, key, pol, s, *sb))
+		}
+	}
+	switch len(checks) {
+	case 0:
+		return p.namedCheck(VerifySessionExit, step, key, pol, s, *sb), nil
+	case 1:
+		return checks[0], nil
+	}
+	return allOf(checks), nil
+}
+
 // checkTarget makes sure the story (or, for retro, the epic) exists.
 func (p *Layout) checkTarget(step string, key StoryKey) error {
 	if step == StepRetro {

@@ -17,6 +17,7 @@ var commandFactories = []func() *cli.Command{
 	agentSimCommand,
 	completionCommand,
 	dashboardCommand,
+	deferredCommand,
 	doctorCommand,
 	hooksCommand,
 	hostsCommand,

@@ -17,7 +17,7 @@ import (
 func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
-		Usage: "check that this machine can run stories with real agents: tmux, each CLI and its version, auth, folder trust, hooks, each agent's sandbox (that it confines a child here), and a one-turn rehearsal in tmux",
+		Usage: "check that this machine can run stories with real agents: tmux, each CLI and its version, auth, folder trust, hooks, whether each agent can run the blocking subagents BMAD 6.12's worker needs, each agent's sandbox (that it confines a child here), and a one-turn rehearsal in tmux",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "agent", Usage: "agent to check: " + agent.OrList(agent.CLIAgents()) + " (repeatable; default: every one found on the PATH, else " + agent.DefaultAgent() + ")"},
 			&cli.BoolFlag{Name: "offline", Usage: "rehearse against a private model-sim endpoint with a private home, instead of the user's own configuration and account"},

@@ -12,3 +12,10 @@ func TestDoctorHelpSaysItChecksEachAgentsSandbox(t *testing.T) {
 		t.Fatalf("%d %q", code, out.String())
 	}
 }
+
+func TestDoctorHelpSaysItChecksSubagents(t *testing.T) {
+	var out bytes.Buffer
+	if code := Run([]string{"doctor", "--help"}, testStreams(t.TempDir(), &out)); code != 0 || !strings.Contains(out.String(), "blocking subagents") {
+		t.Fatalf("%d %q", code, out.String())
+	}
+}

@@ -94,10 +94,11 @@ func TestDoctorFailsWithTheFixWhenTheCLIIsMissing(t *testing.T) {
 	t.Fatalf("no cli check: %+v", rep)
 }
 
-// doctor --offline rehearses one real turn of Codex and of Gemini CLI.
+// doctor --offline rehearses one real turn of Codex, of Gemini CLI and of
+// GitHub Copilot CLI.
 func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
 	t.Parallel()
-	for _, agent := range []string{"codex", "gemini"} {
+	for _, agent := range []string{"codex", "gemini", "copilot"} {
 		t.Run(agent, func(t *testing.T) {
 			t.Parallel()
 			cli := realagent.Require(t, agent)
@@ -105,11 +106,68 @@ func TestRealCodexAndGeminiDoctorOfflinePass(t *testing.T) {
 			if code != 0 || !rep.OK {
 				t.Fatalf("doctor exit %d: %+v", code, rep)
 			}
+			rehearsed := false
 			for _, c := range rep.Checks {
 				if c.Name == "rehearsal" && c.Status != "ok" {
 					t.Fatalf("rehearsal: %+v", c)
 				}
+				rehearsed = rehearsed || c.Name == "rehearsal"
+			}
+			if !rehearsed {
+				t.Fatalf("no rehearsal: %+v", rep)
 			}
 		})
+	}
+}
+
+// doctor reports, per agent, whether its model can run blocking subagents:
+// on by default; off, with the file and the fix, when the CLI's settings
+// turn them off — in JSON and in text.
+func TestRealGeminiDoctorSaysWhetherSubagentsRun(t *testing.T) {
+	t.Parallel()
+	cli := realagent.Require(t, "gemini")
+	root, home := t.TempDir(), t.TempDir()
+	doctor := func(args ...string) (string, int) {
+		c := exec.Command(builtBinary(t), append([]string{"doctor", "--offline", "--no-rehearsal", "--agent", "gemini"}, args...)...)
+		c.Env = cleanEnv("PROJECT_ROOT="+root, "PATH="+filepath.Dir(cli)+":/usr/bin:/bin", "HOME="+home, "TMPDIR="+t.TempDir())
+		c.Dir = root
+		out, err := c.Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return string(out), code
+	}
+	subagents := func() (status, detail, fix string) {
+		out, _ := doctor("--json")
+		var rep doctorReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("doctor output %q: %v", out, err)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "subagents" && c.Agent == "gemini" {
+				return c.Status, c.Detail, c.Fix
+			}
+		}
+		t.Fatalf("no subagents check: %+v", rep)
+		return
+	}
+	if status, detail, _ := subagents(); status != "ok" || !strings.Contains(detail, "invoke_agent") {
+		t.Fatalf("on by default: %s %s", status, detail)
+	}
+	settings := filepath.Join(home, ".gemini", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(settings, []byte(`{"experimental": {"enableAgents": false}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, detail, fix := subagents(); !strings.Contains(detail, "experimental.enableAgents = false in "+settings) || !strings.Contains(fix, settings) {
+		t.Fatalf("off: %s / %s", detail, fix)
+	}
+	text, _ := doctor()
+	if !strings.Contains(text, "subagents are off: experimental.enableAgents = false") {
+		t.Fatalf("text:\n%s", text)
 	}
 }

@@ -61,17 +61,26 @@ func (p *runProject) assertUntouched() {
 	}
 }
 
-// A run on a real 6.12 project is on the build-auto pipeline, which this
-// version refuses, with the pin that drives the project today; a dry run
-// says the same. Nothing is written, no child started.
-func TestE2EBMAD612RunRefusesTheBuildAutoPipeline(t *testing.T) {
+// A dry run on a real 6.12 project plans the build-auto pipeline: the
+// worker, a follow-up review when it recommends one, the commit. Nothing
+// is written, no child started.
+func TestE2EBMAD612DryRunPlansTheBuildAutoPipeline(t *testing.T) {
 	t.Parallel()
 	p, in := newBMAD612Project(t)
-	for _, args := range [][]string{{"run", "--agent", "sim", "--json"}, {"run", "--dry-run", "--json"}} {
-		res, code := p.run([]string{withUV(in)}, args...)
-		if code != 1 || res["error"] != "build_auto_unsupported" || !strings.Contains(stringOr(res["action"]), "pipeline: five-step") ||
-			!strings.Contains(stringOr(res["message"]), "bmad-build-auto is installed (.claude/skills, .agents/skills)") {
-			t.Fatalf("%v: exit %d %v", args, code, res)
+	res, code := p.run([]string{withUV(in)}, "run", "--dry-run", "--json")
+	if pipe, _ := res["pipeline"].(map[string]any); code != 0 || pipe["pipeline"] != "build-auto" ||
+		!strings.Contains(stringOr(pipe["why"]), "bmad-build-auto is installed (.claude/skills, .agents/skills)") {
+		t.Fatalf("dry run --json: exit %d %v", code, res)
+	}
+	var out bytes.Buffer
+	c := p.cmd([]string{withUV(in)}, "run", "--dry-run")
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Run(); err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"Pipeline: build-auto", "1.1", "dev → review → commit", "2.1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("dry run lacks %q:\n%s", want, out.String())
 		}
 	}
 	p.assertUntouched()

@@ -15,9 +15,9 @@ import (
 )
 
 // demo runs scripts/demo.sh (what `make demo` runs) with the built binary,
-// fast simulated steps and the given faults; it returns the output, the exit
-// code and the state document the script names.
-func demo(t *testing.T, faults string) (string, int, string) {
+// fast simulated steps and the given behaviour of the simulated worker; it
+// returns the output, the exit code and the state document the script names.
+func demo(t *testing.T, worker string) (string, int, string) {
 	t.Helper()
 	tmuxtest.Require(t)
 	script, err := filepath.Abs("../../scripts/demo.sh")
@@ -26,7 +26,7 @@ func demo(t *testing.T, faults string) (string, int, string) {
 	}
 	c := exec.Command("bash", script)
 	c.Env = cleanEnv("STORY_AUTOMATOR_BIN="+builtBinary(t), "TMPDIR="+t.TempDir(), "STORY_AUTOMATOR_SIM_DELAY=10ms",
-		"DEMO_BACKOFF=10ms", "DEMO_FAULTS="+faults)
+		"DEMO_BACKOFF=10ms", "DEMO_WORKER="+worker)
 	out, err := c.CombinedOutput()
 	// The script's private server is named after its pid; nothing of it may stay.
 	if sock := tmux.SocketPath(fmt.Sprintf("sa-demo-%d", c.Process.Pid)); fileExists(sock) {
@@ -42,7 +42,7 @@ func demo(t *testing.T, faults string) (string, int, string) {
 
 func TestE2EDemoScriptRunsTheSampleToTheEnd(t *testing.T) {
 	t.Parallel()
-	out, code, doc := demo(t, "crash:dev:1@1-2, review-cycles:2@1-3")
+	out, code, doc := demo(t, "followup")
 	if code != 0 {
 		t.Fatalf("demo exited %d:\n%s", code, out)
 	}
@@ -50,7 +50,13 @@ func TestE2EDemoScriptRunsTheSampleToTheEnd(t *testing.T) {
 	if err != nil || st.Status != orchestrator.RunDone {
 		t.Fatalf("state document %s: %v %+v", doc, err, st)
 	}
-	for _, want := range []string{"story 1.4", "epic 1: retrospective", "wave 2"} {
+	// The build-auto pipeline: a follow-up review of every story, each story's spec.
+	for _, u := range st.Units {
+		if r := u.Step(orchestrator.StepReview); u.Kind == orchestrator.KindStory && (r == nil || r.Status != orchestrator.StatusVerified) {
+			t.Errorf("story %s's follow-up review: %+v", u.Dotted, r)
+		}
+	}
+	for _, want := range []string{"Pipeline: build-auto", "1-4-farewell: ", "spec-1-4-farewell.md", "epic 1: retrospective", "wave 2"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("demo output lacks %q:\n%s", want, out)
 		}
@@ -59,7 +65,7 @@ func TestE2EDemoScriptRunsTheSampleToTheEnd(t *testing.T) {
 
 func TestE2EDemoScriptSaysWhereTheStateIsWhenTheRunPauses(t *testing.T) {
 	t.Parallel()
-	out, code, doc := demo(t, "crash:create@1-1")
+	out, code, doc := demo(t, "blocked=no subagents")
 	if code != 1 || !strings.Contains(out, "run --resume") {
 		t.Fatalf("demo of an escalating run exited %d:\n%s", code, out)
 	}

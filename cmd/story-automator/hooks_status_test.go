@@ -42,8 +42,8 @@ func TestHooksStatusReportsEveryScope(t *testing.T) {
 	if code != 0 || res["ok"] != true || res["installed"] != true || res["command"] != f.command() {
 		t.Fatalf("exit %d, %v", code, res)
 	}
-	if n := len(res["hooks"].([]any)); n != 7 {
-		t.Fatalf("%d reports, want 7 (claude project/local/user, codex project/user, gemini project/user)", n)
+	if n := len(res["hooks"].([]any)); n != 9 {
+		t.Fatalf("%d reports, want 9 (claude project/local/user, codex, copilot and gemini project/user)", n)
 	}
 	project := statusOf(t, res, "claude", "project")
 	if project["installed"] != true || project["command"] != f.command() || project["binaryExists"] != true ||
@@ -68,6 +68,12 @@ func TestHooksStatusReportsEveryScope(t *testing.T) {
 	}
 	if g := statusOf(t, res, "gemini", "user"); g["file"] != filepath.Join(f.home, ".gemini", "settings.json") || g["event"] != "AfterAgent" || g["installed"] != false {
 		t.Errorf("gemini/user: %v", g)
+	}
+	if c := statusOf(t, res, "copilot", "project"); c["file"] != filepath.Join(f.root, ".github", "hooks", "story-automator.json") || c["event"] != "agentStop" {
+		t.Errorf("copilot/project: %v", c)
+	}
+	if c := statusOf(t, res, "copilot", "user"); c["file"] != filepath.Join(f.home, ".copilot", "settings.json") || c["installed"] != false {
+		t.Errorf("copilot/user: %v", c)
 	}
 }
 

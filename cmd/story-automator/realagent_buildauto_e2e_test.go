@@ -24,20 +24,38 @@ import (
 // the work is one commit, the board is as the worker found it.
 func TestRealClaudeRunsTheRealBuildAutoSkill(t *testing.T) {
 	t.Parallel()
-	realBuildAuto(t, "claude", offline.Claude, true)
+	realBuildAuto(t, "claude", offline.Claude, ".claude/skills", true)
 }
 
 // The control that shows the confinement check can fail: spawned with
 // --sandbox off, the same worker's shell shows no sandbox.
 func TestRealClaudeRunsTheRealBuildAutoSkillUnconfined(t *testing.T) {
 	t.Parallel()
-	realBuildAuto(t, "claude", offline.Claude, false)
+	realBuildAuto(t, "claude", offline.Claude, ".claude/skills", false)
 }
 
 // The same for Codex, in its workspace-write sandbox.
 func TestRealCodexRunsTheRealBuildAutoSkill(t *testing.T) {
 	t.Parallel()
-	realBuildAuto(t, "codex", offline.Codex, true)
+	realBuildAuto(t, "codex", offline.Codex, ".agents/skills", true)
+}
+
+// The same for Gemini CLI, with its tool sandboxing inside this tool's
+// bubblewrap: in prompt mode (-p) it runs no slash command, so the prompt
+// names the skill and the model loads it with activate_skill, which
+// Gemini CLI allows a headless child only by the child's policy. Gemini
+// CLI reads a trusted project's skills from .agents/skills (and
+// .gemini/skills).
+func TestRealGeminiRunsTheRealBuildAutoSkill(t *testing.T) {
+	t.Parallel()
+	realBuildAuto(t, "gemini", offline.Gemini, ".agents/skills", true)
+}
+
+// Its control: with --sandbox off (--yolo) the shell shares the test's
+// network namespace.
+func TestRealGeminiRunsTheRealBuildAutoSkillUnconfined(t *testing.T) {
+	t.Parallel()
+	realBuildAuto(t, "gemini", offline.Gemini, ".agents/skills", false)
 }
 
 // buildAutoStory is the first story of newBMAD612Project's board, as BMAD's
@@ -46,8 +64,9 @@ const buildAutoStory = "1-1-sign-up"
 
 // realBuildAuto runs the worker skill through the real CLI in a child that
 // `session spawn` starts, confined (or with --sandbox off), and checks the
-// skill path and its outcome.
-func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error), wantConfined bool) {
+// skill path and its outcome; skills is the folder the CLI reads a
+// project's skills from.
+func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error), skills string, wantConfined bool) {
 	cli := realagent.Require(t, agentName)
 	rp, in := newBMAD612Project(t)
 	root, err := filepath.EvalSymlinks(rp.root)
@@ -101,18 +120,43 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	t.Logf("%s: the worker's last turn at %s, the child seen %s (%s) %s later",
 		agentName, last.UTC().Format("15:04:05.000"), res["finalState"], res["reason"], seen.Sub(last).Round(time.Millisecond))
 
+	// The worker launches blocking subagents: the CLI, started as a child
+	// is, offers its model the tools the agent table names for them (what
+	// doctor's subagents check reports).
+	prof, _ := agent.LookupProfile(agentName)
+	for _, e := range ex {
+		if c := e.Conversation(); c != nil && !e.Side {
+			for _, tool := range prof.Subagents.Tools {
+				if !c.HasTool(tool) {
+					t.Errorf("%s offered no %s: %v", agentName, tool, c.Tools)
+				}
+			}
+			break
+		}
+	}
 	texts := exchangeTexts(ex)
 	// The CLI found and loaded the installed skill: its text reached the model.
-	skill := skillBody(t, root, agentName)
+	skill := skillBody(t, filepath.Join(root, skills))
 	if !strings.Contains(texts, skill) {
 		t.Errorf("no request carried the installed SKILL.md's text:\n%s", skill)
 	}
-	// The shell the renderer ran in was inside the CLI's sandbox.
+	// The shell the renderer ran in was inside the CLI's sandbox: it shows
+	// a variable the sandbox sets, or a network namespace other than this
+	// test's (a sandbox that cuts the network).
 	confined := false
-	prof, _ := agent.LookupProfile(agentName)
 	for _, v := range prof.Sandbox.InsideEnv {
 		confined = confined || strings.Contains(texts, "\n"+v+"=")
 	}
+	ownNet, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shellNet := netnsLine().FindString(texts)
+	if shellNet == "" {
+		t.Errorf("the worker's shell printed no network namespace")
+	}
+	t.Logf("%s: the shell's network namespace %s, this test's %s", agentName, shellNet, ownNet)
+	confined = confined || (shellNet != "" && shellNet != ownNet)
 	if m := tmpdirLine().FindString(texts); m != "" {
 		t.Logf("%s: uv's temporary files under %s", agentName, m)
 	}
@@ -149,6 +193,9 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	}
 }
 
+// netnsLine finds the network namespace the worker's shell printed.
+var netnsLine = lazyre.New(`net:\[[0-9]+\]`)
+
 // tmpdirLine finds the TMPDIR the worker's shell printed.
 var tmpdirLine = lazyre.New(`(?m)^TMPDIR=\S+`)
 
@@ -168,13 +215,11 @@ func exchangeTexts(ex []modelsim.Exchange) string {
 	return b.String()
 }
 
-// skillBody is the installed worker skill's SKILL.md in the agent's own
-// skill folder, without its frontmatter (which a CLI may leave out).
-func skillBody(t *testing.T, root, agentName string) string {
+// skillBody is the installed worker skill's SKILL.md in the skill folder
+// dir, without its frontmatter (which a CLI may leave out).
+func skillBody(t *testing.T, dir string) string {
 	t.Helper()
-	p, _ := agent.LookupProfile(agentName)
-	dir := p.SkillDirs["project"]
-	if data, err := os.ReadFile(filepath.Join(root, dir, workflows.BuildAutoSkill, "SKILL.md")); err == nil {
+	if data, err := os.ReadFile(filepath.Join(dir, workflows.BuildAutoSkill, "SKILL.md")); err == nil {
 		text := string(data)
 		if rest, ok := strings.CutPrefix(text, "---\n"); ok {
 			if _, body, ok := strings.Cut(rest, "\n---\n"); ok {
@@ -183,7 +228,7 @@ func skillBody(t *testing.T, root, agentName string) string {
 		}
 		return strings.TrimSpace(text)
 	}
-	t.Fatalf("%s's project skill folder %q holds no %s", agentName, dir, workflows.BuildAutoSkill)
+	t.Fatalf("the skill folder %q holds no %s", dir, workflows.BuildAutoSkill)
 	return ""
 }
 

@@ -174,7 +174,7 @@ func TestRealOpenCodeChildAtItsUsageLimitEndsLimited(t *testing.T) {
 // for one that runs inside this tool's sandbox (wrappedHome).
 func agentHome(t *testing.T, name string) string {
 	t.Helper()
-	if p, _ := agent.LookupProfile(name); p.Sandbox.Kind == agent.SandboxWrap {
+	if p, _ := agent.LookupProfile(name); p.Sandbox.Kind == agent.SandboxWrapped {
 		return wrappedHome(t)
 	}
 	return realHome(t)

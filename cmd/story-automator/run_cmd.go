@@ -50,6 +50,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.IntFlag{Name: "completion-rechecks", Destination: &o.CompletionRechecks, Value: def.Rechecks, Usage: "verifications of a finished step before it counts as unverified"},
 			&cli.DurationFlag{Name: "recheck-grace", Destination: &o.RecheckGrace, Value: def.RecheckGrace, Usage: "time between those verifications"},
 			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: orchestrator.SandboxOn, Usage: sandboxUsage},
+			&cli.BoolFlag{Name: "plan-checkpoint", Destination: &o.PlanCheckpoint, Usage: "build-auto pipeline: pause each story after its planning, naming its spec, for you to review the plan; run --resume implements it (also workflow.yaml's planCheckpoint)"},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

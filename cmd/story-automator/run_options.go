@@ -34,6 +34,7 @@ type runOptions struct {
 	CompletionRechecks   int
 	RecheckGrace         time.Duration
 	TrustProject         bool
+	PlanCheckpoint       bool
 	Sandbox              string
 	// IsSet reports whether a flag was on the command line (not its default).
 	IsSet func(name string) bool
@@ -107,6 +108,7 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 		// Not given: the recorded value, else workflow.yaml's (RunConfig.Merge).
 		c.Sandbox = o.Sandbox
 	}
+	c.PlanCheckpoint = o.PlanCheckpoint
 	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
 	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}
 	if o.MaxDuration > 0 {

@@ -17,7 +17,7 @@ func BenchmarkStartupVsFloor(b *testing.B) {
 	const rounds = 300
 	bin := builtBinary(b)
 	project := filepath.Join(b.TempDir(), "project")
-	if out, err := exec.Command(bin, "sample", project).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, "sample", "--five-step", project).CombinedOutput(); err != nil {
 		b.Fatalf("sample: %v\n%s", err, out)
 	}
 	stdin := filepath.Join(b.TempDir(), "empty")

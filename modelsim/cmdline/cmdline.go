@@ -23,7 +23,8 @@ import (
 const PointingHelp = "Point the CLIs at it:\n" +
 	"  claude:  ANTHROPIC_BASE_URL=URL ANTHROPIC_API_KEY=any\n" +
 	"  codex:   config.toml model_provider with base_url = \"URL/v1\", wire_api = \"responses\", env_key\n" +
-	"  gemini:  GOOGLE_GEMINI_BASE_URL=URL GEMINI_API_KEY=any, security.auth.selectedType = \"gemini-api-key\""
+	"  gemini:  GOOGLE_GEMINI_BASE_URL=URL GEMINI_API_KEY=any, security.auth.selectedType = \"gemini-api-key\"\n" +
+	"  copilot: COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=URL/v1 COPILOT_PROVIDER_WIRE_API=responses COPILOT_PROVIDER_API_KEY=any COPILOT_MODEL=gpt-5.4"
 
 // Command is `story-automator model-sim` running action: the one definition
 // of its flags and help.

@@ -24,6 +24,10 @@
 //	    (security.auth.selectedType = "gemini-api-key") and
 //	    Home/.gemini/trustedFolders.json; sets HOME, GOOGLE_GEMINI_BASE_URL,
 //	    GEMINI_API_KEY.
+//	  - Copilot: writes Home/.copilot/config.json (trustedFolders); sets
+//	    HOME, COPILOT_OFFLINE=true, COPILOT_PROVIDER_BASE_URL (BaseURL+"/v1"),
+//	    COPILOT_PROVIDER_WIRE_API=responses, COPILOT_PROVIDER_API_KEY,
+//	    COPILOT_MODEL, and XDG_CACHE_HOME (the user's, where it unpacks itself).
 //	  - OpenCode: writes Home/.config/opencode/opencode.json (a provider of
 //	    its own on the Anthropic endpoint, BaseURL+"/v1", as its model); sets
 //	    HOME, OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_DISABLE_MODELS_FETCH.
@@ -174,10 +178,11 @@ func writeFile(path string, data []byte) error {
 }
 
 // homes are the home writers by agent CLI name.
-var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini, "opencode": OpenCode}
+var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini, "copilot": Copilot,
+	"opencode": OpenCode}
 
 // For returns the home writer of an agent CLI by its name ("claude",
-// "codex", "gemini"); ok is false for any other name.
+// "codex", "gemini", "copilot", "opencode"); ok is false for any other name.
 func For(agent string) (write func(Config) (Env, error), ok bool) {
 	write, ok = homes[agent]
 	return write, ok

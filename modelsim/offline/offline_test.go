@@ -181,3 +181,31 @@ func TestOpenCodeHomeNamesAProviderOnModelSim(t *testing.T) {
 		t.Fatalf("env %+v", env)
 	}
 }
+
+// Copilot CLI's home points it at model-sim in offline mode, with no
+// GitHub sign-in, and trusts the folders unless the trust is left out.
+func TestCopilotHomeIsOfflineWithModelSimAsItsProvider(t *testing.T) {
+	home, proj := filepath.Join(t.TempDir(), "home"), t.TempDir()
+	env, err := Copilot(Config{Home: home, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Set["COPILOT_OFFLINE"] != "true" || env.Set["COPILOT_PROVIDER_BASE_URL"] != "http://127.0.0.1:9/v1" ||
+		env.Set["COPILOT_PROVIDER_WIRE_API"] != "responses" || env.Set["COPILOT_MODEL"] != CopilotModel || env.Set["HOME"] != home {
+		t.Fatalf("env %v", env.Set)
+	}
+	applied := strings.Join(env.Apply([]string{"GH_TOKEN=real", "COPILOT_HOME=/elsewhere"}), " ")
+	if strings.Contains(applied, "GH_TOKEN") || strings.Contains(applied, "/elsewhere") {
+		t.Fatalf("a real account or home survives: %s", applied)
+	}
+	cfg := readJSON(t, filepath.Join(home, ".copilot", "config.json"))
+	if folders, _ := cfg["trustedFolders"].([]any); len(folders) == 0 || folders[0] != proj {
+		t.Fatalf("config %v", cfg)
+	}
+	if _, err := Copilot(Config{Home: home, BaseURL: "http://127.0.0.1:9", Trusted: []string{proj}, Leave: Dialogs{TrustFolder: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if folders, _ := readJSON(t, filepath.Join(home, ".copilot", "config.json"))["trustedFolders"].([]any); len(folders) != 0 {
+		t.Fatalf("trust left out, yet %v", folders)
+	}
+}

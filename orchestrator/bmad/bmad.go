@@ -75,6 +75,12 @@ func (b Files) StatusForCommit(committed []byte, key, epic string, retro bool) (
 			return nil, fmt.Errorf("sprint status of %s for the commit: %w", key, err)
 		}
 	}
+	if retro {
+		// A retrospective's action items and stamp are its own (BMAD writes them).
+		if err := base.CarryRetro(now); err != nil {
+			return nil, fmt.Errorf("sprint status of %s for the commit: %w", key, err)
+		}
+	}
 	return base.Bytes(), nil
 }
 

@@ -2,7 +2,6 @@ package bmad
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/story-automator/story-automator/orchestrator"
@@ -29,43 +28,29 @@ func (p FiveStep) Choice() workflows.PipelineChoice { return p.C }
 // the run checks itself.
 func (FiveStep) Ready(context.Context) error { return nil }
 
-// CodeBuildAutoUnsupported is the refusal of a run on the build-auto
-// pipeline, which this version cannot drive yet.
-const CodeBuildAutoUnsupported = "build_auto_unsupported"
+// StorySteps are the five.
+func (FiveStep) StorySteps() []string { return orchestrator.StorySteps() }
 
-// BuildAuto is BMAD 6.12's pipeline: its worker skill, bmad-build-auto,
-// once per story. This version checks what the worker needs on the machine
-// (uv and a Python it finds) and then refuses the run, naming the five-step
-// pin that drives the project today.
-type BuildAuto struct {
-	C workflows.PipelineChoice
-	// Toolchain finds uv and its Python (FindUV when nil).
-	Toolchain func(ctx context.Context) UV
+// Dispatch leaves each step its own prompt.
+func (FiveStep) Dispatch(context.Context, orchestrator.StoryDispatch) (orchestrator.Dispatched, error) {
+	return orchestrator.Dispatched{}, nil
 }
 
-// Choice is the pipeline and why.
-func (p BuildAuto) Choice() workflows.PipelineChoice { return p.C }
-
-// Ready checks uv and its Python (uv_missing, uv_python_missing), then
-// refuses with build_auto_unsupported.
-func (p BuildAuto) Ready(ctx context.Context) error {
-	find := p.Toolchain
-	if find == nil {
-		find = FindUV
-	}
-	if err := find(ctx).Check(); err != nil {
-		return err
-	}
-	return &orchestrator.Blocker{Code: CodeBuildAutoUnsupported,
-		Err: fmt.Errorf("this project is on the build-auto pipeline (%s), which this version of story-automator cannot run yet", p.C.Why),
-		Action: fmt.Sprintf("Add `pipeline: %s` to %s to drive it with story-automator's own five steps (create, dev, automate, review, commit: story files with a Status: line, not BMAD 6.12 specs), or run its stories with BMAD's own %s until a story-automator release supports the build-auto pipeline.",
-			workflows.PipelineFiveStep, workflows.PolicyFile, workflows.BuildAutoSkill)}
+// Outcome leaves each step to its verifier.
+func (FiveStep) Outcome(context.Context, orchestrator.StoryDispatch, orchestrator.StepResult) orchestrator.StepOutcome {
+	return orchestrator.StepOutcome{}
 }
 
-// For returns the pipeline a choice names.
-func For(c workflows.PipelineChoice) orchestrator.Pipeline {
+// Land leaves the commit to the run: the story's changes in the tree.
+func (FiveStep) Land(context.Context, orchestrator.StoryDispatch, *orchestrator.CommitRequest) error {
+	return nil
+}
+
+// For returns the pipeline a choice names; a build-auto pipeline works on
+// the project at root with git (its bookkeeping and landing).
+func For(c workflows.PipelineChoice, root string, git func(run, dir string) StoryGit) orchestrator.Pipeline {
 	if c.Pipeline == workflows.PipelineBuildAuto {
-		return BuildAuto{C: c}
+		return BuildAuto{C: c, Root: root, Git: git}
 	}
 	return FiveStep{C: c}
 }

@@ -12,18 +12,17 @@ import (
 )
 
 func TestForPicksThePipelineTheChoiceNames(t *testing.T) {
-	if _, ok := For(workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto}).(BuildAuto); !ok {
+	if _, ok := For(workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto}, "", nil).(BuildAuto); !ok {
 		t.Fatal("build-auto is not BuildAuto")
 	}
-	five := For(workflows.PipelineChoice{Pipeline: workflows.PipelineFiveStep})
+	five := For(workflows.PipelineChoice{Pipeline: workflows.PipelineFiveStep}, "", nil)
 	if _, ok := five.(FiveStep); !ok || five.Ready(context.Background()) != nil {
 		t.Fatalf("five-step is %T", five)
 	}
 }
 
-// The build-auto pipeline checks uv, then its Python, then refuses with
-// the pin that drives the project today.
-func TestBuildAutoReadyChecksUVThenRefuses(t *testing.T) {
+// The build-auto pipeline checks uv, then its Python, and is ready with both.
+func TestBuildAutoReadyChecksUVThenItsPython(t *testing.T) {
 	cases := []struct {
 		uv   UV
 		code string
@@ -31,7 +30,6 @@ func TestBuildAutoReadyChecksUVThenRefuses(t *testing.T) {
 	}{
 		{UV{}, CodeUVMissing, UVInstall},
 		{UV{Path: "/opt/uv", Detail: "No interpreter found for Python >=3.11"}, CodeUVPythonMissing, "uv python install 3.11"},
-		{UV{Path: "/opt/uv", Python: "/usr/bin/python3"}, CodeBuildAutoUnsupported, "pipeline: five-step"},
 	}
 	for _, c := range cases {
 		p := BuildAuto{C: workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto, Why: "bmad-build-auto is installed (.claude/skills)"},
@@ -40,6 +38,10 @@ func TestBuildAutoReadyChecksUVThenRefuses(t *testing.T) {
 		if !ok || b.Code != c.code || !strings.Contains(b.Action, c.says) {
 			t.Fatalf("uv %+v: blocker %+v", c.uv, b)
 		}
+	}
+	ok := BuildAuto{Toolchain: func(context.Context) UV { return UV{Path: "/opt/uv", Python: "/usr/bin/python3"} }}
+	if err := ok.Ready(context.Background()); err != nil {
+		t.Fatalf("uv and its Python found: %v", err)
 	}
 }
 
@@ -79,5 +81,30 @@ func TestFindUVSaysWhyThereIsNoPython(t *testing.T) {
 	b, ok := orchestrator.AsBlocker(u.Check())
 	if !ok || b.Code != CodeUVPythonMissing || !strings.Contains(b.Error(), "No interpreter found for Python >=3.11") {
 		t.Fatalf("uv %+v: %v", u, u.Check())
+	}
+}
+
+// A project that pins the build-auto pipeline and has no BMAD renderer
+// (the sample) needs no uv; one that does not pin it is checked as any.
+func TestBuildAutoReadyWithoutARenderer(t *testing.T) {
+	root := t.TempDir()
+	noUV := func(context.Context) UV { return UV{} }
+	pinned := BuildAuto{C: workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto, Pinned: true}, Root: root, Toolchain: noUV}
+	if err := pinned.Ready(context.Background()); err != nil {
+		t.Fatalf("pinned, no renderer: %v", err)
+	}
+	unpinned := pinned
+	unpinned.C.Pinned = false
+	if b, ok := orchestrator.AsBlocker(unpinned.Ready(context.Background())); !ok || b.Code != CodeUVMissing {
+		t.Fatalf("unpinned: %v", b)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "_bmad", "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(workflows.RendererPath)), []byte("print()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, ok := orchestrator.AsBlocker(pinned.Ready(context.Background())); !ok || b.Code != CodeUVMissing {
+		t.Fatalf("pinned with a renderer: %v", b)
 	}
 }

@@ -548,6 +548,13 @@ func commitMessage(req orchestrator.CommitRequest) string {
 	if title != "" {
 		subject += ": " + title
 	}
-	return fmt.Sprintf("%s\n\nImplemented and reviewed by story-automator.\n\n%s: %s\n%s: %s\n",
-		subject, trailerRun, req.RunID, trailerStory, req.Story.Key)
+	body := "Implemented and reviewed by story-automator."
+	if req.Subject != "" {
+		subject = req.Subject
+	}
+	if req.Body != "" {
+		body = strings.TrimSpace(req.Body)
+	}
+	return fmt.Sprintf("%s\n\n%s\n\n%s: %s\n%s: %s\n",
+		subject, body, trailerRun, req.RunID, trailerStory, req.Story.Key)
 }

@@ -81,16 +81,24 @@ func (t *Runner) RunStep(ctx context.Context, req orchestrator.StepRequest) (orc
 	if err != nil {
 		return orchestrator.StepResult{}, err
 	}
-	check, err := proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	var check workflows.Check
+	if req.Prompt != "" {
+		// The pipeline reads the step's outcome from the files.
+		check, err = proj.ConfinedCommandVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	} else {
+		check, err = proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
+	}
 	if errors.Is(err, workflows.ErrContract) {
 		return orchestrator.StepResult{FinalState: orchestrator.FinalIncomplete, Reason: monitor.ReasonContract, Detail: err.Error()}, nil
 	}
 	if err != nil {
 		return orchestrator.StepResult{}, err
 	}
-	prompt, err := t.prompt(proj, req, key)
-	if err != nil {
-		return orchestrator.StepResult{}, err
+	prompt := req.Prompt
+	if prompt == "" {
+		if prompt, err = t.prompt(proj, req, key); err != nil {
+			return orchestrator.StepResult{}, err
+		}
 	}
 	sp := &child.Spawner{Tmux: t.Tmux, Exe: t.Exe, Environ: t.childEnviron(req), Now: t.Now}
 	story := req.Story
@@ -345,8 +353,12 @@ func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
 	return workflows.ParseStoryKey(req.Story)
 }
 
-// prompt renders the step's prompt; a review after the first gets the open notes.
+// prompt renders the step's prompt (the request's own when it has one); a
+// review after the first gets the open notes.
 func (t *Runner) prompt(proj *workflows.Layout, req orchestrator.StepRequest, key workflows.StoryKey) (string, error) {
+	if req.Prompt != "" {
+		return req.Prompt, nil
+	}
 	vars := workflows.PromptVars{Cycle: req.Cycle}
 	if req.Step == orchestrator.StepReview && req.Cycle > 1 {
 		vars.ReviewNotes, _ = proj.ReviewNotes(key)

@@ -80,8 +80,14 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	if steps.Remotes, err = Remotes(ctx, o, wpol, steps, p, repo.StatePaths); err != nil {
 		return o, orchestrator.Deps{}, err
 	}
-	return o, orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
-		Clock: orchestrator.SystemClock{}, Log: p.Log, Pipeline: bmad.For(choice)}, nil
+	d := orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
+		Clock: orchestrator.SystemClock{}, Log: p.Log,
+		Pipeline: bmad.For(choice, o.ProjectRoot, func(run, dir string) bmad.StoryGit { return repo.StoryTree(run, dir) })}
+	if choice.Pipeline == workflows.PipelineBuildAuto {
+		// BMAD 6.12's retrospective gives a verdict that gates the next epic.
+		d.Retro = bmad.Retro{Files: project, Now: p.Now}
+	}
+	return o, d, nil
 }
 
 // hostWorktrees adds to a run's worktrees the removal of a story's clones on the hosts.

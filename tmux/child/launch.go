@@ -1,7 +1,9 @@
 package child
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
@@ -22,6 +24,9 @@ type Invocation struct {
 	// Confine, when set, starts the agent inside its CLI's own sandbox
 	// (Profile.Sandbox); nil = unconfined (--sandbox off, or no sandbox).
 	Confine *Confine
+	// FilesDir is the child's own folder for files its start needs (a
+	// hook plugin: agent.ChildHookPluginDir), removed when it ends.
+	FilesDir string
 }
 
 // Launch is the agent's command line and how its prompt travels.
@@ -78,6 +83,13 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 	case p.Sandbox.Kind == agent.SandboxClaudeSettings && confine != nil:
 		// One --settings carries the hook and the sandbox.
 		l.Argv = append(l.Argv, "--settings", claudeSettings(inv.Exe, hookEvents(p), confine))
+	case p.ChildHook == agent.ChildHookPluginDir && inv.Exe != "":
+		if inv.FilesDir == "" {
+			return Launch{}, fmt.Errorf("agent %s: no folder for its hook plugin", p.Name)
+		}
+		dir := filepath.Join(inv.FilesDir, "hook-plugin")
+		l.Argv = append(l.Argv, "--plugin-dir", dir)
+		l.Files = append(l.Files, hookPlugin(dir, p.HookEvent, inv.Exe)...)
 	case inv.Exe != "":
 		l.Argv = append(l.Argv, childHookArgs(p, inv.Exe)...)
 	}
@@ -161,6 +173,18 @@ func childHookArgs(p agent.Profile, exe string) []string {
 		return codexChildHook(exe)
 	}
 	return nil
+}
+
+// hookPlugin is a plugin folder (Copilot CLI 1.0.102's layout:
+// .plugin/plugin.json and hooks/hooks.json) that registers exe's Stop hook
+// on event for the one child given it by --plugin-dir.
+func hookPlugin(dir, event, exe string) []File {
+	manifest, _ := json.Marshal(map[string]any{"name": "story-automator-child-hook", "version": "1.0.0",
+		"description": "story-automator's Stop hook for this one child session"})
+	hooks, _ := json.Marshal(map[string]any{"version": 1, "hooks": map[string]any{
+		event: []any{map[string]any{"type": "command", "bash": childHookCommand(exe), "timeoutSec": agent.HookTimeout}}}})
+	return []File{{filepath.Join(dir, ".plugin", "plugin.json"), append(manifest, '\n')},
+		{filepath.Join(dir, "hooks", "hooks.json"), append(hooks, '\n')}}
 }
 
 // codexChildHook registers the Stop hook as a -c override of the hooks table

@@ -21,14 +21,16 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="/bin/sa stop-hook",timeout=30}]}]`,
 			"--model", "opus", "--", prompt},
 		agent.AgentGemini: {"gemini", "--yolo", "--model", "opus", "-p", prompt},
-		agent.AgentSim:    {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
+		agent.AgentCopilot: {"copilot", "--yolo", "--no-ask-user", "--no-auto-update", "--plugin-dir", "/s/x.sandbox/hook-plugin",
+			"--model", "opus", "-p", prompt},
+		agent.AgentSim: {"/bin/sa", "agent-sim", "--session-agent", "--model", "opus", "--", prompt},
 	}
 	for name, want := range cases {
 		p, ok := agent.LookupProfile(name)
 		if !ok {
 			t.Fatalf("no profile %s", name)
 		}
-		l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt})
+		l, err := Build(p, Invocation{Exe: "/bin/sa", Model: "opus", Prompt: prompt, FilesDir: "/s/x.sandbox"})
 		if err != nil || !reflect.DeepEqual(l.Argv, want) || l.UseStdin {
 			t.Errorf("%s: %q %v, want %q", name, l.Argv, err, want)
 		}
@@ -122,5 +124,41 @@ func TestChildHookRunsTheHookBinaryBesideTheMainOne(t *testing.T) {
 	l, err := Build(p, Invocation{Exe: exe, Prompt: "go"})
 	if err != nil || !strings.Contains(strings.Join(l.Argv, " "), `command="`+shellword.MustQuote(hook)+`"`) {
 		t.Fatalf("%q %v", l.Argv, err)
+	}
+}
+
+// A Copilot CLI child gets its hook from a plugin folder of its own
+// (--plugin-dir), in Copilot CLI 1.0.102's layout: the agentStop event runs
+// this tool's hook; the user's settings are never edited.
+func TestCopilotChildHookIsAPluginOfItsOwn(t *testing.T) {
+	p, _ := agent.LookupProfile(agent.AgentCopilot)
+	l, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "go", FilesDir: "/s/x.sandbox"})
+	if err != nil || len(l.Files) != 2 {
+		t.Fatalf("%+v %v", l, err)
+	}
+	files := map[string]string{}
+	for _, f := range l.Files {
+		files[f.Path] = string(f.Data)
+	}
+	var manifest struct{ Name string }
+	if json.Unmarshal([]byte(files["/s/x.sandbox/hook-plugin/.plugin/plugin.json"]), &manifest) != nil || manifest.Name == "" {
+		t.Fatalf("manifest %q", files["/s/x.sandbox/hook-plugin/.plugin/plugin.json"])
+	}
+	var hooks struct {
+		Version int
+		Hooks   map[string][]struct {
+			Type, Bash string
+			TimeoutSec int
+		}
+	}
+	if err := json.Unmarshal([]byte(files["/s/x.sandbox/hook-plugin/hooks/hooks.json"]), &hooks); err != nil {
+		t.Fatal(err)
+	}
+	h := hooks.Hooks["agentStop"]
+	if hooks.Version != 1 || len(h) != 1 || h[0].Type != "command" || h[0].Bash != "/bin/sa stop-hook" || h[0].TimeoutSec != agent.HookTimeout {
+		t.Fatalf("hooks %+v", hooks)
+	}
+	if _, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "go"}); err == nil {
+		t.Fatal("a hook plugin with no folder to go in was built")
 	}
 }

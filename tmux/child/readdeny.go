@@ -76,9 +76,30 @@ func holdsAny(path string, paths []string) bool {
 // (agent.HideWrap) writes itself, outside its own sandbox: HOME (its state
 // directory and caches), the project (the session state its hook keeps)
 // and the child's folder. Its tools stay inside the CLI's own sandbox.
-func cliWrites(p agent.Profile, r Request, getenv func(string) string) []string {
+//
+// A CLI wrapped whole (agent.SandboxWrapped: the wrap is its only
+// sandbox) writes less: the child's folder and its git dirs, its state
+// directory, the folders it writes itself (wrappedOwnDirs), and the
+// sessions' state folder only when a hook of ours runs inside the wrap
+// (Profile.ChildHook) to stamp the turn there.
+func cliWrites(p agent.Profile, r Request, c *Confine, getenv func(string) string) ([]string, error) {
+	dirs := []string{getenv("HOME"), p.StateHome(getenv), r.ProjectRoot, r.StateDir, r.dir()}
+	if p.Sandbox.Kind == agent.SandboxWrapped {
+		own, err := wrappedOwnDirs(p, getenv)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append([]string{c.Dir}, c.GitDirs...)
+		if p.StateDir != "" || p.StateDirEnv != "" {
+			dirs = append(dirs, p.StateHome(getenv))
+		}
+		if p.ChildHook != "" {
+			dirs = append(dirs, r.StateDir)
+		}
+		dirs = append(dirs, own...)
+	}
 	var out []string
-	for _, d := range []string{getenv("HOME"), p.StateHome(getenv), r.ProjectRoot, r.StateDir, r.dir()} {
+	for _, d := range dirs {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
 		}
@@ -95,24 +116,39 @@ func cliWrites(p agent.Profile, r Request, getenv func(string) string) []string 
 			out = append(out, filepath.Clean(d))
 		}
 	}
-	return out
+	return out, nil
 }
 
-// wrapWrites are the folders an agent under this tool's sandbox alone
-// (agent.SandboxWrap) writes itself (Sandbox.WrapWrites under HOME),
-// created when absent so the sandbox can mount them.
-func wrapWrites(p agent.Profile, getenv func(string) string) ([]string, error) {
-	home := getenv("HOME")
-	if home == "" || !filepath.IsAbs(home) {
-		return nil, nil
+// wrappedOwnDirs are the folders a CLI wrapped whole writes itself besides
+// its state directory (Sandbox.WrapWrites under HOME, Sandbox.CacheDir
+// under the user's cache folder), made when absent: a CLI's first start
+// fills them, and the sandbox mounts only what exists. A folder that
+// would be relative (no HOME) is left out.
+func wrappedOwnDirs(p agent.Profile, getenv func(string) string) ([]string, error) {
+	var dirs []string
+	for _, rel := range p.Sandbox.WrapWrites {
+		dirs = append(dirs, filepath.Join(getenv("HOME"), rel))
+	}
+	if p.Sandbox.CacheDir != "" {
+		dirs = append(dirs, filepath.Join(cacheHome(getenv), p.Sandbox.CacheDir))
 	}
 	var out []string
-	for _, rel := range p.Sandbox.WrapWrites {
-		d := filepath.Join(home, rel)
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, err
 		}
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// cacheHome is the user's cache folder: $XDG_CACHE_HOME, else ~/.cache.
+func cacheHome(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	return filepath.Join(getenv("HOME"), ".cache")
 }

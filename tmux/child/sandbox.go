@@ -79,10 +79,12 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 		}
 	}
 	switch {
-	case sb.Kind == agent.SandboxWrap:
-		// This tool's sandbox is the only one: the policy of every child.
-		l.Wrap = &confine.Policy{Writable: append(append([]string{c.Dir}, c.GitDirs...), c.CLIWrites...), ReadOnly: c.Guarded,
-			ReadDeny: c.ReadDeny, Network: sb.WrapNetwork || len(c.Network) > 0, TmpDir: c.TmpDir()}
+	case sb.Kind == agent.SandboxWrapped:
+		// This tool's sandbox is the whole sandbox: the CLI and its tools
+		// write only what cliWrites lists, never git's hooks or config;
+		// the network is the workflow's unless the CLI keeps it.
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny,
+			Network: sb.NetworkOpen || len(c.Network) > 0, TmpDir: c.TmpDir()}
 	case sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS):
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.

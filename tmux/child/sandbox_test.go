@@ -12,6 +12,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 )
 
 // noGuardRails are the switches that turn a CLI's own checks off; a
@@ -112,6 +113,11 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 		strings.Count(string(l.Files[0].Data), `decision = "allow"`) != len(p.Sandbox.PolicyTools) {
 		t.Fatalf("files %s / %s", l.Files[0].Data, l.Files[1].Data)
 	}
+	// A headless Gemini CLI denies activate_skill unless a policy allows
+	// it: without it a child cannot load BMAD's worker skill.
+	if !strings.Contains(string(l.Files[0].Data), `toolName = "activate_skill"`) {
+		t.Fatalf("the policy does not allow activate_skill:\n%s", l.Files[0].Data)
+	}
 	// Its sandbox cannot hide a path: this tool's bubblewrap wraps it,
 	// hiding the credentials, with the network its model API needs (not on
 	// macOS, which refuses a sandbox inside another).
@@ -127,11 +133,38 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 	}
 }
 
+// Copilot CLI's own sandbox cannot hold the policy, so this tool's
+// bubblewrap wraps the whole CLI: it writes its folder, its git dirs (never
+// their hooks or config), its private /tmp and what cliWrites lists; the
+// credentials are hidden; its path checks are off inside the wrap.
+func TestAConfinedCopilotChildIsWrappedWhole(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := agent.LookupProfile(agent.AgentCopilot)
+	c := &Confine{Dir: dir, GitDirs: GitDirs(dir), Guarded: gitdirs.Guarded(dir), FilesDir: "/s/x.sandbox", ReadDeny: []string{"/h/.ssh"},
+		CLIWrites: []string{dir, "/h/.copilot"}}
+	l, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "go", Confine: c, FilesDir: "/s/x.sandbox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(l.Argv, "--yolo") || !slices.Contains(l.Argv, "--allow-all-paths") || !slices.Contains(l.Argv, "--plugin-dir") {
+		t.Fatalf("argv %q", l.Argv)
+	}
+	want := confine.Policy{Writable: []string{dir, "/h/.copilot"}, ReadDeny: []string{"/h/.ssh"}, Network: true, TmpDir: "/s/x.sandbox/tmp",
+		ReadOnly: []string{filepath.Join(dir, ".git", "config"), filepath.Join(dir, ".git", "config.worktree"),
+			filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".git", "worktrees")}}
+	if l.Wrap == nil || !reflect.DeepEqual(*l.Wrap, want) {
+		t.Fatalf("wrap %+v, want %+v", l.Wrap, want)
+	}
+}
+
 // --sandbox off keeps today's unattended start; sim has no sandbox.
 func TestAnUnconfinedChildKeepsTheUnattendedArgs(t *testing.T) {
 	for _, name := range agent.CLIAgents() {
 		p, _ := agent.LookupProfile(name)
-		l, err := Build(p, Invocation{Prompt: "x"})
+		l, err := Build(p, Invocation{Prompt: "x", FilesDir: "/s"})
 		if err != nil || !slices.Equal(l.Argv[1:len(p.Args)+1], p.Args) || len(l.Files) != 0 || l.Env != nil {
 			t.Errorf("%s: %q %v", name, l.Argv, err)
 		}

@@ -178,7 +178,7 @@ func (s *Spawner) freshName(r Request) (string, error) {
 // (when the agent reads one), and returns the runner's spec.
 func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
-		PromptFile: PromptPath(r.StateDir, sess.Name)}
+		PromptFile: PromptPath(r.StateDir, sess.Name), FilesDir: SandboxFilesPath(r.StateDir, sess.Name)}
 	conf, err := r.confine(prof, sess.Name, s.getenv)
 	if err != nil {
 		return Spec{}, err
@@ -198,6 +198,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 		}
 	}
 	for _, f := range launch.Files {
+		if err := atomicfile.EnsureDir(filepath.Dir(f.Path), 0o700); err != nil {
+			return Spec{}, err
+		}
 		if err := atomicfile.Replace(f.Path, f.Data, 0o600); err != nil {
 			return Spec{}, err
 		}
@@ -296,14 +299,11 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 	if len(c.GitDirs) == 0 {
 		c.GitDirs, c.Guarded = GitDirs(r.ProjectRoot), gitdirs.Guarded(r.ProjectRoot)
 	}
-	switch {
-	case prof.Sandbox.Kind == agent.SandboxWrap:
+	if prof.Sandbox.Hides == agent.HideWrap {
 		var err error
-		if c.CLIWrites, err = wrapWrites(prof, getenv); err != nil {
+		if c.CLIWrites, err = cliWrites(prof, r, c, getenv); err != nil {
 			return nil, err
 		}
-	case prof.Sandbox.Hides == agent.HideWrap:
-		c.CLIWrites = cliWrites(prof, r, getenv)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err

@@ -18,6 +18,14 @@ import (
 //go:embed all:project
 var project embed.FS
 
+// buildAuto holds what makes the sample a BMAD 6.12-shaped project on the
+// build-auto pipeline: a config.toml with the build skills' paths, a
+// stand-in worker skill the simulated agent acts out, the pinned policy.
+// None of it is BMAD's own files.
+//
+//go:embed all:buildauto
+var buildAuto embed.FS
+
 // Stories are the sample's story keys, in order. 1.2 and 1.4 depend on 1.1,
 // and 1.3 on 1.2.
 var Stories = []string{"1-1", "1-2", "1-3", "1-4"}
@@ -34,15 +42,61 @@ func WriteSample(dir string) error {
 	if err != nil {
 		return err
 	}
+	return write(dir, root, nil)
+}
+
+// WriteBuildAutoSample writes the sample shaped as a BMAD 6.12 project on
+// the build-auto pipeline (what the demo runs): the same epic, board, app
+// and tests, with a _bmad/config.toml, a stand-in bmad-build-auto skill the
+// simulated agent acts out, and a policy that pins the pipeline.
+func WriteBuildAutoSample(dir string) error {
+	root, err := fs.Sub(project, "project")
+	if err != nil {
+		return err
+	}
+	over, err := fs.Sub(buildAuto, "buildauto")
+	if err != nil {
+		return err
+	}
+	return write(dir, root, over)
+}
+
+func listFiles(root fs.FS) ([]string, error) {
 	var files []string
-	err = fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			files = append(files, p)
 		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sample project: %w", err)
+		return nil, fmt.Errorf("sample project: %w", err)
+	}
+	return files, nil
+}
+
+// write copies root's files into dir, over's in place of root's where both
+// have one.
+func write(dir string, root, over fs.FS) error {
+	files, err := listFiles(root)
+	if err != nil {
+		return err
+	}
+	from := map[string]fs.FS{}
+	for _, f := range files {
+		from[f] = root
+	}
+	if over != nil {
+		extra, err := listFiles(over)
+		if err != nil {
+			return err
+		}
+		for _, f := range extra {
+			if from[f] == nil {
+				files = append(files, f)
+			}
+			from[f] = over
+		}
 	}
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(f))); err == nil {
@@ -53,7 +107,7 @@ func WriteSample(dir string) error {
 		return fmt.Errorf("write sample project: %w", err)
 	}
 	for _, f := range files {
-		if err := writeOne(root, dir, f); err != nil {
+		if err := writeOne(from[f], dir, f); err != nil {
 			return err
 		}
 	}

@@ -86,3 +86,34 @@ func TestWriteSampleRefusesToOverwrite(t *testing.T) {
 		t.Error("files written despite the refusal")
 	}
 }
+
+// The build-auto sample is shaped as a BMAD 6.12 project on the build-auto
+// pipeline, pinned, with the same stories, and none of BMAD's own files
+// (no renderer, no scripts).
+func TestWriteBuildAutoSampleIsA612ShapedProject(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "greeter")
+	if err := WriteBuildAutoSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	c, err := workflows.DetectPipeline(dir, "")
+	if err != nil || c.Pipeline != workflows.PipelineBuildAuto || c.Generation != "BMAD 6.12" {
+		t.Fatalf("pipeline %+v (%v)", c, err)
+	}
+	pol, err := workflows.LoadPolicy(dir)
+	if err != nil || pol.Pipeline != workflows.PipelineBuildAuto || pol.TestCommand != TestCommand {
+		t.Fatalf("policy %+v (%v)", pol, err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stories, err := p.Stories(); err != nil || len(stories) != len(Stories) {
+		t.Fatalf("stories %v (%v)", stories, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "_bmad", "scripts")); !os.IsNotExist(err) {
+		t.Fatalf("the sample carries BMAD's scripts: %v", err)
+	}
+	if err := WriteBuildAutoSample(dir); err == nil {
+		t.Fatal("the sample overwrote itself")
+	}
+}

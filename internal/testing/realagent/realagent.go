@@ -1,5 +1,5 @@
 // Package realagent finds the pinned agent CLIs (tools/agents) for tests that
-// run the real Claude Code, Codex or Gemini CLI.
+// run the real Claude Code, Codex, Gemini or GitHub Copilot CLI.
 package realagent
 
 import (
@@ -28,7 +28,7 @@ func BinDir() string {
 	return filepath.Join(dir, "node_modules", ".bin")
 }
 
-// Find returns the path of the named CLI (claude, codex, gemini): the pinned
+// Find returns the path of the named CLI (claude, codex, gemini, copilot): the pinned
 // install first, then PATH; "" when there is none.
 func Find(name string) string {
 	if d := BinDir(); d != "" {

@@ -31,12 +31,12 @@ type Confine struct {
 	// ReadDeny are the paths the child may not read (ReadDenied): absolute.
 	ReadDeny []string
 	// CLIWrites are the folders the CLI itself writes when this tool's
-	// bubblewrap wraps it (agent.HideWrap; cliWrites, or wrapWrites under
-	// agent.SandboxWrap).
+	// bubblewrap wraps it (agent.HideWrap; cliWrites): under
+	// agent.SandboxWrapped, everything the child may write but its /tmp.
 	CLIWrites []string
-	// Guarded are the paths inside GitDirs kept read-only under this
-	// tool's own sandbox (agent.SandboxWrap): the hooks and config that
-	// make git run code (gitdirs.Guarded).
+	// Guarded are the paths inside GitDirs kept read-only when this
+	// tool's sandbox is the whole sandbox (agent.SandboxWrapped): the hooks
+	// and config that make git run code (gitdirs.Guarded).
 	Guarded []string
 }
 

@@ -553,6 +553,25 @@ func (p BuildAuto) Land(ctx context.Context, d orchestrator.StoryDispatch, req *
 		body += "\n\n" + m
 	}
 	req.Body = body
-	_, err = s.git.Squash(ctx, d.Base, *req, []string{s.board()})
+	_, err = s.git.Squash(ctx, d.Base, *req, append([]string{s.board()}, s.collectDeferred(d)...))
 	return err
+}
+
+// collectDeferred appends the done spec's deferred findings to BMAD's
+// deferred-work.md, to land in the story's commit, and returns the ledger
+// (folder-relative) when it added to it. Only where the story works in the
+// project's own folder: stories in worktrees all append to the one ledger,
+// and their landings would conflict on it, so there `story-automator
+// deferred` collects them (it reads every done spec, each finding once). A
+// ledger it cannot read is left as it is: the findings stay in the spec,
+// and `story-automator deferred` names the line to fix.
+func (s *story) collectDeferred(d orchestrator.StoryDispatch) []string {
+	if d.WorkDir != "" || d.Spec == "" {
+		return nil
+	}
+	got, err := workflows.CollectDeferred(s.lay, s.abs(d.Spec))
+	if err != nil || len(got.Added) == 0 {
+		return nil
+	}
+	return []string{s.rel(got.Path)}
 }

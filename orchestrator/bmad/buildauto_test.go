@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ type fakeGit struct {
 	msgs     []string
 	commits  []string
 	squashed *orchestrator.CommitRequest
+	paths    []string
 }
 
 func (g *fakeGit) Head(context.Context) (string, error)    { return g.head, nil }
@@ -28,8 +30,8 @@ func (g *fakeGit) CommitPaths(_ context.Context, msg string, paths []string) err
 	return nil
 }
 func (g *fakeGit) Messages(context.Context, string) ([]string, error) { return g.msgs, nil }
-func (g *fakeGit) Squash(_ context.Context, base string, req orchestrator.CommitRequest, _ []string) (string, error) {
-	g.squashed = &req
+func (g *fakeGit) Squash(_ context.Context, base string, req orchestrator.CommitRequest, paths []string) (string, error) {
+	g.squashed, g.paths = &req, paths
 	return "sha", nil
 }
 
@@ -228,5 +230,35 @@ func TestBuildAutoDispatchRefusesWhereItCannotRun(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(root, artifactsDir, "sprint-status.yaml")); string(after) != string(before) || len(g.commits) != 0 {
 		t.Fatalf("a refused dispatch wrote the board:\n%s", after)
+	}
+}
+
+// A story landing in the project's own folder brings its spec's deferred
+// findings into deferred-work.md and the ledger into its commit; in a
+// worktree it leaves the ledger alone (parallel landings would conflict on
+// it; `story-automator deferred` collects them).
+func TestBuildAutoLandCollectsDeferredFindings(t *testing.T) {
+	findings := "deferred:\n  - summary: Retry test is flaky\n    evidence: fails 1 in 50\n    location: retry_test.go:10\n    severity: low\n"
+	for _, worktree := range []bool{false, true} {
+		root := sprintProject(t)
+		rel := writeSpec(t, root, "spec-1-1-sign-up.md", "status: done\nbaseline_revision: b0\n"+findings, "")
+		d := orchestrator.StoryDispatch{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Spec: rel, Base: "base0"}
+		p := pipelineAt(root, &fakeGit{})
+		if worktree {
+			d.WorkDir, p.Root = root, t.TempDir()
+		}
+		g := &fakeGit{}
+		p.Git = func(string, string) StoryGit { return g }
+		if err := p.Land(context.Background(), d, &orchestrator.CommitRequest{RunID: "r", Story: d.Story}); err != nil {
+			t.Fatal(err)
+		}
+		ledger := artifactsDir + "/" + workflows.DeferredWorkFile
+		data, err := os.ReadFile(filepath.Join(root, ledger))
+		switch {
+		case worktree && (err == nil || slices.Contains(g.paths, ledger)):
+			t.Fatalf("a worktree's landing wrote the ledger: paths %v", g.paths)
+		case !worktree && (err != nil || !strings.Contains(string(data), "Retry test is flaky") || !slices.Contains(g.paths, ledger)):
+			t.Fatalf("ledger %q (%v), squashed paths %v", data, err, g.paths)
+		}
 	}
 }

@@ -28,7 +28,7 @@ func TestEveryAgentsSessionVariablesAreKnown(t *testing.T) {
 			t.Errorf("%s is not a session variable", v)
 		}
 	}
-	if DefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, copilot, gemini or sim" {
+	if DefaultAgent() != AgentClaude || OrList(RunAgents()) != "claude, codex, copilot, gemini, opencode or sim" {
 		t.Fatalf("%q %q", DefaultAgent(), OrList(RunAgents()))
 	}
 }

@@ -68,6 +68,11 @@ const LimitRecordTranscript = "transcript-api-error"
 // codex_error_info usage_limit_exceeded.
 const LimitRecordRollout = "rollout-usage-limit"
 
+// LimitRecordOpenCodeDB: OpenCode's database under its state directory,
+// whose failed assistant message keeps the API's status and response
+// headers (an Anthropic usage limit's anthropic-ratelimit-unified-reset).
+const LimitRecordOpenCodeDB = "opencode-db-error"
+
 // IsLimitEvent reports whether a hook event is some agent's limit event.
 func IsLimitEvent(event string) bool {
 	if event == "" {
@@ -161,10 +166,24 @@ var copilotLimits = Limits{
 	},
 }
 
+// openCodeLimits: OpenCode 1.18.33 retries a 429 by itself (a usage limit
+// too, whatever its reset headers say), five times over about 100 s; then,
+// as at a 529 or a 500, `run` prints "Error: " and the API's own message
+// and exits 1 (its database keeps the status and the response headers).
+var openCodeLimits = Limits{
+	Record: LimitRecordOpenCodeDB,
+	Signs: []LimitSign{
+		{Reason: LimitUsage, Needles: []string{"Error: ", "usage limit"}, OnExit: true},
+		{Reason: LimitRate, Needles: []string{"Error: ", "rate limit"}, OnExit: true},
+		{Reason: LimitOverloaded, Needles: []string{"Error: ", "Overloaded"}, OnExit: true},
+		{Reason: LimitAPIError, Needles: []string{"Error: ", "internal server error"}, OnExit: true},
+	},
+}
+
 func init() {
 	// The simulated agent meets a limit as Claude Code does (agentsim.EnvLimit).
 	for n, l := range map[string]Limits{AgentClaude: claudeLimits, AgentCodex: codexLimits, AgentGemini: geminiLimits,
-		AgentCopilot: copilotLimits, AgentSim: claudeLimits} {
+		AgentCopilot: copilotLimits, AgentOpenCode: openCodeLimits, AgentSim: claudeLimits} {
 		p := profiles[n]
 		p.Limits = l
 		profiles[n] = p

@@ -146,6 +146,9 @@ type Facts struct {
 	HookTrust string
 	// HookProjectNote is what a project-scope install tells the user.
 	HookProjectNote string
+	// HookRefusal says why `hooks install` has nothing to install for a
+	// CLI whose sessions no hook can hold ("" = it has a hook, or none is asked of it).
+	HookRefusal string
 	// HookFlat: the hook's entries sit right under the event, {"type":
 	// "command", "bash": CMD, "timeoutSec": N}, not in groups of "hooks".
 	HookFlat bool
@@ -314,6 +317,18 @@ var agentFacts = map[string]Facts{
 		HookFiles: []HookFile{{"project", ".github/hooks/story-automator.json"}, {"user", "settings.json"}},
 		HookEvent: "agentStop", HookFlat: true,
 		HookProjectNote: "GitHub Copilot CLI runs a project's hooks only in a folder it trusts (answered in its interactive mode, or --trust-folder for one -p session)"},
+	// OpenCode 1.18 keeps its sessions, messages and their usage in an
+	// SQLite database under its XDG data folder; its config (providers and
+	// their keys) under ~/.config/opencode.
+	AgentOpenCode: {StateDir: ".local/share/opencode",
+		AuthEnv: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}, AuthFiles: []string{"auth.json"},
+		AuthFix:   "run `opencode auth login`, or name a provider and its key in ~/.config/opencode/opencode.json",
+		TrustNote: "opencode run does not ask to trust a folder",
+		PassEnv:   []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"},
+		Product:   "OpenCode",
+		// Measured on 1.18.33: its plugins hear session.idle after a turn
+		// ended; no event lets a plugin refuse the stop as a Stop hook does.
+		HookRefusal: "its plugins hear a turn's end (session.idle) only after it ended, and an event handler's answer cannot refuse the stop as a Stop hook's does"},
 	AgentCustom: {PassEveryAgent: true},
 }
 
@@ -364,6 +379,10 @@ const (
 	// directory, tmp/<project>/chats/session-*.jsonl, its project folders
 	// listed in projects.json (Gemini CLI's).
 	UsageChatSessionJSONL UsageFormat = "chat-session-jsonl"
+	// UsageOpenCodeDB: the SQLite database under the agent's state
+	// directory, opencode.db, whose session rows name their folder and
+	// whose assistant messages carry their tokens (OpenCode's).
+	UsageOpenCodeDB UsageFormat = "opencode-db"
 	// UsageEventsJSONL: a session's event log under the agent's state
 	// directory, session-state/<id>/events.jsonl, one session.usage_record
 	// per model request (Copilot CLI's).
@@ -372,12 +391,13 @@ const (
 
 // Agent names.
 const (
-	AgentClaude  = "claude"
-	AgentCodex   = "codex"
-	AgentGemini  = "gemini"
-	AgentCopilot = "copilot"
-	AgentSim     = "sim"
-	AgentCustom  = "custom"
+	AgentClaude   = "claude"
+	AgentCodex    = "codex"
+	AgentGemini   = "gemini"
+	AgentCopilot  = "copilot"
+	AgentOpenCode = "opencode"
+	AgentSim      = "sim"
+	AgentCustom   = "custom"
 )
 
 // Screen heuristic names: ScreenTurnSummary is a turn-summary line
@@ -445,6 +465,17 @@ var profiles = map[string]Profile{
 		// skill it is offered with its skill tool.
 		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
 		MinVersion: "1.0.102", Package: "@github/copilot", Install: "npm install -g @github/copilot@1.0.102"},
+	// OpenCode 1.18: `run` is its prompt mode (no dialog; it exits when the
+	// turn ends); --auto approves every tool call not explicitly denied.
+	// It has no sandbox: this tool's wraps it (agent/sandbox.go).
+	AgentOpenCode: {Name: AgentOpenCode, Program: "opencode", Args: []string{"run", "--auto"},
+		ModelFlag: "--model", PromptFlag: "--", Usage: UsageOpenCodeDB,
+		// `run` sends a message that holds a space in double quotes, so a
+		// slash command never reaches its command parser; the model loads
+		// a skill (from .claude/skills or .agents/skills, both offered by
+		// name in its system prompt) with its skill tool.
+		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
+		MinVersion: "1.18.33", Package: "opencode-ai", Install: "npm install -g opencode-ai@1.18.33"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks

@@ -11,8 +11,9 @@ import (
 // lists. It is data: tmux/child switches on Kind, never on the agent.
 type Sandbox struct {
 	// Kind names how the confinement is set up for one child
-	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools);
-	// "" = the agent has no sandbox of its own.
+	// (SandboxClaudeSettings, SandboxCodexProfile, SandboxGeminiTools, or
+	// SandboxWrapped: this tool's sandbox around the whole CLI); "" = the
+	// child is not confined.
 	Kind string
 	// Args replace Profile.Args for a confined child: the same unattended
 	// start with the CLI's sandbox on instead of its "no guard rails"
@@ -68,14 +69,20 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
-	// NetworkOpen: a confined child's tools keep the network whatever the
-	// workflow allows (a CLI wrapped whole, whose model API and tools share
-	// one network namespace); doctor warns.
+	// NetworkOpen: a confined child keeps the network whatever the
+	// workflow allows: a CLI wrapped whole (SandboxWrapped) that calls its
+	// model API from inside the wrap, where its tools share its network
+	// namespace. doctor warns; a run names it among the sandbox's
+	// exceptions.
 	NetworkOpen bool
+	// WrapWrites are the folders (relative to HOME) a CLI wrapped whole
+	// writes itself besides its state directory: its data, state and
+	// config; created when absent.
+	WrapWrites []string
 	// CacheDir is the CLI's folder under the user's cache folder
 	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
-	// (its unpacked program), which a child wrapped whole
-	// (SandboxWrapped) must keep writing; "" = none.
+	// (its unpacked program, its packages), which a child wrapped whole
+	// must keep writing; created when absent; "" = none.
 	CacheDir string
 	// Plants are the names (relative to the child's folder) the sandbox
 	// creates or mounts over when they are absent; a run keeps them out of
@@ -97,12 +104,16 @@ const (
 	// SandboxGeminiTools: Gemini CLI's tool sandboxing from a per-child
 	// settings file, with auto_edit approval and a per-child policy.
 	SandboxGeminiTools = "gemini-tool-sandboxing"
-	// SandboxWrapped: this tool's bubblewrap around the whole CLI process
-	// (internal/confine), for a CLI whose own sandbox cannot hold the
-	// policy: it writes the child's folder, its git dirs, a private /tmp
-	// and the CLI's own state and cache folders; it reads everything but
-	// the credentials. The CLI's network is its model API, so its tools
-	// keep the network.
+	// SandboxWrapped: this tool's sandbox (internal/confine: bubblewrap on
+	// Linux, sandbox-exec on macOS) around the whole CLI process, for an
+	// agent with no sandbox of its own (a custom command, OpenCode) or one
+	// whose own cannot hold the policy (Copilot CLI). It writes the
+	// child's folder, its git dirs (never their hooks or config), a private
+	// /tmp, and the CLI's own state directory, WrapWrites and CacheDir (and
+	// the sessions' state folder when a hook of ours runs inside it); it
+	// reads everything but the credentials; its network is the workflow's
+	// (all of it once sandbox.network lists a host: it cannot let single
+	// hosts through) unless NetworkOpen.
 	SandboxWrapped = "wrapped"
 )
 
@@ -114,13 +125,18 @@ const (
 	HideOwn = "own"
 	// HideWrap: this tool's bubblewrap around the whole CLI process
 	// (internal/confine), for a CLI whose sandbox cannot hide a path from
-	// its shell; the CLI's own sandbox runs nested inside it.
+	// its shell (the CLI's own sandbox runs nested inside it), or for an
+	// agent that has only that one (SandboxWrapped).
 	HideWrap = "wrap"
 )
 
 // SandboxInstall is how a Debian or Ubuntu machine gets what the Linux
 // sandboxes run.
 const SandboxInstall = "apt-get install bubblewrap socat"
+
+// confineInstall is how a Debian or Ubuntu machine gets what this tool's
+// own sandbox around a whole CLI (SandboxWrapped) runs.
+const confineInstall = "apt-get install bubblewrap"
 
 // writesAllowed is what every CLI sandbox lets a child write.
 const writesAllowed = "writes: the story's worktree (or the project), its .git, a private temp dir"
@@ -168,6 +184,15 @@ var sandboxes = map[string]Sandbox{
 		Plants:      []string{".gitignore", ".geminiignore"},
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
+	// OpenCode 1.18 has no sandbox (no option or command of its help names
+	// one): this tool's wraps it. It calls its model API itself, so the wrap
+	// keeps the network, and it writes its database, state and cache, and
+	// its config folder (it installs its plugin package there at each
+	// start, and stops with "Unexpected error" when it cannot).
+	AgentOpenCode: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+		Needs: []string{"bwrap"}, Install: confineInstall, NetworkOpen: true,
+		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".config/opencode"}, CacheDir: "opencode",
+		Allows: writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: all of it (the CLI calls its model API from inside the wrap, so its tools reach the network too)"},
 	// Copilot CLI 1.0.102's --sandbox cannot hold the policy: its file
 	// edits are not in it, it lets a shell command write the project's
 	// .git/hooks and the host's /tmp, it cannot narrow .git, and on Linux
@@ -177,10 +202,13 @@ var sandboxes = map[string]Sandbox{
 	// off (--allow-all-paths) so a write outside fails in the sandbox.
 	AgentCopilot: {Kind: SandboxWrapped, OS: []string{"linux"}, Hides: HideWrap,
 		Args:  []string{"--allow-all-tools", "--allow-all-paths", "--no-ask-user", "--no-auto-update"},
-		Needs: []string{"bwrap"}, Install: SandboxInstall, CacheDir: "copilot", NetworkOpen: true,
+		Needs: []string{"bwrap"}, Install: confineInstall, CacheDir: "copilot", NetworkOpen: true,
 		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: open (the CLI and its tools share one process tree, and the CLI needs its model API)"},
-	AgentSim:    {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
-	AgentCustom: {Unconfined: "a custom command has no sandbox of its own: it runs as you, with your rights"},
+	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
+	// A custom command has no sandbox of its own: this tool's wraps it.
+	AgentCustom: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
+		Needs: []string{"bwrap"}, Install: confineInstall,
+		Allows: writesAllowed + "; /tmp is private; network: none, or all of it when sandbox.network lists hosts"},
 }
 
 func init() {
@@ -263,9 +291,10 @@ func (s Sandbox) Reads(goos string) string {
 }
 
 // ArgsFor is the argv that follows the program: the confined start, or
-// the unconfined one when confined is false or the agent has no sandbox.
+// the unconfined one when confined is false, the agent has no sandbox or
+// its start is the same either way (this tool's sandbox around it).
 func (p Profile) ArgsFor(confined bool) []string {
-	if confined && p.Sandbox.Kind != "" {
+	if confined && p.Sandbox.Kind != "" && p.Sandbox.Args != nil {
 		return p.Sandbox.Args
 	}
 	return p.Args

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,9 +175,18 @@ func TestGeminiHookIsLookedForUnderAfterAgent(t *testing.T) {
 
 // Each CLI agent's hook is checked where the installer puts it.
 func TestHookProvidersAreTheInstallers(t *testing.T) {
-	for _, a := range agent.CLIAgents() {
+	for _, a := range agent.HookProviders() {
 		if len(hooks.Scopes(hooks.Provider(a))) == 0 {
 			t.Errorf("%s: no settings file the installer knows", a)
+		}
+	}
+	// A CLI with no hook to install (OpenCode) is told so, not failed.
+	for _, a := range agent.CLIAgents() {
+		if slices.Contains(agent.HookProviders(), a) {
+			continue
+		}
+		if c := checkHooks(context.Background(), a, Options{Root: t.TempDir()}, os.Getenv); c.Status != OK || !strings.Contains(c.Detail, "need no installed hook") {
+			t.Errorf("%s: %+v", a, c)
 		}
 	}
 }
@@ -246,7 +256,7 @@ func TestAgentsTakesTheTablesNamesAndDefault(t *testing.T) {
 	if err != nil || strings.Join(got, " ") != "codex sim gemini" {
 		t.Fatalf("%v %v", got, err)
 	}
-	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, copilot, gemini or sim") {
+	if _, err := Agents(context.Background(), []string{"custom"}, nil); err == nil || !strings.Contains(err.Error(), "use claude, codex, copilot, gemini, opencode or sim") {
 		t.Fatalf("custom: %v", err)
 	}
 	// No agent CLI on an empty PATH: the table's default is checked.

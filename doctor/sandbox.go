@@ -38,7 +38,11 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 	if perr == nil && len(pol.Sandbox.ReadDeny) > 0 && p.Sandbox.HidesCredentials(runtime.GOOS) {
 		reads += " and sandbox.readDeny: " + strings.Join(pol.Sandbox.ReadDeny, ", ")
 	}
-	c.Status, c.Detail = OK, fmt.Sprintf("%s's sandbox works here (%s); %s; %s", p.Product, p.Sandbox.Kind, p.Sandbox.Allows, reads)
+	whose := p.Product + "'s sandbox"
+	if p.Sandbox.Kind == agent.SandboxWrapped {
+		whose = "this tool's own sandbox around the whole command"
+	}
+	c.Status, c.Detail = OK, fmt.Sprintf("%s works here (%s); %s; %s", whose, p.Sandbox.Kind, p.Sandbox.Allows, reads)
 	if !p.Sandbox.HidesCredentials(runtime.GOOS) {
 		c.Status = Warn
 		c.Fix = "run it with your credentials out of its HOME, or use an agent that hides them on " + runtime.GOOS

@@ -62,13 +62,19 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != OK || !strings.Contains(c.Detail, "denied by the CLI's own sandbox and sandbox.readDeny: ~/.config/rclone") {
 		t.Fatalf("claude with sandbox.readDeny: %+v", c)
 	}
+	// A custom command has no sandbox of its own: this tool's confines it.
+	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != OK ||
+		!strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
+		!strings.Contains(c.Detail, "hidden by this tool's bubblewrap") {
+		t.Fatalf("custom: %+v", c)
+	}
 	if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte("sandbox: off\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if c := checkSandbox(ctx, agent.AgentClaude, o); c.Status != Warn || !strings.Contains(c.Detail, "unconfined") || c.Fix == "" {
 		t.Fatalf("claude with sandbox: off: %+v", c)
 	}
-	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != Warn || !strings.Contains(c.Detail, "no sandbox of its own") {
+	if c := checkSandbox(ctx, agent.AgentCustom, o); c.Status != Warn || !strings.Contains(c.Detail, "unconfined") {
 		t.Fatalf("custom: %+v", c)
 	}
 	if c := checkSandbox(ctx, agent.AgentSim, o); c.Status != OK {
@@ -76,8 +82,9 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 	}
 }
 
-// GitHub Copilot CLI runs wrapped whole in this tool's bubblewrap: doctor
-// says its sandbox works and warns that its tools keep the network.
+// GitHub Copilot CLI and OpenCode run wrapped whole in this tool's
+// bubblewrap with the network their model API needs: doctor says the
+// sandbox works and warns that their tools keep the network.
 func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
 	testtier.Integration(t)
 	bwrap, err := exec.LookPath("bwrap")
@@ -88,8 +95,11 @@ func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
 		t.Skip("bwrap is not installed")
 	}
 	o := Options{Root: t.TempDir(), Environ: []string{"PATH=" + filepath.Dir(bwrap) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}}
-	c := checkSandbox(context.Background(), agent.AgentCopilot, o)
-	if c.Status != Warn || !strings.Contains(c.Detail, "works here") || !strings.Contains(c.Detail, "keep the network") || c.Fix == "" {
-		t.Fatalf("copilot: %+v", c)
+	for _, name := range []string{agent.AgentCopilot, agent.AgentOpenCode} {
+		c := checkSandbox(context.Background(), name, o)
+		if c.Status != Warn || !strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
+			!strings.Contains(c.Detail, "keep the network") || c.Fix == "" {
+			t.Fatalf("%s: %+v", name, c)
+		}
 	}
 }

@@ -32,17 +32,29 @@ func writeSettings(t *testing.T, path, data string) {
 	}
 }
 
-// With no settings that turn them off, every CLI agent's subagents are on,
-// and doctor names the tool that runs them; an agent without a model of
-// its own gets no such check.
+// With no settings that turn them off, the subagents of every CLI agent
+// whose subagent tools are recorded are on, and doctor names the tool that
+// runs them; an agent without a model of its own, or whose subagents were
+// not measured yet (GitHub Copilot CLI, OpenCode), gets no such check.
 func TestDoctorSubagentsOnByDefault(t *testing.T) {
 	_, getenv := subagentsEnv(t)
+	checked := 0
 	for _, a := range agent.CLIAgents() {
 		p, _ := agent.LookupProfile(a)
 		c, ok := checkSubagents(a, Options{Root: t.TempDir(), Getenv: getenv})
+		if len(p.Subagents.Tools) == 0 {
+			if ok {
+				t.Errorf("%s, with no subagent tools recorded, got a check: %+v", a, c)
+			}
+			continue
+		}
+		checked++
 		if !ok || c.Status != OK || !strings.Contains(c.Detail, p.Subagents.Tools[0]) {
 			t.Errorf("%s: %+v %v", a, c, ok)
 		}
+	}
+	if checked < 3 {
+		t.Errorf("%d CLI agents have their subagents checked, want Claude Code's, Codex's and Gemini CLI's", checked)
 	}
 	if _, ok := checkSubagents(agent.AgentSim, Options{Root: t.TempDir(), Getenv: getenv}); ok {
 		t.Errorf("the simulated agent got a subagents check")

@@ -54,6 +54,10 @@ type Changed struct {
 func (e Env) locate(provider, scope string) (Location, error) {
 	p := Provider(provider)
 	if _, ok := facts(p); !ok {
+		if prof, known := agent.LookupProfile(string(p)); known && prof.HookRefusal != "" {
+			return Location{}, usageError("--provider %s: %s has no hook to install: %s", p, prof.Product, prof.HookRefusal).
+				WithAction("hold the run from a session of %s, or run `story-automator run` from a shell", providerList())
+		}
 		return Location{}, usageError("--provider must be %s, got %q", providerList(), p)
 	}
 	s := Scope(scope)

@@ -226,3 +226,21 @@ func TestCodexRolloutGivesTheExactReset(t *testing.T) {
 		t.Fatal("another session's rollout was read")
 	}
 }
+
+// OpenCode 1.18.33's database after a usage limit (testdata/opencode,
+// written by the pinned CLI against model-sim's `usage` limit of 1h): the
+// failed message keeps the API's reset header, read to the second; a
+// database with no such message since the child started has none.
+func TestFromOpenCodeDBReadsTheResetOfAUsageLimit(t *testing.T) {
+	home := filepath.Join("testdata", "opencode")
+	reset, ok := FromOpenCodeDB(home, time.UnixMilli(1795919278870))
+	if !ok || !reset.Equal(time.Unix(1795922895, 0)) {
+		t.Fatalf("reset %s %v, want %s", reset, ok, time.Unix(1795922895, 0).UTC())
+	}
+	if _, ok := FromOpenCodeDB(home, time.UnixMilli(1795919278870).Add(time.Hour)); ok {
+		t.Fatal("a limit from before the child started was read")
+	}
+	if _, ok := FromOpenCodeDB(t.TempDir(), time.Time{}); ok {
+		t.Fatal("a reset read from no database")
+	}
+}

@@ -43,6 +43,19 @@ func WorktreeEscapeTargets(projectRoot, tag string) []string {
 	return []string{projectRoot + "/" + tag, projectRoot + "/.git/hooks/" + tag}
 }
 
+// EscapeCommand is the escape attempt's shell script itself, for a test
+// that runs it as a command of its own rather than through a model (a
+// custom command under this tool's sandbox).
+func EscapeCommand(e Escape) string {
+	if e.Outside == "" {
+		e.Outside = DefaultEscapeOutside
+	}
+	if e.Tag == "" {
+		e.Tag = DefaultEscapeTag
+	}
+	return escapeShell(e, "command")
+}
+
 // escapeCalls are the hostile model's two tries: plainly, then asking for
 // the CLI's unsandboxed escape hatch.
 func (b *Brain) escapeCalls() []*Call {

@@ -69,6 +69,14 @@ func exitLimit(p agent.Profile, st *sessionstate.State, tail string, now time.Ti
 			sig.ResetsAt = reset
 		}
 	}
+	if p.Limits.Record == agent.LimitRecordOpenCodeDB && sig.Reason == agent.LimitUsage {
+		// Its output names no reset; its database keeps the API's.
+		if created, ok := marker.ParseTime(st.CreatedAt); ok {
+			if reset, ok := limit.FromOpenCodeDB(p.StateHome(os.Getenv), created); ok {
+				sig.ResetsAt = reset
+			}
+		}
+	}
 	return &sig
 }
 

@@ -42,6 +42,9 @@ func TestAChildThatExitedAtALimitIsLimitedNotCrashed(t *testing.T) {
 		{agent.AgentCopilot, "copilot-1.0.102-rate_limit-p.log", ReasonRateLimit, false},
 		{agent.AgentCopilot, "copilot-1.0.102-overloaded-p.log", ReasonOverloaded, false},
 		{agent.AgentCopilot, "copilot-1.0.102-server_error-p.log", ReasonAPIError, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-usage_limit-run.log", ReasonUsageLimit, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-overloaded-run.log", ReasonOverloaded, false},
+		{agent.AgentOpenCode, "opencode-1.18.33-server_error-run.log", ReasonAPIError, false},
 	}
 	for _, c := range cases {
 		out := readFixture(t, "testdata/limits/"+c.file)

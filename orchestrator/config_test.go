@@ -134,9 +134,10 @@ func TestDurationRecordsItsTextAndOnlyWhenGiven(t *testing.T) {
 }
 
 // What the sandbox setting does not cover is said, never left to guess: a
-// custom command has no sandbox, and a sandbox that cannot let single
-// hosts through gives no network even to the listed hosts; the state
-// document's configuration says so.
+// custom command, under this tool's sandbox, reaches every host once one
+// is listed, and a sandbox that cannot let single hosts through gives no
+// network even to the listed hosts; the state document's configuration
+// says so.
 func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  RunConfig
@@ -144,23 +145,28 @@ func TestSandboxExceptionsNameTheAgentsTheSettingDoesNotCover(t *testing.T) {
 	}{
 		{RunConfig{Agent: "claude", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}}, ""},
 		{RunConfig{Agent: "sim", Sandbox: SandboxOn}, ""},
-		{RunConfig{Agent: "custom", Sandbox: SandboxOn}, "custom runs unconfined: it has no sandbox of its own"},
+		{RunConfig{Agent: "custom", Sandbox: SandboxOn}, ""},
+		{RunConfig{Agent: "custom", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}},
+			"custom reaches every host, not only sandbox.network's: this tool's sandbox cannot let single hosts through"},
 		{RunConfig{Agent: "claude", FallbackAgent: "codex", Sandbox: SandboxOn, SandboxNetwork: []string{"registry.npmjs.org"}},
 			"codex reaches no network: its sandbox cannot let single hosts through"},
 		{RunConfig{Agent: "custom", Sandbox: SandboxOff}, ""},
-		{RunConfig{Agent: "copilot", Sandbox: SandboxOn}, "copilot's tools keep the network: its sandbox wraps the whole CLI, whose model API they share"},
+		{RunConfig{Agent: "opencode", Sandbox: SandboxOn},
+			"opencode's tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it"},
+		{RunConfig{Agent: "copilot", Sandbox: SandboxOn},
+			"copilot's tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it"},
 		{RunConfig{Agent: "copilot", Sandbox: SandboxOff}, ""},
 	} {
 		if got := strings.Join(tc.cfg.SandboxExceptions(), "; "); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.cfg, got, tc.want)
 		}
 	}
-	st := &State{RunID: "r", Config: RunConfig{Agent: "custom", Sandbox: SandboxOn}}
+	st := &State{RunID: "r", Config: RunConfig{Agent: "claude", FallbackAgent: "codex", Sandbox: SandboxOn, SandboxNetwork: []string{"example.org"}}}
 	b, err := RenderState(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "| sandbox | sandbox on; custom runs unconfined: it has no sandbox of its own |") {
+	if !strings.Contains(string(b), "codex reaches no network: its sandbox cannot let single hosts through |") {
 		t.Fatalf("configuration:\n%s", b)
 	}
 }

@@ -66,6 +66,8 @@ func Read(src agent.UsageFormat, s Session) (Reading, error) {
 			return Reading{}, err
 		}
 		return ReadCopilotEvents(path)
+	case agent.UsageOpenCodeDB:
+		return openCodeSession(s)
 	case "":
 		return Reading{}, errors.New("the agent reports no usage the tool can read")
 	}

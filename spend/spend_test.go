@@ -189,6 +189,43 @@ func TestReadFindsTheCodexAndGeminiRecordsOfTheChildsDirectory(t *testing.T) {
 	}
 }
 
+// OpenCode 1.18.33's own database (testdata/opencode/opencode.db, written
+// by the pinned CLI against model-sim: one two-request turn in one folder,
+// then two one-request turns in another): the newest session started in
+// the child's folder since it started is read, each of its assistant
+// messages once; an older session or another folder's is not.
+func TestReadOpenCodeDBReadsTheChildsSession(t *testing.T) {
+	db := filepath.Join("testdata", "opencode", "opencode.db")
+	ms := func(n int64) time.Time { return time.UnixMilli(n) }
+	r, err := Read(agent.UsageOpenCodeDB, Session{Transcript: db, Dir: "/tmp/ocode/proj", Since: ms(1795919196556)})
+	want := Usage{InputTokens: 2400, OutputTokens: 120, CacheReadTokens: 600, CacheWriteTokens: 80}
+	if err != nil || r.Usage != want || r.Model != "model-sim" {
+		t.Fatalf("first folder: %+v %v, want %+v", r, err, want)
+	}
+	r, err = ReadOpenCodeDB(db, "/tmp/ocode/proj3", ms(1795919196556))
+	if want := (Usage{InputTokens: 1200, OutputTokens: 60, CacheReadTokens: 300, CacheWriteTokens: 40}); err != nil || r.Usage != want {
+		t.Fatalf("the newest session of the second folder: %+v %v, want %+v", r, err, want)
+	}
+	if _, err := ReadOpenCodeDB(db, "/tmp/ocode/proj", ms(1795919196556).Add(time.Hour)); !errors.Is(err, ErrNoRecord) {
+		t.Fatalf("a session older than the child: %v, want ErrNoRecord", err)
+	}
+	// Found in the state directory by its name when no path is given.
+	state := t.TempDir()
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "opencode.db"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Read(agent.UsageOpenCodeDB, Session{StateDir: state, Dir: "/tmp/ocode/proj", Since: ms(1795919196556)}); err != nil || r.Usage != want {
+		t.Fatalf("from the state directory: %+v %v", r, err)
+	}
+	if _, err := Read(agent.UsageOpenCodeDB, Session{StateDir: t.TempDir(), Dir: "/x"}); !errors.Is(err, ErrNoRecord) {
+		t.Fatalf("no database: %v, want ErrNoRecord", err)
+	}
+}
+
 // Copilot CLI's event log is found by the cwd and start time of its first
 // line, session.start, under session-state/<id>/.
 func TestReadFindsTheCopilotEventLogOfTheChildsDirectory(t *testing.T) {

@@ -85,7 +85,7 @@ func testRealRun(t *testing.T, agent string, home func(offline.Config) (offline.
 	if err != nil {
 		t.Fatal(err)
 	}
-	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root, p.root},
+	oenv, err := home(offline.Config{Home: agentHome(t, agent), BaseURL: srv.URL(), Trusted: []string{root, p.root},
 		Leave: offline.Dialogs{TrustFolder: untrusted}})
 	if err != nil {
 		t.Fatal(err)

@@ -45,11 +45,12 @@ func hostileSend(kind string, lines int) string {
 // with a first prompt (their unattended profiles are one-shot); Claude
 // Code's profile is interactive already. Interactive Codex 0.169 starts its
 // shared background server unless told --no-daemon, and that server
-// outlives the test.
+// outlives the test. Run unconfined (their bypass switches say so), a
+// custom command is not wrapped in this tool's sandbox.
 var interactiveSpawn = map[string][]string{
 	"claude": {"--agent", "claude"},
-	"codex":  {"--agent", "custom", "--command", "codex --no-daemon --dangerously-bypass-approvals-and-sandbox {prompt}"},
-	"gemini": {"--agent", "custom", "--command", "gemini --yolo -i {prompt}"},
+	"codex":  {"--agent", "custom", "--sandbox", "off", "--command", "codex --no-daemon --dangerously-bypass-approvals-and-sandbox {prompt}"},
+	"gemini": {"--agent", "custom", "--sandbox", "off", "--command", "gemini --yolo -i {prompt}"},
 }
 
 // The send tests run beside the other parallel end-to-end runs: under that

@@ -24,7 +24,7 @@ func TestWriteHomeRefusesAnUnknownAgent(t *testing.T) {
 // The agents a home can be written for are the ones For knows, sorted.
 func TestAgentsAreTheHomeWriters(t *testing.T) {
 	agents := Agents()
-	if !sort.StringsAreSorted(agents) || len(agents) != 4 {
+	if !sort.StringsAreSorted(agents) || len(agents) != 5 {
 		t.Fatalf("agents %v", agents)
 	}
 	for _, a := range agents {

@@ -28,6 +28,9 @@
 //	    HOME, COPILOT_OFFLINE=true, COPILOT_PROVIDER_BASE_URL (BaseURL+"/v1"),
 //	    COPILOT_PROVIDER_WIRE_API=responses, COPILOT_PROVIDER_API_KEY,
 //	    COPILOT_MODEL, and XDG_CACHE_HOME (the user's, where it unpacks itself).
+//	  - OpenCode: writes Home/.config/opencode/opencode.json (a provider of
+//	    its own on the Anthropic endpoint, BaseURL+"/v1", as its model); sets
+//	    HOME, OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_DISABLE_MODELS_FETCH.
 //
 // Config.Model, when set, is the model each CLI asks for (ANTHROPIC_MODEL,
 // config.toml model, settings.json model.name). Each dialog a first run meets
@@ -175,10 +178,11 @@ func writeFile(path string, data []byte) error {
 }
 
 // homes are the home writers by agent CLI name.
-var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini, "copilot": Copilot}
+var homes = map[string]func(Config) (Env, error){"claude": Claude, "codex": Codex, "gemini": Gemini, "copilot": Copilot,
+	"opencode": OpenCode}
 
 // For returns the home writer of an agent CLI by its name ("claude",
-// "codex", "gemini", "copilot"); ok is false for any other name.
+// "codex", "gemini", "copilot", "opencode"); ok is false for any other name.
 func For(agent string) (write func(Config) (Env, error), ok bool) {
 	write, ok = homes[agent]
 	return write, ok

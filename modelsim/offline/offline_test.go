@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -146,6 +147,38 @@ func TestGeminiHomeSelectsTheAPIKeyAndTrustsTheProject(t *testing.T) {
 	}
 	if tr := readJSON(t, filepath.Join(home2, ".gemini", "trustedFolders.json")); len(tr) != 0 {
 		t.Errorf("an untrusted home trusts %v", tr)
+	}
+}
+
+// OpenCode's home names a provider of its own on model-sim's Anthropic
+// endpoint as its model, and its environment keeps it from updating.
+func TestOpenCodeHomeNamesAProviderOnModelSim(t *testing.T) {
+	home := t.TempDir()
+	env, err := OpenCode(Config{Home: home, BaseURL: "http://127.0.0.1:9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Model    string `json:"model"`
+		Provider map[string]struct {
+			NPM     string `json:"npm"`
+			Options struct {
+				BaseURL string `json:"baseURL"`
+				APIKey  string `json:"apiKey"`
+			} `json:"options"`
+		} `json:"provider"`
+	}
+	b, err := os.ReadFile(filepath.Join(home, ".config", "opencode", "opencode.json"))
+	if err != nil || json.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("config %s: %v", b, err)
+	}
+	p := cfg.Provider[OpenCodeProvider]
+	if cfg.Model != OpenCodeProvider+"/"+OpenCodeModel || p.NPM != "@ai-sdk/anthropic" ||
+		p.Options.BaseURL != "http://127.0.0.1:9/v1" || p.Options.APIKey != APIKey {
+		t.Fatalf("config %+v", cfg)
+	}
+	if env.Set["HOME"] != home || env.Set["OPENCODE_DISABLE_AUTOUPDATE"] != "1" || !slices.Contains(env.Unset, "XDG_CONFIG_HOME") {
+		t.Fatalf("env %+v", env)
 	}
 }
 

@@ -61,7 +61,11 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 		return Launch{}, fmt.Errorf("the prompt contains a NUL byte")
 	}
 	if p.Name == agent.AgentCustom {
-		return buildTemplate(inv)
+		l, err := buildTemplate(inv)
+		if err == nil && inv.Confine != nil && p.Sandbox.Kind != "" {
+			confinedLaunch(p.Sandbox, inv.Confine, &l)
+		}
+		return l, err
 	}
 	prog := p.Program
 	if p.RunsThisBinary() {

@@ -77,21 +77,26 @@ func holdsAny(path string, paths []string) bool {
 // directory and caches), the project (the session state its hook keeps)
 // and the child's folder. Its tools stay inside the CLI's own sandbox.
 //
-// A CLI wrapped whole (agent.SandboxWrapped) writes less: the child's
-// folder and its git dirs, its state directory and cache folder, and the
-// sessions' state folder, where its hook stamps the turn.
-func cliWrites(p agent.Profile, r Request, c *Confine, getenv func(string) string) []string {
+// A CLI wrapped whole (agent.SandboxWrapped: the wrap is its only
+// sandbox) writes less: the child's folder and its git dirs, its state
+// directory, the folders it writes itself (wrappedOwnDirs), and the
+// sessions' state folder only when a hook of ours runs inside the wrap
+// (Profile.ChildHook) to stamp the turn there.
+func cliWrites(p agent.Profile, r Request, c *Confine, getenv func(string) string) ([]string, error) {
 	dirs := []string{getenv("HOME"), p.StateHome(getenv), r.ProjectRoot, r.StateDir, r.dir()}
 	if p.Sandbox.Kind == agent.SandboxWrapped {
-		dirs = append([]string{r.dir()}, c.GitDirs...)
-		dirs = append(dirs, p.StateHome(getenv), r.StateDir, c.FilesDir)
-		if p.Sandbox.CacheDir != "" {
-			// Made when missing: a CLI's first start fills it.
-			cache := filepath.Join(cacheHome(getenv), p.Sandbox.CacheDir)
-			if filepath.IsAbs(cache) && os.MkdirAll(cache, 0o700) == nil {
-				dirs = append(dirs, cache)
-			}
+		own, err := wrappedOwnDirs(p, getenv)
+		if err != nil {
+			return nil, err
 		}
+		dirs = append([]string{c.Dir}, c.GitDirs...)
+		if p.StateDir != "" || p.StateDirEnv != "" {
+			dirs = append(dirs, p.StateHome(getenv))
+		}
+		if p.ChildHook != "" {
+			dirs = append(dirs, r.StateDir)
+		}
+		dirs = append(dirs, own...)
 	}
 	var out []string
 	for _, d := range dirs {
@@ -111,7 +116,33 @@ func cliWrites(p agent.Profile, r Request, c *Confine, getenv func(string) strin
 			out = append(out, filepath.Clean(d))
 		}
 	}
-	return out
+	return out, nil
+}
+
+// wrappedOwnDirs are the folders a CLI wrapped whole writes itself besides
+// its state directory (Sandbox.WrapWrites under HOME, Sandbox.CacheDir
+// under the user's cache folder), made when absent: a CLI's first start
+// fills them, and the sandbox mounts only what exists. A folder that
+// would be relative (no HOME) is left out.
+func wrappedOwnDirs(p agent.Profile, getenv func(string) string) ([]string, error) {
+	var dirs []string
+	for _, rel := range p.Sandbox.WrapWrites {
+		dirs = append(dirs, filepath.Join(getenv("HOME"), rel))
+	}
+	if p.Sandbox.CacheDir != "" {
+		dirs = append(dirs, filepath.Join(cacheHome(getenv), p.Sandbox.CacheDir))
+	}
+	var out []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // cacheHome is the user's cache folder: $XDG_CACHE_HOME, else ~/.cache.

@@ -31,8 +31,13 @@ type Confine struct {
 	// ReadDeny are the paths the child may not read (ReadDenied): absolute.
 	ReadDeny []string
 	// CLIWrites are the folders the CLI itself writes when this tool's
-	// bubblewrap wraps it (agent.HideWrap; cliWrites).
+	// bubblewrap wraps it (agent.HideWrap; cliWrites): under
+	// agent.SandboxWrapped, everything the child may write but its /tmp.
 	CLIWrites []string
+	// Guarded are the paths inside GitDirs kept read-only when this
+	// tool's sandbox is the whole sandbox (agent.SandboxWrapped): the hooks
+	// and config that make git run code (gitdirs.Guarded).
+	Guarded []string
 }
 
 // TmpDir is the child's private temporary folder.
@@ -73,14 +78,14 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 			l.setEnv(sb.SettingsEnv, settings)
 		}
 	}
-	if sb.Kind == agent.SandboxWrapped {
-		// The wrap is the whole sandbox: the CLI and its tools write only
-		// what cliWrites lists, never git's hooks or config.
-		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: gitdirs.Guarded(c.Dir), ReadDeny: c.ReadDeny,
-			Network: true, TmpDir: c.TmpDir()}
-		return
-	}
-	if sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS) {
+	switch {
+	case sb.Kind == agent.SandboxWrapped:
+		// This tool's sandbox is the whole sandbox: the CLI and its tools
+		// write only what cliWrites lists, never git's hooks or config;
+		// the network is the workflow's unless the CLI keeps it.
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny,
+			Network: sb.NetworkOpen || len(c.Network) > 0, TmpDir: c.TmpDir()}
+	case sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS):
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.
 		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadDeny: c.ReadDeny, Network: true, TmpDir: "/tmp", Nests: true}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 )
 
 // noGuardRails are the switches that turn a CLI's own checks off; a
@@ -142,7 +143,8 @@ func TestAConfinedCopilotChildIsWrappedWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := agent.LookupProfile(agent.AgentCopilot)
-	c := &Confine{Dir: dir, GitDirs: GitDirs(dir), FilesDir: "/s/x.sandbox", ReadDeny: []string{"/h/.ssh"}, CLIWrites: []string{dir, "/h/.copilot"}}
+	c := &Confine{Dir: dir, GitDirs: GitDirs(dir), Guarded: gitdirs.Guarded(dir), FilesDir: "/s/x.sandbox", ReadDeny: []string{"/h/.ssh"},
+		CLIWrites: []string{dir, "/h/.copilot"}}
 	l, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "go", Confine: c, FilesDir: "/s/x.sandbox"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/atomicfile"
 	"github.com/story-automator/story-automator/internal/confine"
+	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/sessionstate"
 	"github.com/story-automator/story-automator/tmux"
@@ -223,6 +224,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	if r.WorkDir != "" {
 		vars[EnvWorkDir] = r.WorkDir
 	}
+	// A program that takes its folder from $PWD (as a shell sets it)
+	// rather than from its working directory works there too.
+	vars["PWD"] = r.dir()
 	for k, v := range prof.Env {
 		vars[k] = v
 	}
@@ -291,14 +295,15 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 	}
 	c := &Confine{Dir: r.dir(), GitDirs: GitDirs(r.dir()), Network: r.Network,
 		FilesDir: SandboxFilesPath(r.StateDir, name), ReadDeny: ReadDenied(prof, r.ReadDeny, getenv)}
+	c.Guarded = gitdirs.Guarded(r.dir())
 	if len(c.GitDirs) == 0 {
-		c.GitDirs = GitDirs(r.ProjectRoot)
+		c.GitDirs, c.Guarded = GitDirs(r.ProjectRoot), gitdirs.Guarded(r.ProjectRoot)
 	}
 	if prof.Sandbox.Hides == agent.HideWrap {
-		if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
+		var err error
+		if c.CLIWrites, err = cliWrites(prof, r, c, getenv); err != nil {
 			return nil, err
 		}
-		c.CLIWrites = cliWrites(prof, r, c, getenv)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func TestSpawnWritesThePromptFileForTemplates(t *testing.T) {
 	tc, _ := fakeTmux(func(tmux.FakeCall) tmux.FakeResult { return tmux.FakeResult{Stdout: "%1"} })
 	sp := &Spawner{Tmux: tc, Exe: "/x"}
 	req := spawnRequest(root)
-	req.Agent, req.Command = agent.AgentCustom, "tool --in {prompt_file}"
+	req.Agent, req.Command, req.Unconfined = agent.AgentCustom, "tool --in {prompt_file}", true
 	sess, err := sp.Spawn(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -57,6 +57,11 @@ type Profile struct {
 	// Usage names the reader of the agent's own record of its usage (its
 	// transcript, session log or stats); "" = the agent reports none.
 	Usage UsageFormat
+	// RecordEnd is what the agent writes last to the record its hook names
+	// (the transcript) as it shuts down: a session is closed only once it
+	// is there, or the record is not whole ("" = the record settles when it
+	// stops growing).
+	RecordEnd string
 	// RootEnv is the variable (NAME=value) without which the CLI refuses
 	// to run unattended as root; doctor checks it.
 	RootEnv string
@@ -461,6 +466,9 @@ var profiles = map[string]Profile{
 	// --allow-all-tools to run anything without a terminal.
 	AgentCopilot: {Name: AgentCopilot, Program: "copilot", Args: []string{"--yolo", "--no-ask-user", "--no-auto-update"},
 		ModelFlag: "--model", PromptFlag: "-p", ChildHook: ChildHookPluginDir, Usage: UsageEventsJSONL, Dialogs: copilotDialogs,
+		// Its agentStop hook runs before the event log is flushed: the
+		// turn's session.usage_record may land only as the CLI shuts down.
+		RecordEnd: `"type":"session.shutdown"`,
 		// -p sends "/skill args" to the model as text; the model loads a
 		// skill it is offered with its skill tool.
 		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",

@@ -1,10 +1,13 @@
 package tmuxsteps
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"time"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/sessionstate"
 )
 
@@ -15,6 +18,9 @@ const (
 	recordQuiet     = 300 * time.Millisecond
 	recordSettleMax = 3 * time.Second
 	recordPoll      = 50 * time.Millisecond
+	// recordEndMax is the longest the close waits for an agent's record
+	// to end with its profile's RecordEnd (the agent shutting down).
+	recordEndMax = 15 * time.Second
 )
 
 // settleRecord waits, before a still-running agent is closed, until the
@@ -43,7 +49,33 @@ func (t *Runner) settleRecord(ctx context.Context, name string) {
 			return true
 		}
 	}
+	if p, ok := agent.LookupProfile(st.Agent); ok && p.RecordEnd != "" {
+		ended := func() bool { return recordEnds(st.Transcript, p.RecordEnd) }
+		for start := time.Now(); !ended() && time.Since(start) < recordEndMax; {
+			if !wait() {
+				return
+			}
+		}
+		return
+	}
 	settle(size, time.Now, wait, recordQuiet, recordSettleMax)
+}
+
+// recordEnds reports whether the last lines of the record at path hold end.
+func recordEnds(path, end string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	const tail = 16 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		if _, err := f.Seek(-tail, io.SeekEnd); err != nil {
+			return false
+		}
+	}
+	data, err := io.ReadAll(f)
+	return err == nil && bytes.Contains(data, []byte(end))
 }
 
 // settle returns once size has read the same for quiet (or could not be

@@ -2,9 +2,16 @@ package tmuxsteps
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/sessionstate"
 )
 
 func TestSettleWaitsForTheRecordToStopGrowing(t *testing.T) {
@@ -70,5 +77,40 @@ func TestWaitGoneEndsWhenTheLastProcessExits(t *testing.T) {
 	cancel()
 	if waitGone(ctx, []int{start().Process.Pid}, time.Minute) {
 		t.Fatal("an ended ctx reported a running process gone")
+	}
+}
+
+// An agent whose profile names the line its record ends with (Copilot CLI
+// flushes its event log, usage and all, as it shuts down) is closed only
+// once that line is there, however long the record stood still before.
+func TestSettleRecordWaitsForTheRecordsEnd(t *testing.T) {
+	dir := t.TempDir()
+	record := filepath.Join(dir, "events.jsonl")
+	if err := os.WriteFile(record, []byte(`{"type":"session.start"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state, _ := json.Marshal(sessionstate.State{Name: "sa-x", Agent: agent.AgentCopilot, Lifecycle: sessionstate.LifecycleStarted, Transcript: record})
+	if err := os.WriteFile(sessionstate.StatePath(dir, "sa-x"), state, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{StateDir: dir}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		// Well past recordQuiet: a record that merely stopped growing is not whole.
+		time.Sleep(4 * recordQuiet)
+		f, err := os.OpenFile(record, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.WriteString(`{"type":"session.usage_record"}` + "\n" + `{"type":"session.shutdown"}` + "\n")
+			_ = f.Close()
+		}
+	}()
+	r.settleRecord(context.Background(), "sa-x")
+	if data, _ := os.ReadFile(record); !strings.Contains(string(data), "session.shutdown") {
+		t.Fatal("the session was let go before its record ended")
+	}
+	<-wrote
+	if p, _ := agent.LookupProfile(agent.AgentCopilot); p.RecordEnd == "" || !recordEnds(record, p.RecordEnd) {
+		t.Fatalf("the record's end is not recognised: %q", p.RecordEnd)
 	}
 }

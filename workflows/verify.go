@@ -52,31 +52,7 @@ func (p *Layout) Verifier(step string, key StoryKey, pol *Policy) (Check, error)
 // ConfinedVerifier is Verifier with the command verifier confined by sb
 // (nil: as the policy's `sandbox` says).
 func (p *Layout) ConfinedVerifier(step string, key StoryKey, pol *Policy, sb *CommandSandbox) (Check, error) {
-	if pol == nil {
-		var err error
-		if pol, err = LoadPolicy(p.Root); err != nil {
-			return nil, err
-		}
-	}
-	if sb == nil {
-		s := pol.CommandSandbox()
-		sb = &s
-	}
-	s, err := pol.Step(step)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrContract, err)
-	}
-	if err := p.checkTarget(step, key); err != nil {
-		return nil, err
-	}
-	var checks []Check
-	for _, name := range s.Verifiers {
-		checks = append(checks, p.namedCheck(name, step, key, pol, s, *sb))
-	}
-	if len(checks) == 1 {
-		return checks[0], nil
-	}
-	return allOf(checks), nil
+	return p.stepCheck(step, key, pol, sb, false)
 }
 
 // ConfinedCommandVerifier is the step's `command` verifiers alone, confined
@@ -85,6 +61,12 @@ func (p *Layout) ConfinedVerifier(step string, key StoryKey, pol *Policy, sb *Co
 // project's files (BMAD 6.12's worker writes no story file for the others
 // to read).
 func (p *Layout) ConfinedCommandVerifier(step string, key StoryKey, pol *Policy, sb *CommandSandbox) (Check, error) {
+	return p.stepCheck(step, key, pol, sb, true)
+}
+
+// stepCheck is the step's verifiers as one check: every one of them, or
+// (commandOnly) its command verifiers, else session_exit.
+func (p *Layout) stepCheck(step string, key StoryKey, pol *Policy, sb *CommandSandbox, commandOnly bool) (Check, error) {
 	if pol == nil {
 		var err error
 		if pol, err = LoadPolicy(p.Root); err != nil {
@@ -99,16 +81,21 @@ func (p *Layout) ConfinedCommandVerifier(step string, key StoryKey, pol *Policy,
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrContract, err)
 	}
+	if !commandOnly {
+		if err := p.checkTarget(step, key); err != nil {
+			return nil, err
+		}
+	}
 	var checks []Check
 	for _, name := range s.Verifiers {
-		if name == VerifyCommand {
+		if !commandOnly || name == VerifyCommand {
 			checks = append(checks, p.namedCheck(name, step, key, pol, s, *sb))
 		}
 	}
-	switch len(checks) {
-	case 0:
+	switch {
+	case len(checks) == 0 && commandOnly:
 		return p.namedCheck(VerifySessionExit, step, key, pol, s, *sb), nil
-	case 1:
+	case len(checks) == 1:
 		return checks[0], nil
 	}
 	return allOf(checks), nil

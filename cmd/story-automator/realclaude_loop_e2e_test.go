@@ -26,17 +26,7 @@ func TestRealClaudeLoopRunsExactlyTheAskedIterations(t *testing.T) {
 	t.Parallel()
 	claude := realagent.Require(t, "claude")
 	bin := builtBinary(t)
-	script := `
-rules:
-  - match: "start the tick loop"
-    actions:
-      - shell: "'` + bin + `' loop start 'add one tick to ticks.txt' --max-iterations 3 > loop-start.json"
-      - reply: "Loop started."
-  - match: "add one tick"
-    actions:
-      - shell: "echo tick >> ticks.txt"
-      - reply: "Added a tick."
-  - match: "say hello"
+	script := tickLoopScript(bin) + `  - match: "say hello"
     actions:
       - reply: "Hello."
 `

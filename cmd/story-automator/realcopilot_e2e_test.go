@@ -136,17 +136,7 @@ func TestRealCopilotSandboxOffLetsTheHostileModelThrough(t *testing.T) {
 func TestRealCopilotLoopRunsExactlyTheAskedIterations(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
-	p := newRealAgentProject(t, "copilot", offline.Copilot, `
-rules:
-  - match: "start the tick loop"
-    actions:
-      - shell: "'`+bin+`' loop start 'add one tick to ticks.txt' --max-iterations 3 > loop-start.json"
-      - reply: "Loop started."
-  - match: "add one tick"
-    actions:
-      - shell: "echo tick >> ticks.txt"
-      - reply: "Added a tick."
-`, offline.Dialogs{})
+	p := newRealAgentProject(t, "copilot", offline.Copilot, tickLoopScript(bin), offline.Dialogs{})
 	res, code := p.run(p.env, "hooks", "install", "--provider", "copilot", "--scope", "user", "--force")
 	if code != 0 || res["file"] != filepath.Join(p.home, ".copilot", "settings.json") || res["event"] != "agentStop" {
 		t.Fatalf("hooks install: %d %v", code, res)

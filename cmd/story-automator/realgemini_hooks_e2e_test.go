@@ -47,17 +47,7 @@ rules:
 func TestRealGeminiLoopRunsExactlyTheAskedIterations(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
-	p := newRealAgentProject(t, "gemini", offline.Gemini, `
-rules:
-  - match: "start the tick loop"
-    actions:
-      - shell: "'`+bin+`' loop start 'add one tick to ticks.txt' --max-iterations 3 > loop-start.json"
-      - reply: "Loop started."
-  - match: "add one tick"
-    actions:
-      - shell: "echo tick >> ticks.txt"
-      - reply: "Added a tick."
-`, offline.Dialogs{})
+	p := newRealAgentProject(t, "gemini", offline.Gemini, tickLoopScript(bin), offline.Dialogs{})
 	if res, code := p.run(p.env, "hooks", "install", "--provider", "gemini", "--force"); code != 0 {
 		t.Fatalf("hooks install: %d %v", code, res)
 	}
@@ -74,4 +64,21 @@ rules:
 	if b, _ := os.ReadFile(filepath.Join(p.root, "ticks.txt")); strings.Count(string(b), "tick") != 2 {
 		t.Fatalf("ticks.txt = %q, want the two re-injected iterations\n%s", b, out)
 	}
+}
+
+// tickLoopScript is model-sim's script for the loop tests: the session
+// starts a three-iteration loop with the built binary at bin, and each
+// iteration's prompt adds one tick to ticks.txt.
+func tickLoopScript(bin string) string {
+	return `
+rules:
+  - match: "start the tick loop"
+    actions:
+      - shell: "'` + bin + `' loop start 'add one tick to ticks.txt' --max-iterations 3 > loop-start.json"
+      - reply: "Loop started."
+  - match: "add one tick"
+    actions:
+      - shell: "echo tick >> ticks.txt"
+      - reply: "Added a tick."
+`
 }

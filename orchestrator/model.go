@@ -231,6 +231,11 @@ type StepRequest struct {
 	// A remote attempt works in the story's clone there and leaves WorkDir
 	// holding the same files when it ends (see tmuxsteps.Remote).
 	Host string
+	// FromFiles: the pipeline reads the step's outcome from the files (a
+	// resumed run's re-check of a step it dispatched). StepVerifier's
+	// verifier is then the step's command verifiers alone, as an attempt
+	// with a Prompt has them, and passes when the step has none.
+	FromFiles bool
 }
 
 // StepResult is how an attempt ended, as the monitor saw it.
@@ -267,7 +272,8 @@ type StepRunner interface {
 	RunStep(ctx context.Context, req StepRequest) (StepResult, error)
 	// StepVerifier returns the verifier of req's step, to run once with no
 	// session: a resumed run checks an escalated step first, since the human
-	// may have finished it by hand. An error says why the step cannot be checked.
+	// may have finished it by hand (req.FromFiles: its command verifiers
+	// alone). An error says why the step cannot be checked.
 	StepVerifier(req StepRequest) (verify.Verifier, error)
 	// CloseSession ends a child session left behind by an orchestrator
 	// that was killed, so its agent cannot keep editing the project.

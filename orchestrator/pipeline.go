@@ -119,12 +119,19 @@ func (e *Engine) pauseAt(u *Unit, st *StepState, b *Blocker) stepEnd {
 
 // resumeOutcome asks the pipeline to read an escalated story step from the
 // files as a resumed run finds them; read is false when the pipeline leaves
-// it to the step's verifier (the five steps).
+// it to the step's verifier (the five steps). A step the files say is done
+// counts only once its command verifiers (the test command among them)
+// pass, run confined as after an attempt.
 func (e *Engine) resumeOutcome(ctx context.Context, u *Unit, st *StepState) (StepOutcome, bool) {
 	if u.Kind != KindStory {
 		return StepOutcome{}, false
 	}
-	out := e.outcome(ctx, u, st, "", 0, StepResult{FinalState: FinalCompleted, Reason: "checked on resume"})
+	out := e.outcome(ctx, u, st, "", 0, StepResult{FinalState: FinalCompleted, Reason: resumeChecked})
+	if out.FinalState == FinalCompleted {
+		if res := e.resumeCommands(ctx, u, st); res.FinalState != FinalCompleted {
+			out.FinalState, out.Reason = res.FinalState, res.Reason
+		}
+	}
 	if out.Pause != nil || out.Blocker != nil {
 		out.FinalState = FinalIncomplete
 	}
@@ -141,4 +148,25 @@ func (e *Engine) beforeLanding(ctx context.Context, u *Unit, req *CommitRequest)
 	e.treeWritten()
 	defer e.treeWritten()
 	return e.pipeline().Land(context.WithoutCancel(ctx), d, req)
+}
+
+// resumeChecked is the reason of the step result a resumed run's re-check
+// gives the pipeline.
+const resumeChecked = "checked on resume"
+
+// resumeCommands runs the command verifiers of a story step the pipeline
+// read from the files as done, as a resumed run re-checks it: completed
+// only when they passed.
+func (e *Engine) resumeCommands(ctx context.Context, u *Unit, st *StepState) StepResult {
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, WorkDir: u.Worktree,
+		Host: u.Host, FromFiles: true}
+	v, err := e.Steps.StepVerifier(req)
+	if err != nil {
+		return StepResult{FinalState: FinalIncomplete, Reason: resumeChecked + ": the step's command verifiers: " + err.Error()}
+	}
+	verdict := v.Verify(ctx)
+	if !verdict.Passed() {
+		return StepResult{FinalState: FinalIncomplete, Reason: resumeChecked + ": " + v.Name() + " not verified: " + verdict.Detail}
+	}
+	return StepResult{FinalState: FinalCompleted, Reason: resumeChecked}
 }

@@ -201,6 +201,55 @@ func TestPipelinePauseThenResume(t *testing.T) {
 	}
 }
 
+// A step escalated, then finished by hand: run --resume counts the done
+// the files say only once the step's command verifiers (the test command
+// a person's edit may have broken) pass, asked for alone (FromFiles);
+// until then the step takes another attempt.
+func TestPipelineResumeRunsTheCommandVerifiers(t *testing.T) {
+	for _, pass := range []bool{false, true} {
+		h := newHarness(t, "1-1")
+		byHand := false
+		p := &hookPipeline{steps: []string{StepDev, StepCommit}}
+		p.dispatch = func(StoryDispatch) (Dispatched, error) { return Dispatched{Prompt: "/worker"}, nil }
+		p.outcome = func(StoryDispatch, StepResult) StepOutcome {
+			if !byHand {
+				return StepOutcome{Blocker: &Blocker{Code: "build_auto_blocked", Err: errors.New(`blocked: "intent gap"`), Action: "fix the spec"}}
+			}
+			return StepOutcome{FinalState: FinalCompleted, Reason: "spec done"}
+		}
+		if _, err := h.runWith(p, false); !errors.Is(err, ErrEscalated) {
+			t.Fatalf("first run: %v", err)
+		}
+		byHand = true
+		var asked []StepRequest
+		h.steps.verify = func(req StepRequest) bool {
+			asked = append(asked, req)
+			return pass
+		}
+		res, err := h.runWith(p, true)
+		if err != nil || res.Outcome != OutcomeDone {
+			t.Fatalf("pass=%v: resume: %v %+v", pass, err, res)
+		}
+		if len(asked) != 1 || !asked[0].FromFiles || asked[0].Step != StepDev || asked[0].Story != "1-1" {
+			t.Fatalf("pass=%v: the verifiers asked for %+v, want the dev step's command verifiers once", pass, asked)
+		}
+		want, attempts := "checked on resume before any agent: verified, finished by hand", 1
+		if !pass {
+			want, attempts = "checked on resume before any agent: not verified (checked on resume: fake not verified: not done)", 2
+		}
+		if n := len(h.storyRequests()); n != attempts {
+			t.Fatalf("pass=%v: %d attempts, want %d: %v", pass, n, attempts, h.steps.requests())
+		}
+		found := false
+		for _, l := range res.State.Log {
+			found = found || (l.Step == StepDev && l.Message == want)
+		}
+		if !found {
+			t.Fatalf("pass=%v: no log line %q: %+v", pass, want, res.State.Log)
+		}
+	}
+}
+
 // storyRequests are the requests of story steps (the retrospective's left out).
 func (h *harness) storyRequests() []StepRequest {
 	h.steps.mu.Lock()

@@ -232,7 +232,8 @@ func (t *Runner) Configure(cfg orchestrator.RunConfig) error {
 
 // StepVerifier returns the step's verifier, to run once with no session.
 // A step whose verifiers are all session_exit gets one that never passes:
-// without a session that completed, they prove nothing.
+// without a session that completed, they prove nothing. A request
+// FromFiles gets the step's command verifiers alone.
 func (t *Runner) StepVerifier(req orchestrator.StepRequest) (verify.Verifier, error) {
 	key, err := stepKey(req)
 	if err != nil {
@@ -241,6 +242,11 @@ func (t *Runner) StepVerifier(req orchestrator.StepRequest) (verify.Verifier, er
 	proj, err := t.projectOf(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.FromFiles {
+		// The pipeline reads the rest from the files; with no command
+		// verifier this is session_exit, which has nothing to run.
+		return proj.ConfinedCommandVerifier(req.Step, key, t.Policy, t.commandSandbox())
 	}
 	check, err := proj.ConfinedVerifier(req.Step, key, t.Policy, t.commandSandbox())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -122,6 +123,59 @@ func TestStepVerifierWithoutASessionNeverTrustsSessionExit(t *testing.T) {
 	}
 	if r := v.Verify(context.Background()); !r.Passed() {
 		t.Fatalf("a step whose story file exists was not verified: %+v", r)
+	}
+}
+
+// A resumed run's re-check of a step the pipeline reads from the files
+// (FromFiles) runs the step's command verifiers alone: the command's
+// failure fails it though the step's other verifiers are left out, its
+// success passes it, and a step without one has nothing to run.
+func TestStepVerifierFromFilesRunsTheCommandVerifiersAlone(t *testing.T) {
+	dir := t.TempDir()
+	if err := sample.WriteSample(dir); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workflows.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stories, err := bmad.Files{P: p}.EpicStories("1")
+	if err != nil || len(stories) == 0 {
+		t.Fatalf("%v %v", stories, err)
+	}
+	pol := workflows.DefaultPolicy()
+	dev := pol.Steps[orchestrator.StepDev]
+	ts := &Runner{Layout: p, Policy: pol, Unconfined: true}
+	req := orchestrator.StepRequest{RunID: "r", Story: stories[0].Key, Epic: "1", Step: orchestrator.StepDev, FromFiles: true}
+	for _, c := range []struct {
+		verifiers []string
+		command   string
+		pass      bool
+	}{
+		{[]string{workflows.VerifyDevCompletion, workflows.VerifyCommand}, "echo broken; exit 3", false},
+		{[]string{workflows.VerifyDevCompletion, workflows.VerifyCommand}, "touch ran", true},
+		{[]string{workflows.VerifyDevCompletion}, "", true},
+	} {
+		dev.Verifiers, dev.Command = c.verifiers, c.command
+		_ = os.Remove(filepath.Join(dir, "ran"))
+		v, err := ts.StepVerifier(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := v.Verify(context.Background())
+		if r.Passed() != c.pass {
+			t.Fatalf("%v with %q: verified %v (%s), want %v", c.verifiers, c.command, r.Passed(), r.Detail, c.pass)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "ran")); (err == nil) != (c.command == "touch ran") {
+			t.Fatalf("%v with %q: the command ran: %v", c.verifiers, c.command, err == nil)
+		}
+		// Without FromFiles the story's dev_completion fails it (its file
+		// says it is not in review).
+		req.FromFiles = false
+		if full, err := ts.StepVerifier(req); err != nil || full.Verify(context.Background()).Passed() {
+			t.Fatalf("%v: the full verifier passed (%v)", c.verifiers, err)
+		}
+		req.FromFiles = true
 	}
 }
 

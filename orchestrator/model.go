@@ -152,7 +152,8 @@ type StoryDispatch struct {
 	// the story started from, before the run's first bookkeeping commit
 	// for it ("" before the first dispatch).
 	Spec, Base string
-	// Before are the specs listed before the story's first dispatch.
+	// Before are the specs listed before the story's first dispatch (and
+	// what else the pipeline lists then, such as a worker's result files).
 	Before []string
 	// Host is the machine the step runs on ("" or LocalHost: this one).
 	// SharedTree: other stories may run in the same working tree at the

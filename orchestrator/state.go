@@ -103,8 +103,9 @@ type Unit struct {
 	// Spec is the spec the story's worker wrote (build-auto pipeline),
 	// relative to the project: every later dispatch resumes it by this path.
 	// Base is the commit the story started from, SpecsBefore the story's
-	// specs there were before its first dispatch (see Pipeline.Dispatch;
-	// a state from an older run may list every spec there was).
+	// specs there were before its first dispatch, and the worker's result
+	// files with their content's sum (see Pipeline.Dispatch; a state from
+	// an older run may list every spec there was).
 	Spec        string   `json:"spec,omitempty"`
 	Base        string   `json:"base,omitempty"`
 	SpecsBefore []string `json:"specsBefore,omitempty"`

@@ -235,8 +235,10 @@ func refuseWhere(d orchestrator.StoryDispatch) error {
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.
 const HaltAfterPlanning = "Halt after planning."
 
-// bookkeeping records the story's start: its base commit and the story's
-// specs there are (first dispatch; see workflows.StorySprintSpecs), story
+// bookkeeping records the story's start: its base commit, the story's
+// specs there are (first dispatch; see workflows.StorySprintSpecs) and the
+// worker's result files there are (resultEntry: only a new one is this
+// story's), story
 // and epic in progress on the board, the board committed. In a story's
 // worktree the user's own board says so too.
 func (p BuildAuto) bookkeeping(ctx context.Context, d orchestrator.StoryDispatch, s *story, out *orchestrator.Dispatched) error {
@@ -257,6 +259,8 @@ func (p BuildAuto) bookkeeping(ctx context.Context, d orchestrator.StoryDispatch
 		for _, sp := range specs {
 			out.Before = append(out.Before, s.rel(sp))
 		}
+		_, results := s.results()
+		out.Before = append(out.Before, results...)
 	}
 	if d.WorkDir != "" && d.WorkDir != p.Root {
 		root, err := p.open(orchestrator.StoryDispatch{RunID: d.RunID, Story: d.Story})
@@ -417,14 +421,11 @@ func (p BuildAuto) blocked(ctx context.Context, d orchestrator.StoryDispatch, s 
 // a blocked spec.
 const retryBlocked = "Then set `status:` in %s back to draft (replan) or ready-for-dev (implement), or delete the spec to start over, and run `story-automator run --resume`."
 
-// noSpec is an attempt that left no spec: a result file says why the
-// worker halted; else the launcher failed, and the session's text says how.
+// noSpec is an attempt that left no spec: a result file not there at the
+// story's first dispatch says why the worker halted; else the launcher
+// failed, and the session's text says how.
 func (p BuildAuto) noSpec(d orchestrator.StoryDispatch, s *story, res orchestrator.StepResult) orchestrator.StepOutcome {
-	results, _ := filepath.Glob(filepath.Join(s.specs, "bmad-build-auto-result-*.md"))
-	for _, r := range results {
-		if slices.Contains(d.Before, s.rel(r)) {
-			continue
-		}
+	for _, r := range s.newResults(d.Before) {
 		spec, err := workflows.ReadSpec(r)
 		cond := ""
 		if err == nil && spec.Result != nil {

@@ -197,6 +197,42 @@ func TestBuildAutoOutcomeWithoutASpec(t *testing.T) {
 	}
 }
 
+// A result file there was at the story's first dispatch (another story's,
+// an earlier run's) is not this story's: only one written since counts, a
+// new file or the old name written over with something else.
+func TestBuildAutoOutcomeCountsOnlyANewResultFile(t *testing.T) {
+	ctx := context.Background()
+	root := sprintProject(t)
+	writeSpec(t, root, "bmad-build-auto-result-0-9-old.md", "status: blocked\n", "\nStatus: blocked\nBlocking condition: unclear intent\n")
+	reused := writeSpec(t, root, "bmad-build-auto-result-1-1-sign-up.md", "status: blocked\n", "\nStatus: blocked\nBlocking condition: no epic spec found\n")
+	g := &fakeGit{head: "base1", dirty: []string{artifactsDir + "/sprint-status.yaml"}}
+	p := pipelineAt(root, g)
+	d := orchestrator.StoryDispatch{RunID: "r", Story: orchestrator.StoryInfo{Key: "1-1", Dotted: "1.1"}, Step: orchestrator.StepDev, Agent: "sim"}
+	got, err := p.Dispatch(ctx, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Base, d.Before = got.Base, got.Before
+	completed := orchestrator.StepResult{FinalState: orchestrator.FinalCompleted}
+	if out := p.Outcome(ctx, d, completed); out.Blocker != nil || out.FinalState != orchestrator.FinalIncomplete ||
+		!strings.Contains(out.Reason, "without a spec or a result file") {
+		t.Fatalf("the old result files were taken as this attempt's: %+v", out)
+	}
+	// The worker halts again under the old name, with its own condition.
+	writeSpec(t, root, "bmad-build-auto-result-1-1-sign-up.md", "status: blocked\n", "\nStatus: blocked\nBlocking condition: no subagents\n")
+	out := p.Outcome(ctx, d, completed)
+	if out.Blocker == nil || !strings.Contains(out.Blocker.Error(), `"no subagents"`) || !strings.Contains(out.Blocker.Error(), reused) {
+		t.Fatalf("the result written over the old name: %+v", out)
+	}
+	if err := os.Remove(filepath.Join(root, reused)); err != nil {
+		t.Fatal(err)
+	}
+	fresh := writeSpec(t, root, "bmad-build-auto-result-20261128-1000.md", "status: blocked\n", "\nStatus: blocked\nBlocking condition: unclear intent\n")
+	if out := p.Outcome(ctx, d, completed); out.Blocker == nil || !strings.Contains(out.Blocker.Error(), fresh) {
+		t.Fatalf("a new result file: %+v", out)
+	}
+}
+
 // Land sets the story done (the epic after its last story) and squashes
 // with the board key in the subject and the worker's messages in the body.
 func TestBuildAutoLandSquashesWithTheKey(t *testing.T) {

@@ -113,11 +113,24 @@ type turnSkills struct {
 	subagent string
 }
 
-// subagentTools are the tools with which a CLI's model launches a subagent
-// and gets its result back in the same call, in the order model-sim
-// prefers them: Claude Code's Agent (Task before 2.1), Gemini CLI's
-// invoke_agent.
-var subagentTools = []string{"Agent", "Task", "invoke_agent"}
+// subagentTools are the tools with which a CLI's model launches a subagent,
+// in the order model-sim prefers them: Claude Code's Agent (Task before
+// 2.1) and Gemini CLI's invoke_agent, which return its result in the same
+// call, and Codex's spawn_agent, which returns at once: a wait_agent call
+// (spawnWaits) then blocks until the subagent is done.
+var subagentTools = []string{"Agent", "Task", "invoke_agent", codexSpawn}
+
+// codexSpawn is Codex's launch tool, which spawnWaits pairs with its wait.
+const codexSpawn = "spawn_agent"
+
+// spawnWaits is a launch through a tool that does not wait: the launch, then
+// the wait for it.
+func spawnWaits(tool, prompt string) []*Call {
+	if tool == codexSpawn {
+		return []*Call{{Subagent: prompt}, {WaitAgent: true}}
+	}
+	return []*Call{{Subagent: prompt}}
+}
 
 // subagentTool is the conversation's subagent tool, "" = none.
 func subagentTool(c *Conversation) string {
@@ -180,7 +193,7 @@ func walk(actions []Action, done int, results []string, b *Brain, vars map[strin
 				return Reply{Text: "model-sim: this CLI offers no subagent tool model-sim speaks (" + strings.Join(subagentTools, ", ") + ")"}
 			}
 		case a.Subagent != "":
-			planned = []*Call{{Subagent: a.Subagent}}
+			planned = spawnWaits(skills.subagent, a.Subagent)
 		case a.Skill != "" && skills.tool:
 			planned = []*Call{{Skill: a.Skill}}
 		case a.Skill != "":
@@ -191,13 +204,14 @@ func walk(actions []Action, done int, results []string, b *Brain, vars map[strin
 				}
 			}
 		}
-		for _, call := range planned {
+		for i, call := range planned {
 			ran = true
 			if calls == done {
 				r.Call, r.Text = call, strings.Join(text, "\n")
 				return r
 			}
-			if vars != nil && len(a.captures) > 0 {
+			// An action's captures read the output of its last call.
+			if vars != nil && len(a.captures) > 0 && i == len(planned)-1 {
 				out := ""
 				if calls < len(results) {
 					out = results[calls]

@@ -30,8 +30,10 @@ type Conversation struct {
 	Model    string
 	System   string
 	Messages []Message
-	// Tools names the tools the CLI offered.
-	Tools []string
+	// Tools names the tools the CLI offered; Namespaces, the namespace of
+	// those offered in one (OpenAI Responses: a call names it).
+	Tools      []string
+	Namespaces map[string]string
 	// Side marks a request that is not the agent's main turn: a title, a
 	// classifier, a JSON-schema question. Schema is that JSON schema, if any.
 	Side   bool
@@ -157,6 +159,9 @@ type Call struct {
 	// Subagent launches a subagent with this prompt through the CLI's
 	// subagent tool (subagentTool).
 	Subagent string `json:"subagent,omitempty"`
+	// WaitAgent waits for the subagents the turn launched, on a CLI whose
+	// launch does not wait (Codex's wait_agent after its spawn_agent).
+	WaitAgent bool `json:"waitAgent,omitempty"`
 	// Unsandboxed asks the CLI to run the shell command outside its
 	// sandbox, through the CLI's own escape hatch (a hostile model's ask).
 	Unsandboxed bool `json:"unsandboxed,omitempty"`

@@ -60,6 +60,17 @@ func toolNames(tools []oaiTool) []string {
 	return out
 }
 
+// toolNamespaces maps each tool offered in a namespace to its namespace.
+func toolNamespaces(tools []oaiTool, into map[string]string) {
+	for _, t := range tools {
+		if t.Type == "namespace" {
+			for _, n := range toolNames(t.Tools) {
+				into[n] = t.Name
+			}
+		}
+	}
+}
+
 // oaiText reads content or output that is a string or a list of parts.
 func oaiText(raw json.RawMessage) string {
 	var s string
@@ -108,7 +119,8 @@ func unwrapHookPrompt(text string) string {
 
 func openaiConversation(req *oaiRequest) *Conversation {
 	c := &Conversation{Protocol: ProtocolOpenAI, Model: req.Model, System: req.Instructions}
-	c.Tools = toolNames(req.Tools)
+	c.Tools, c.Namespaces = toolNames(req.Tools), map[string]string{}
+	toolNamespaces(req.Tools, c.Namespaces)
 	var items []oaiItem
 	var s string
 	if json.Unmarshal(req.Input, &s) == nil {
@@ -121,6 +133,7 @@ func openaiConversation(req *oaiRequest) *Conversation {
 		case "additional_tools":
 			// Codex 0.169 offers its tools in the input, not in "tools".
 			c.Tools = append(c.Tools, toolNames(it.Tools)...)
+			toolNamespaces(it.Tools, c.Namespaces)
 		case "message", "":
 			text := oaiText(it.Content)
 			switch it.Role {
@@ -141,6 +154,8 @@ func openaiConversation(req *oaiRequest) *Conversation {
 				Calls: []ToolCall{{ID: it.CallID, Name: it.Name, Args: args}}})
 		case "function_call_output", "custom_tool_call_output", "local_shell_call_output":
 			c.Messages = append(c.Messages, Message{Role: RoleTool, Result: oaiText(it.Output)})
+		case "agent_message":
+			c.agentMessage(agentMessageText(it.Content))
 		}
 	}
 	c.Side = len(c.Tools) == 0
@@ -148,6 +163,40 @@ func openaiConversation(req *oaiRequest) *Conversation {
 		c.Side, c.Schema = true, req.Text.Format.Schema
 	}
 	return c
+}
+
+// agentMessageText is a Codex agent message as its recipient's model reads
+// it: the header's lines, then the payload, which Codex carries as
+// encrypted content (what the sender wrote, as model-sim has it).
+func agentMessageText(raw json.RawMessage) string {
+	var parts []struct {
+		Text      string `json:"text"`
+		Encrypted string `json:"encrypted_content"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text + p.Encrypted)
+	}
+	return b.String()
+}
+
+// agentMessage reads a Codex agent message (another agent of the session's
+// team writing to this one): a task sent to a subagent is its user turn
+// (the payload alone); a subagent's final answer after the parent's
+// wait_agent is read with that wait's result, as the parent's model reads
+// it on in the same turn.
+func (c *Conversation) agentMessage(text string) {
+	header, payload, _ := strings.Cut(text, "Payload:\n")
+	if strings.Contains(header, "Message Type: NEW_TASK") {
+		c.Messages = append(c.Messages, Message{Role: RoleUser, Text: payload})
+		return
+	}
+	if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == RoleTool {
+		c.Messages[n-1].Result += "\n" + text
+		return
+	}
+	c.Messages = append(c.Messages, Message{Role: RoleUser, Text: text})
 }
 
 func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []byte) {
@@ -204,6 +253,13 @@ func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 	}
 	cmd := rep.Call.shellCommand()
 	switch {
+	case rep.Call.Subagent != "":
+		// Codex's launch: a fresh subagent (no parent history) with the
+		// prompt as its task; it returns at once.
+		out = append(out, s.oaiNamespacedCall(c, codexSpawn, map[string]any{"task_name": "model_sim_subagent",
+			"message": rep.Call.Subagent, "fork_turns": "none"}))
+	case rep.Call.WaitAgent:
+		out = append(out, s.oaiNamespacedCall(c, "wait_agent", map[string]any{"timeout_ms": 600000}))
 	case c.HasTool("exec_command"):
 		args := map[string]any{"cmd": cmd, "yield_time_ms": 30000}
 		if rep.Call.Unsandboxed {
@@ -232,6 +288,17 @@ func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 func (s *Server) oaiFunctionCall(name string, args map[string]any) map[string]any {
 	return map[string]any{"id": s.newID("fc_"), "type": "function_call", "status": "completed",
 		"name": name, "arguments": string(marshal(args)), "call_id": s.newID("call_")}
+}
+
+// oaiNamespacedCall is a function call on a tool that may be offered in a
+// namespace (Codex 0.169's subagent tools, in "collaboration"): the call
+// names the namespace, else Codex answers "unsupported call".
+func (s *Server) oaiNamespacedCall(c *Conversation, name string, args map[string]any) map[string]any {
+	fc := s.oaiFunctionCall(name, args)
+	if ns := c.Namespaces[name]; ns != "" {
+		fc["namespace"] = ns
+	}
+	return fc
 }
 
 // codeModeExec is the JavaScript that runs cmd through Codex's nested

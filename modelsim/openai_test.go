@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -112,5 +113,68 @@ func TestOpenAIAnswersCodexStopHookFeedback(t *testing.T) {
 	}
 	if got := unwrapHookPrompt(`<hook_prompt hook_run_id="stop:0">a &lt;b&gt; &amp;amp;</hook_prompt>`); got != "a <b> &amp;" {
 		t.Errorf("unwrap = %q", got)
+	}
+}
+
+// Codex 0.169 offers its subagent tools in the namespace "collaboration":
+// spawn_agent returns at once, wait_agent blocks until the subagent is
+// done, and the subagent's final answer then reaches the parent as an
+// agent message (the shapes as the real Codex sent them). A subagent
+// action is the launch, then the wait, and its capture reads the answer;
+// the subagent's own task arrives as an agent message too.
+func TestOpenAICodexSubagentIsSpawnedThenWaitedFor(t *testing.T) {
+	s := start(t, Options{Script: script(t, `
+rules:
+  - match: "Reply with the probe token"
+    actions: [{reply: "PROBE-TOKEN-4711"}]
+  - match: "subagent probe"
+    actions:
+      - subagent: "Reply with the probe token and nothing else."
+        capture: {token: 'PROBE-TOKEN-([0-9]+)'}
+      - reply: "the subagent said {{.token}}"
+`)})
+	tools := map[string]any{"type": "additional_tools", "tools": []any{
+		map[string]any{"type": "namespace", "name": "functions", "tools": []any{map[string]any{"type": "function", "name": "exec_command"}}},
+		map[string]any{"type": "namespace", "name": "collaboration", "tools": []any{
+			map[string]any{"type": "function", "name": "spawn_agent"}, map[string]any{"type": "function", "name": "wait_agent"}}}}}
+	msg := func(role, text string) map[string]any {
+		return map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": "input_text", "text": text}}}
+	}
+	agentMsg := func(kind, task, payload string) map[string]any {
+		return map[string]any{"type": "agent_message", "content": []any{
+			map[string]any{"type": "input_text", "text": "Message Type: " + kind + "\nTask name: " + task + "\nSender: /root\nPayload:\n"},
+			map[string]any{"type": "encrypted_content", "encrypted_content": payload}}}
+	}
+	ask := func(input ...any) map[string]any {
+		t.Helper()
+		status, body := post(t, s, "/v1/responses", mustJSON(map[string]any{"model": "m", "input": append([]any{tools}, input...)}))
+		var resp struct {
+			Output []map[string]any `json:"output"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); status != http.StatusOK || err != nil || len(resp.Output) == 0 {
+			t.Fatalf("status %d (%v): %s", status, err, body)
+		}
+		return resp.Output[len(resp.Output)-1]
+	}
+	turn := []any{msg("developer", "You are Codex"), msg("user", "subagent probe")}
+	spawn := ask(turn...)
+	if spawn["type"] != "function_call" || spawn["name"] != "spawn_agent" || spawn["namespace"] != "collaboration" ||
+		!strings.Contains(spawn["arguments"].(string), `"message":"Reply with the probe token and nothing else."`) {
+		t.Fatalf("launch %v", spawn)
+	}
+	turn = append(turn, spawn, map[string]any{"type": "function_call_output", "call_id": spawn["call_id"], "output": `{"task_name":"/root/model_sim_subagent"}`})
+	wait := ask(turn...)
+	if wait["type"] != "function_call" || wait["name"] != "wait_agent" || wait["namespace"] != "collaboration" {
+		t.Fatalf("wait %v", wait)
+	}
+	// The subagent's own conversation: its task is its user turn.
+	if got := ask(msg("developer", "You are Codex"), agentMsg("NEW_TASK", "/root/model_sim_subagent", "Reply with the probe token and nothing else.")); got["type"] != "message" ||
+		!strings.Contains(string(mustJSON(got["content"])), "PROBE-TOKEN-4711") {
+		t.Fatalf("the subagent answered %v", got)
+	}
+	turn = append(turn, wait, map[string]any{"type": "function_call_output", "call_id": wait["call_id"], "output": `{"message":"Wait completed.","timed_out":false}`},
+		agentMsg("FINAL_ANSWER", "/root", "PROBE-TOKEN-4711"))
+	if got := ask(turn...); got["type"] != "message" || !strings.Contains(string(mustJSON(got["content"])), "the subagent said 4711") {
+		t.Fatalf("the parent's last answer %v", got)
 	}
 }

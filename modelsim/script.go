@@ -29,7 +29,7 @@ import (
 //	      - read: notes.txt  # the CLI's file tool (Read, read_file), else cat in its shell
 //	      - skill: my-skill  # load an installed skill through the CLI's skill tool (activate_skill);
 //	                         # passed over where the CLI put the skill in the turn itself (/skill, $skill)
-//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent)
+//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent, spawn_agent+wait_agent)
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
@@ -92,8 +92,10 @@ type Action struct {
 	Skill string `yaml:"skill"`
 	// Subagent launches a subagent with this prompt through the CLI's
 	// subagent tool, whose call returns the subagent's result (Claude
-	// Code's Agent, Gemini CLI's invoke_agent); the subagent's own
-	// requests come to model-sim like any other conversation.
+	// Code's Agent, Gemini CLI's invoke_agent), or, Codex, through
+	// spawn_agent and then wait_agent, which blocks until the subagent is
+	// done; the subagent's own requests come to model-sim like any other
+	// conversation.
 	Subagent string        `yaml:"subagent"`
 	Step     bool          `yaml:"step"`
 	Delay    time.Duration `yaml:"delay"`

@@ -47,6 +47,14 @@ func TestRealGeminiConfinedChildRunsABlockingSubagent(t *testing.T) {
 	realSubagent(t, "gemini", offline.Gemini)
 }
 
+// The same for Codex: its spawn_agent call starts the subagent and returns
+// at once; the wait_agent call that follows blocks until it is done, and
+// the subagent's answer reaches the parent's turn.
+func TestRealCodexConfinedChildRunsABlockingSubagent(t *testing.T) {
+	t.Parallel()
+	realSubagent(t, "codex", offline.Codex)
+}
+
 // realSubagent has a confined child of agentName launch one subagent and
 // checks its answer reached the child's own turn.
 func realSubagent(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error)) {

@@ -279,7 +279,7 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 // The shipped build-auto script parses.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 1 || !s.Rules[0].templated {
+	if len(s.Rules) != 2 || !s.Rules[1].templated {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }

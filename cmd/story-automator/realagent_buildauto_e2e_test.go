@@ -134,6 +134,7 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 			break
 		}
 	}
+	checkReviewSubagent(t, agentName, ex, filepath.Join(root, "_bmad-output", "implementation-artifacts", "spec-"+buildAutoStory+".md"))
 	texts := exchangeTexts(ex)
 	// The CLI found and loaded the installed skill: its text reached the model.
 	skill := skillBody(t, filepath.Join(root, skills))
@@ -190,6 +191,28 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	}
 	if after, err := os.ReadFile(board); err != nil || string(after) != string(before) {
 		t.Errorf("the worker changed the board (%v):\n%s", err, after)
+	}
+}
+
+// reviewVerdict is what the build-auto script's review subagent answers.
+const reviewVerdict = "REVIEW VERDICT: clean (greet and its test agree)"
+
+// checkReviewSubagent checks the worker's review ran in a blocking
+// subagent, as BMAD 6.12's review layers do: the launch went out through
+// the CLI's subagent tool, the subagent answered in a conversation of its
+// own, and its verdict came back to the worker's turn, which wrote it into
+// the spec.
+func checkReviewSubagent(t *testing.T, agentName string, ex []modelsim.Exchange, spec string) {
+	t.Helper()
+	launched, answered := false, false
+	for _, e := range ex {
+		launched = launched || (e.Call != nil && e.Call.Subagent != "")
+		answered = answered || e.Text == reviewVerdict
+	}
+	data, err := os.ReadFile(spec)
+	if !launched || !answered || err != nil || !strings.Contains(string(data), "Review: "+reviewVerdict) {
+		t.Errorf("%s: the review subagent launched %v, answered %v, its verdict in the spec %v (%v):\n%s",
+			agentName, launched, answered, strings.Contains(string(data), reviewVerdict), err, exchangeSummary(ex))
 	}
 }
 

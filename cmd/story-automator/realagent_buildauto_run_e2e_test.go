@@ -62,6 +62,7 @@ func realBuildAutoRun(t *testing.T, agentName string, home func(offline.Config) 
 	if code != 0 || res["outcome"] != "done" {
 		t.Fatalf("run: exit %d %v\n%s", code, res, p.stateLog())
 	}
+	checkReviewSubagent(t, agentName, srv.Exchanges(), filepath.Join(root, "_bmad-output", "implementation-artifacts", "spec-1-1-sign-up.md"))
 	texts := exchangeTexts(srv.Exchanges())
 	if skill := skillBody(t, filepath.Join(root, skills)); !strings.Contains(texts, skill) {
 		t.Errorf("no request carried the installed SKILL.md's text: the real skill path did not run")

@@ -425,7 +425,8 @@ const retryBlocked = "Then set `status:` in %s back to draft (replan) or ready-f
 // story's first dispatch says why the worker halted; else the launcher
 // failed, and the session's text says how.
 func (p BuildAuto) noSpec(d orchestrator.StoryDispatch, s *story, res orchestrator.StepResult) orchestrator.StepOutcome {
-	for _, r := range s.newResults(d.Before) {
+	if news := s.newResults(d.Before); len(news) > 0 {
+		r := news[0]
 		spec, err := workflows.ReadSpec(r)
 		cond := ""
 		if err == nil && spec.Result != nil {

@@ -90,6 +90,6 @@ func resolveAction(c *cli.Context) error {
 		return err
 	}
 	def := monitor.DefaultOptions()
-	return runAction(c, &runOptions{Resume: true, Parallel: 1, CompletionRechecks: def.Rechecks, RecheckGrace: def.RecheckGrace,
+	return runAction(c, &runOptions{Resume: true, JSON: c.Bool("json"), Parallel: 1, CompletionRechecks: def.Rechecks, RecheckGrace: def.RecheckGrace,
 		IsSet: func(string) bool { return false }})
 }

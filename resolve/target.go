@@ -15,6 +15,7 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -164,4 +165,23 @@ func (t *Target) describe() string {
 		s += " (" + t.Unit.Title + ")"
 	}
 	return fmt.Sprintf("%s, %s at its %s step", s, t.Unit.Status, t.Step.Name)
+}
+
+// CodeDoneCheckpoint is the code of the pause after a story's commit that
+// a done_checkpoint asks for (BMAD 6.12's stories.yaml).
+const CodeDoneCheckpoint = "done_checkpoint"
+
+// Checkpoint is the kind of pause an escalation is when the run made it
+// on purpose for a person: bmad.CodePlanReview (a plan to approve or
+// replan), CodeDoneCheckpoint (a story to look at before the next); ""
+// for anything else.
+func Checkpoint(e *orchestrator.Escalation) string {
+	if e == nil {
+		return ""
+	}
+	switch e.Code {
+	case bmad.CodePlanReview, CodeDoneCheckpoint:
+		return e.Code
+	}
+	return ""
 }

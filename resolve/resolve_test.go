@@ -205,14 +205,15 @@ func TestRefusals(t *testing.T) {
 	codeOf := func(err error) string {
 		var ce *coded.Error
 		if errors.As(err, &ce) {
-			return ce.Code
+			return ce.Code + ": " + ce.Action
 		}
 		return "not coded: " + err.Error()
 	}
-	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "1.2"}); codeOf(err) != CodeNotBlocked || !strings.Contains(err.(*coded.Error).Action, "1.1 (escalated)") {
+	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "1.2"}); !strings.HasPrefix(codeOf(err), CodeNotBlocked+": ") ||
+		!strings.Contains(codeOf(err), "1.1 (escalated)") {
 		t.Fatalf("done story: %v", err)
 	}
-	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "9.9"}); codeOf(err) != CodeUnknownStory {
+	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "9.9"}); !strings.HasPrefix(codeOf(err), CodeUnknownStory+": ") {
 		t.Fatalf("unknown story: %v", err)
 	}
 	lock, err := orchestrator.AcquireRunLock(p.root)
@@ -221,16 +222,16 @@ func TestRefusals(t *testing.T) {
 	}
 	_, err = p.resolver(nil).Resolve(context.Background(), Options{Story: "1.1"})
 	lock.Release()
-	if codeOf(err) != CodeRunActive {
+	if !strings.HasPrefix(codeOf(err), CodeRunActive+": ") {
 		t.Fatalf("run active: %v", err)
 	}
-	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "1.1", RestorePatch: true}); codeOf(err) != CodeNoPatch {
+	if _, err := p.resolver(nil).Resolve(context.Background(), Options{Story: "1.1", RestorePatch: true}); !strings.HasPrefix(codeOf(err), CodeNoPatch+": ") {
 		t.Fatalf("no patch: %v", err)
 	}
 	if now, _ := os.ReadFile(p.state); string(now) != string(state) {
 		t.Fatal("a refusal changed the state document")
 	}
-	if _, err := (Resolver{Root: t.TempDir()}).Resolve(context.Background(), Options{Story: "1.1"}); codeOf(err) != CodeNoRun {
+	if _, err := (Resolver{Root: t.TempDir()}).Resolve(context.Background(), Options{Story: "1.1"}); !strings.HasPrefix(codeOf(err), CodeNoRun+": ") {
 		t.Fatalf("no run: %v", err)
 	}
 }

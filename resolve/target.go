@@ -21,15 +21,14 @@ import (
 
 // Codes of the refusals and failures of resolve.
 const (
-	CodeNoRun          = "resolve_no_run"
-	CodeUnknownStory   = "resolve_unknown_story"
-	CodeNotBlocked     = "resolve_not_blocked"
-	CodeRunActive      = "resolve_run_active"
-	CodeNoPatch        = "resolve_no_patch"
-	CodePatchFailed    = "resolve_patch_failed"
-	CodeSessionEnded   = "resolve_session_not_finished"
-	CodeNoSpec         = "resolve_no_spec"
-	CodeNotAtPlanCheck = "resolve_not_planned"
+	CodeNoRun        = "resolve_no_run"
+	CodeUnknownStory = "resolve_unknown_story"
+	CodeNotBlocked   = "resolve_not_blocked"
+	CodeRunActive    = "resolve_run_active"
+	CodeNoPatch      = "resolve_no_patch"
+	CodePatchFailed  = "resolve_patch_failed"
+	CodeSessionEnded = "resolve_session_not_finished"
+	CodeNoSpec       = "resolve_no_spec"
 )
 
 // Target is a story a person resolves: its unit in the run's newest state

@@ -176,3 +176,23 @@ func (p *runProject) resolveSession(t *testing.T) string {
 	t.Fatalf("no resolve session among %v", panes)
 	return ""
 }
+
+// Bad input: no STORY is a usage error; a project without a run, or a
+// story that is not blocked, is refused with its code and what to do.
+func TestE2EResolveRefusesWithTheAction(t *testing.T) {
+	t.Parallel()
+	p := newRunProject(t)
+	if res, code := p.run(nil, "resolve"); code != 2 || res["error"] != "usage_error" {
+		t.Fatalf("no STORY: exit %d %v", code, res)
+	}
+	if res, code := p.run(nil, "resolve", "1.1", "--no-interactive"); code != 1 || res["error"] != resolve.CodeNoRun ||
+		!strings.Contains(res["action"].(string), "story-automator run") {
+		t.Fatalf("no run: exit %d %v", code, res)
+	}
+	if res, code := p.run(nil, "run", "--agent", "sim", "--stories", "1", "--json"); code != 0 || res["outcome"] != "done" {
+		t.Fatalf("run: exit %d %v", code, res)
+	}
+	if res, code := p.run(nil, "resolve", "1.1", "--no-interactive"); code != 1 || res["error"] != resolve.CodeNotBlocked {
+		t.Fatalf("a done story: exit %d %v", code, res)
+	}
+}

@@ -143,13 +143,19 @@ func (p *runProject) stateFileOf() string {
 // waits until the terminal shows the session's agent.
 func (p *runProject) resolveOnATerminal(t *testing.T, env ...string) (<-chan error, *screenWatch) {
 	t.Helper()
+	return p.resolveOnATerminalWith(t, "agent-sim", env...)
+}
+
+// resolveOnATerminalWith is resolveOnATerminal waiting for the terminal to show want.
+func (p *runProject) resolveOnATerminalWith(t *testing.T, want string, env ...string) (<-chan error, *screenWatch) {
+	t.Helper()
 	c := p.cmd(append(env, "TERM=xterm-256color"), "resolve", "1.1")
 	tty, err := pty.StartWithSize(c, &pty.Winsize{Rows: 30, Cols: 120})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tty.Close() })
-	screen := &screenWatch{want: "agent-sim", seen: make(chan struct{})}
+	screen := &screenWatch{want: want, seen: make(chan struct{})}
 	go func() { _, _ = io.Copy(screen, tty) }()
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()

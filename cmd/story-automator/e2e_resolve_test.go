@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/creack/pty"
@@ -103,8 +104,9 @@ func TestE2EResolveRestorePatchResumesTheReview(t *testing.T) {
 }
 
 // An interactive resolve: the run's agent in a session attached to the
-// terminal. Killed mid-way it leaves the story escalated and its spec
-// blocked; one whose agent ends normally re-arms the story.
+// terminal. Its session killed mid-way, or resolve itself left (SIGTERM),
+// leaves the story escalated, its spec blocked and no session behind; one
+// whose agent ends normally re-arms the story.
 func TestE2EResolveSessionKilledLeavesTheStoryEscalated(t *testing.T) {
 	t.Parallel()
 	p, in := buildAutoProject(t, "")
@@ -126,6 +128,21 @@ func TestE2EResolveSessionKilledLeavesTheStoryEscalated(t *testing.T) {
 		t.Fatalf("after the kill: 1.1 %s, spec %s", u.Status, p.specStatus())
 	}
 
+	// Left (SIGTERM, as Ctrl-C would): the session is ended with it, nothing re-armed.
+	c, screen, proc := p.resolveOnATerminalWith(t, "agent-sim", agent.EnvSimBehaviour+"=hang")
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-c; err == nil || !strings.Contains(screen.String(), resolve.CodeSessionEnded) {
+		t.Fatalf("resolve left by SIGTERM: %v\n%s", err, screen)
+	}
+	if panes, err := tmux.New(p.socket).ListPanes(context.Background()); err != nil || len(panes) != 0 {
+		t.Fatalf("a left resolve kept its session: %v %v", panes, err)
+	}
+	if now := readFile(t, p.stateFileOf()); now != state {
+		t.Fatalf("the left resolve changed the state document:\n%s", now)
+	}
+
 	c, screen = p.resolveOnATerminal(t, agent.EnvSimBehaviour+"=finish")
 	if err := <-c; err != nil {
 		t.Fatalf("resolve whose agent ended normally: %v\n%s", err, screen)
@@ -143,11 +160,12 @@ func (p *runProject) stateFileOf() string {
 // waits until the terminal shows the session's agent.
 func (p *runProject) resolveOnATerminal(t *testing.T, env ...string) (<-chan error, *screenWatch) {
 	t.Helper()
-	return p.resolveOnATerminalWith(t, "agent-sim", env...)
+	done, screen, _ := p.resolveOnATerminalWith(t, "agent-sim", env...)
+	return done, screen
 }
 
 // resolveOnATerminalWith is resolveOnATerminal waiting for the terminal to show want.
-func (p *runProject) resolveOnATerminalWith(t *testing.T, want string, env ...string) (<-chan error, *screenWatch) {
+func (p *runProject) resolveOnATerminalWith(t *testing.T, want string, env ...string) (<-chan error, *screenWatch, *os.Process) {
 	t.Helper()
 	c := p.cmd(append(env, "TERM=xterm-256color"), "resolve", "1.1")
 	tty, err := pty.StartWithSize(c, &pty.Winsize{Rows: 30, Cols: 120})
@@ -164,7 +182,7 @@ func (p *runProject) resolveOnATerminalWith(t *testing.T, want string, env ...st
 	case err := <-done:
 		done <- err // the caller reads how it ended
 	}
-	return done, screen
+	return done, screen, c.Process
 }
 
 // resolveSession is the resolve session running on the project's server.

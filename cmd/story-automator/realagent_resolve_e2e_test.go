@@ -53,7 +53,7 @@ rules:
 		t.Fatalf("run: exit %d %v, 1.1 %+v\n%s", code, res, u, p.stateLog())
 	}
 
-	done, screen := p.resolveOnATerminalWith(t, "RESOLVE-SEEN", env...)
+	done, screen, _ := p.resolveOnATerminalWith(t, "RESOLVE-SEEN", env...)
 	name := p.resolveSession(t)
 	dir := sessionstate.Dir(p.root, func(string) string { return "" })
 	deadline := time.Now().Add(60 * time.Second)

@@ -87,6 +87,10 @@ type Profile struct {
 	// (subagents.go).
 	Subagents Subagents
 
+	// Interactive is how the CLI starts for a person who talks to it
+	// (`resolve`): a session that stays open after its first turn.
+	Interactive Interactive
+
 	// Agent facts other packages read instead of naming the agent.
 	Facts
 }
@@ -438,7 +442,10 @@ var profiles = map[string]Profile{
 		ModelFlag: "--model", PromptFlag: "--", MinVersion: "0.169.0", ChildHook: ChildHookConfigFlag, Usage: UsageRolloutJSONL,
 		// Codex names a skill with $ (no slash expansion in exec).
 		SkillForm: "${skill} {args}",
-		Package:   "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
+		// Its TUI (no subcommand) takes the prompt as its first message;
+		// --skip-git-repo-check is exec's alone.
+		Interactive: Interactive{Drop: []string{"exec", "--skip-git-repo-check"}},
+		Package:     "@openai/codex", Install: "npm install -g @openai/codex@0.169.0",
 		PastePlaceholder: "[Pasted Content"}, // "[Pasted Content 1166 chars]"
 	AgentGemini: {Name: AgentGemini, Program: "gemini", Args: []string{"--yolo"},
 		ModelFlag: "--model", PromptFlag: "-p", ExitDialogs: map[int]Dialog{55: geminiUntrusted}, Dialogs: geminiDialogs, Usage: UsageChatSessionJSONL,
@@ -448,8 +455,10 @@ var profiles = map[string]Profile{
 		// Workspace skills load only in a trusted folder.
 		SkillForm: "Use the skill {skill} (activate it with activate_skill) for: {args}",
 		// Gemini CLI 0.61's checkPathTrust takes GEMINI_CLI_TRUST_WORKSPACE=true as trusted (what --skip-trust sets).
-		TrustEnv:   map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
-		MinVersion: "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
+		TrustEnv: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+		// -i (--prompt-interactive) runs the prompt and stays open.
+		Interactive: Interactive{PromptFlag: "-i"},
+		MinVersion:  "0.61.0", Package: "@google/gemini-cli", Install: "npm install -g @google/gemini-cli@0.61.0",
 		// Gemini CLI 0.61 (InputPrompt) takes an Enter within 40 ms of a paste
 		// it cannot trust as a newline, not a submit; the margin covers its
 		// React state update on a loaded machine.
@@ -471,8 +480,10 @@ var profiles = map[string]Profile{
 		RecordEnd: `"type":"session.shutdown"`,
 		// -p sends "/skill args" to the model as text; the model loads a
 		// skill it is offered with its skill tool.
-		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
-		MinVersion: "1.0.102", Package: "@github/copilot", Install: "npm install -g @github/copilot@1.0.102"},
+		SkillForm: "Use the skill {skill} (load it with the skill tool) for: {args}",
+		// -i (--interactive) runs the prompt and stays open.
+		Interactive: Interactive{PromptFlag: "-i"},
+		MinVersion:  "1.0.102", Package: "@github/copilot", Install: "npm install -g @github/copilot@1.0.102"},
 	// OpenCode 1.18: `run` is its prompt mode (no dialog; it exits when the
 	// turn ends); --auto approves every tool call not explicitly denied.
 	// It has no sandbox: this tool's wraps it (agent/sandbox.go).
@@ -482,8 +493,10 @@ var profiles = map[string]Profile{
 		// slash command never reaches its command parser; the model loads
 		// a skill (from .claude/skills or .agents/skills, both offered by
 		// name in its system prompt) with its skill tool.
-		SkillForm:  "Use the skill {skill} (load it with the skill tool) for: {args}",
-		MinVersion: "1.18.33", Package: "opencode-ai", Install: "npm install -g opencode-ai@1.18.33"},
+		SkillForm: "Use the skill {skill} (load it with the skill tool) for: {args}",
+		// Its TUI (no `run`) takes --auto too, and the first message by --prompt.
+		Interactive: Interactive{Drop: []string{"run"}, PromptFlag: "--prompt"},
+		MinVersion:  "1.18.33", Package: "opencode-ai", Install: "npm install -g opencode-ai@1.18.33"},
 	// The simulated agent can act out a Claude screen, so it is watched with Claude's heuristic.
 	// It writes its usage as a Claude transcript (agentsim.recordTurn).
 	// In a story run it acts out BMAD steps unless the environment picks
@@ -492,6 +505,15 @@ var profiles = map[string]Profile{
 		Screen: ScreenTurnSummary, Usage: UsageAnthropicJSONL, RunEnv: map[string]string{EnvSimBehaviour: "bmad"},
 		HostEnv: []string{EnvSimDelay, EnvSimFaults, EnvSimBehaviour, EnvSimExitCode, EnvSimUsage}},
 	AgentCustom: {Name: AgentCustom},
+}
+
+// Interactive is how a CLI's command line changes for a session a person
+// talks to: Drop are the child's arguments (Args, or its sandbox's) left
+// out, PromptFlag, when set, replaces PromptFlag. The zero value: the
+// child's own command line already stays open after its first turn.
+type Interactive struct {
+	Drop       []string
+	PromptFlag string
 }
 
 // SkillPrompt is the prompt that makes agent run skill with args, in the

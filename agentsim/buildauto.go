@@ -22,7 +22,9 @@ const BehaviourBuildAuto = "build-auto"
 // EnvBuildAuto steers the build-auto behaviour: a comma-separated list of
 // blocked=CONDITION (halt blocked with that condition), die=STATUS (exit 1
 // with the spec left at draft, in-progress or in-review: a session that died
-// mid-flight), followup (recommend a follow-up review).
+// mid-flight), followup (recommend a follow-up review), intentgap (review
+// finds an intent gap: the attempted change saved as a patch beside the
+// spec, the code reverted, the spec blocked naming the patch).
 const EnvBuildAuto = "STORY_AUTOMATOR_SIM_BUILD_AUTO"
 
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.
@@ -43,6 +45,7 @@ type buildAuto struct {
 	blocked string
 	die     string
 	follow  bool
+	gap     bool
 }
 
 func actBuildAuto(ctx context.Context, s *Sim) int {
@@ -93,6 +96,8 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 			w.die = v
 		case "followup":
 			w.follow = true
+		case "intentgap":
+			w.gap = true
 		}
 	}
 	return w, nil
@@ -210,6 +215,9 @@ func (w *buildAuto) from(path, status string) (string, error) {
 				status, err = workflows.SpecInReview, setSpecField(path, "status", "'in-review'")
 			}
 		case workflows.SpecInReview, workflows.SpecDone:
+			if w.gap && status == workflows.SpecInReview {
+				return w.intentGap(path)
+			}
 			follow := "false"
 			if w.follow && status == workflows.SpecInReview {
 				follow = "true"
@@ -259,6 +267,36 @@ func (w *buildAuto) finish(path, status, condition string) (string, error) {
 		return w.finish(path, workflows.SpecBlocked, "finalization left repository dirty")
 	}
 	return status, nil
+}
+
+// intentGap acts out review's intent_gap branch: the attempted change
+// saved as a patch in the implementation artifacts, the code reverted, the
+// spec blocked with the condition and the patch's path.
+func (w *buildAuto) intentGap(path string) (string, error) {
+	if _, err := w.git("add", "--intent-to-add", "--", SimWorkDir); err != nil {
+		return "", err
+	}
+	diff, err := w.git("diff", "--", SimWorkDir)
+	if err != nil {
+		return "", err
+	}
+	name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "spec-"), ".md")
+	patch := filepath.Join(filepath.Dir(path), "intent-gap-"+name+".patch")
+	if err := writeProjectFile(patch, diff); err != nil {
+		return "", err
+	}
+	if _, err := w.git("reset", "-q", "--", SimWorkDir); err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(filepath.Join(w.root, SimWorkDir)); err != nil {
+		return "", err
+	}
+	rel, _ := filepath.Rel(w.root, patch)
+	if err := setSpecField(path, "status", "'"+workflows.SpecBlocked+"'"); err != nil {
+		return "", err
+	}
+	return workflows.SpecBlocked, appendText(path, "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n\n"+
+		"Unresolved: does sign-up need an e-mail check?\nAttempted change saved as `"+filepath.ToSlash(rel)+"`; the code is reverted.\n")
 }
 
 // resultFile is the result a halt with no spec known leaves.

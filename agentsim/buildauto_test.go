@@ -185,3 +185,36 @@ func TestBuildAutoOnTheSampleNeedsNoRenderer(t *testing.T) {
 		t.Fatalf("exit %d, spec %+v (%v):\n%s", code, spec, err, out)
 	}
 }
+
+// intentgap: review saves the attempted change as a patch beside the spec,
+// reverts the code and blocks the spec naming the patch; the patch applied
+// again and the spec dispatched in-review, review takes it to done.
+func TestBuildAutoIntentGapSavesAPatchAndRevertsTheCode(t *testing.T) {
+	dir := workerProject(t)
+	if code, out := dispatch(t, dir, "/bmad-build-auto 1-1-sign-up", "intentgap"); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	path := filepath.Join(artifacts(dir), "spec-1-1-sign-up.md")
+	spec, err := workflows.ReadSpec(path)
+	if err != nil || spec.Status != workflows.SpecBlocked || spec.Result == nil || spec.Result.BlockingCondition != "intent gap" ||
+		!strings.Contains(spec.Result.Text, "_bmad-output/implementation-artifacts/intent-gap-1-1-sign-up.patch") {
+		t.Fatalf("spec %+v, %v", spec, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, SimWorkDir)); !os.IsNotExist(err) {
+		t.Fatalf("the code is not reverted: %v", err)
+	}
+	patch := filepath.Join(artifacts(dir), "intent-gap-1-1-sign-up.patch")
+	gitOut(t, dir, "apply", patch)
+	if err := workflows.SetSpecStatus(path, workflows.SpecInReview); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := dispatch(t, dir, "/bmad-build-auto "+path, ""); code != 0 {
+		t.Fatalf("review: exit %d\n%s", code, out)
+	}
+	if spec, err = workflows.ReadSpec(path); err != nil || spec.Status != workflows.SpecDone {
+		t.Fatalf("after review %+v, %v", spec, err)
+	}
+	if files := gitOut(t, dir, "show", "--name-only", "--format=", "HEAD"); !strings.Contains(files, SimWorkDir+"/1-1-sign-up.txt") {
+		t.Fatalf("the review's commit holds:\n%s", files)
+	}
+}

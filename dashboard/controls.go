@@ -17,18 +17,63 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/remotesession"
+	"github.com/story-automator/story-automator/resolve"
 	"github.com/story-automator/story-automator/tmux"
 )
 
 // Controls are the dashboard's actions. Each makes the call its command
 // does: pause is `marker pause`, stop is the run's Ctrl-C, resume starts
-// `run --resume` itself, attach is `session attach`.
+// `run --resume` itself, attach is `session attach`, resolve is `resolve
+// STORY` on the terminal, confirm and replan re-arm a story as `resolve
+// --no-interactive` does (resolve.Resolver).
 type Controls struct {
 	Root   string
 	Getenv func(string) string
-	// Exe is story-automator itself, which resume starts.
+	// Exe is story-automator itself, which resume and resolve start.
 	Exe     string
 	Environ []string
+
+	// Tests replace the calls the resolve keys make; nil = the real ones.
+	rearm       func(ctx context.Context, o resolve.Options) (*resolve.Result, error)
+	resolveOn   func(story, socket string) tea.Cmd
+	startResume func(stateFile, socket string) noteMsg
+}
+
+// Rearm re-arms a story with no session: resolve.Resolver.Resolve, as
+// `resolve --no-interactive` (o.Replan: back to planning).
+func (c Controls) Rearm(ctx context.Context, o resolve.Options) (*resolve.Result, error) {
+	if c.rearm != nil {
+		return c.rearm(ctx, o)
+	}
+	return resolve.Resolver{Root: c.Root, Getenv: c.Getenv}.Resolve(ctx, o)
+}
+
+// Resolve hands the terminal to `resolve STORY` (its session with the
+// run's agent, then the re-arm); the dashboard comes back when it ends.
+func (c Controls) Resolve(story, socket string) tea.Cmd {
+	if c.resolveOn != nil {
+		return c.resolveOn(story, socket)
+	}
+	args := []string{"--project-root", c.Root}
+	if socket != "" {
+		args = append(args, "--tmux-socket", socket)
+	}
+	cmd := exec.Command(c.Exe, append(args, "resolve", story)...)
+	cmd.Dir, cmd.Env = c.Root, c.Environ
+	return tea.ExecProcess(cmd, func(err error) tea.Msg {
+		if err != nil {
+			return noteMsg{err: fmt.Errorf("resolve %s: %w (the story is left as it was)", story, err)}
+		}
+		return noteMsg{text: "resolved " + story + ": r resumes the run"}
+	})
+}
+
+// resume is Resume, or the test's.
+func (c Controls) resume(stateFile, socket string) noteMsg {
+	if c.startResume != nil {
+		return c.startResume(stateFile, socket)
+	}
+	return c.Resume(stateFile, socket)
 }
 
 // noteMsg is an action's outcome, shown on the status line.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/story-automator/story-automator/internal/textline"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
+	"github.com/story-automator/story-automator/resolve"
 	"github.com/story-automator/story-automator/status"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -212,5 +214,14 @@ func (m Model) escalationLines(u *orchestrator.Unit) []string {
 	if e.Action != "" {
 		out = append(out, wrapped(s.warn.Render("What to do: ")+textline.OneLine(e.Action), w)...)
 	}
-	return append(out, "Then press "+s.key.Render("r")+" to resume ("+orchestrator.ResumeCommand+").")
+	switch resolve.Checkpoint(e) {
+	case bmad.CodePlanReview:
+		return append(out, "Press "+s.key.Render("c")+" to approve the plan ("+orchestrator.ResumeCommand+"), "+
+			s.key.Render("n")+" to ask for a new one.")
+	case resolve.CodeDoneCheckpoint:
+		return append(out, "Press "+s.key.Render("c")+" to continue ("+orchestrator.ResumeCommand+").")
+	}
+	out = append(out, wrapped("Press "+s.key.Render("v")+" to resolve it with an agent (story-automator resolve "+u.Dotted+"), or fix it yourself and press "+
+		s.key.Render("r")+" to resume ("+orchestrator.ResumeCommand+").", w)...)
+	return out
 }

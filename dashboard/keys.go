@@ -8,6 +8,7 @@ type keyMap struct {
 	NextView, PrevView, Run, Live, Runs, Loops key.Binding
 	Deferred                                   key.Binding
 	Attach, Pause, Resume, Stop, State         key.Binding
+	Resolve, Continue, Replan                  key.Binding
 	Help, Quit                                 key.Binding
 }
 
@@ -24,6 +25,7 @@ func newKeyMap() keyMap {
 		Deferred: b("5", "deferred work", "5"),
 		Attach:   b("a", "attach", "a"), Pause: b("p", "pause", "p"), Resume: b("r", "resume", "r"),
 		Stop: b("s", "stop", "s"), State: b("e", "state", "e"),
+		Resolve: b("v", "resolve", "v"), Continue: b("c", "continue", "c"), Replan: b("n", "replan", "n"),
 		Help: b("?", "help", "?"), Quit: b("q", "quit", "q", "ctrl+c"),
 	}
 }
@@ -37,7 +39,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred},
-		{k.Attach, k.Pause, k.Resume, k.Stop, k.State, k.Help, k.Quit},
+		{k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred, k.Help, k.Quit},
+		{k.Attach, k.Pause, k.Resume, k.Stop, k.State, k.Resolve, k.Continue, k.Replan},
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/story-automator/story-automator/internal/wake"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/bmad"
+	"github.com/story-automator/story-automator/resolve"
 	"github.com/story-automator/story-automator/tmux"
 )
 
@@ -247,6 +249,8 @@ func (m Model) act(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, func() tea.Msg { return ctl.Pause(context.Background()) }
 	case key.Matches(msg, k.Resume):
 		return m.resume()
+	case key.Matches(msg, k.Resolve, k.Continue, k.Replan):
+		return m.resolveKey(msg)
 	case key.Matches(msg, k.Stop):
 		m.confirm = &confirmation{question: "Stop the run? Its child sessions are killed and it pauses for --resume. y/N",
 			do: func() tea.Msg { return ctl.Stop() }}
@@ -267,7 +271,59 @@ func (m Model) resume() (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	path, socket, ctl := r.StateFile, m.snap.Socket, m.ctl
-	return m, func() tea.Msg { return ctl.Resume(path, socket) }
+	return m, func() tea.Msg { return ctl.resume(path, socket) }
+}
+
+// resolveKey acts on the selected story as it stands: v resolves an
+// escalated or parked one with an agent (`resolve STORY`); c approves a
+// plan at its checkpoint or continues after a done checkpoint (both
+// `run --resume`), or confirms a parked story (re-armed as `resolve
+// --no-interactive`); n asks a planned story for a new plan (its spec back
+// to draft, re-armed) and resumes.
+func (m Model) resolveKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	st := m.snap.State
+	if st == nil || m.selected >= len(st.Units) {
+		m.note = noteMsg{text: "no run, no story"}
+		return m, nil
+	}
+	u, k, ctl := st.Units[m.selected], m.keys, m.ctl
+	var esc *orchestrator.Escalation
+	if e := st.Escalation; e != nil && e.Unit == u.Dotted {
+		esc = e
+	}
+	checkpoint := resolve.Checkpoint(esc)
+	path, socket := "", m.snap.Socket
+	if r := m.snap.Status.Run; r != nil {
+		path = r.StateFile
+	}
+	story := u.Dotted
+	switch {
+	case u.Kind != orchestrator.KindStory || !resolve.Blocked(u):
+		m.note = noteMsg{text: story + " is " + u.Status + ": nothing to resolve, approve or confirm"}
+	case key.Matches(msg, k.Resolve):
+		return m, ctl.Resolve(story, socket)
+	case key.Matches(msg, k.Replan) && checkpoint != bmad.CodePlanReview:
+		m.note = noteMsg{text: story + " is not at a plan checkpoint: nothing to replan"}
+	case key.Matches(msg, k.Replan):
+		return m, func() tea.Msg {
+			if _, err := ctl.Rearm(context.Background(), resolve.Options{Story: story, Replan: true, Message: "replan asked from the dashboard"}); err != nil {
+				return noteMsg{err: err}
+			}
+			return ctl.resume(path, socket)
+		}
+	case checkpoint != "":
+		return m, func() tea.Msg { return ctl.resume(path, socket) }
+	case u.Status == orchestrator.StatusParked:
+		return m, func() tea.Msg {
+			if _, err := ctl.Rearm(context.Background(), resolve.Options{Story: story, Message: "confirmed from the dashboard"}); err != nil {
+				return noteMsg{err: err}
+			}
+			return noteMsg{text: "confirmed " + story + ": r resumes the run"}
+		}
+	default:
+		m.note = noteMsg{text: story + " is escalated, not at a checkpoint: v resolves it with an agent"}
+	}
+	return m, nil
 }
 
 // capture reads the live child's screen while the live view is shown.

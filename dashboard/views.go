@@ -150,7 +150,8 @@ func (m Model) helpView(f *frame, _ int) {
 	f.add("")
 	for _, l := range wrapped("Every action is the command's own: pause is `marker pause`; stop is the run's Ctrl-C "+
 		"(asked once); resume starts `"+orchestrator.ResumeCommand+"` on its own, its output in the run's .log; "+
-		"attach is `session attach` (detach with C-b d to come back). Nothing happens unasked.", m.width) {
+		"attach is `session attach` (C-b d comes back); resolve is `resolve STORY`; continue resumes at a checkpoint "+
+		"or confirms a parked story; replan sends the plan to draft. Nothing happens unasked.", m.width) {
 		f.add(l)
 	}
 }

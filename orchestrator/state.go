@@ -38,6 +38,7 @@ const (
 	StatusSkipped   = "skipped"   // steps the project did not need
 	StatusFailed    = "failed"    // optional steps that ran out of attempts
 	StatusEscalated = "escalated" // the step (and its unit) that paused the run
+	StatusParked    = "parked"    // a unit set aside for a person while the run goes on
 )
 
 // State is a run's whole record: what `run --resume` continues from and what

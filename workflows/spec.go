@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
 )
 
 // The statuses of a BMAD 6.12 spec (its frontmatter `status`), in order.
@@ -70,6 +72,37 @@ func ReadSpec(path string) (Spec, error) {
 	}
 	s.Result = lastAutoRunResult(body)
 	return s, nil
+}
+
+// SetSpecStatus rewrites the status of a spec's frontmatter, the rest of
+// the file (the line's comment too) as it was, in one atomic write (a kill leaves the old spec or
+// the new one, never half of it).
+func SetSpecStatus(path, status string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	rest, ok := strings.CutPrefix(string(data), "---\n")
+	end := strings.Index(rest, "\n---")
+	if !ok || end < 0 {
+		return fmt.Errorf("%w: %s: no frontmatter (--- … ---) at the top", ErrSpecInvalid, path)
+	}
+	lines := strings.Split(rest[:end], "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "status:") {
+			comment := "" // BMAD's template explains the field after its value
+			if at := strings.Index(l, " #"); at >= 0 {
+				comment = l[at:]
+			}
+			lines[i] = "status: '" + status + "'" + comment
+			return atomicfile.Write(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), fi.Mode().Perm())
+		}
+	}
+	return fmt.Errorf("%w: %s: frontmatter has no status", ErrSpecInvalid, path)
 }
 
 func cutFrontmatter(text string) (front, body string, ok bool) {

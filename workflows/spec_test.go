@@ -109,3 +109,32 @@ func TestNewSprintSpec(t *testing.T) {
 		t.Fatalf("two new: %v", err)
 	}
 }
+
+// SetSpecStatus changes the status line alone; a file without frontmatter
+// is refused and left as it was.
+func TestSetSpecStatusRewritesOnlyTheStatus(t *testing.T) {
+	dir := realbmad.Project(t)
+	path := specFromTemplate(t, dir, SpecBlocked, "abc123", "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n")
+	before, _ := os.ReadFile(path)
+	if err := SetSpecStatus(path, SpecReadyForDev); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	s, err := ReadSpec(path)
+	if err != nil || s.Status != SpecReadyForDev || s.BaselineRevision != "abc123" || s.Result == nil || s.Result.BlockingCondition != "intent gap" {
+		t.Fatalf("spec %+v (%v)", s, err)
+	}
+	if got := strings.Replace(string(after), "status: 'ready-for-dev'", "status: 'blocked'", 1); got != string(before) {
+		t.Fatalf("more than the status changed:\n%s\n---\n%s", before, after)
+	}
+	plain := filepath.Join(dir, "plain.md")
+	if err := os.WriteFile(plain, []byte("# no frontmatter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetSpecStatus(plain, SpecDraft); !errors.Is(err, ErrSpecInvalid) {
+		t.Fatalf("no frontmatter: %v", err)
+	}
+	if data, _ := os.ReadFile(plain); string(data) != "# no frontmatter\n" {
+		t.Fatalf("rewritten: %q", data)
+	}
+}

@@ -26,6 +26,7 @@ var commandFactories = []func() *cli.Command{
 	modelSimCommand,
 	monitorSessionCommand,
 	notifyCommand,
+	resolveCommand,
 	runCommand,
 	runsCommand,
 	sampleCommand,

@@ -414,12 +414,13 @@ func (p BuildAuto) blocked(ctx context.Context, d orchestrator.StoryDispatch, s 
 	}
 	out.Blocker = &orchestrator.Blocker{Code: CodeBuildAutoBlocked,
 		Err:    fmt.Errorf("%s blocked story %s: %q (spec %s)", workflows.BuildAutoSkill, d.Story.Dotted, shown, path),
-		Action: row.action + " " + fmt.Sprintf(retryBlocked, path)}
+		Action: row.action + " " + fmt.Sprintf(retryBlocked, d.Story.Dotted, path)}
 }
 
 // retryBlocked ends every blocked story's action: the worker never resumes
-// a blocked spec.
-const retryBlocked = "Then set `status:` in %s back to draft (replan) or ready-for-dev (implement), or delete the spec to start over, and run `story-automator run --resume`."
+// a blocked spec, which `resolve` re-arms.
+const retryBlocked = "`story-automator resolve %s` works it through with the agent and re-arms the story (`--no-interactive` after a fix of your own); " +
+	"or set `status:` in %s back to draft (replan) or ready-for-dev (implement), or delete the spec to start over. Then run `story-automator run --resume`."
 
 // noSpec is an attempt that left no spec: a result file not there at the
 // story's first dispatch says why the worker halted; else the launcher

@@ -142,7 +142,8 @@ func TestBuildAutoOutcomeReadsTheSpec(t *testing.T) {
 	writeSpec(t, root, "spec-1-1-sign-up.md", "status: blocked\n", "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: no subagents\n")
 	out = pipelineAt(root, g).Outcome(ctx, d, completed)
 	if out.Blocker == nil || out.Blocker.Code != CodeBuildAutoBlocked || !strings.Contains(out.Blocker.Error(), `"no subagents"`) ||
-		!strings.Contains(out.Blocker.Action, "subagents") || !strings.Contains(out.Blocker.Action, "back to draft") {
+		!strings.Contains(out.Blocker.Action, "subagents") || !strings.Contains(out.Blocker.Action, "back to draft") ||
+		!strings.Contains(out.Blocker.Action, "`story-automator resolve 1.1`") {
 		t.Fatalf("blocked: %+v", out)
 	}
 	// A stale epic context: the run removes the cache and replans.

@@ -74,7 +74,7 @@ func dropEpicContext(_ context.Context, s *story, d orchestrator.StoryDispatch, 
 	if err := os.Remove(cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	if err := setSpecStatus(spec, workflows.SpecDraft); err != nil {
+	if err := workflows.SetSpecStatus(spec, workflows.SpecDraft); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("removed the epic context cache %s and set %s back to draft", s.rel(cache), s.rel(spec)), nil
@@ -100,34 +100,8 @@ func commitOwnDirt(ctx context.Context, s *story, d orchestrator.StoryDispatch, 
 	if sp.BaselineRevision != "" {
 		back = workflows.SpecInReview
 	}
-	if err := setSpecStatus(spec, back); err != nil {
+	if err := workflows.SetSpecStatus(spec, back); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("committed the run's own change to %s and set %s back to %s", s.board(), s.rel(spec), back), nil
-}
-
-// setSpecStatus rewrites the status line of a spec's frontmatter.
-func setSpecStatus(path, status string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(data)
-	rest, ok := strings.CutPrefix(text, "---\n")
-	end := strings.Index(rest, "\n---")
-	if !ok || end < 0 {
-		return fmt.Errorf("%s: no frontmatter", path)
-	}
-	lines := strings.Split(rest[:end], "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "status:") {
-			lines[i] = "status: '" + status + "'"
-			return os.WriteFile(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), fi.Mode().Perm())
-		}
-	}
-	return fmt.Errorf("%s: no status in its frontmatter", path)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
@@ -27,6 +28,9 @@ type Invocation struct {
 	// FilesDir is the child's own folder for files its start needs (a
 	// hook plugin: agent.ChildHookPluginDir), removed when it ends.
 	FilesDir string
+	// Interactive starts the CLI for a person to talk to: its profile's
+	// Interactive command line, open after the first turn.
+	Interactive bool
 }
 
 // Launch is the agent's command line and how its prompt travels.
@@ -78,7 +82,14 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 	if p.Sandbox.Kind == "" {
 		confine = nil
 	}
-	l := Launch{Argv: append([]string{prog}, p.ArgsFor(confine != nil)...)}
+	args, promptFlag := p.ArgsFor(confine != nil), p.PromptFlag
+	if inv.Interactive {
+		args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return slices.Contains(p.Interactive.Drop, a) })
+		if p.Interactive.PromptFlag != "" {
+			promptFlag = p.Interactive.PromptFlag
+		}
+	}
+	l := Launch{Argv: append([]string{prog}, args...)}
 	switch {
 	case p.Sandbox.Kind == agent.SandboxClaudeSettings && confine != nil:
 		// One --settings carries the hook and the sandbox.
@@ -100,7 +111,7 @@ func Build(p agent.Profile, inv Invocation) (Launch, error) {
 		l.Argv = append(l.Argv, p.ModelFlag, inv.Model)
 	}
 	if inv.Prompt != "" {
-		l.Argv = append(l.Argv, p.PromptFlag, inv.Prompt)
+		l.Argv = append(l.Argv, promptFlag, inv.Prompt)
 	}
 	return l, nil
 }

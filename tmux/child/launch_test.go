@@ -37,6 +37,26 @@ func TestProfilesBuildArgvWithThePromptAsOneElement(t *testing.T) {
 	}
 }
 
+// A session a person talks to (resolve) starts each CLI so that it stays
+// open after its first turn: its profile's Interactive command line.
+func TestInteractiveArgvStaysOpenAfterTheFirstTurn(t *testing.T) {
+	cases := map[string][]string{
+		agent.AgentClaude: {"claude", "--dangerously-skip-permissions", "--settings", ChildHookSettings("/bin/sa", "StopFailure"), "--", "fix it"},
+		agent.AgentCodex: {"codex", "--dangerously-bypass-approvals-and-sandbox",
+			"--dangerously-bypass-hook-trust", "-c", `hooks.Stop=[{hooks=[{type="command",command="/bin/sa stop-hook",timeout=30}]}]`,
+			"--", "fix it"},
+		agent.AgentGemini:   {"gemini", "--yolo", "-i", "fix it"},
+		agent.AgentOpenCode: {"opencode", "--auto", "--prompt", "fix it"},
+	}
+	for name, want := range cases {
+		p, _ := agent.LookupProfile(name)
+		l, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "fix it", Interactive: true})
+		if err != nil || !reflect.DeepEqual(l.Argv, want) {
+			t.Errorf("%s: %q %v, want %q", name, l.Argv, err, want)
+		}
+	}
+}
+
 func TestEmptyPromptAddsNothing(t *testing.T) {
 	p, _ := agent.LookupProfile(agent.AgentClaude)
 	l, _ := Build(p, Invocation{})

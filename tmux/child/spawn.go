@@ -71,6 +71,8 @@ type Request struct {
 	// credentials (workflow.yaml's sandbox.readDeny: absolute, or "~/…"
 	// under the child's HOME).
 	ReadDeny []string
+	// Interactive starts the agent for a person to talk to (Invocation.Interactive).
+	Interactive bool
 }
 
 // dir is the folder the child runs in.
@@ -178,7 +180,7 @@ func (s *Spawner) freshName(r Request) (string, error) {
 // (when the agent reads one), and returns the runner's spec.
 func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, error) {
 	inv := Invocation{Exe: s.Exe, Model: r.Model, Prompt: r.Prompt, Template: r.Command,
-		PromptFile: PromptPath(r.StateDir, sess.Name), FilesDir: SandboxFilesPath(r.StateDir, sess.Name)}
+		PromptFile: PromptPath(r.StateDir, sess.Name), FilesDir: SandboxFilesPath(r.StateDir, sess.Name), Interactive: r.Interactive}
 	conf, err := r.confine(prof, sess.Name, s.getenv)
 	if err != nil {
 		return Spec{}, err

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/story-automator/story-automator/internal/atomicfile"
 )
 
 // The statuses of a BMAD 6.12 spec (its frontmatter `status`), in order.
@@ -197,4 +199,32 @@ func NewSprintSpec(dir string, before []string, k StoryKey) (string, error) {
 		return found[0], nil
 	}
 	return "", fmt.Errorf("%w: story %s has %d new specs: %s", ErrSpecInvalid, k.Dotted(), len(found), strings.Join(found, ", "))
+}
+
+// SetSpecStatus rewrites the frontmatter status of a spec to status and
+// leaves every other byte of the file as it was.
+func SetSpecStatus(path, status string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if strings.TrimRight(lines[0], "\r\n") != "---" {
+		return fmt.Errorf("%w: %s: no frontmatter (--- … ---) at the top", ErrSpecInvalid, path)
+	}
+	for i := 1; i < len(lines); i++ {
+		l := strings.TrimRight(lines[i], "\r\n")
+		if l == "---" {
+			break
+		}
+		if strings.HasPrefix(l, "status:") {
+			lines[i] = "status: " + status + lines[i][len(l):]
+			return atomicfile.Write(path, []byte(strings.Join(lines, "")), info.Mode().Perm())
+		}
+	}
+	return fmt.Errorf("%w: %s: frontmatter has no status", ErrSpecInvalid, path)
 }

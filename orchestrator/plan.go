@@ -135,9 +135,13 @@ func addRetros(p Backlog, s *State, selected []StoryInfo, pol Policy) error {
 			}
 		}
 		if complete {
-			s.Units = append(s.Units, &Unit{Key: "epic-" + epic + "-retro", Kind: KindRetro, Epic: epic,
+			u := &Unit{Key: "epic-" + epic + "-retro", Kind: KindRetro, Epic: epic,
 				Dotted: "epic " + epic, Title: "retrospective", DependsOn: deps, Status: StatusPending,
-				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}, {Name: StepCommit, Status: StatusPending}}})
+				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}, {Name: StepCommit, Status: StatusPending}}}
+			if t, ok := p.(RetroTargeter); ok {
+				u.Target = t.RetroTarget(epic)
+			}
+			s.Units = append(s.Units, u)
 		}
 	}
 	return nil

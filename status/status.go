@@ -157,6 +157,9 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 	for _, w := range warnings {
 		fmt.Fprintf(warn, "story-automator: warning: %s\n", w)
 	}
+	if st != nil && st.Config.Spec != "" && v.Pipeline != nil {
+		v.Pipeline.Mode = workflows.StoriesModeText(st.Config.Spec)
+	}
 	if st != nil {
 		v.Run = RunOf(st, path)
 		v.Run.Status = st.SeenStatus(v.Orchestrator.RunLock)

@@ -28,9 +28,9 @@ var conditions = map[string]conditionAction{
 	"no subagents":                               {action: "The agent cannot run blocking subagents, which the worker needs: run the story with an agent that can (`story-automator doctor` says which), or allow subagents in its settings."},
 	"blocked spec supplied":                      {action: "The spec was already blocked when dispatched: read its last Auto Run Result and fix what it names."},
 	"story already blocked":                      {action: "The spec was already blocked when dispatched: read its last Auto Run Result and fix what it names."},
-	"no stories.yaml found":                      {action: "The worker looked for a spec folder: check that the story's key is on the board (sprint mode dispatches the key)."},
-	"story id not found in stories.yaml":         {action: "The worker looked for a spec folder: check that the story's key is on the board (sprint mode dispatches the key)."},
-	"ambiguous story file match":                 {action: "Several specs match the story: keep one."},
+	"no stories.yaml found":                      {action: "The worker found no stories.yaml: in stories mode, check that the spec folder the run names (`story-automator status`) holds it; in sprint mode, that the story's key is on the board (sprint mode dispatches the key)."},
+	"story id not found in stories.yaml":         {action: "The worker found no entry for the story: in stories mode, check that the spec folder's stories.yaml lists its id (quoted); in sprint mode, that the story's key is on the board (sprint mode dispatches the key)."},
+	"ambiguous story file match":                 {action: "Several specs match the story (stories/<id>-*.md): keep the one that is the story's and delete the others."},
 	"unrecognized status in existing story file": {action: "Set the spec's frontmatter status to one the worker knows (draft, ready-for-dev, in-progress, in-review, done)."},
 	"no epic spec found":                         {action: "The worker found no epics for the story: check that the planning artifacts hold the story's epic."},
 	"unclear intent":                             {action: "The worker did not understand the dispatch: check the story's entry on the board and in the epics."},
@@ -74,7 +74,7 @@ func dropEpicContext(_ context.Context, s *story, d orchestrator.StoryDispatch, 
 	if err := os.Remove(cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	if err := setSpecStatus(spec, workflows.SpecDraft); err != nil {
+	if err := workflows.SetSpecStatus(spec, workflows.SpecDraft); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("removed the epic context cache %s and set %s back to draft", s.rel(cache), s.rel(spec)), nil
@@ -100,34 +100,8 @@ func commitOwnDirt(ctx context.Context, s *story, d orchestrator.StoryDispatch, 
 	if sp.BaselineRevision != "" {
 		back = workflows.SpecInReview
 	}
-	if err := setSpecStatus(spec, back); err != nil {
+	if err := workflows.SetSpecStatus(spec, back); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("committed the run's own change to %s and set %s back to %s", s.board(), s.rel(spec), back), nil
-}
-
-// setSpecStatus rewrites the status line of a spec's frontmatter.
-func setSpecStatus(path, status string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(data)
-	rest, ok := strings.CutPrefix(text, "---\n")
-	end := strings.Index(rest, "\n---")
-	if !ok || end < 0 {
-		return fmt.Errorf("%s: no frontmatter", path)
-	}
-	lines := strings.Split(rest[:end], "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "status:") {
-			lines[i] = "status: '" + status + "'"
-			return os.WriteFile(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), fi.Mode().Perm())
-		}
-	}
-	return fmt.Errorf("%s: no status in its frontmatter", path)
 }

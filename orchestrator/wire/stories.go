@@ -87,6 +87,9 @@ func storiesMode(o orchestrator.Options, choice *workflows.PipelineChoice, f *bm
 			Message: fmt.Sprintf("stories mode (%s) needs BMAD 6.12's %s, and this project takes the %s pipeline (%s)", f.Rel(), workflows.BuildAutoSkill, choice.Pipeline, choice.Why),
 			Action:  "Install BMAD 6.12 in the project (`npx bmad-method install`), then run again.", Exit: coded.ExitUsage}
 	}
+	if o.Epic != "" || (o.Stories != "" && o.Stories != "all") {
+		return o, coded.Usage("stories mode (%s) runs every story of its stories.yaml, in its order; drop --epic and --stories", f.Rel())
+	}
 	if o.Isolate == orchestrator.IsolateWorktree {
 		return o, coded.Usage("stories mode runs its stories one at a time in the project's own tree: drop --isolate worktree")
 	}

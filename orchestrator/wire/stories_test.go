@@ -121,4 +121,8 @@ func TestStoriesModeSettlesTheRun(t *testing.T) {
 	if _, err := storiesMode(o, &choice, f, p); err == nil {
 		t.Fatal("worktrees accepted")
 	}
+	o.Isolate, o.Stories = "", "1-2"
+	if _, err := storiesMode(o, &choice, f, p); err == nil || !strings.Contains(err.Error(), "drop --epic and --stories") {
+		t.Fatalf("--stories: %v", err)
+	}
 }

@@ -35,7 +35,7 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 		StartedAt: now, UpdatedAt: now, Config: in.Config}
 	for _, info := range selected {
 		if info.Status == StatusDone {
-			s.addLog(in.Now, info.Dotted, "", "already done in sprint-status.yaml; not part of the run")
+			s.addLog(in.Now, info.Dotted, "", "already done (its board entry or its spec says so); not part of the run")
 			continue
 		}
 		s.Units = append(s.Units, storyUnit(info, in.Policy, in.Steps))

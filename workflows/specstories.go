@@ -233,3 +233,24 @@ func SentinelSpec(path, id string) bool {
 	base := filepath.Base(path)
 	return base == id+SentinelUnresolved || base == id+SentinelAmbiguous
 }
+
+// OutputDir is BMAD's default output folder, relative to the project.
+const OutputDir = "_bmad-output"
+
+// DiscoverSpecFolder is the spec folder a run takes without --spec: none
+// ("") when the project has a board (sprint mode); else the one folder
+// with a stories.yaml under the output folder, the planning and the
+// implementation artifacts (FindSpecFolder: ErrSpecFolder when several;
+// all lists them).
+func (p *Layout) DiscoverSpecFolder() (found string, all []string, err error) {
+	if isFile(p.SprintStatusPath()) {
+		return "", nil, nil
+	}
+	dirs := append([]string{filepath.Join(p.Root, OutputDir), p.ArtifactsDir}, p.PlanningDirs...)
+	all, err = SpecFolders(dirs)
+	if err != nil {
+		return "", nil, err
+	}
+	found, err = FindSpecFolder(dirs)
+	return found, all, err
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,13 +33,8 @@ func StoriesFolder(o orchestrator.Options, proj *workflows.Layout) (*bmad.Folder
 		}
 	}
 	if spec == "" && !o.Resume {
-		if _, err := os.Stat(proj.SprintStatusPath()); err == nil {
-			return nil, nil
-		}
-		dirs := append([]string{filepath.Join(proj.Root, "_bmad-output"), proj.ArtifactsDir}, proj.PlanningDirs...)
-		found, err := workflows.FindSpecFolder(dirs)
-		if err != nil {
-			all, _ := workflows.SpecFolders(dirs)
+		found, all, err := proj.DiscoverSpecFolder()
+		if err != nil && errors.Is(err, workflows.ErrSpecFolder) {
 			var rel []string
 			for _, f := range all {
 				rel = append(rel, relTo(proj.Root, f))
@@ -48,6 +42,9 @@ func StoriesFolder(o orchestrator.Options, proj *workflows.Layout) (*bmad.Folder
 			return nil, &coded.Error{Code: workflows.Code(err),
 				Message: fmt.Sprintf("%d spec folders have a %s and there is no sprint board: %s", len(all), workflows.StoriesFile, strings.Join(rel, ", ")),
 				Action:  fmt.Sprintf("Name the one to run: `story-automator run --spec %s`.", rel[0]), Exit: coded.ExitUsage}
+		}
+		if err != nil {
+			return nil, coded.Fail(workflows.Code(err), "%v", err)
 		}
 		if found == "" {
 			return nil, nil

@@ -8,15 +8,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/workflows"
 )
 
 // BehaviourBuildAuto acts out BMAD 6.12's worker skill, bmad-build-auto, on
-// one story of a sprint-mode project: launched by the skill's own renderer
-// through uv, it writes a spec-<story>.md and moves its frontmatter status
-// draft → ready-for-dev → in-progress (baseline_revision first) → in-review
-// → done, writes code and a test, commits them, and appends an Auto Run
-// Result; it never touches sprint-status.yaml.
+// one story: launched by the skill's own renderer through uv, it writes the
+// story's spec (spec-<story>.md in sprint mode, <folder>/stories/<id>-<slug>.md
+// on a folder+id dispatch) and moves its frontmatter status draft →
+// ready-for-dev → in-progress (baseline_revision first) → in-review → done,
+// writes code and a test, commits them, and appends an Auto Run Result; it
+// never touches sprint-status.yaml.
 const BehaviourBuildAuto = "build-auto"
 
 // EnvBuildAuto steers the build-auto behaviour: a comma-separated list of
@@ -24,7 +26,9 @@ const BehaviourBuildAuto = "build-auto"
 // with the spec left at draft, in-progress or in-review: a session that died
 // mid-flight), followup (recommend a follow-up review), intentgap (review
 // finds an intent gap: the attempted change saved as a patch beside the
-// spec, the code reverted, the spec blocked naming the patch).
+// spec, the code reverted, the spec blocked naming the patch). Each item may
+// end in @STORY, and then applies to that story only: a story key in sprint
+// mode (1-2, 1.2, 1-2-slug), a stories.yaml id in folder+id mode.
 const EnvBuildAuto = "STORY_AUTOMATOR_SIM_BUILD_AUTO"
 
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.
@@ -32,16 +36,24 @@ const HaltAfterPlanning = "Halt after planning."
 
 func init() {
 	Register(Behaviour{Name: BehaviourBuildAuto, Summary: "act out BMAD 6.12's " + workflows.BuildAutoSkill +
-		" on the story or spec the prompt names (sprint mode); steered by " + EnvBuildAuto, Act: actBuildAuto})
+		" on the story, spec or spec folder and story id the prompt names; steered by " + EnvBuildAuto, Act: actBuildAuto})
 }
 
 // buildAuto is one invocation of the worker.
 type buildAuto struct {
-	s       *Sim
-	root    string
-	skills  *workflows.Skills
-	arg     string
-	halt    bool
+	s      *Sim
+	root   string
+	skills *workflows.Skills
+	arg    string
+	halt   bool
+	// folder and id are a folder+id dispatch's spec folder (absolute) and
+	// story id ("" in sprint mode); context is the prompt's text after its
+	// first line, which a folder+id dispatch plans with.
+	folder, id, context string
+	// story is what an @STORY steer names: the stories.yaml id, or the
+	// canonical story key in sprint mode (sprint true); "" when unknown.
+	story   string
+	sprint  bool
 	blocked string
 	die     string
 	follow  bool
@@ -84,16 +96,28 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 	if !ok {
 		return nil, fmt.Errorf("the prompt does not invoke %s", workflows.BuildAutoSkill)
 	}
-	line, _, _ := strings.Cut(after, "\n")
+	line, rest, _ := strings.Cut(after, "\n")
 	w.halt = strings.Contains(line, HaltAfterPlanning)
 	w.arg = strings.TrimSpace(strings.ReplaceAll(line, HaltAfterPlanning, ""))
-	for _, item := range strings.Split(s.Getenv(EnvBuildAuto), ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(item), "=")
-		switch k {
+	w.context = strings.TrimSpace(rest)
+	if folder, id, ok := parseFolderDispatch(w.arg); ok {
+		w.folder, w.id, w.story = w.abs(folder), id, id
+	} else {
+		w.story, w.sprint = w.storyOf(w.arg)
+	}
+	steers, err := parseSteers(s.Getenv(EnvBuildAuto))
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range steers {
+		if !w.names(st.story) {
+			continue
+		}
+		switch st.key {
 		case "blocked":
-			w.blocked = v
+			w.blocked = st.value
 		case "die":
-			w.die = v
+			w.die = st.value
 		case "followup":
 			w.follow = true
 		case "intentgap":
@@ -101,6 +125,78 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 		}
 	}
 	return w, nil
+}
+
+// steer is one item of EnvBuildAuto.
+type steer struct{ key, value, story string }
+
+// steerStory is what may follow an item's last "@": a story key or id.
+var steerStory = lazyre.New(`^[A-Za-z0-9.-]+$`)
+
+// parseSteers reads EnvBuildAuto; an item it does not know is refused, so
+// a test's steer never silently misses.
+func parseSteers(list string) ([]steer, error) {
+	var out []steer
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		var st steer
+		if i := strings.LastIndex(item, "@"); i >= 0 && steerStory().MatchString(item[i+1:]) {
+			item, st.story = item[:i], item[i+1:]
+		}
+		var hasValue bool
+		st.key, st.value, hasValue = strings.Cut(item, "=")
+		switch {
+		case st.key == "blocked" && strings.TrimSpace(st.value) != "":
+			st.value = strings.TrimSpace(st.value)
+		case st.key == "die" && (st.value == workflows.SpecDraft || st.value == workflows.SpecInProgress || st.value == workflows.SpecInReview):
+		case st.key == "followup" && !hasValue:
+		default:
+			return nil, fmt.Errorf("%s: %q: want blocked=CONDITION, die=draft|in-progress|in-review or followup, each optionally @STORY", EnvBuildAuto, item)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// names reports whether a steer's @STORY (or its absence) covers this
+// invocation's story.
+func (w *buildAuto) names(target string) bool {
+	switch {
+	case target == "" || target == w.story:
+		return true
+	case w.sprint:
+		k, err := workflows.ParseStoryKey(target)
+		return err == nil && k.String() == w.story
+	}
+	return false
+}
+
+// storyOf is the story a sprint-mode argument or a spec path names: a
+// folder-mode spec's stories.yaml id, or a sprint story's canonical key
+// (sprint true); "" when it names none.
+func (w *buildAuto) storyOf(arg string) (string, bool) {
+	if strings.HasSuffix(arg, ".md") {
+		path := w.abs(arg)
+		if id := folderSpecID(path); id != "" {
+			return id, false
+		}
+		arg = strings.TrimPrefix(strings.TrimSuffix(filepath.Base(path), ".md"), "spec-")
+	}
+	if k, err := workflows.ParseStoryKey(arg); err == nil {
+		return k.String(), true
+	}
+	return "", false
+}
+
+// abs is a prompt's path resolved against the project.
+func (w *buildAuto) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path)
+	}
+	return filepath.Join(w.root, path)
 }
 
 // launch runs what the skill's SKILL.md runs: BMAD's renderer under uv,
@@ -143,13 +239,13 @@ func (w *buildAuto) launch() error {
 // work routes by the spec's status as step 1 of the skill does, and goes on
 // until a terminal status (or the death it was told to act out).
 func (w *buildAuto) work() (string, error) {
+	if w.folder != "" {
+		return w.folderWork()
+	}
 	dir := w.skills.ImplementationArtifacts
 	var path, status string
 	if strings.HasSuffix(w.arg, ".md") {
-		path = w.arg
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(w.root, path)
-		}
+		path = w.abs(w.arg)
 		spec, err := workflows.ReadSpec(path)
 		if err != nil {
 			return "", err

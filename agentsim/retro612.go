@@ -2,7 +2,9 @@ package agentsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -77,7 +79,7 @@ func holdRetro(s *Sim) (string, error) {
 		now = s.Now
 	}
 	epic, stories := arg, "sprint"
-	var path string
+	var path, summary string
 	if _, err := workflows.ParseEpicID(arg); err != nil {
 		stories = "stories"
 		dir := arg
@@ -85,6 +87,13 @@ func holdRetro(s *Sim) (string, error) {
 			dir = filepath.Join(root, dir)
 		}
 		path = filepath.Join(dir, workflows.RetroFile)
+		var allDone bool
+		if summary, allDone, err = folderStoriesSummary(dir); err != nil {
+			return "", err
+		}
+		if !allDone {
+			verdict = workflows.VerdictRejected // BMAD: any story not done forces it
+		}
 	} else {
 		path = filepath.Join(p.ArtifactsDir, fmt.Sprintf("epic-%s-retro-%s.md", epic, now().Format("2006-01-02")))
 		all, err := p.Stories()
@@ -108,7 +117,7 @@ func holdRetro(s *Sim) (string, error) {
 		fmt.Fprintf(&b, "epic: %s\n", epic)
 	}
 	fmt.Fprintf(&b, "date: %s\nverdict: %s\ncriteria: profiled\nheadless: true\n---\n\n", now().Format("01-02-2006 15:04"), verdict)
-	fmt.Fprintf(&b, "# Retrospective: %s (simulated agent)\n\n## Epic summary\n\n%s mode, every story read.\n\n## Findings\n\n- No finding without a source (simulated).\n\n## Action items\n\n", arg, stories)
+	fmt.Fprintf(&b, "# Retrospective: %s (simulated agent)\n\n## Epic summary\n\n%s mode, every story read.\n%s\n## Findings\n\n- No finding without a source (simulated).\n\n## Action items\n\n", arg, stories, summary)
 	if len(items) == 0 {
 		b.WriteString("None.\n")
 	}
@@ -131,4 +140,43 @@ func holdRetro(s *Sim) (string, error) {
 		done += "; set the board"
 	}
 	return done, nil
+}
+
+// folderStoriesSummary lists a spec folder's stories, in stories.yaml's
+// order, each with its spec's status ("not started" without one), and
+// reports whether every one is done.
+func folderStoriesSummary(folder string) (string, bool, error) {
+	entries, err := readFolderEntries(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", filepath.Join(folder, workflows.StoriesFile), err)
+	}
+	var b strings.Builder
+	allDone := true
+	b.WriteString("\n")
+	for _, e := range entries {
+		status := "not started"
+		found, err := storyFiles(folder, e.ID)
+		if err != nil {
+			return "", false, err
+		}
+		switch len(found) {
+		case 0:
+		case 1:
+			if spec, err := workflows.ReadSpec(found[0]); err == nil {
+				status = spec.Status
+			} else {
+				status = "unreadable"
+			}
+		default:
+			status = "ambiguous"
+		}
+		if status != workflows.SpecDone {
+			allDone = false
+		}
+		fmt.Fprintf(&b, "- Story %s (%s): %s\n", e.ID, e.Title, status)
+	}
+	return b.String(), allDone, nil
 }

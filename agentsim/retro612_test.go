@@ -137,3 +137,46 @@ func TestSimRetrospectiveUnfinishedEpicAndStoriesMode(t *testing.T) {
 		t.Fatalf("a prompt without -H was taken: %s", out)
 	}
 }
+
+// In stories mode the retrospective reads each story of the folder's
+// stories.yaml by its spec: one not done forces rejected whatever the
+// steer says; with all done the steered verdict stands. It writes the
+// folder's RETROSPECTIVE.md and nothing else.
+func TestSimRetrospectiveStoriesModeReadsTheFolder(t *testing.T) {
+	dir, folder := specFolderProject(t)
+	stories := filepath.Join(folder, "stories")
+	for _, f := range []string{"1-issue-invoices.md", "2-refund-an-invoice.md"} {
+		if err := writeProjectFile(filepath.Join(stories, f), "---\nstatus: done\n---\n\n# Done\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := writeProjectFile(filepath.Join(stories, "3-export-the-ledger.md"), "---\nstatus: in-review\n---\n\n# Export\n"); err != nil {
+		t.Fatal(err)
+	}
+	gitOut(t, dir, "add", "-A")
+	gitOut(t, dir, "commit", "-q", "-m", "the stories so far")
+	if code, out := holdSim(t, dir, "/bmad-retrospective -H "+billingFolder, "verdict=accepted,board"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	doc := filepath.Join(folder, workflows.RetroFile)
+	r, err := workflows.ReadRetro(doc)
+	if err != nil || r.Verdict != workflows.VerdictRejected {
+		t.Fatalf("with story 3 in review: %+v, %v", r, err)
+	}
+	text, _ := os.ReadFile(doc)
+	if !strings.Contains(string(text), "- Story 3 (Export the ledger): in-review\n") || !strings.Contains(string(text), "- Story 1 (Issue invoices): done\n") {
+		t.Fatalf("the summary does not list the stories:\n%s", text)
+	}
+	if dirty := gitOut(t, dir, "status", "--porcelain", "--untracked-files=all"); dirty != "?? "+billingFolder+"/"+workflows.RetroFile {
+		t.Fatalf("the retrospective touched:\n%s", dirty)
+	}
+	if err := writeProjectFile(filepath.Join(stories, "3-export-the-ledger.md"), "---\nstatus: done\n---\n\n# Export\n"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := holdSim(t, dir, "/bmad-retrospective -H "+folder, "verdict=accepted-with-open-items"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if r, err = workflows.ReadRetro(doc); err != nil || r.Verdict != workflows.VerdictAcceptedOpenItems || len(r.ActionItems) == 0 {
+		t.Fatalf("with every story done: %+v, %v", r, err)
+	}
+}

@@ -27,4 +27,10 @@ func TestHeaderSaysWhichPipeline(t *testing.T) {
 	if line := strings.Split(out, "\n")[1]; !strings.HasSuffix(strings.TrimRight(line, " "), "· pipeline five-step") {
 		t.Fatalf("run header's second line %q:\n%s", line, out)
 	}
+	// Stories mode says so, and its folder.
+	run.Status.Pipeline = &workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto, Why: "installed", Mode: workflows.StoriesModeText("specs/a")}
+	out = ansi.Strip(New(fixedSource(), Controls{}, false).WithSnapshot(run, 120, 24).Render())
+	if line := strings.Split(out, "\n")[1]; !strings.HasSuffix(strings.TrimRight(line, " "), "· pipeline build-auto, stories mode, folder specs/a") {
+		t.Fatalf("stories-mode header's second line %q:\n%s", line, out)
+	}
 }

@@ -84,6 +84,9 @@ func (m Model) header(f *frame) {
 	spendLine := orchestrator.SpendText(r.Usage, r.Budget)
 	if c := m.snap.Status.Pipeline; c != nil {
 		spendLine += s.dim.Render(" · pipeline ") + c.Pipeline
+		if c.Mode != "" {
+			spendLine += ", " + c.Mode
+		}
 	}
 	f.add(spendLine)
 	f.add(m.stateLine())

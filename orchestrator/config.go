@@ -59,6 +59,9 @@ type RunConfig struct {
 	// review the plan (run --plan-checkpoint, workflow.yaml planCheckpoint;
 	// the build-auto pipeline): set by the flag or the policy, kept on --resume.
 	PlanCheckpoint bool `json:"planCheckpoint,omitempty"`
+	// Spec is the spec folder of a stories-mode run (run --spec, or the one
+	// found), project-relative: kept on --resume.
+	Spec string `json:"spec,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -183,6 +186,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	}
 	c.mergeSandbox(given, pol)
 	c.PlanCheckpoint = c.PlanCheckpoint || given.PlanCheckpoint || pol.PlanCheckpoint
+	if c.Spec == "" {
+		c.Spec = given.Spec
+	}
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles

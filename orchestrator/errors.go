@@ -55,6 +55,7 @@ func Code(err error) string {
 		{ErrRunActive, "run_active"},
 		{ErrRunPaused, "run_paused"},
 		{ErrNothingToResume, "no_run_to_resume"},
+		{ErrReplan, "replan_invalid"},
 		{ErrDependency, "dependency_not_selected"},
 		{ErrDependencyCycle, "dependency_cycle"},
 		{ErrNotGitRepo, "not_a_git_repo"},

@@ -35,7 +35,7 @@ func NewPlan(p Backlog, in PlanInput) (*State, error) {
 		StartedAt: now, UpdatedAt: now, Config: in.Config}
 	for _, info := range selected {
 		if info.Status == StatusDone {
-			s.addLog(in.Now, info.Dotted, "", "already done in sprint-status.yaml; not part of the run")
+			s.addLog(in.Now, info.Dotted, "", "already done (its board entry or its spec says so); not part of the run")
 			continue
 		}
 		s.Units = append(s.Units, storyUnit(info, in.Policy, in.Steps))
@@ -135,9 +135,13 @@ func addRetros(p Backlog, s *State, selected []StoryInfo, pol Policy) error {
 			}
 		}
 		if complete {
-			s.Units = append(s.Units, &Unit{Key: "epic-" + epic + "-retro", Kind: KindRetro, Epic: epic,
+			u := &Unit{Key: "epic-" + epic + "-retro", Kind: KindRetro, Epic: epic,
 				Dotted: "epic " + epic, Title: "retrospective", DependsOn: deps, Status: StatusPending,
-				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}, {Name: StepCommit, Status: StatusPending}}})
+				Steps: []*StepState{{Name: StepRetro, Status: StatusPending}, {Name: StepCommit, Status: StatusPending}}}
+			if t, ok := p.(RetroTargeter); ok {
+				u.Target = t.RetroTarget(epic)
+			}
+			s.Units = append(s.Units, u)
 		}
 	}
 	return nil

@@ -29,6 +29,9 @@ type Options struct {
 	// TrustProject lets the agent CLIs' "trust this folder?" be answered for
 	// the project folder (tmuxsteps.Runner.TrustProject).
 	TrustProject bool
+	// Replan is a resumed run's story sent back to planning (run --resume
+	// --replan ID; a Pipeline that is a Replanner).
+	Replan string
 	// Pid is this long-lived process, recorded as the marker's ownerPid.
 	Pid    int
 	Getenv func(string) string
@@ -173,6 +176,11 @@ func begin(ctx context.Context, store *marker.Store, o Options, d Deps, loader *
 	}
 	if err := st.Config.check(); err != nil {
 		return nil, "", Policy{}, err
+	}
+	if o.Resume && o.Replan != "" {
+		if err := (&Engine{state: st, Pipeline: d.Pipeline, Clock: d.Clock, Log: d.Log}).replan(ctx, o.Replan); err != nil {
+			return nil, "", Policy{}, err
+		}
 	}
 	pol, err := effectivePolicy(o.Policy, st.Config)
 	if err != nil {

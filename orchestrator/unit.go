@@ -70,6 +70,9 @@ func (e *Engine) driveUnit(ctx context.Context, u *Unit) unitEnd {
 		return unitEscalated
 	}
 	e.unitFinished(ctx, u)
+	if !e.landingGate(u) {
+		return unitEscalated
+	}
 	return unitDone
 }
 

@@ -168,7 +168,7 @@ func (t *Target) describe() string {
 
 // CodeDoneCheckpoint is the code of the pause after a story's commit that
 // a done_checkpoint asks for (BMAD 6.12's stories.yaml).
-const CodeDoneCheckpoint = "done_checkpoint"
+const CodeDoneCheckpoint = bmad.CodeDoneReview
 
 // Checkpoint is the kind of pause an escalation is when the run made it
 // on purpose for a person: bmad.CodePlanReview (a plan to approve or

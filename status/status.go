@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -157,6 +158,9 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 	for _, w := range warnings {
 		fmt.Fprintf(warn, "story-automator: warning: %s\n", w)
 	}
+	if v.Pipeline != nil && v.Pipeline.Pipeline == workflows.PipelineBuildAuto {
+		v.Pipeline.Mode = StoriesMode(root, st)
+	}
 	if st != nil {
 		v.Run = RunOf(st, path)
 		v.Run.Status = st.SeenStatus(v.Orchestrator.RunLock)
@@ -228,4 +232,27 @@ func LastHistoryDecision(path string) *marker.LastDecision {
 		return nil
 	}
 	return &marker.LastDecision{At: h.TS, Decision: h.Decision, Reason: h.Reason}
+}
+
+// StoriesMode is the pipeline's mode a build-auto project shows: the
+// latest run's spec folder, else the one a run would find (no board, one
+// spec folder with a stories.yaml); "" is sprint mode, or a project a run
+// would refuse (several folders).
+func StoriesMode(root string, st *orchestrator.State) string {
+	if st != nil && st.Config.Spec != "" {
+		return workflows.StoriesModeText(st.Config.Spec)
+	}
+	proj, err := workflows.Open(root)
+	if err != nil {
+		return ""
+	}
+	found, _, err := proj.DiscoverSpecFolder()
+	if err != nil || found == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(proj.Root, found)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = found
+	}
+	return workflows.StoriesModeText(filepath.ToSlash(rel))
 }

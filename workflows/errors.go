@@ -61,6 +61,7 @@ var codes = []struct {
 	{ErrStoriesInvalid, "stories_invalid"},
 	{ErrRetroInvalid, "retro_invalid"},
 	{ErrSpecFolder, "spec_folder_ambiguous"},
+	{ErrStorySpecAmbiguous, "story_spec_ambiguous"},
 	{ErrPolicy, "policy_invalid"},
 	{ErrPrompt, "prompt_invalid"},
 	{ErrLockTimeout, "sprint_status_locked"},

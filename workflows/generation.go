@@ -296,10 +296,22 @@ type PipelineChoice struct {
 	Pinned bool `json:"pinned,omitempty"`
 	// Warnings are what the project's BMAD files disagree on.
 	Warnings []string `json:"warnings,omitempty"`
+	// Mode is how the build-auto pipeline takes the stories: "" in sprint
+	// mode, else StoriesMode and the spec folder (see StoriesModeText).
+	Mode string `json:"mode,omitempty"`
 }
 
-// String is one line for people: "build-auto (why)".
-func (c PipelineChoice) String() string { return c.Pipeline + " (" + c.Why + ")" }
+// StoriesModeText is PipelineChoice.Mode of a run over a spec folder.
+func StoriesModeText(folder string) string { return "stories mode, folder " + folder }
+
+// String is one line for people: "build-auto (why)", then the mode.
+func (c PipelineChoice) String() string {
+	s := c.Pipeline + " (" + c.Why + ")"
+	if c.Mode != "" {
+		s += "; " + c.Mode
+	}
+	return s
+}
 
 // ChoosePipeline picks the pipeline: pin (workflow.yaml's `pipeline:`, ""
 // for none) when set, else the one the generation's files call for. A pin

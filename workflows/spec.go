@@ -74,37 +74,6 @@ func ReadSpec(path string) (Spec, error) {
 	return s, nil
 }
 
-// SetSpecStatus rewrites the status of a spec's frontmatter, the rest of
-// the file (the line's comment too) as it was, in one atomic write (a kill leaves the old spec or
-// the new one, never half of it).
-func SetSpecStatus(path, status string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	rest, ok := strings.CutPrefix(string(data), "---\n")
-	end := strings.Index(rest, "\n---")
-	if !ok || end < 0 {
-		return fmt.Errorf("%w: %s: no frontmatter (--- … ---) at the top", ErrSpecInvalid, path)
-	}
-	lines := strings.Split(rest[:end], "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "status:") {
-			comment := "" // BMAD's template explains the field after its value
-			if at := strings.Index(l, " #"); at >= 0 {
-				comment = l[at:]
-			}
-			lines[i] = "status: '" + status + "'" + comment
-			return atomicfile.Write(path, []byte("---\n"+strings.Join(lines, "\n")+rest[end:]), fi.Mode().Perm())
-		}
-	}
-	return fmt.Errorf("%w: %s: frontmatter has no status", ErrSpecInvalid, path)
-}
-
 func cutFrontmatter(text string) (front, body string, ok bool) {
 	rest, found := strings.CutPrefix(text, "---\n")
 	if !found {
@@ -230,4 +199,44 @@ func NewSprintSpec(dir string, before []string, k StoryKey) (string, error) {
 		return found[0], nil
 	}
 	return "", fmt.Errorf("%w: story %s has %d new specs: %s", ErrSpecInvalid, k.Dotted(), len(found), strings.Join(found, ", "))
+}
+
+// SetSpecStatus rewrites the frontmatter status of a spec to status and
+// leaves every other byte of the file as it was: the value's quotes, the
+// comment after it (BMAD's template explains the field there) and the line
+// endings. One atomic write: a kill leaves the old spec or the new one.
+func SetSpecStatus(path, status string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if strings.TrimRight(lines[0], "\r\n") != "---" {
+		return fmt.Errorf("%w: %s: no frontmatter (--- … ---) at the top", ErrSpecInvalid, path)
+	}
+	for i := 1; i < len(lines); i++ {
+		l := strings.TrimRight(lines[i], "\r\n")
+		if l == "---" {
+			break
+		}
+		value, ok := strings.CutPrefix(l, "status:")
+		if !ok {
+			continue
+		}
+		comment := ""
+		if at := strings.Index(value, " #"); at >= 0 {
+			value, comment = value[:at], value[at:]
+		}
+		quote := ""
+		if v := strings.TrimSpace(value); len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
+			quote = v[:1]
+		}
+		lines[i] = "status: " + quote + status + quote + comment + lines[i][len(l):]
+		return atomicfile.Write(path, []byte(strings.Join(lines, "")), info.Mode().Perm())
+	}
+	return fmt.Errorf("%w: %s: frontmatter has no status", ErrSpecInvalid, path)
 }

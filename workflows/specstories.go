@@ -126,6 +126,9 @@ func ParseStoriesYAML(path string, data []byte) ([]SpecStory, error) {
 			}
 		}
 	}
+	if len(doc.Content[0].Content) == 0 {
+		bad(doc.Content[0], "the list has no stories")
+	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%w:\n%s", ErrStoriesInvalid, strings.Join(problems, "\n"))
 	}
@@ -189,4 +192,65 @@ func ReadStories(folder string) ([]SpecStory, error) {
 		return nil, err
 	}
 	return ParseStoriesYAML(path, data)
+}
+
+// ErrStorySpecAmbiguous marks a story with more than one file
+// stories/<id>-*.md in its spec folder: the worker cannot tell which is its.
+var ErrStorySpecAmbiguous = errors.New("ambiguous story file match")
+
+// StoriesDir is the folder of a spec folder's story specs.
+const StoriesDir = "stories"
+
+// StorySpec finds story id's spec in a spec folder: the one file
+// stories/<id>-*.md ("" when there is none: the story has not started).
+// More than one is ErrStorySpecAmbiguous, naming them. Ids are
+// prefix-free, so no other story's file matches.
+func StorySpec(folder, id string) (string, error) {
+	found, err := filepath.Glob(filepath.Join(folder, StoriesDir, id+"-*.md"))
+	if err != nil {
+		return "", err
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", fmt.Errorf("%w: story %q has %d files: %s", ErrStorySpecAmbiguous, id, len(found), strings.Join(found, ", "))
+}
+
+// Sentinel suffixes of the skeleton specs bmad-build-auto writes when it
+// halts before planning in folder+id mode: the story's id unknown (or no
+// stories.yaml), or its story file ambiguous.
+const (
+	SentinelUnresolved = "-unresolved.md"
+	SentinelAmbiguous  = "-ambiguous.md"
+)
+
+// SentinelSpec reports whether path is such a skeleton spec of story id.
+func SentinelSpec(path, id string) bool {
+	base := filepath.Base(path)
+	return base == id+SentinelUnresolved || base == id+SentinelAmbiguous
+}
+
+// OutputDir is BMAD's default output folder, relative to the project.
+const OutputDir = "_bmad-output"
+
+// DiscoverSpecFolder is the spec folder a run takes without --spec: none
+// ("") when the project has a board (sprint mode); else the one folder
+// with a stories.yaml under the output folder, the planning and the
+// implementation artifacts (FindSpecFolder: ErrSpecFolder when several;
+// all lists them).
+func (p *Layout) DiscoverSpecFolder() (found string, all []string, err error) {
+	if isFile(p.SprintStatusPath()) {
+		return "", nil, nil
+	}
+	dirs := append([]string{filepath.Join(p.Root, OutputDir), p.ArtifactsDir}, p.PlanningDirs...)
+	all, err = SpecFolders(dirs)
+	if err != nil {
+		return "", nil, err
+	}
+	found, err = FindSpecFolder(dirs)
+	return found, all, err
 }

@@ -51,6 +51,8 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.DurationFlag{Name: "recheck-grace", Destination: &o.RecheckGrace, Value: def.RecheckGrace, Usage: "time between those verifications"},
 			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: orchestrator.SandboxOn, Usage: sandboxUsage},
 			&cli.BoolFlag{Name: "plan-checkpoint", Destination: &o.PlanCheckpoint, Usage: "build-auto pipeline: pause each story after its planning, naming its spec, for you to review the plan; run --resume implements it (also workflow.yaml's planCheckpoint)"},
+			&cli.StringFlag{Name: "spec", Destination: &o.Spec, Usage: "BMAD 6.12 stories mode: run the stories of this spec folder's stories.yaml (relative to the project, or absolute), one at a time in its order (default: the one spec folder with a stories.yaml, when there is no sprint board)"},
+			&cli.StringFlag{Name: "replan", Destination: &o.Replan, Usage: "with --resume: set this story's spec back to draft, so that the worker plans it again (stories mode: the story's id)"},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

@@ -35,6 +35,7 @@ type runOptions struct {
 	RecheckGrace         time.Duration
 	TrustProject         bool
 	PlanCheckpoint       bool
+	Spec, Replan         string
 	Sandbox              string
 	// IsSet reports whether a flag was on the command line (not its default).
 	IsSet func(name string) bool
@@ -43,7 +44,8 @@ type runOptions struct {
 // validate refuses blank values and flag combinations that cannot work,
 // each with a usage error (*coded.Error, exit 2).
 func (o *runOptions) validate() error {
-	named := []struct{ name, value string }{{"agent", o.Agent}, {"fallback-agent", o.FallbackAgent}, {"epic", o.Epic}, {"stories", o.Stories}}
+	named := []struct{ name, value string }{{"agent", o.Agent}, {"fallback-agent", o.FallbackAgent}, {"epic", o.Epic}, {"stories", o.Stories},
+		{"spec", o.Spec}, {"replan", o.Replan}}
 	for _, f := range named {
 		if o.IsSet(f.name) && strings.TrimSpace(f.value) == "" {
 			return &coded.Error{Code: "invalid_flag", Message: fmt.Sprintf("--%s must not be blank", f.name), Exit: coded.ExitUsage}
@@ -67,6 +69,9 @@ func (o *runOptions) validate() error {
 	if o.Resume && (o.IsSet("epic") || o.IsSet("stories")) {
 		return coded.Usage("--resume continues the run's own selection; drop --epic and --stories")
 	}
+	if err := o.validateStoriesMode(); err != nil {
+		return err
+	}
 	if o.IsSet("max-cycles") && o.MaxCycles < 1 {
 		return coded.Usage("--max-cycles must be at least 1")
 	}
@@ -85,6 +90,20 @@ func (o *runOptions) validate() error {
 	}
 	_, _, err := parseModels(o.Models.Value())
 	return err
+}
+
+// validateStoriesMode refuses --spec beside another selection or a
+// resume, and --replan without --resume.
+func (o *runOptions) validateStoriesMode() error {
+	switch {
+	case o.IsSet("spec") && (o.IsSet("epic") || o.IsSet("stories")):
+		return coded.Usage("--spec runs every story of the spec folder, in its order; drop --epic and --stories")
+	case o.IsSet("spec") && o.Resume:
+		return coded.Usage("--resume continues the run's own spec folder; drop --spec")
+	case o.IsSet("replan") && !o.Resume:
+		return coded.Usage("--replan sends a story of a paused run back to planning: use it with --resume")
+	}
+	return nil
 }
 
 // orchestratorOptions is the run's options from valid flags. A new run takes
@@ -109,6 +128,7 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 		c.Sandbox = o.Sandbox
 	}
 	c.PlanCheckpoint = o.PlanCheckpoint
+	c.Spec, opts.Replan = o.Spec, o.Replan
 	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
 	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}
 	if o.MaxDuration > 0 {

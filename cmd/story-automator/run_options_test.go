@@ -75,6 +75,10 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--max-wait 1ns", "usage_error", "--max-wait must be at least 1m0s"},
 		{"--model nostep=m", "usage_error", `no step "nostep"`},
 		{"--model a --model b", "usage_error", "--model given twice"},
+		{"--spec= ", "invalid_flag", "--spec must not be blank"},
+		{"--spec s --epic 1", "usage_error", "--spec runs every story of the spec folder"},
+		{"--spec s --resume", "usage_error", "--resume continues the run's own spec folder"},
+		{"--replan 1", "usage_error", "use it with --resume"},
 	}
 	for _, tt := range tests {
 		_, err := parseRun(t, strings.Fields(tt.args)...)
@@ -82,5 +86,17 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		if !errors.As(err, &f) || f.Code != tt.code || f.Exit != coded.ExitUsage || !strings.Contains(f.Message, tt.msg) {
 			t.Errorf("%s: %v, want %s %q", tt.args, err, tt.code, tt.msg)
 		}
+	}
+}
+
+// --spec reaches the run's configuration, --replan the resumed run.
+func TestRunFlagsTakeTheSpecFolderAndReplan(t *testing.T) {
+	o, err := parseRun(t, "--spec", "_bmad-output/specs/spec-a")
+	if err != nil || o.Spec != "_bmad-output/specs/spec-a" || o.Replan != "" {
+		t.Fatalf("--spec: %+v %v", o, err)
+	}
+	o, err = parseRun(t, "--resume", "--replan", "3-2")
+	if err != nil || o.Replan != "3-2" || o.Spec != "" {
+		t.Fatalf("--replan: %+v %v", o, err)
 	}
 }

@@ -64,6 +64,10 @@ type BuildAuto struct {
 	Git  func(run, dir string) StoryGit
 	// Now is the board's clock (time.Now when nil).
 	Now func() time.Time
+	// Folder, when set, is stories mode's spec folder: folder+id dispatch,
+	// no board, the story's spec the one stories/<id>-*.md (see
+	// buildauto_folder.go). Nil is sprint mode.
+	Folder *Folder
 }
 
 // Choice is the pipeline and why.
@@ -115,9 +119,11 @@ func (p BuildAuto) open(d orchestrator.StoryDispatch) (*story, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := workflows.ParseStoryKey(d.Story.Key)
-	if err != nil {
-		return nil, err
+	var key workflows.StoryKey
+	if p.Folder == nil {
+		if key, err = workflows.ParseStoryKey(d.Story.Key); err != nil {
+			return nil, err
+		}
 	}
 	s := &story{dir: dir, lay: lay, key: key, specs: lay.ArtifactsDir}
 	if gen, err := workflows.Detect(dir); err == nil {
@@ -188,6 +194,9 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 			out.Skip = "the worker recommended no follow-up review"
 			return out, nil
 		}
+	}
+	if p.Folder != nil {
+		return p.folderDispatch(ctx, d, s, spec, out)
 	}
 	if err := p.bookkeeping(ctx, d, s, &out); err != nil {
 		return out, err
@@ -303,6 +312,19 @@ func (p BuildAuto) Outcome(ctx context.Context, d orchestrator.StoryDispatch, re
 		return incomplete(err.Error())
 	}
 	path := d.Spec
+	if p.Folder != nil {
+		found, stop := p.folderSpec(d, s, res)
+		if stop != nil {
+			return *stop
+		}
+		if found == "" {
+			return incomplete("the story has no spec yet")
+		}
+		if found != path {
+			out.Spec = found
+		}
+		path = found
+	}
 	if path == "" {
 		before := make([]string, len(d.Before))
 		for i, b := range d.Before {
@@ -536,6 +558,9 @@ func (p BuildAuto) Land(ctx context.Context, d orchestrator.StoryDispatch, req *
 	s, err := p.open(d)
 	if err != nil {
 		return err
+	}
+	if p.Folder != nil {
+		return p.folderLand(ctx, d, s, req)
 	}
 	if err := s.lay.FinishStory(s.key, p.now()); err != nil {
 		return err

@@ -48,9 +48,10 @@ func (FiveStep) Land(context.Context, orchestrator.StoryDispatch, *orchestrator.
 
 // For returns the pipeline a choice names; a build-auto pipeline works on
 // the project at root with git (its bookkeeping and landing).
-func For(c workflows.PipelineChoice, root string, git func(run, dir string) StoryGit) orchestrator.Pipeline {
+// folder, when set, runs stories mode on it.
+func For(c workflows.PipelineChoice, root string, git func(run, dir string) StoryGit, folder *Folder) orchestrator.Pipeline {
 	if c.Pipeline == workflows.PipelineBuildAuto {
-		return BuildAuto{C: c, Root: root, Git: git}
+		return BuildAuto{C: c, Root: root, Git: git, Folder: folder}
 	}
 	return FiveStep{C: c}
 }

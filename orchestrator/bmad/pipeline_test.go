@@ -12,10 +12,10 @@ import (
 )
 
 func TestForPicksThePipelineTheChoiceNames(t *testing.T) {
-	if _, ok := For(workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto}, "", nil).(BuildAuto); !ok {
+	if _, ok := For(workflows.PipelineChoice{Pipeline: workflows.PipelineBuildAuto}, "", nil, nil).(BuildAuto); !ok {
 		t.Fatal("build-auto is not BuildAuto")
 	}
-	five := For(workflows.PipelineChoice{Pipeline: workflows.PipelineFiveStep}, "", nil)
+	five := For(workflows.PipelineChoice{Pipeline: workflows.PipelineFiveStep}, "", nil, nil)
 	if _, ok := five.(FiveStep); !ok || five.Ready(context.Background()) != nil {
 		t.Fatalf("five-step is %T", five)
 	}

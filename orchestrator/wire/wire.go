@@ -61,6 +61,16 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	for _, w := range choice.Warnings {
 		p.Log.Warn().Msg(w)
 	}
+	o.Getenv = p.Getenv
+	folder, err := StoriesFolder(o, proj)
+	if err != nil {
+		return o, orchestrator.Deps{}, err
+	}
+	if folder != nil {
+		if o, err = storiesMode(o, &choice, folder, p); err != nil {
+			return o, orchestrator.Deps{}, err
+		}
+	}
 	exe, err := p.Exe()
 	if err != nil {
 		return o, orchestrator.Deps{}, coded.Fail("run_failed", "cannot find this binary: %v", err)
@@ -77,12 +87,16 @@ func Build(ctx context.Context, o orchestrator.Options, p Process) (orchestrator
 	repo := &gitvcs.Git{Root: o.ProjectRoot, StatePaths: StatePaths(o.ProjectRoot, p.Getenv, p.SessionDir),
 		Planted: agent.SandboxPlants()}
 	project := bmad.Files{P: proj}
+	var backlog orchestrator.Backlog = project
+	if folder != nil {
+		backlog = *folder
+	}
 	if steps.Remotes, err = Remotes(ctx, o, wpol, steps, p, repo.StatePaths); err != nil {
 		return o, orchestrator.Deps{}, err
 	}
-	d := orchestrator.Deps{Backlog: project, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
+	d := orchestrator.Deps{Backlog: backlog, Steps: steps, Repo: repo, Worktrees: hostWorktrees(Worktrees(repo, project), steps.Remotes),
 		Clock: orchestrator.SystemClock{}, Log: p.Log,
-		Pipeline: bmad.For(choice, o.ProjectRoot, func(run, dir string) bmad.StoryGit { return repo.StoryTree(run, dir) })}
+		Pipeline: bmad.For(choice, o.ProjectRoot, func(run, dir string) bmad.StoryGit { return repo.StoryTree(run, dir) }, folder)}
 	if choice.Pipeline == workflows.PipelineBuildAuto {
 		// BMAD 6.12's retrospective gives a verdict that gates the next epic.
 		d.Retro = bmad.Retro{Files: project, Now: p.Now}

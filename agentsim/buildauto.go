@@ -152,9 +152,9 @@ func parseSteers(list string) ([]steer, error) {
 		case st.key == "blocked" && strings.TrimSpace(st.value) != "":
 			st.value = strings.TrimSpace(st.value)
 		case st.key == "die" && (st.value == workflows.SpecDraft || st.value == workflows.SpecInProgress || st.value == workflows.SpecInReview):
-		case st.key == "followup" && !hasValue:
+		case (st.key == "followup" || st.key == "intentgap") && !hasValue:
 		default:
-			return nil, fmt.Errorf("%s: %q: want blocked=CONDITION, die=draft|in-progress|in-review or followup, each optionally @STORY", EnvBuildAuto, item)
+			return nil, fmt.Errorf("%s: %q: want blocked=CONDITION, die=draft|in-progress|in-review, followup or intentgap, each optionally @STORY", EnvBuildAuto, item)
 		}
 		out = append(out, st)
 	}

@@ -59,6 +59,9 @@ type RunConfig struct {
 	// review the plan (run --plan-checkpoint, workflow.yaml planCheckpoint;
 	// the build-auto pipeline): set by the flag or the policy, kept on --resume.
 	PlanCheckpoint bool `json:"planCheckpoint,omitempty"`
+	// Leftovers, when set, makes the run take up what earlier runs left
+	// for later instead of stories (run --sweep, --action-items).
+	Leftovers *Leftovers `json:"leftovers,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -157,6 +160,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	}
 	if given.Model != "" {
 		c.Model = given.Model
+	}
+	if given.Leftovers != nil {
+		c.Leftovers = given.Leftovers
 	}
 	if given.TmuxSocket != "" {
 		c.TmuxSocket = given.TmuxSocket

@@ -159,6 +159,10 @@ type StoryDispatch struct {
 	// same time (--parallel above 1 without worktrees).
 	Host       string
 	SharedTree bool
+	// Kind is the unit's kind (KindStory, or KindSweep and KindAction,
+	// whose Work the worker takes as free text).
+	Kind string
+	Work *Work
 	// PlanCheckpoint: the run pauses a story after its planning (run
 	// --plan-checkpoint, workflow.yaml planCheckpoint). Halt: the last
 	// dispatch asked the worker to halt after planning.
@@ -178,6 +182,9 @@ type Dispatched struct {
 	Note string
 	// Halt: the prompt asks the worker to halt after planning (recorded).
 	Halt bool
+	// Skipped are a sweep or action unit's items closed by hand since the
+	// run planned them: left out of the dispatch (recorded).
+	Skipped []string
 }
 
 // StepOutcome is how a Pipeline reads an attempt's end.

@@ -479,8 +479,13 @@ func (e *Engine) pauseMarker(reason string) {
 }
 
 func kindWord(u *Unit) string {
-	if u.Kind == KindRetro {
+	switch u.Kind {
+	case KindRetro:
 		return "retrospective"
+	case KindSweep:
+		return "sweep unit"
+	case KindAction:
+		return "action item"
 	}
 	return "story"
 }

@@ -47,6 +47,8 @@ type StoryGit interface {
 	Messages(ctx context.Context, from string) ([]string, error)
 	// Squash makes everything since base, with paths, req's one commit.
 	Squash(ctx context.Context, base string, req orchestrator.CommitRequest, paths []string) (string, error)
+	// Find is req's commit of this run, when one was made (its trailers).
+	Find(ctx context.Context, req orchestrator.CommitRequest) (sha string, found bool, err error)
 }
 
 // BuildAuto is BMAD 6.12's pipeline: its worker skill, bmad-build-auto,
@@ -115,9 +117,11 @@ func (p BuildAuto) open(d orchestrator.StoryDispatch) (*story, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := workflows.ParseStoryKey(d.Story.Key)
-	if err != nil {
-		return nil, err
+	var key workflows.StoryKey
+	if d.Work == nil { // a sweep or action unit has no story key
+		if key, err = workflows.ParseStoryKey(d.Story.Key); err != nil {
+			return nil, err
+		}
 	}
 	s := &story{dir: dir, lay: lay, key: key, specs: lay.ArtifactsDir}
 	if gen, err := workflows.Detect(dir); err == nil {
@@ -172,6 +176,9 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 	}
 	if err := refuseWhere(d); err != nil {
 		return out, err
+	}
+	if d.Work != nil {
+		return p.dispatchWork(ctx, d)
 	}
 	s, err := p.open(d)
 	if err != nil {
@@ -299,6 +306,16 @@ func (p BuildAuto) Outcome(ctx context.Context, d orchestrator.StoryDispatch, re
 		return incomplete(err.Error())
 	}
 	path := d.Spec
+	if path == "" && d.Work != nil {
+		found, blocker := s.newWorkSpec(d)
+		switch {
+		case blocker != nil:
+			return orchestrator.StepOutcome{Blocker: blocker}
+		case found == "":
+			return p.noSpec(d, s, res)
+		}
+		path, out.Spec = found, found
+	}
 	if path == "" {
 		before := make([]string, len(d.Before))
 		for i, b := range d.Before {
@@ -529,6 +546,9 @@ func lineWith(text, sign string) string {
 func (p BuildAuto) Land(ctx context.Context, d orchestrator.StoryDispatch, req *orchestrator.CommitRequest) error {
 	if d.Base == "" {
 		return nil
+	}
+	if d.Work != nil {
+		return p.landWork(ctx, d, req)
 	}
 	s, err := p.open(d)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/story-automator/story-automator/marker"
 )
@@ -117,4 +118,34 @@ func mergeIDs(have, more []string) []string {
 		}
 	}
 	return have
+}
+
+// Lines describe the work for people, one line each: where its items came
+// from, then each item (id, severity, summary), marked when the run skipped
+// it as closed by hand meanwhile. A nil Work has none.
+func (w *Work) Lines(kind string) []string {
+	if w == nil {
+		return nil
+	}
+	from := "deferred findings of " + w.Source + ":"
+	if kind == KindAction {
+		from = "retrospective action item of " + w.Source + ":"
+	}
+	out := []string{from}
+	for _, it := range w.Items {
+		line := "  " + it.ID
+		if it.Severity != "" {
+			line += " [" + it.Severity + "]"
+		}
+		summary := strings.Join(strings.Fields(it.Summary), " ")
+		if r := []rune(summary); len(r) > 80 {
+			summary = string(r[:79]) + "…"
+		}
+		line += " " + summary
+		if slices.Contains(w.Skipped, it.ID) {
+			line += " (closed by hand meanwhile: skipped)"
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -76,6 +76,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}
 			writeRetro(w, u.Retro)
+			for _, l := range u.Work.Lines(u.Kind) {
+				fmt.Fprintln(w, "           "+l)
+			}
 		}
 		if r.Status == orchestrator.RunInterrupted {
 			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)

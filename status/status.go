@@ -99,6 +99,10 @@ type Unit struct {
 	// Retro is an epic's retrospective's verdict, its document and action
 	// items, once the run read it (BMAD 6.12).
 	Retro *orchestrator.RetroVerdict `json:"retro,omitempty"`
+	// Kind and Work are a sweep or action unit's (run --sweep,
+	// --action-items): its kind and the items it takes up.
+	Kind string             `json:"kind,omitempty"`
+	Work *orchestrator.Work `json:"work,omitempty"`
 }
 
 type Step struct {
@@ -184,7 +188,10 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
-			Host: u.Host, Retro: u.Retro}
+			Host: u.Host, Retro: u.Retro, Work: u.Work}
+		if u.Work != nil {
+			su.Kind = u.Kind
+		}
 		if su.Host == "" {
 			su.Host = orchestrator.LocalHost
 		}

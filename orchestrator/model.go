@@ -206,8 +206,10 @@ type StepOutcome struct {
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
 type StepRequest struct {
 	RunID string
-	// Story is the story's canonical key; for retro it is the epic id.
+	// Story is the story's canonical key; for retro it is the epic id; for
+	// a sweep or action unit (Kind) the unit's key, which names no story.
 	Story string
+	Kind  string
 	Epic  string
 	Step  string
 	Agent string

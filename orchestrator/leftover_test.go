@@ -93,3 +93,21 @@ func TestLeftoversNeedAPipelineThatPlansThem(t *testing.T) {
 		t.Fatalf("run: %v %+v", err, res)
 	}
 }
+
+// Nothing open: the run of leftovers plans no unit, starts nothing and
+// ends done, saying so in its log.
+func TestLeftoversWithNothingOpenEndDone(t *testing.T) {
+	h := newHarness(t, "1-1")
+	p := &leftoverPipeline{hookPipeline: &hookPipeline{steps: []string{StepDev, StepCommit}}}
+	o := h.options()
+	o.Leftovers = &Leftovers{Sweep: true}
+	d := h.deps()
+	d.Pipeline = p
+	res, err := Run(context.Background(), o, d)
+	if err != nil || res.Outcome != OutcomeDone || len(res.State.Units) != 0 || len(h.steps.requests()) != 0 || len(h.repo.commits) != 0 {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if !strings.Contains(res.State.Log[0].Message, "0 units, 0 items") {
+		t.Fatalf("log %+v", res.State.Log)
+	}
+}

@@ -36,7 +36,7 @@ func newSweepSample(cfg Config, dir string) (*Sample, error) {
 	}
 	for name, deferred := range sweepFindings {
 		text := "---\ntitle: 'x'\nstatus: 'done'\ndeferred:\n" + deferred + "---\n\n## Auto Run Result\n\nStatus: done\n"
-		if err := os.WriteFile(filepath.Join(p.Root, "_bmad-output", "implementation-artifacts", name), []byte(text), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(p.Root, "_bmad-output", "implementation-artifacts", name), []byte(text), 0o600); err != nil {
 			return nil, err
 		}
 	}

@@ -205,3 +205,59 @@ func TestE2EActionItemsRunAsWork(t *testing.T) {
 		t.Fatalf("status: %v\n%s", serr, status)
 	}
 }
+
+// Items a person closes while a sweep is paused (a plan checkpoint after
+// the first unit's planning) are skipped: the first unit's landing marks
+// only its item still open, and the second unit, whose one item was
+// closed, dispatches nothing and makes no commit.
+func TestE2ESweepSkipsItemsClosedMeanwhile(t *testing.T) {
+	t.Parallel()
+	p, in := buildAutoProject(t, "")
+	p.doneSpec("spec-0-1-old-sign-up.md", "  - summary: Password rule allows spaces\n    evidence: no check\n    severity: high\n"+
+		"  - summary: Error copy is terse\n    evidence: ux note\n    severity: medium\n")
+	p.doneSpec("spec-0-2-old-sign-in.md", "  - summary: Lockout counter never resets\n    evidence: no reset path\n    severity: medium\n")
+	if _, code := p.run(nil, "deferred", "--json"); code != 0 {
+		t.Fatal("deferred failed")
+	}
+	p.git("add", "-A")
+	p.git("commit", "-q", "-m", "specs and their deferred findings")
+
+	res, code := p.run([]string{withUV(in)}, "run", "--sweep", "--plan-checkpoint", "--agent", "sim", "--json")
+	if code == 0 || res["error"] != "plan_review" {
+		t.Fatalf("run --sweep --plan-checkpoint: exit %d %v\n%s", code, res, p.stateLog())
+	}
+	ledgerPath := filepath.Join(p.root, "_bmad-output", "implementation-artifacts", workflows.DeferredWorkFile)
+	text := readFile(t, ledgerPath)
+	text = strings.Replace(text, "  evidence: ux note\n", "  evidence: ux note\n  done: by hand\n", 1)
+	text = strings.Replace(text, "  evidence: no reset path\n", "  evidence: no reset path\n  done: by hand\n", 1)
+	if err := os.WriteFile(ledgerPath, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p.git("commit", "-q", "-am", "closed two findings by hand")
+
+	res, code = p.run([]string{withUV(in)}, "run", "--resume", "--json")
+	if code != 0 || res["outcome"] != "done" {
+		t.Fatalf("resume: exit %d %v\n%s", code, res, p.stateLog())
+	}
+	st := p.state()
+	u1, u2 := st.Unit("sweep-1"), st.Unit("sweep-2")
+	if u1 == nil || u2 == nil || u1.Commit == "" || u2.Commit != "" || u2.Step(orchestrator.StepCommit).Status != orchestrator.StatusSkipped ||
+		len(u1.Work.Skipped) != 1 || len(u2.Work.Skipped) != 1 {
+		t.Fatalf("units %+v\n%+v", u1, u2)
+	}
+	if commits := p.storyCommits(); commits["sweep-1"] != 1 || commits["sweep-2"] != 0 {
+		t.Fatalf("commits %v", commits)
+	}
+	for _, e := range p.ledger().Items {
+		want := "by hand"
+		if e.Summary == "Password rule allows spaces" {
+			want = u1.Commit
+		}
+		if e.Done != want {
+			t.Errorf("item %q is marked %q, want %q", e.Summary, e.Done, want)
+		}
+	}
+	if dirty := p.git("status", "--porcelain"); strings.TrimSpace(dirty) != "" {
+		t.Fatalf("tree dirty:\n%s", dirty)
+	}
+}

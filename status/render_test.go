@@ -1,7 +1,10 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +92,32 @@ func TestStatusShowsSweepAndActionUnits(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Fatalf("status text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// The board's action items not yet done show in status (text and JSON),
+// with or without a run; done ones do not.
+func TestStatusListsTheBoardsOpenActionItems(t *testing.T) {
+	root := t.TempDir()
+	board := "development_status:\n  epic-1: done\naction_items:\n" +
+		"  - id: \"epic-1-retro-item-1-add-ci\"\n    epic: 1\n    action: \"Add CI\"\n    owner: \"dev\"\n    status: open\n    ref: \"r.md\"\n" +
+		"  - id: \"epic-1-retro-item-2-docs\"\n    epic: 1\n    action: \"Docs\"\n    owner: \"pm\"\n    status: done\n    ref: \"r.md\"\n"
+	path := filepath.Join(root, "_bmad-output", "implementation-artifacts", "sprint-status.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(board), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := Gather(root, func(string) string { return "" }, time.Now, &bytes.Buffer{}, func() ([]Session, []string) { return nil, nil })
+	data, err := json.Marshal(v)
+	if err != nil || !strings.Contains(string(data), `"actionItems":[{"id":"epic-1-retro-item-1-add-ci","epic":1,"action":"Add CI","owner":"dev","status":"open","ref":"r.md"}]`) {
+		t.Fatalf("JSON %s, %v", data, err)
+	}
+	var b strings.Builder
+	WriteText(&b, v, time.Now())
+	if !strings.Contains(b.String(), "Action items on the board (1 not done; `story-automator run --action-items` takes them up):\n  epic-1-retro-item-1-add-ci [open] Add CI (owner: dev)\n") ||
+		strings.Contains(b.String(), "Docs") {
+		t.Fatalf("status text:\n%s", b.String())
 	}
 }

@@ -33,6 +33,9 @@ type View struct {
 	// cannot be told.
 	Pipeline      *workflows.PipelineChoice `json:"pipeline,omitempty"`
 	PipelineError string                    `json:"pipelineError,omitempty"`
+	// ActionItems are the board's retrospective action items not yet done
+	// (open or in-progress): what `run --action-items` takes up.
+	ActionItems []workflows.ActionItem `json:"actionItems,omitempty"`
 }
 
 type MarkerInfo struct {
@@ -154,6 +157,7 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 	} else {
 		v.PipelineError = err.Error()
 	}
+	v.ActionItems = openActionItems(root)
 	if v.LastDecision == nil {
 		v.LastDecision = LastHistoryDecision(store.HistoryPath())
 	}
@@ -235,4 +239,24 @@ func LastHistoryDecision(path string) *marker.LastDecision {
 		return nil
 	}
 	return &marker.LastDecision{At: h.TS, Decision: h.Decision, Reason: h.Reason}
+}
+
+// openActionItems are the board's action items not yet done; a project
+// without a board, or with one that cannot be read, has none to show.
+func openActionItems(root string) []workflows.ActionItem {
+	lay, err := workflows.Open(root)
+	if err != nil {
+		return nil
+	}
+	items, err := lay.ReadActionItems()
+	if err != nil {
+		return nil
+	}
+	var out []workflows.ActionItem
+	for _, a := range items {
+		if a.Status != workflows.ActionDone {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -255,13 +255,19 @@ func (w *buildAuto) work() (string, error) {
 		}
 		status = spec.Status
 	} else {
-		key, err := workflows.ParseStoryKey(w.arg)
-		if err != nil {
-			return w.resultFile(dir, "unclear intent")
+		var slug, problem string
+		if key, err := workflows.ParseStoryKey(w.arg); err == nil {
+			slug = strings.ToLower(strings.Fields(w.arg)[0])
+			if slug == key.String() || slug == key.Dotted() {
+				slug = key.String()
+			}
+			problem = "story " + key.Dotted()
+		} else {
+			// Free text: a fresh story whose slug the worker picks from it.
+			slug, problem = freeTextSlug(w.arg), w.arg
 		}
-		slug := strings.ToLower(strings.Fields(w.arg)[0])
-		if slug == key.String() || slug == key.Dotted() {
-			slug = key.String()
+		if slug == "" {
+			return w.resultFile(dir, "unclear intent")
 		}
 		path = filepath.Join(dir, "spec-"+slug+".md")
 		if spec, err := workflows.ReadSpec(path); err == nil && spec.Status == workflows.SpecDraft {
@@ -271,7 +277,7 @@ func (w *buildAuto) work() (string, error) {
 			path = filepath.Join(dir, fmt.Sprintf("spec-%s-%d.md", slug, n))
 		}
 		status = workflows.SpecDraft
-		if err := writeProjectFile(path, "---\ntitle: '"+slug+"'\ntype: 'feature'\nstatus: 'draft'\nreview_loop_iteration: 0\nfollowup_review_recommended: false\nwarnings: []\ndeferred: []\n---\n\n# "+slug+"\n\n## Intent\n\n**Problem:** story "+key.Dotted()+".\n"); err != nil {
+		if err := writeProjectFile(path, "---\ntitle: '"+slug+"'\ntype: 'feature'\nstatus: 'draft'\nreview_loop_iteration: 0\nfollowup_review_recommended: false\nwarnings: []\ndeferred: []\n---\n\n# "+slug+"\n\n## Intent\n\n**Problem:** "+problem+".\n"); err != nil {
 			return "", err
 		}
 	}
@@ -393,6 +399,25 @@ func (w *buildAuto) intentGap(path string) (string, error) {
 	}
 	return workflows.SpecBlocked, appendText(path, "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n\n"+
 		"Unresolved: does sign-up need an e-mail check?\nAttempted change saved as `"+filepath.ToSlash(rel)+"`; the code is reverted.\n")
+}
+
+// freeTextSlug is a spec's slug for a free-text dispatch, as a model
+// would pick one: the text's first words, lowercase, runs of other
+// characters to "-", at most 40 characters ("" for blank text).
+func freeTextSlug(text string) string {
+	var b strings.Builder
+	for _, word := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
+	}) {
+		if b.Len()+len(word)+1 > 40 {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(word)
+	}
+	return b.String()
 }
 
 // resultFile is the result a halt with no spec known leaves.

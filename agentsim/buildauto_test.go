@@ -218,3 +218,27 @@ func TestBuildAutoIntentGapSavesAPatchAndRevertsTheCode(t *testing.T) {
 		t.Fatalf("the review's commit holds:\n%s", files)
 	}
 }
+
+// Free text is a fresh sprint-mode story (BMAD-FACTS §5): a spec slugged
+// from its first words, taken to done and committed; blank text halts with
+// "unclear intent" and no spec.
+func TestBuildAutoTakesFreeTextToDone(t *testing.T) {
+	dir := workerProject(t)
+	code, out := dispatch(t, dir, "/bmad-build-auto Fix deferred review findings dw-0a1b2c3d, dw-4e5f6071 (listed below)\n- dw-0a1b2c3d: flaky test", "")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	path := filepath.Join(artifacts(dir), "spec-fix-deferred-review-findings-dw-0a1b2c3d.md")
+	spec, err := workflows.ReadSpec(path)
+	if err != nil || spec.Status != workflows.SpecDone {
+		t.Fatalf("spec %s: %+v, %v\n%s", path, spec, err, out)
+	}
+	if dirty := gitOut(t, dir, "status", "--porcelain"); dirty != "" {
+		t.Fatalf("tree not clean:\n%s", dirty)
+	}
+	code, out = dispatch(t, dir, "/bmad-build-auto  \n", "")
+	results, _ := filepath.Glob(filepath.Join(artifacts(dir), "bmad-build-auto-result-*.md"))
+	if code != 0 || len(results) != 1 {
+		t.Fatalf("blank text: exit %d, results %v\n%s", code, results, out)
+	}
+}

@@ -19,7 +19,7 @@ func (e *Engine) commitStep(ctx context.Context, u *Unit, st *StepState) stepEnd
 		e.skip(u, st, skip)
 		return stepOK
 	}
-	if u.Kind == KindStory && sp.Enabled {
+	if u.pipelined() && sp.Enabled {
 		if err := e.beforeLanding(ctx, u, &req); err != nil {
 			b, ok := AsBlocker(err)
 			if !ok {
@@ -105,6 +105,12 @@ func (e *Engine) commitRequest(u *Unit) (req CommitRequest, skip string) {
 		}
 		return req, ""
 	}
+	if u.Work != nil {
+		if u.Base == "" {
+			return req, "nothing was dispatched: every item was closed by hand meanwhile"
+		}
+		return req, ""
+	}
 	if info, err := e.Backlog.Story(u.Key); err == nil {
 		req.Story = info
 	}
@@ -119,7 +125,7 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 	defer e.commitMu.Unlock()
 	e.treeWritten()
 	defer e.treeWritten()
-	if !req.Retro {
+	if u.Kind == KindStory {
 		if err := e.Backlog.MarkStoryDone(u.Key); err != nil {
 			return "", fmt.Errorf("mark story %s done: %w", u.Dotted, err)
 		}
@@ -137,7 +143,7 @@ func (e *Engine) commitOnce(ctx context.Context, u *Unit, req CommitRequest) (st
 // matters.
 func (e *Engine) keepFileList(u *Unit, req *CommitRequest) {
 	k, ok := e.Backlog.(FileListKeeper)
-	if !ok || req.Retro {
+	if !ok || u.Kind != KindStory {
 		return
 	}
 	file, added, err := k.KeepFileList(u.Key, req.Paths)
@@ -177,7 +183,7 @@ func shortSHA(sha string) string {
 }
 
 func (e *Engine) markDone(u *Unit) error {
-	if u.Kind == KindRetro {
+	if u.Kind != KindStory {
 		return nil
 	}
 	e.treeWritten()

@@ -62,6 +62,9 @@ type RunConfig struct {
 	// Spec is the spec folder of a stories-mode run (run --spec, or the one
 	// found), project-relative: kept on --resume.
 	Spec string `json:"spec,omitempty"`
+	// Leftovers, when set, makes the run take up what earlier runs left
+	// for later instead of stories (run --sweep, --action-items).
+	Leftovers *Leftovers `json:"leftovers,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -160,6 +163,9 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	}
 	if given.Model != "" {
 		c.Model = given.Model
+	}
+	if given.Leftovers != nil {
+		c.Leftovers = given.Leftovers
 	}
 	if given.TmuxSocket != "" {
 		c.TmuxSocket = given.TmuxSocket

@@ -160,6 +160,10 @@ type StoryDispatch struct {
 	// same time (--parallel above 1 without worktrees).
 	Host       string
 	SharedTree bool
+	// Kind is the unit's kind (KindStory, or KindSweep and KindAction,
+	// whose Work the worker takes as free text).
+	Kind string
+	Work *Work
 	// PlanCheckpoint: the run pauses a story after its planning (run
 	// --plan-checkpoint, workflow.yaml planCheckpoint). Halt: the last
 	// dispatch asked the worker to halt after planning.
@@ -179,6 +183,9 @@ type Dispatched struct {
 	Note string
 	// Halt: the prompt asks the worker to halt after planning (recorded).
 	Halt bool
+	// Skipped are a sweep or action unit's items closed by hand since the
+	// run planned them: left out of the dispatch (recorded).
+	Skipped []string
 }
 
 // StepOutcome is how a Pipeline reads an attempt's end.
@@ -200,8 +207,10 @@ type StepOutcome struct {
 // StepRequest is one attempt at one step of one story (or of an epic, for retro).
 type StepRequest struct {
 	RunID string
-	// Story is the story's canonical key; for retro it is the epic id.
+	// Story is the story's canonical key; for retro it is the epic id; for
+	// a sweep or action unit (Kind) the unit's key, which names no story.
 	Story string
+	Kind  string
 	Epic  string
 	Step  string
 	Agent string

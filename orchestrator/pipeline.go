@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -37,7 +38,12 @@ func (e *Engine) storyDispatch(u *Unit, step, agentName string, cycle int) Story
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := StoryInfo{Key: u.Key, Dotted: u.Dotted, Epic: u.Epic, Title: u.Title}
-	return StoryDispatch{RunID: e.state.RunID, Story: info, Step: step, Agent: agentName, Cycle: cycle,
+	var work *Work
+	if u.Work != nil {
+		w := *u.Work
+		work = &w
+	}
+	return StoryDispatch{RunID: e.state.RunID, Story: info, Step: step, Agent: agentName, Cycle: cycle, Kind: u.Kind, Work: work,
 		WorkDir: u.Worktree, Spec: u.Spec, Base: u.Base, Before: slices.Clone(u.SpecsBefore), Host: u.Host,
 		SharedTree:     u.Worktree == "" && e.state.Config.Parallel > 1,
 		PlanCheckpoint: e.state.Config.PlanCheckpoint, Halt: u.Halt}
@@ -48,7 +54,7 @@ func (e *Engine) storyDispatch(u *Unit, step, agentName string, cycle int) Story
 // returns the prompt the attempt sends ("" = the step's own), or ends the
 // step: skipped (stepOK, done) or escalated.
 func (e *Engine) dispatch(ctx context.Context, u *Unit, st *StepState, mv move) (string, stepEnd, bool) {
-	if u.Kind != KindStory {
+	if !u.pipelined() {
 		return "", stepOK, false
 	}
 	d := e.storyDispatch(u, st.Name, mv.Agent, mv.Cycle)
@@ -82,6 +88,10 @@ func (e *Engine) dispatch(ctx context.Context, u *Unit, st *StepState, mv move) 
 		}
 		if got.Prompt != "" {
 			u.Halt = got.Halt
+		}
+		if u.Work != nil && len(got.Skipped) > 0 {
+			u.Work.Skipped = mergeIDs(u.Work.Skipped, got.Skipped)
+			s.addLog(now, u.Dotted, st.Name, "closed by hand meanwhile, left out: "+strings.Join(got.Skipped, ", "))
 		}
 	})
 	if got.Skip != "" {
@@ -123,7 +133,7 @@ func (e *Engine) pauseAt(u *Unit, st *StepState, b *Blocker) stepEnd {
 // counts only once its command verifiers (the test command among them)
 // pass, run confined as after an attempt.
 func (e *Engine) resumeOutcome(ctx context.Context, u *Unit, st *StepState) (StepOutcome, bool) {
-	if u.Kind != KindStory {
+	if !u.pipelined() {
 		return StepOutcome{}, false
 	}
 	out := e.outcome(ctx, u, st, "", 0, StepResult{FinalState: FinalCompleted, Reason: resumeChecked})

@@ -272,8 +272,13 @@ func loadOrPlan(store *marker.Store, o Options, d Deps, loader *stateLoader) (*S
 	if d.Pipeline != nil {
 		steps = d.Pipeline.StorySteps()
 	}
-	st, err := NewPlan(d.Backlog, PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now(),
-		Steps: steps, RetroGates: d.Retro != nil})
+	in := PlanInput{RunID: id, ProjectRoot: o.ProjectRoot, Config: cfg, Policy: o.Policy, Now: d.Clock.Now(),
+		Steps: steps, RetroGates: d.Retro != nil}
+	if cfg.Leftovers != nil {
+		st, err := planLeftovers(context.Background(), d.Pipeline, in)
+		return st, path, err
+	}
+	st, err := NewPlan(d.Backlog, in)
 	return st, path, err
 }
 

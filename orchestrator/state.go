@@ -122,6 +122,8 @@ type Unit struct {
 	// Retro is a retrospective's verdict, once the run read it (a pipeline
 	// with a Retrospective).
 	Retro *RetroVerdict `json:"retro,omitempty"`
+	// Work is a sweep or action unit's items (see leftover.go).
+	Work *Work `json:"work,omitempty"`
 }
 
 // StepState is where one step of a unit stands.

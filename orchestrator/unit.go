@@ -185,7 +185,7 @@ func (e *Engine) afterAttempt(ctx context.Context, u *Unit, st *StepState, sp St
 // it (for example set the story done after reading the review).
 func (e *Engine) verifyFirst(ctx context.Context, u *Unit, st *StepState) bool {
 	e.updateUnit(u, func(*State) { st.VerifyFirst = false })
-	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, WorkDir: u.Worktree}
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Kind: u.Kind, Epic: u.Epic, Step: st.Name, WorkDir: u.Worktree}
 	if u.Kind == KindRetro {
 		req.Story = u.Epic
 	}
@@ -241,7 +241,7 @@ func (e *Engine) attempt(ctx context.Context, u *Unit, st *StepState, sp StepPol
 	a := st.Attempts[idx]
 	e.emit(Event{Kind: EventStepStarted, Unit: u.Dotted, Step: st.Name, Attempt: a.N, Cycle: a.Cycle, Agent: a.Agent, Role: a.Role})
 	model := e.modelFor(st.Name)
-	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
+	req := StepRequest{RunID: e.state.RunID, Story: u.Key, Kind: u.Kind, Epic: u.Epic, Step: st.Name, Agent: mv.Agent, Role: mv.Role,
 		Model: model, Attempt: a.N, Cycle: mv.Cycle, Timeout: sp.Timeout, WorkDir: u.Worktree, Host: u.Host, Prompt: prompt,
 		Started: func(session, output string) {
 			e.updateUnit(u, func(*State) { st.Attempts[idx].Session, st.Attempts[idx].OutputFile = session, output })
@@ -482,8 +482,13 @@ func (e *Engine) pauseMarker(reason string) {
 }
 
 func kindWord(u *Unit) string {
-	if u.Kind == KindRetro {
+	switch u.Kind {
+	case KindRetro:
 		return "retrospective"
+	case KindSweep:
+		return "sweep unit"
+	case KindAction:
+		return "action item"
 	}
 	return "story"
 }

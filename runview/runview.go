@@ -29,8 +29,12 @@ func Commits(st *orchestrator.State) []map[string]string {
 // WritePlan prints, for a person, what a run would do.
 func WritePlan(w io.Writer, st *orchestrator.State) {
 	c := st.Config
-	fmt.Fprintf(w, "Plan (dry run): %d stories to do · agent %s%s · parallel %d · review cycles ≤ %d · %s\n",
-		st.StoriesRemaining(), c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles,
+	todo := fmt.Sprintf("%d stories to do", st.StoriesRemaining())
+	if c.Leftovers != nil {
+		todo = fmt.Sprintf("%d units of leftovers to do", len(st.Units))
+	}
+	fmt.Fprintf(w, "Plan (dry run): %s · agent %s%s · parallel %d · review cycles ≤ %d · %s\n",
+		todo, c.Agent, fallbackText(c.FallbackAgent), c.Parallel, c.MaxCycles,
 		c.SandboxSummary())
 	for _, u := range st.Units {
 		if u.Status == orchestrator.StatusDone {
@@ -41,6 +45,7 @@ func WritePlan(w io.Writer, st *orchestrator.State) {
 			fmt.Fprintf(w, "  (after %s)", strings.Join(u.DependsOn, ", "))
 		}
 		fmt.Fprintln(w)
+		WriteWork(w, "           ", u.Kind, u.Work)
 	}
 	for i, wave := range WaveKeys(st) {
 		fmt.Fprintf(w, "  wave %d: %s\n", i+1, strings.Join(wave, ", "))
@@ -68,6 +73,14 @@ func WritePlanPolicy(w io.Writer, hosts []orchestrator.HostPlan, onLimit string,
 	fmt.Fprintf(w, "  on a usage or rate limit: %s; wait at most %s\n", onLimit, maxWait)
 	for _, s := range warnings {
 		fmt.Fprintf(w, "  warning: %s\n", s)
+	}
+}
+
+// WriteWork lists a sweep or action unit's items (orchestrator.Work.Lines),
+// each line led by indent.
+func WriteWork(w io.Writer, indent, kind string, work *orchestrator.Work) {
+	for _, l := range work.Lines(kind) {
+		fmt.Fprintln(w, indent+l)
 	}
 }
 

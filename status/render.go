@@ -10,6 +10,7 @@ import (
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/spend"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // RedrawFrame turns a text frame into one that overwrites the previous frame
@@ -63,6 +64,7 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintln(w, "No run in this project yet (start one with `story-automator run`).")
 	}
 	writePipeline(w, v)
+	writeActionItems(w, v.ActionItems)
 	writeOrchestrator(w, v)
 	writeMarker(w, v.Marker, now)
 	if r := v.Run; r != nil {
@@ -76,6 +78,9 @@ func WriteText(w io.Writer, v View, now time.Time) {
 				fmt.Fprintf(w, "           worktree %s\n", u.Worktree)
 			}
 			writeRetro(w, u.Retro)
+			for _, l := range u.Work.Lines(u.Kind) {
+				fmt.Fprintln(w, "           "+l)
+			}
 		}
 		if r.Status == orchestrator.RunInterrupted {
 			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)
@@ -241,4 +246,20 @@ func clockTime(ts string) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// writeActionItems lists the board's action items not yet done, which
+// `run --action-items` takes up.
+func writeActionItems(w io.Writer, items []workflows.ActionItem) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Action items on the board (%d not done; `story-automator run --action-items` takes them up):\n", len(items))
+	for _, a := range items {
+		line := fmt.Sprintf("  %s [%s] %s", a.ID, a.Status, textline.Cut(textline.OneLine(a.Action), 80))
+		if a.Owner != "" {
+			line += " (owner: " + a.Owner + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -1,7 +1,10 @@
 package status
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +63,61 @@ func TestStatusListsARetrospectivesOpenActionItems(t *testing.T) {
 	}
 	if strings.Contains(text, "A process lesson") {
 		t.Fatalf("an accepted retrospective's items listed as open:\n%s", text)
+	}
+}
+
+// A sweep or action unit shows its kind and items in status (JSON and
+// text), an item closed by hand meanwhile marked skipped; a story's unit
+// carries neither.
+func TestStatusShowsSweepAndActionUnits(t *testing.T) {
+	st := &orchestrator.State{RunID: "run-1", Status: orchestrator.RunRunning, Units: []*orchestrator.Unit{
+		{Key: "sweep-1", Dotted: "sweep 1", Kind: orchestrator.KindSweep, Status: orchestrator.StatusRunning,
+			Work: &orchestrator.Work{Source: "out/spec-1-1-sign-up.md", Skipped: []string{"dw-2"}, Items: []orchestrator.WorkItem{
+				{ID: "dw-1", Summary: "Retry test is flaky", Severity: "medium"}, {ID: "dw-2", Summary: "Typo"}}}},
+		{Key: "epic-1-retro-item-1-add-ci", Dotted: "epic-1-retro-item-1-add-ci", Kind: orchestrator.KindAction, Status: orchestrator.StatusPending,
+			Work: &orchestrator.Work{Source: "out/epic-1-retro.md", Items: []orchestrator.WorkItem{{ID: "epic-1-retro-item-1-add-ci", Summary: "Add CI", Owner: "dev"}}}},
+		{Key: "1-1", Dotted: "1.1", Kind: orchestrator.KindStory, Status: orchestrator.StatusPending},
+	}}
+	r := RunOf(st, "/p/.story-automator/runs/run-1.md")
+	data, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(data), `"kind":"sweep","work":{"source":"out/spec-1-1-sign-up.md","items":[{"id":"dw-1","summary":"Retry test is flaky","severity":"medium"}`) ||
+		!strings.Contains(string(data), `"kind":"action"`) || r.Units[2].Kind != "" || r.Units[2].Work != nil {
+		t.Fatalf("JSON %s, %v", data, err)
+	}
+	var b strings.Builder
+	WriteText(&b, View{Run: r}, time.Now())
+	text := b.String()
+	for _, want := range []string{"deferred findings of out/spec-1-1-sign-up.md:", "dw-1 [medium] Retry test is flaky",
+		"dw-2 Typo (closed by hand meanwhile: skipped)", "retrospective action item of out/epic-1-retro.md:", "epic-1-retro-item-1-add-ci Add CI"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("status text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// The board's action items not yet done show in status (text and JSON),
+// with or without a run; done ones do not.
+func TestStatusListsTheBoardsOpenActionItems(t *testing.T) {
+	root := t.TempDir()
+	board := "development_status:\n  epic-1: done\naction_items:\n" +
+		"  - id: \"epic-1-retro-item-1-add-ci\"\n    epic: 1\n    action: \"Add CI\"\n    owner: \"dev\"\n    status: open\n    ref: \"r.md\"\n" +
+		"  - id: \"epic-1-retro-item-2-docs\"\n    epic: 1\n    action: \"Docs\"\n    owner: \"pm\"\n    status: done\n    ref: \"r.md\"\n"
+	path := filepath.Join(root, "_bmad-output", "implementation-artifacts", "sprint-status.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(board), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := Gather(root, func(string) string { return "" }, time.Now, &bytes.Buffer{}, func() ([]Session, []string) { return nil, nil })
+	data, err := json.Marshal(v)
+	if err != nil || !strings.Contains(string(data), `"actionItems":[{"id":"epic-1-retro-item-1-add-ci","epic":1,"action":"Add CI","owner":"dev","status":"open","ref":"r.md"}]`) {
+		t.Fatalf("JSON %s, %v", data, err)
+	}
+	var b strings.Builder
+	WriteText(&b, v, time.Now())
+	if !strings.Contains(b.String(), "Action items on the board (1 not done; `story-automator run --action-items` takes them up):\n  epic-1-retro-item-1-add-ci [open] Add CI (owner: dev)\n") ||
+		strings.Contains(b.String(), "Docs") {
+		t.Fatalf("status text:\n%s", b.String())
 	}
 }

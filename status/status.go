@@ -34,6 +34,9 @@ type View struct {
 	// cannot be told.
 	Pipeline      *workflows.PipelineChoice `json:"pipeline,omitempty"`
 	PipelineError string                    `json:"pipelineError,omitempty"`
+	// ActionItems are the board's retrospective action items not yet done
+	// (open or in-progress): what `run --action-items` takes up.
+	ActionItems []workflows.ActionItem `json:"actionItems,omitempty"`
 }
 
 type MarkerInfo struct {
@@ -100,6 +103,10 @@ type Unit struct {
 	// Retro is an epic's retrospective's verdict, its document and action
 	// items, once the run read it (BMAD 6.12).
 	Retro *orchestrator.RetroVerdict `json:"retro,omitempty"`
+	// Kind and Work are a sweep or action unit's (run --sweep,
+	// --action-items): its kind and the items it takes up.
+	Kind string             `json:"kind,omitempty"`
+	Work *orchestrator.Work `json:"work,omitempty"`
 }
 
 type Step struct {
@@ -151,6 +158,7 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 	} else {
 		v.PipelineError = err.Error()
 	}
+	v.ActionItems = openActionItems(root)
 	if v.LastDecision == nil {
 		v.LastDecision = LastHistoryDecision(store.HistoryPath())
 	}
@@ -188,7 +196,10 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
-			Host: u.Host, Retro: u.Retro}
+			Host: u.Host, Retro: u.Retro, Work: u.Work}
+		if u.Work != nil {
+			su.Kind = u.Kind
+		}
 		if su.Host == "" {
 			su.Host = orchestrator.LocalHost
 		}
@@ -255,4 +266,24 @@ func StoriesMode(root string, st *orchestrator.State) string {
 		rel = found
 	}
 	return workflows.StoriesModeText(filepath.ToSlash(rel))
+}
+
+// openActionItems are the board's action items not yet done; a project
+// without a board, or with one that cannot be read, has none to show.
+func openActionItems(root string) []workflows.ActionItem {
+	lay, err := workflows.Open(root)
+	if err != nil {
+		return nil
+	}
+	items, err := lay.ReadActionItems()
+	if err != nil {
+		return nil
+	}
+	var out []workflows.ActionItem
+	for _, a := range items {
+		if a.Status != workflows.ActionDone {
+			out = append(out, a)
+		}
+	}
+	return out
 }

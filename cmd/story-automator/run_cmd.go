@@ -53,6 +53,10 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.BoolFlag{Name: "plan-checkpoint", Destination: &o.PlanCheckpoint, Usage: "build-auto pipeline: pause each story after its planning, naming its spec, for you to review the plan; run --resume implements it (also workflow.yaml's planCheckpoint)"},
 			&cli.StringFlag{Name: "spec", Destination: &o.Spec, Usage: "BMAD 6.12 stories mode: run the stories of this spec folder's stories.yaml (relative to the project, or absolute), one at a time in its order (default: the one spec folder with a stories.yaml, when there is no sprint board)"},
 			&cli.StringFlag{Name: "replan", Destination: &o.Replan, Usage: "with --resume: set this story's spec back to draft, so that the worker plans it again (stories mode: the story's id)"},
+			&cli.BoolFlag{Name: "sweep", Destination: &o.Sweep, Usage: "build-auto pipeline: instead of stories, fix the open items of deferred-work.md (`story-automator deferred` lists them), one unit per source spec, each landing as one commit that marks its items done"},
+			&cli.StringFlag{Name: "min-severity", Destination: &o.MinSeverity, Usage: "with --sweep: only items of at least this severity (low, medium, high)"},
+			&cli.StringSliceFlag{Name: "only", Destination: &o.Only, Usage: "with --sweep: only these item ids (ID,…; repeatable)"},
+			&cli.BoolFlag{Name: "action-items", Destination: &o.ActionItems, Usage: "build-auto pipeline: instead of stories, carry out the board's open retrospective action items, each moved open → in-progress → done"},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

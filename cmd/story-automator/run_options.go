@@ -37,6 +37,11 @@ type runOptions struct {
 	PlanCheckpoint       bool
 	Spec, Replan         string
 	Sandbox              string
+	// Sweep, MinSeverity, Only and ActionItems: a run of leftovers
+	// (--sweep, --action-items) instead of stories.
+	Sweep, ActionItems bool
+	MinSeverity        string
+	Only               cli.StringSlice
 	// IsSet reports whether a flag was on the command line (not its default).
 	IsSet func(name string) bool
 }
@@ -88,6 +93,9 @@ func (o *runOptions) validate() error {
 	if o.IsSet("max-wait") && o.MaxWait < workflows.MinMaxWait {
 		return coded.Usage("--max-wait must be at least %s (a limit lifts in minutes or hours; workflow.yaml's onLimit: escalate stops at once)", workflows.MinMaxWait)
 	}
+	if err := o.validateLeftovers(); err != nil {
+		return err
+	}
 	_, _, err := parseModels(o.Models.Value())
 	return err
 }
@@ -102,6 +110,39 @@ func (o *runOptions) validateStoriesMode() error {
 		return coded.Usage("--resume continues the run's own spec folder; drop --spec")
 	case o.IsSet("replan") && !o.Resume:
 		return coded.Usage("--replan sends a story of a paused run back to planning: use it with --resume")
+	}
+	return nil
+}
+
+// validateLeftovers checks --sweep, --min-severity, --only and
+// --action-items: a run of leftovers selects no stories, runs its units
+// one at a time in the project's tree, and is not chosen again on --resume.
+func (o *runOptions) validateLeftovers() error {
+	if !o.Sweep && (o.IsSet("min-severity") || o.IsSet("only")) {
+		return coded.Usage("--min-severity and --only choose what --sweep takes up; add --sweep")
+	}
+	if !o.Sweep && !o.ActionItems {
+		return nil
+	}
+	switch {
+	case o.Resume:
+		return coded.Usage("--resume continues the run's own selection; drop --sweep and --action-items")
+	case o.IsSet("epic") || o.IsSet("stories"):
+		return coded.Usage("--sweep and --action-items take up what earlier runs left, not stories; drop --epic and --stories")
+	case o.IsSet("spec"):
+		return coded.Usage("--sweep and --action-items take up what earlier runs left, not a spec folder's stories; drop --spec")
+	case o.Parallel > 1:
+		return coded.Usage("--sweep and --action-items run their units one at a time in the project's tree (each re-reads and marks the one ledger or board); drop --parallel")
+	}
+	if o.IsSet("min-severity") {
+		if _, err := workflows.ParseMinSeverity(o.MinSeverity); err != nil {
+			return coded.Usage("--min-severity: %v", err)
+		}
+	}
+	for _, id := range o.Only.Value() {
+		if strings.TrimSpace(id) == "" {
+			return coded.Usage("--only: an empty item id")
+		}
 	}
 	return nil
 }
@@ -129,6 +170,12 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 	}
 	c.PlanCheckpoint = o.PlanCheckpoint
 	c.Spec, opts.Replan = o.Spec, o.Replan
+	if o.Sweep || o.ActionItems {
+		c.Leftovers = &orchestrator.Leftovers{Sweep: o.Sweep, MinSeverity: o.MinSeverity, ActionItems: o.ActionItems}
+		for _, id := range o.Only.Value() {
+			c.Leftovers.Only = append(c.Leftovers.Only, strings.TrimSpace(id))
+		}
+	}
 	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
 	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}
 	if o.MaxDuration > 0 {

@@ -56,6 +56,18 @@ func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
 	}
 }
 
+// --sweep and --action-items make a run of leftovers with what they chose.
+func TestRunFlagsChooseLeftovers(t *testing.T) {
+	o, err := parseRun(t, "--sweep", "--min-severity", "medium", "--only", "dw-1,dw-2", "--only", "dw-3", "--action-items")
+	want := &orchestrator.Leftovers{Sweep: true, MinSeverity: "medium", Only: []string{"dw-1", "dw-2", "dw-3"}, ActionItems: true}
+	if err != nil || !reflect.DeepEqual(o.Leftovers, want) {
+		t.Fatalf("got %+v, %v", o.Leftovers, err)
+	}
+	if o, err = parseRun(t); err != nil || o.Leftovers != nil {
+		t.Fatalf("a story run: %+v, %v", o.Leftovers, err)
+	}
+}
+
 func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 	tests := []struct {
 		args string
@@ -79,6 +91,13 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--spec s --epic 1", "usage_error", "--spec runs every story of the spec folder"},
 		{"--spec s --resume", "usage_error", "--resume continues the run's own spec folder"},
 		{"--replan 1", "usage_error", "use it with --resume"},
+		{"--min-severity high", "usage_error", "add --sweep"},
+		{"--only dw-1", "usage_error", "add --sweep"},
+		{"--sweep --resume", "usage_error", "drop --sweep and --action-items"},
+		{"--action-items --epic 1", "usage_error", "drop --epic and --stories"},
+		{"--sweep --parallel 2", "usage_error", "one at a time"},
+		{"--sweep --min-severity urgent", "usage_error", `severity "urgent"`},
+		{"--sweep --spec s", "usage_error", "drop --spec"},
 	}
 	for _, tt := range tests {
 		_, err := parseRun(t, strings.Fields(tt.args)...)

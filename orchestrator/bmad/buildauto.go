@@ -47,6 +47,8 @@ type StoryGit interface {
 	Messages(ctx context.Context, from string) ([]string, error)
 	// Squash makes everything since base, with paths, req's one commit.
 	Squash(ctx context.Context, base string, req orchestrator.CommitRequest, paths []string) (string, error)
+	// Find is req's commit of this run, when one was made (its trailers).
+	Find(ctx context.Context, req orchestrator.CommitRequest) (sha string, found bool, err error)
 }
 
 // BuildAuto is BMAD 6.12's pipeline: its worker skill, bmad-build-auto,
@@ -120,7 +122,7 @@ func (p BuildAuto) open(d orchestrator.StoryDispatch) (*story, error) {
 		return nil, err
 	}
 	var key workflows.StoryKey
-	if p.Folder == nil {
+	if p.Folder == nil && d.Work == nil { // a sweep or action unit has no story key
 		if key, err = workflows.ParseStoryKey(d.Story.Key); err != nil {
 			return nil, err
 		}
@@ -178,6 +180,9 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 	}
 	if err := refuseWhere(d); err != nil {
 		return out, err
+	}
+	if d.Work != nil {
+		return p.dispatchWork(ctx, d)
 	}
 	s, err := p.open(d)
 	if err != nil {
@@ -312,7 +317,17 @@ func (p BuildAuto) Outcome(ctx context.Context, d orchestrator.StoryDispatch, re
 		return incomplete(err.Error())
 	}
 	path := d.Spec
-	if p.Folder != nil {
+	if path == "" && d.Work != nil {
+		found, blocker := s.newWorkSpec(d)
+		switch {
+		case blocker != nil:
+			return orchestrator.StepOutcome{Blocker: blocker}
+		case found == "":
+			return p.noSpec(d, s, res)
+		}
+		path, out.Spec = found, found
+	}
+	if p.Folder != nil && d.Work == nil {
 		found, stop := p.folderSpec(d, s, res)
 		if stop != nil {
 			return *stop
@@ -554,6 +569,9 @@ func lineWith(text, sign string) string {
 func (p BuildAuto) Land(ctx context.Context, d orchestrator.StoryDispatch, req *orchestrator.CommitRequest) error {
 	if d.Base == "" {
 		return nil
+	}
+	if d.Work != nil {
+		return p.landWork(ctx, d, req)
 	}
 	s, err := p.open(d)
 	if err != nil {

@@ -20,6 +20,7 @@ type fakeGit struct {
 	commits  []string
 	squashed *orchestrator.CommitRequest
 	paths    []string
+	found    string
 }
 
 func (g *fakeGit) Head(context.Context) (string, error)    { return g.head, nil }
@@ -30,6 +31,9 @@ func (g *fakeGit) CommitPaths(_ context.Context, msg string, paths []string) err
 	return nil
 }
 func (g *fakeGit) Messages(context.Context, string) ([]string, error) { return g.msgs, nil }
+func (g *fakeGit) Find(context.Context, orchestrator.CommitRequest) (string, bool, error) {
+	return g.found, g.found != "", nil
+}
 func (g *fakeGit) Squash(_ context.Context, base string, req orchestrator.CommitRequest, paths []string) (string, error) {
 	g.squashed, g.paths = &req, paths
 	return "sha", nil

@@ -56,6 +56,11 @@ func (t *StoryTree) CommitPaths(ctx context.Context, message string, paths []str
 	return err
 }
 
+// Find is the unit's commit of this run when there is one (its trailers).
+func (t *StoryTree) Find(ctx context.Context, req orchestrator.CommitRequest) (string, bool, error) {
+	return t.g.Find(ctx, req)
+}
+
 // Messages returns the messages of the commits from..HEAD, oldest first.
 func (t *StoryTree) Messages(ctx context.Context, from string) ([]string, error) {
 	out, err := t.g.git(ctx, nil, "log", "--reverse", "--format=%B%x00", from+"..HEAD")

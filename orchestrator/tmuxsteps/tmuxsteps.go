@@ -353,10 +353,15 @@ func inSession(pid int, name string) bool {
 	return false
 }
 
-// stepKey is the workflows key of a request: the story, or for retro the epic.
+// stepKey is the workflows key of a request: the story, or for retro the
+// epic; a sweep or action unit names no story (its pipeline reads its
+// outcome from the files).
 func stepKey(req orchestrator.StepRequest) (workflows.StoryKey, error) {
-	if req.Step == orchestrator.StepRetro {
+	switch {
+	case req.Step == orchestrator.StepRetro:
 		return workflows.StoryKey{Epic: req.Epic}, nil
+	case req.Kind == orchestrator.KindSweep || req.Kind == orchestrator.KindAction:
+		return workflows.StoryKey{}, nil
 	}
 	return workflows.ParseStoryKey(req.Story)
 }

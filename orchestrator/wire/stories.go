@@ -32,7 +32,7 @@ func StoriesFolder(o orchestrator.Options, proj *workflows.Layout) (*bmad.Folder
 			spec = cfg.Spec
 		}
 	}
-	if spec == "" && !o.Resume {
+	if spec == "" && !o.Resume && o.Leftovers == nil { // a sweep works no spec folder's stories
 		found, all, err := proj.DiscoverSpecFolder()
 		if err != nil && errors.Is(err, workflows.ErrSpecFolder) {
 			var rel []string

@@ -99,7 +99,11 @@ func checkCommits(p *Sample, runID string, f *Findings) {
 		}
 		counts[strings.TrimSpace(parts[2])]++
 	}
-	for _, s := range sample.Stories {
+	units := sample.Stories
+	if p.Units != nil {
+		units = p.Units
+	}
+	for _, s := range units {
 		if counts[s] != 1 {
 			f.lost("story %s has %d commits", s, counts[s])
 		}

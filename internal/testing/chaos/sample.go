@@ -33,6 +33,9 @@ type Sample struct {
 	// RunFlags are the round's flags of a fresh `run` on top of runFlags
 	// (--parallel 2 in the parallel rounds).
 	RunFlags []string
+	// Units are the unit keys each to be committed once by the run (nil:
+	// the sample's stories).
+	Units []string
 }
 
 // NewSample writes the sample into dir/project and commits it.

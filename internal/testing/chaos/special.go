@@ -31,6 +31,7 @@ var specialRounds = []specialRound{
 	{"marker-garbage", hostileMarker("garbage")},
 	{"marker-huge", hostileMarker("huge")},
 	{"limits-and-dropped-streams", limitsRound},
+	{"sweep-killed-while-landing", sweepRound},
 }
 
 // newRound makes a round's project.

@@ -59,6 +59,10 @@ type RunConfig struct {
 	// review the plan (run --plan-checkpoint, workflow.yaml planCheckpoint;
 	// the build-auto pipeline): set by the flag or the policy, kept on --resume.
 	PlanCheckpoint bool `json:"planCheckpoint,omitempty"`
+	// OnEscalation is what an escalation that concerns one story does:
+	// OnEscalationPark or OnEscalationPause (run --on-escalation,
+	// workflow.yaml onEscalation; kept on --resume unless given again).
+	OnEscalation string `json:"onEscalation,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -183,6 +187,15 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	}
 	c.mergeSandbox(given, pol)
 	c.PlanCheckpoint = c.PlanCheckpoint || given.PlanCheckpoint || pol.PlanCheckpoint
+	switch {
+	case given.OnEscalation != "":
+		c.OnEscalation = given.OnEscalation
+	case c.OnEscalation != "":
+	case pol.OnEscalation != "":
+		c.OnEscalation = pol.OnEscalation
+	default:
+		c.OnEscalation = OnEscalationPark
+	}
 	switch {
 	case given.MaxCycles > 0:
 		c.MaxCycles = given.MaxCycles

@@ -120,6 +120,8 @@ type Unit struct {
 	// Retro is a retrospective's verdict, once the run read it (a pipeline
 	// with a Retrospective).
 	Retro *RetroVerdict `json:"retro,omitempty"`
+	// Parked is why the unit is parked, while it is (see park.go).
+	Parked *Parked `json:"parked,omitempty"`
 }
 
 // StepState is where one step of a unit stands.

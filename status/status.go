@@ -99,6 +99,9 @@ type Unit struct {
 	// Retro is an epic's retrospective's verdict, its document and action
 	// items, once the run read it (BMAD 6.12).
 	Retro *orchestrator.RetroVerdict `json:"retro,omitempty"`
+	// Parked is why a parked story is parked, what to do, and the ref its
+	// work is kept at.
+	Parked *orchestrator.Parked `json:"parked,omitempty"`
 }
 
 type Step struct {
@@ -184,7 +187,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
-			Host: u.Host, Retro: u.Retro}
+			Host: u.Host, Retro: u.Retro, Parked: u.Parked}
 		if su.Host == "" {
 			su.Host = orchestrator.LocalHost
 		}

@@ -51,6 +51,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.DurationFlag{Name: "recheck-grace", Destination: &o.RecheckGrace, Value: def.RecheckGrace, Usage: "time between those verifications"},
 			&cli.StringFlag{Name: "sandbox", Destination: &o.Sandbox, Value: orchestrator.SandboxOn, Usage: sandboxUsage},
 			&cli.BoolFlag{Name: "plan-checkpoint", Destination: &o.PlanCheckpoint, Usage: "build-auto pipeline: pause each story after its planning, naming its spec, for you to review the plan; run --resume implements it (also workflow.yaml's planCheckpoint)"},
+			&cli.StringFlag{Name: "on-escalation", Destination: &o.OnEscalation, Usage: "park: a story whose escalation needs a person (a blocking condition, a dialog about its folder, a merge conflict, out of retries) is parked with its work kept on refs/story-automator/parked/RUN/STORY, the stories that do not depend on it go on, and the run ends done_with_parked (exit 10); pause: any escalation pauses the run (default: the run's recorded one, else workflow.yaml's onEscalation, else park)"},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

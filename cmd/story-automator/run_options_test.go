@@ -47,6 +47,10 @@ func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
 	if err != nil || o.MaxWait != orchestrator.DurationOf(90*time.Minute) {
 		t.Fatalf("--max-wait: %+v %v", o.MaxWait, err)
 	}
+	o, err = parseRun(t, "--on-escalation", "pause")
+	if err != nil || o.OnEscalation != orchestrator.OnEscalationPause {
+		t.Fatalf("--on-escalation: %q %v", o.OnEscalation, err)
+	}
 	o, err = parseRun(t, "--resume", "--parallel", "2", "--trust-project")
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +79,7 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--max-wait 1ns", "usage_error", "--max-wait must be at least 1m0s"},
 		{"--model nostep=m", "usage_error", `no step "nostep"`},
 		{"--model a --model b", "usage_error", "--model given twice"},
+		{"--on-escalation stop", "usage_error", `--on-escalation must be park or pause, got "stop"`},
 	}
 	for _, tt := range tests {
 		_, err := parseRun(t, strings.Fields(tt.args)...)

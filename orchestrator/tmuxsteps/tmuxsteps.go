@@ -208,7 +208,7 @@ func blockerOf(agentName string, res monitor.Result) *orchestrator.Blocker {
 	case monitor.ReasonDialog:
 		return &orchestrator.Blocker{Code: CodeAgentDialog, Action: res.Action,
 			Park: res.Dialog == agent.DialogTrustFolder || res.Dialog == agent.DialogUnknownPrompt,
-			Err: fmt.Errorf("the %s agent waits at its %s dialog", agentName, res.Dialog)}
+			Err:  fmt.Errorf("the %s agent waits at its %s dialog", agentName, res.Dialog)}
 	case exitNotFound:
 		action := "install the agent's CLI"
 		if p, ok := agent.LookupProfile(agentName); ok && p.Install != "" {

@@ -114,6 +114,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.ActionLog.attach(e, st.ProjectRoot, st.Config.StateFile)
 	var abandoned []string
 	e.sessionStart, e.activeBase = e.Clock.Now(), time.Duration(st.ActiveMs)*time.Millisecond
+	e.unparkAll(ctx)
 	e.update(func(s *State) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil

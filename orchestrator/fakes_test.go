@@ -245,8 +245,9 @@ type fakeRepo struct {
 	synced []string
 	// repairErr, when set, is what Repair finds (a locked index).
 	repairErr error
-	// parked are the parks asked for (see Park).
-	parked []ParkRequest
+	// parked are the parks asked for (see Park), unparked the refs brought back.
+	parked   []ParkRequest
+	unparked []string
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }

@@ -72,6 +72,11 @@ type Parker interface {
 	// that commit and only then sets the paths back to HEAD in the tree.
 	// It returns the commit ("" when the paths hold no change).
 	Park(ctx context.Context, req ParkRequest) (sha string, err error)
+	// Unpark brings the work parked at ref back into the work tree (not
+	// the index): the change of its commit over its first parent. Work
+	// already there (a person took it back) is left as it is; work that
+	// does not apply is an error, and stays on the ref.
+	Unpark(ctx context.Context, ref string) (restored bool, err error)
 }
 
 // WorktreeParker keeps a parked story's work in its own worktree.
@@ -174,12 +179,42 @@ func (e *Engine) keepParked(ctx context.Context, u *Unit, st *StepState, ref str
 	return pk.Park(ctx, req)
 }
 
+// unparkAll brings back, as the run resumes, the work of each story
+// parked in the project's tree: `run --resume` takes the story up where
+// it was parked. The ref stays (a person may want it); a story in its own
+// worktree has its work there already.
+func (e *Engine) unparkAll(ctx context.Context) {
+	pk, ok := e.Git.(Parker)
+	if !ok {
+		return
+	}
+	for _, u := range e.state.Units {
+		if u.Status != StatusParked || u.Parked == nil || u.Parked.Ref == "" || u.Worktree != "" {
+			continue
+		}
+		ref := u.Parked.Ref
+		restored, err := pk.Unpark(ctx, ref)
+		now := e.Clock.Now()
+		e.updateUnit(u, func(s *State) {
+			switch {
+			case err != nil:
+				s.addLog(now, u.Dotted, "", "its parked work stays at "+ref+", it does not apply to the tree ("+err.Error()+"); the story goes on without it")
+			case restored:
+				s.addLog(now, u.Dotted, "", "taken up again with its parked work from "+ref)
+			default:
+				s.addLog(now, u.Dotted, "", "taken up again; its parked work ("+ref+") is in the tree already")
+			}
+		})
+	}
+	e.treeWritten()
+}
+
 // keepHint says how to take a parked story's work back.
 func keepHint(u *Unit) string {
 	if u.Worktree != "" {
 		return " (the tip of its worktree's branch, " + u.Worktree + ")."
 	}
-	return ": `git cherry-pick --no-commit " + u.Parked.Ref + "` brings it back into the tree; the tree is left clean for the next story."
+	return " and the tree is left clean for the next story; `story-automator run --resume` brings it back (`git cherry-pick --no-commit " + u.Parked.Ref + "` does too, to fix it by hand first)."
 }
 
 func (e *Engine) treeOf(u *Unit) string {

@@ -20,6 +20,22 @@ func (r *fakeRepo) Park(_ context.Context, req ParkRequest) (string, error) {
 	return "parkedsha" + req.Story, nil
 }
 
+// Unpark brings the paths of the ref's park back into the tree.
+func (r *fakeRepo) Unpark(_ context.Context, ref string) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.unparked = append(r.unparked, ref)
+	for _, req := range r.parked {
+		if req.Ref == ref {
+			for _, p := range req.Paths {
+				r.tree[p]++
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // parkHarness is four stories, 1-4 depending on 1-1, whose every step
 // completes but 1-1's dev, which crashes (writing its file) while
 // crash1 is set.
@@ -91,6 +107,12 @@ func TestAStoryOutOfRetriesParksAndTheOthersLand(t *testing.T) {
 		t.Fatalf("resume: outcome %q, err %v", res.Outcome, err)
 	}
 	st = h.saved(res)
+	if !slices.Equal(h.repo.unparked, []string{ref}) || !hasLog(st, "1.1", "taken up again with its parked work from "+ref) {
+		t.Fatalf("unparked %v: the resumed story does not get its work back", h.repo.unparked)
+	}
+	if !slices.ContainsFunc(h.repo.commits, func(c CommitRequest) bool { return c.Story.Key == "1-1" && slices.Contains(c.Paths, "src/one.go") }) {
+		t.Fatalf("commits %+v: 1-1's parked work is not in its commit", h.repo.commits)
+	}
 	for _, u := range st.Units {
 		if u.Status != StatusDone || u.Parked != nil {
 			t.Fatalf("after resume %s is %s (parked %+v)", u.Key, u.Status, u.Parked)

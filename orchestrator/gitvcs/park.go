@@ -136,3 +136,29 @@ func (w *Worktrees) ParkWorktree(ctx context.Context, dir string, req orchestrat
 	}
 	return tip, nil
 }
+
+// Unpark applies the change of the commit at ref over its first parent to
+// the work tree (`git apply`, the index untouched). A change already in
+// the tree is left as it is (restored false); one that does not apply is
+// an error.
+func (g *Git) Unpark(ctx context.Context, ref string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	patch, err := g.git(ctx, nil, "diff", "--binary", "--full-index", ref+"^1", ref, "--", ".")
+	if err != nil {
+		return false, err
+	}
+	if strings.TrimSpace(patch) == "" {
+		return false, nil
+	}
+	if _, err := g.git(ctx, strings.NewReader(patch), "apply", "--check", "-"); err != nil {
+		if _, rerr := g.git(ctx, strings.NewReader(patch), "apply", "--check", "--reverse", "-"); rerr == nil {
+			return false, nil
+		}
+		return false, err
+	}
+	if _, err := g.git(ctx, strings.NewReader(patch), "apply", "-"); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -45,12 +45,20 @@ func TestParkKeepsTheStorysPathsOnItsRefAndCleansThem(t *testing.T) {
 	if snap, _ := g.Snapshot(ctx); !slices.Equal(snap.Paths(), []string{"other.txt"}) {
 		t.Fatalf("left in the tree: %v, want only other.txt", snap.Paths())
 	}
-	gittest.Git(t, root, "cherry-pick", "--no-commit", ref)
+	if restored, err := g.Unpark(ctx, ref); err != nil || !restored {
+		t.Fatalf("unpark %v %v", restored, err)
+	}
 	if data, _ := os.ReadFile(filepath.Join(root, "src", "new.go")); string(data) != "new\n" {
-		t.Fatalf("cherry-pick brought back %q", data)
+		t.Fatalf("unpark brought back %q", data)
 	}
 	if _, err := os.Stat(filepath.Join(root, "src", "old.go")); !os.IsNotExist(err) {
-		t.Fatalf("old.go after cherry-pick: %v", err)
+		t.Fatalf("old.go after unpark: %v", err)
+	}
+	if snap, _ := g.Snapshot(ctx); !slices.Equal(snap.Paths(), []string{"README.md", "other.txt", "src/new.go", "src/old.go"}) {
+		t.Fatalf("after unpark the tree has %v", snap.Paths())
+	}
+	if restored, err := g.Unpark(ctx, ref); err != nil || restored {
+		t.Fatalf("a second unpark: %v %v, want the work left as it is", restored, err)
 	}
 
 	gittest.Write(t, filepath.Join(root, "README.md"), "hi, parked again\n")
@@ -61,6 +69,13 @@ func TestParkKeepsTheStorysPathsOnItsRefAndCleansThem(t *testing.T) {
 	parents := strings.Fields(gittest.Git(t, root, "log", "-1", "--format=%P", again))
 	if len(parents) != 2 || parents[1] != sha {
 		t.Fatalf("parents %v: the first park is not kept", parents)
+	}
+	gittest.Write(t, filepath.Join(root, "README.md"), "someone else's line\n")
+	if restored, err := g.Unpark(ctx, ref); err == nil || restored {
+		t.Fatalf("unpark over a conflicting change: %v %v, want an error", restored, err)
+	}
+	if got := gittest.Read(t, filepath.Join(root, "README.md")); got != "someone else's line\n" {
+		t.Fatalf("a failed unpark changed README.md: %q", got)
 	}
 }
 

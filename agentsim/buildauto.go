@@ -20,7 +20,8 @@ import (
 const BehaviourBuildAuto = "build-auto"
 
 // EnvBuildAuto steers the build-auto behaviour: a comma-separated list of
-// blocked=CONDITION (halt blocked with that condition), die=STATUS (exit 1
+// blocked=CONDITION (halt blocked with that condition; CONDITION@KEY only
+// the story whose board key starts with KEY, as 1-1), die=STATUS (exit 1
 // with the spec left at draft, in-progress or in-review: a session that died
 // mid-flight), followup (recommend a follow-up review).
 const EnvBuildAuto = "STORY_AUTOMATOR_SIM_BUILD_AUTO"
@@ -41,8 +42,10 @@ type buildAuto struct {
 	arg     string
 	halt    bool
 	blocked string
-	die     string
-	follow  bool
+	// blockedOnly is the story key blocked= is for ("" = every story).
+	blockedOnly string
+	die         string
+	follow      bool
 }
 
 func actBuildAuto(ctx context.Context, s *Sim) int {
@@ -88,7 +91,7 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 		k, v, _ := strings.Cut(strings.TrimSpace(item), "=")
 		switch k {
 		case "blocked":
-			w.blocked = v
+			w.blocked, w.blockedOnly, _ = strings.Cut(v, "@")
 		case "die":
 			w.die = v
 		case "followup":
@@ -186,7 +189,7 @@ func (w *buildAuto) from(path, status string) (string, error) {
 		var err error
 		switch status {
 		case workflows.SpecDraft:
-			if w.blocked != "" {
+			if w.blocked != "" && w.blocks(path) {
 				return w.finish(path, workflows.SpecBlocked, w.blocked)
 			}
 			status, err = workflows.SpecReadyForDev, setSpecField(path, "status", "'ready-for-dev'")
@@ -227,6 +230,12 @@ func (w *buildAuto) from(path, status string) (string, error) {
 			return "", err
 		}
 	}
+}
+
+// blocks reports whether blocked= is for the story of the spec at path.
+func (w *buildAuto) blocks(path string) bool {
+	name := strings.TrimPrefix(filepath.Base(path), "spec-")
+	return w.blockedOnly == "" || strings.HasPrefix(name, w.blockedOnly+"-") || strings.HasPrefix(name, w.blockedOnly+".")
 }
 
 // finish writes the final status and an Auto Run Result; on done it commits

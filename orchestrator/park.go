@@ -182,14 +182,17 @@ func (e *Engine) keepParked(ctx context.Context, u *Unit, st *StepState, ref str
 // unparkAll brings back, as the run resumes, the work of each story
 // parked in the project's tree: `run --resume` takes the story up where
 // it was parked. The ref stays (a person may want it); a story in its own
-// worktree has its work there already.
+// worktree has its work there already. Other stories landed on the
+// project's branch while it was parked: its base is taken again, so its
+// one commit takes its own work alone.
 func (e *Engine) unparkAll(ctx context.Context) {
-	pk, ok := e.Git.(Parker)
-	if !ok {
-		return
-	}
+	pk, _ := e.Git.(Parker)
 	for _, u := range e.state.Units {
-		if u.Status != StatusParked || u.Parked == nil || u.Parked.Ref == "" || u.Worktree != "" {
+		if u.Status != StatusParked || u.Worktree != "" {
+			continue
+		}
+		e.updateUnit(u, func(*State) { u.Base = "" })
+		if pk == nil || u.Parked == nil || u.Parked.Ref == "" {
 			continue
 		}
 		ref := u.Parked.Ref
@@ -198,7 +201,7 @@ func (e *Engine) unparkAll(ctx context.Context) {
 		e.updateUnit(u, func(s *State) {
 			switch {
 			case err != nil:
-				s.addLog(now, u.Dotted, "", "its parked work stays at "+ref+", it does not apply to the tree ("+err.Error()+"); the story goes on without it")
+				s.addLog(now, u.Dotted, "", "its parked work at "+ref+" does not apply to the tree as it is ("+err.Error()+"); the story goes on with the tree as it is, the ref kept")
 			case restored:
 				s.addLog(now, u.Dotted, "", "taken up again with its parked work from "+ref)
 			default:

@@ -101,12 +101,20 @@ func TestAStoryOutOfRetriesParksAndTheOthersLand(t *testing.T) {
 		t.Fatalf("log %+v: 1.4 does not say it waits", st.Log)
 	}
 
+	// Its base is taken again: other stories landed on it meanwhile.
+	st.Unit("1-1").Base = "base-before-1.2-and-1.3"
+	if err := SaveState(res.StatePath, st); err != nil {
+		t.Fatal(err)
+	}
 	*crash1 = false
 	res, err = h.runParking(ev, true)
 	if err != nil || res.Outcome != OutcomeDone {
 		t.Fatalf("resume: outcome %q, err %v", res.Outcome, err)
 	}
 	st = h.saved(res)
+	if st.Unit("1-1").Base != "" {
+		t.Fatalf("the resumed parked story kept its old base %q", st.Unit("1-1").Base)
+	}
 	if !slices.Equal(h.repo.unparked, []string{ref}) || !hasLog(st, "1.1", "taken up again with its parked work from "+ref) {
 		t.Fatalf("unparked %v: the resumed story does not get its work back", h.repo.unparked)
 	}

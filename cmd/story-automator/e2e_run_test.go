@@ -111,7 +111,7 @@ func TestE2EReviewThatNeverPassesPausesTheRunAndResumeFinishesIt(t *testing.T) {
 	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
-	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--json"}, fast...)...)
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--on-escalation", "pause", "--json"}, fast...)...)
 	if code != 1 || res["error"] != "run_escalated" || !strings.Contains(res["reason"].(string), "2 cycles") || res["action"] == "" {
 		t.Fatalf("run exited %d: %v", code, res)
 	}

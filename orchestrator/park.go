@@ -73,9 +73,9 @@ type Parker interface {
 	// It returns the commit ("" when the paths hold no change).
 	Park(ctx context.Context, req ParkRequest) (sha string, err error)
 	// Unpark brings the work parked at ref back into the work tree (not
-	// the index): the change of its commit over its first parent. Work
-	// already there (a person took it back) is left as it is; work that
-	// does not apply is an error, and stays on the ref.
+	// the index): the change of its commit over its first parent. No ref,
+	// or work already there (a person took it back), is left as it is;
+	// work that does not apply is an error, and stays on the ref.
 	Unpark(ctx context.Context, ref string) (restored bool, err error)
 }
 
@@ -192,10 +192,12 @@ func (e *Engine) unparkAll(ctx context.Context) {
 			continue
 		}
 		e.updateUnit(u, func(*State) { u.Base = "" })
-		if pk == nil || u.Parked == nil || u.Parked.Ref == "" {
+		if pk == nil {
 			continue
 		}
-		ref := u.Parked.Ref
+		// The ref by its name: a run killed while it parked may have kept
+		// the work there without living to record it.
+		ref := ParkRef(e.state.RunID, u.Key)
 		restored, err := pk.Unpark(ctx, ref)
 		now := e.Clock.Now()
 		e.updateUnit(u, func(s *State) {
@@ -205,7 +207,7 @@ func (e *Engine) unparkAll(ctx context.Context) {
 			case restored:
 				s.addLog(now, u.Dotted, "", "taken up again with its parked work from "+ref)
 			default:
-				s.addLog(now, u.Dotted, "", "taken up again; its parked work ("+ref+") is in the tree already")
+				s.addLog(now, u.Dotted, "", "taken up again; its parked work, if any, is in the tree already")
 			}
 		})
 	}

@@ -144,6 +144,9 @@ func (w *Worktrees) ParkWorktree(ctx context.Context, dir string, req orchestrat
 func (g *Git) Unpark(ctx context.Context, ref string) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.revision(ctx, ref) == "" {
+		return false, nil
+	}
 	patch, err := g.git(ctx, nil, "diff", "--binary", "--full-index", ref+"^1", ref, "--", ".")
 	if err != nil {
 		return false, err

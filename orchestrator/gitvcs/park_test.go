@@ -92,6 +92,9 @@ func TestParkOfUnchangedPathsMakesNoRef(t *testing.T) {
 	if out, err := gittest.Run(root, "rev-parse", "-q", "--verify", ref); err == nil {
 		t.Fatalf("%s exists: %s", ref, out)
 	}
+	if restored, err := g.Unpark(context.Background(), ref); err != nil || restored {
+		t.Fatalf("unpark of no ref: %v %v", restored, err)
+	}
 }
 
 // A story parked in its worktree has its work committed on its branch and

@@ -100,6 +100,9 @@ func TestAStoryOutOfRetriesParksAndTheOthersLand(t *testing.T) {
 	if !hasLog(st, "1.4", "waits on 1.1, parked") {
 		t.Fatalf("log %+v: 1.4 does not say it waits", st.Log)
 	}
+	if sum := Summarize(st, res.StatePath); sum.Outcome != string(OutcomeDoneWithParked) {
+		t.Fatalf("runs shows the run %q", sum.Outcome)
+	}
 
 	// Its base is taken again: other stories landed on it meanwhile.
 	st.Unit("1-1").Base = "base-before-1.2-and-1.3"

@@ -5,6 +5,9 @@ import (
 	"math/rand"
 	"syscall"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
+	"github.com/story-automator/story-automator/orchestrator"
 )
 
 // parkFaults crash every attempt of story 1.2's dev step the run's budget
@@ -48,11 +51,30 @@ func parkRound(extra []string) func(Config, string) outcome {
 		}
 		if killed {
 			o.kills++
-			o.story = append(o.story, plan.what)
+			o.story = append(o.story, plan.what+", "+parkedAtKill(p))
 		} else {
 			o.story = append(o.story, "ran to its end before "+plan.what+": "+code(c.Result()))
 		}
 		settle(p, &o)
 		return o
 	}
+}
+
+// parkedAtKill says how far the park of 1.2 had come when the run died:
+// recorded in the state document or not, its work on its ref or not.
+func parkedAtKill(p *Sample) string {
+	store := marker.NewStore(p.Root, func(string) string { return "" })
+	st, err := orchestrator.LoadState(orchestrator.LatestState(store, p.Root))
+	if err != nil {
+		return "no state document"
+	}
+	u := st.Unit("1-2")
+	if u == nil {
+		return "no unit 1-2"
+	}
+	ref := "no ref"
+	if _, err := p.Git("rev-parse", "-q", "--verify", orchestrator.ParkRef(st.RunID, "1-2")); err == nil {
+		ref = "its work on its ref"
+	}
+	return "1.2 " + u.Status + " at the kill (the document may lag its journal), " + ref
 }

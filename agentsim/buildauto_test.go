@@ -115,6 +115,9 @@ func TestBuildAutoBlocksDiesAndRecommendsFollowUp(t *testing.T) {
 	if err != nil || spec.Status != workflows.SpecBlocked || spec.Result == nil || spec.Result.BlockingCondition != "intent gap" {
 		t.Fatalf("blocked %+v, %v", spec, err)
 	}
+	if head := gitOut(t, dir, "rev-parse", "HEAD"); head != base {
+		t.Fatal("a blocked session committed")
+	}
 	// blocked=CONDITION@KEY blocks that story alone.
 	if code, _ := dispatch(t, dir, "/bmad-build-auto 1-1-sign-up", "blocked=intent gap@2-1"); code != 0 {
 		t.Fatalf("another story: exit %d", code)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -102,6 +103,11 @@ func TestAStoryOutOfRetriesParksAndTheOthersLand(t *testing.T) {
 	}
 	if sum := Summarize(st, res.StatePath); sum.Outcome != string(OutcomeDoneWithParked) {
 		t.Fatalf("runs shows the run %q", sum.Outcome)
+	}
+	doc, err := os.ReadFile(res.StatePath)
+	if err != nil || !strings.Contains(string(doc), "## Parked") || !strings.Contains(string(doc), "### 1.1") ||
+		!strings.Contains(string(doc), "- **Its work:** `"+ref+"`") {
+		t.Fatalf("the state document does not show the parked story (%v):\n%s", err, doc)
 	}
 
 	// Its base is taken again: other stories landed on it meanwhile.

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,8 +26,10 @@ func init() {
 // moments of story 1.2's last dev attempt ending, while it parks the
 // story: its work goes to its ref and out of the tree (or is committed on
 // its worktree's branch), the other stories go on. A run that was not
-// killed ends done_with_parked. Then --resume takes 1.2 up again with its
-// work and every story lands: nothing lost, nothing left.
+// killed ends done_with_parked, and so does a resume of a run killed before
+// it recorded the park (the step is still out of retries). Then --resume
+// takes 1.2 up again with its work and every story lands: nothing lost,
+// nothing left.
 func parkRound(extra []string) func(Config, string) outcome {
 	return func(cfg Config, dir string) (o outcome) {
 		p, err := newRound(cfg, dir)
@@ -55,7 +58,14 @@ func parkRound(extra []string) func(Config, string) outcome {
 		} else {
 			o.story = append(o.story, "ran to its end before "+plan.what+": "+code(c.Result()))
 		}
-		settle(p, &o)
+		// A run killed before it recorded the park resumes with the step
+		// still out of retries, so it parks the story again and ends
+		// done_with_parked; the next resume takes it up.
+		esc, err := finish(p, &o)
+		if strings.HasPrefix(esc, string(orchestrator.OutcomeDoneWithParked)) && err == nil {
+			esc, err = finish(p, &o)
+		}
+		o.escalated, o.err, o.findings = esc, err, Check(p)
 		return o
 	}
 }

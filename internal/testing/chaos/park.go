@@ -41,7 +41,7 @@ func parkRound(extra []string) func(Config, string) outcome {
 		p.Env = append(p.Env, "STORY_AUTOMATOR_SIM_FAULTS="+parkFaults)
 		rng := rand.New(rand.NewSource(cfg.Seed)) //nolint:gosec // G404: a round must replay from CHAOS_SEED
 		plan := killPlan{signal: syscall.SIGKILL, group: rng.Intn(2) == 0, nth: 3,
-			delay:   time.Duration(rng.Intn(40_000)) * time.Microsecond,
+			delay:   time.Duration(rng.Intn(300_000)) * time.Microsecond,
 			trigger: func(e event) bool { return e.Event == "step_finished" && e.Unit == "1.2" && e.Step == "dev" }}
 		target := "run"
 		if plan.group {

@@ -72,7 +72,7 @@ func (g *Git) Park(ctx context.Context, req orchestrator.ParkRequest) (string, e
 // restorePaths sets paths back to commit head in the index and the work
 // tree: those head has are checked out, the others removed.
 func (g *Git) restorePaths(ctx context.Context, head string, paths []string) error {
-	args := []string{"ls-tree", "-r", "--name-only", "-z", head, "--"}
+	args := []string{"ls-tree", "-r", "--full-name", "--name-only", "-z", head, "--"}
 	for _, p := range paths {
 		args = append(args, ":(literal)"+p)
 	}

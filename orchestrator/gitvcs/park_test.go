@@ -122,3 +122,31 @@ func TestParkWorktreeCommitsOnTheStorysBranch(t *testing.T) {
 		t.Fatalf("worktree left dirty: %s", st)
 	}
 }
+
+// In a project that is a subdirectory of its repository, a park sets a
+// tracked file back and removes a new one, and unpark brings both back.
+func TestParkInASubdirectoryProject(t *testing.T) {
+	t.Parallel()
+	repo, root := subdirProject(t)
+	g := prepared(t, &Git{Root: root})
+	ctx := context.Background()
+	gittest.Write(t, filepath.Join(root, "status.yaml"), "a: parked\n")
+	gittest.Write(t, filepath.Join(root, "new.txt"), "new\n")
+	ref := orchestrator.ParkRef("r1", "1-1")
+	sha, err := g.Park(ctx, orchestrator.ParkRequest{Story: "1-1", Ref: ref, Paths: []string{"status.yaml", "new.txt"}, Message: "m\n"})
+	if err != nil || sha == "" {
+		t.Fatalf("park %q %v", sha, err)
+	}
+	if st := gittest.Git(t, repo, "status", "--porcelain", "--untracked-files=all"); strings.TrimSpace(st) != "" {
+		t.Fatalf("left in the tree:\n%s", st)
+	}
+	if got := gittest.Read(t, filepath.Join(root, "status.yaml")); got != "a: backlog\n" {
+		t.Fatalf("status.yaml %q", got)
+	}
+	if restored, err := g.Unpark(ctx, ref); err != nil || !restored {
+		t.Fatalf("unpark %v %v", restored, err)
+	}
+	if got := gittest.Read(t, filepath.Join(root, "status.yaml")); got != "a: parked\n" || gittest.Read(t, filepath.Join(root, "new.txt")) != "new\n" {
+		t.Fatalf("after unpark status.yaml %q", got)
+	}
+}

@@ -115,6 +115,17 @@ func TestBuildAutoBlocksDiesAndRecommendsFollowUp(t *testing.T) {
 	if err != nil || spec.Status != workflows.SpecBlocked || spec.Result == nil || spec.Result.BlockingCondition != "intent gap" {
 		t.Fatalf("blocked %+v, %v", spec, err)
 	}
+	if head := gitOut(t, dir, "rev-parse", "HEAD"); head != base {
+		t.Fatal("a blocked session committed")
+	}
+	// blocked=CONDITION@KEY blocks that story alone.
+	if code, _ := dispatch(t, dir, "/bmad-build-auto 1-1-sign-up", "blocked=intent gap@2-1"); code != 0 {
+		t.Fatalf("another story: exit %d", code)
+	}
+	if spec, err := workflows.ReadSpec(filepath.Join(artifacts(dir), "spec-1-1-sign-up.md")); err != nil || spec.Status != workflows.SpecDone {
+		t.Fatalf("a story blocked=…@2-1 is not for: %+v, %v", spec, err)
+	}
+	base = gitOut(t, dir, "rev-parse", "HEAD")
 	code, out := dispatch(t, dir, "/bmad-build-auto 2-2-refunds", "die=in-progress")
 	path := filepath.Join(artifacts(dir), "spec-2-2-refunds.md")
 	if spec, err = workflows.ReadSpec(path); code != 1 || err != nil || !spec.DiedMidFlight() || spec.Status != workflows.SpecInProgress || spec.Result != nil {

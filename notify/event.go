@@ -6,6 +6,7 @@ package notify
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/story-automator/story-automator/internal/shellword"
@@ -15,6 +16,7 @@ import (
 const (
 	KindDone         = "done"
 	KindEscalated    = "escalated"
+	KindParked       = "parked"
 	KindDialog       = "dialog"
 	KindBudgetPaused = "budget_paused"
 	KindLimitWait    = "limit_wait"
@@ -79,6 +81,28 @@ func Done(r Run, now time.Time, stories int) Event {
 	e.Title = "story-automator: " + r.name() + " done"
 	e.Command = r.command("runs show " + r.ID)
 	e.Message = finish(fmt.Sprintf("Run %s finished: %d %s done, each in its own commit.", r.ID, stories, plural(stories, "story", "stories")), "", e.Command)
+	return e
+}
+
+// DoneWithParked is the event of a run that did every story it could and
+// left parked ones (their dotted ids) for a person.
+func DoneWithParked(r Run, now time.Time, done int, parked []string) Event {
+	e := r.base(KindDone, now)
+	e.Title = "story-automator: " + r.name() + " done, " + fmt.Sprintf("%d %s parked", len(parked), plural(len(parked), "story", "stories"))
+	e.Command = r.command("status")
+	e.Message = finish(fmt.Sprintf("Run %s did every story it could: %d done; parked: %s, and the stories that depend on them wait.",
+		r.ID, done, strings.Join(parked, ", ")), "Settle each parked story as its action says (status shows it), then run `story-automator run --resume`.", e.Command)
+	return e
+}
+
+// Parked is the event of a story parked for a person while the run goes
+// on (reason, and action: what to do).
+func Parked(r Run, now time.Time, story, step, reason, action string) Event {
+	e := r.base(KindParked, now)
+	e.Story, e.Step, e.Reason, e.Action = story, step, reason, action
+	e.Title = "story-automator: story " + story + " parked in " + r.name()
+	e.Command = r.command("run --resume")
+	e.Message = finish("Story "+story+" is parked, the other stories go on: "+reason+".", action, e.Command)
 	return e
 }
 

@@ -63,6 +63,8 @@ func ntfyLook(kind string) (priority, tags string) {
 		return "high", "warning,story-automator"
 	case KindDialog:
 		return "high", "raising_hand,story-automator"
+	case KindParked:
+		return "high", "parking,story-automator"
 	case KindBudgetPaused:
 		return "high", "money_with_wings,story-automator"
 	case KindLimitWait:

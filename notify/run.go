@@ -47,6 +47,8 @@ func (r *RunReporter) Report(ev orchestrator.Event) {
 		if ev.Code == codeAgentDialog {
 			r.send(Dialog(run, at, ev.Unit, ev.Step, ev.Reason, ev.Message))
 		}
+	case orchestrator.EventParked:
+		r.send(Parked(run, at, ev.Unit, ev.Step, ev.Reason, ev.Message))
 	case orchestrator.EventBudgetExceeded:
 		r.send(BudgetPaused(run, at, ev.Unit, ev.Step, ev.Reason, ev.Message))
 	case orchestrator.EventLimitWait:
@@ -84,6 +86,18 @@ func (r *RunReporter) End(res *orchestrator.Result, err error) {
 	case res.Outcome == orchestrator.OutcomeDone && err == nil:
 		_, total := st.StoryCounts()
 		r.send(Done(run, now, total))
+	case res.Outcome == orchestrator.OutcomeDoneWithParked:
+		var parked []string
+		done := 0
+		for _, u := range st.Units {
+			switch {
+			case u.Status == orchestrator.StatusParked:
+				parked = append(parked, u.Dotted)
+			case u.Status == orchestrator.StatusDone && u.Kind == orchestrator.KindStory:
+				done++
+			}
+		}
+		r.send(DoneWithParked(run, now, done, parked))
 	case res.Outcome == orchestrator.OutcomeEscalated && st.Escalation != nil:
 		esc := st.Escalation
 		r.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ func TestTheRunsEventsBecomeNotifications(t *testing.T) {
 		{Kind: orchestrator.EventLimitResumed, Unit: "1.1", Step: "dev", Agent: "claude"},
 		{Kind: orchestrator.EventEscalated, Unit: "1.2", Step: "create", Reason: "merge conflict", Code: "commit_conflict"},
 		{Kind: orchestrator.EventBudgetExceeded, Unit: "1.3", Step: "dev", Reason: "spent $2", Message: "raise it"},
+		{Kind: orchestrator.EventParked, Unit: "1.5", Step: "dev", Reason: "intent gap", Message: "answer the spec's questions", Code: "build_auto_blocked"},
 		{Kind: orchestrator.EventEscalated, Unit: "1.4", Step: "dev", Reason: "the claude agent waits at its trust dialog", Message: "answer it", Code: tmuxsteps.CodeAgentDialog},
 	}
 	for _, ev := range events {
@@ -45,13 +47,16 @@ func TestTheRunsEventsBecomeNotifications(t *testing.T) {
 			t.Errorf("%s lost its run: %+v", ev.Kind, ev)
 		}
 	}
-	if want := []string{KindLimitWait, KindLimitResumed, KindBudgetPaused, KindDialog}; !reflect.DeepEqual(kinds, want) {
+	if want := []string{KindLimitWait, KindLimitResumed, KindBudgetPaused, KindParked, KindDialog}; !reflect.DeepEqual(kinds, want) {
 		t.Fatalf("notified %v, want %v", kinds, want)
 	}
 	if got := sink.events()[0]; got.ResetsAt != "2026-01-02T18:00:00Z" || got.Agent != "claude" || got.Story != "1.1" {
 		t.Fatalf("limit_wait %+v", got)
 	}
-	if d := sink.events()[3]; d.Story != "1.4" || d.Action != "answer it" {
+	if p := sink.events()[3]; p.Story != "1.5" || p.Action != "answer the spec's questions" || p.Reason != "intent gap" || !strings.HasSuffix(p.Command, "run --resume") {
+		t.Fatalf("parked %+v", p)
+	}
+	if d := sink.events()[4]; d.Story != "1.4" || d.Action != "answer it" {
 		t.Fatalf("dialog %+v", d)
 	}
 	if len(next.kinds) != len(events) {
@@ -66,6 +71,24 @@ func result(outcome orchestrator.Outcome, esc *orchestrator.Escalation) *orchest
 	return &orchestrator.Result{Outcome: outcome, State: st}
 }
 
+// withParked parks the run's story 1-2.
+func withParked(res *orchestrator.Result) *orchestrator.Result {
+	u := res.State.Units[1]
+	u.Dotted, u.Status = "1.2", orchestrator.StatusParked
+	return res
+}
+
+// A run that ends with parked stories says which, and that the rest is done.
+func TestARunDoneWithParkedStoriesNamesThem(t *testing.T) {
+	r, sink, _ := newRunReporter(workflows.Notify{})
+	r.End(withParked(result(orchestrator.OutcomeDoneWithParked, nil)), orchestrator.ErrDoneWithParked)
+	r.Sender.Close(context.Background())
+	got := sink.events()
+	if len(got) != 1 || !strings.Contains(got[0].Message, "1 done; parked: 1.2") || !strings.Contains(got[0].Title, "1 story parked") {
+		t.Fatalf("sent %+v", got)
+	}
+}
+
 func TestTheRunsEndBecomesDoneOrEscalatedOnce(t *testing.T) {
 	dialog := &orchestrator.Escalation{Unit: "1.2", Step: "dev", Reason: "waits at a dialog", Code: tmuxsteps.CodeAgentDialog}
 	crash := &orchestrator.Escalation{Unit: "1.2", Step: "dev", Reason: "dev story of 1.2: crashed 3 times", Action: "look at the log"}
@@ -76,6 +99,7 @@ func TestTheRunsEndBecomesDoneOrEscalatedOnce(t *testing.T) {
 		want   []string
 	}{
 		"done":        {res: result(orchestrator.OutcomeDone, nil), want: []string{KindDone}},
+		"parked left": {res: withParked(result(orchestrator.OutcomeDoneWithParked, nil)), err: orchestrator.ErrDoneWithParked, want: []string{KindDone}},
 		"escalated":   {res: result(orchestrator.OutcomeEscalated, crash), err: orchestrator.ErrEscalated, want: []string{KindEscalated}},
 		"dialog once": {before: []orchestrator.Event{{Kind: orchestrator.EventEscalated, Unit: "1.2", Step: "dev", Code: tmuxsteps.CodeAgentDialog}}, res: result(orchestrator.OutcomeEscalated, dialog), err: orchestrator.ErrEscalated, want: []string{KindDialog}},
 		"interrupted": {res: result(orchestrator.OutcomeInterrupted, nil), err: orchestrator.ErrInterrupted},
@@ -114,7 +138,7 @@ func TestOnlyTheKindsThePolicyNamesAreSent(t *testing.T) {
 
 // The policy's event names and the notifier's kinds are the same list.
 func TestThePolicysEventKindsAreTheNotifiersKinds(t *testing.T) {
-	kinds := []string{KindDone, KindEscalated, KindDialog, KindBudgetPaused, KindLimitWait, KindLimitResumed}
+	kinds := []string{KindDone, KindEscalated, KindParked, KindDialog, KindBudgetPaused, KindLimitWait, KindLimitResumed}
 	if got := workflows.NotifyEvents(); !reflect.DeepEqual(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(kinds))) {
 		t.Fatalf("workflows.NotifyEvents %v, notify kinds %v", got, kinds)
 	}

@@ -65,6 +65,10 @@ type RunConfig struct {
 	// Leftovers, when set, makes the run take up what earlier runs left
 	// for later instead of stories (run --sweep, --action-items).
 	Leftovers *Leftovers `json:"leftovers,omitempty"`
+	// OnEscalation is what an escalation that concerns one story does:
+	// OnEscalationPark or OnEscalationPause (run --on-escalation,
+	// workflow.yaml onEscalation; kept on --resume unless given again).
+	OnEscalation string `json:"onEscalation,omitempty"`
 }
 
 // Values of RunConfig.Sandbox.
@@ -194,6 +198,15 @@ func (c *RunConfig) Merge(given RunConfig, pol Policy) {
 	c.PlanCheckpoint = c.PlanCheckpoint || given.PlanCheckpoint || pol.PlanCheckpoint
 	if c.Spec == "" {
 		c.Spec = given.Spec
+	}
+	switch {
+	case given.OnEscalation != "":
+		c.OnEscalation = given.OnEscalation
+	case c.OnEscalation != "":
+	case pol.OnEscalation != "":
+		c.OnEscalation = pol.OnEscalation
+	default:
+		c.OnEscalation = OnEscalationPark
 	}
 	switch {
 	case given.MaxCycles > 0:

@@ -18,7 +18,7 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 		return RunConfig{Epic: "1", Stories: "1-3", Agent: "claude", FallbackAgent: "codex", Parallel: 2,
 			Isolate: IsolateWorktree, MaxCycles: 2, Model: "m1", StepModels: map[string]string{StepReview: "r1"},
 			Backoff: DurationOf(7 * time.Second), CompletionRechecks: 2, RecheckGrace: DurationOf(time.Second),
-			StateFile: "s.md", MarkerFile: "m", OwnerSession: "o", Sandbox: SandboxOn,
+			StateFile: "s.md", MarkerFile: "m", OwnerSession: "o", Sandbox: SandboxOn, OnEscalation: OnEscalationPark,
 			Budget: &Budget{MaxCostUSD: 1, MaxTokens: 10, MaxDuration: DurationOf(time.Hour)}}
 	}
 	tests := []struct {
@@ -34,11 +34,15 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 			func(c *RunConfig) { c.Agent, c.FallbackAgent, c.Parallel = "gemini", "sim", 4 }},
 		{"isolate given", recorded(), RunConfig{Isolate: IsolateNone}, func(c *RunConfig) { c.Isolate = IsolateNone }},
 		{"isolate missing from an old document follows parallel", RunConfig{Parallel: 3}, RunConfig{},
-			func(c *RunConfig) { c.Parallel, c.Isolate, c.MaxCycles, c.Sandbox = 3, IsolateWorktree, 5, SandboxOn }},
+			func(c *RunConfig) {
+				c.Parallel, c.Isolate, c.MaxCycles, c.Sandbox, c.OnEscalation = 3, IsolateWorktree, 5, SandboxOn, OnEscalationPark
+			}},
 		{"sandbox off given replaces the recorded on", recorded(), RunConfig{Sandbox: SandboxOff},
 			func(c *RunConfig) { c.Sandbox = SandboxOff }},
 		{"a recorded off stays off on a resume without the flag", RunConfig{Parallel: 1, Sandbox: SandboxOff}, RunConfig{},
-			func(c *RunConfig) { c.Isolate, c.MaxCycles = IsolateNone, 5 }},
+			func(c *RunConfig) { c.Isolate, c.MaxCycles, c.OnEscalation = IsolateNone, 5, OnEscalationPark }},
+		{"on-escalation given replaces the recorded one", recorded(), RunConfig{OnEscalation: OnEscalationPause},
+			func(c *RunConfig) { c.OnEscalation = OnEscalationPause }},
 		{"models: the run's replaced, step models step by step", recorded(),
 			RunConfig{Model: "m2", StepModels: map[string]string{StepDev: "d2"}},
 			func(c *RunConfig) { c.Model, c.StepModels = "m2", map[string]string{StepReview: "r1", StepDev: "d2"} }},
@@ -54,11 +58,11 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 			RunConfig{Agent: "sim", Budget: &Budget{MaxCostUSD: 2}},
 			func(c *RunConfig) {
 				*c = RunConfig{Agent: "sim", Parallel: 1, Isolate: IsolateNone, MaxCycles: 5, Budget: &Budget{MaxCostUSD: 2},
-					Sandbox: SandboxOn}
+					Sandbox: SandboxOn, OnEscalation: OnEscalationPark}
 			}},
 		{"a new run with parallel stories isolates them", RunConfig{Parallel: 1}, RunConfig{Parallel: 2},
 			func(c *RunConfig) {
-				*c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5, Sandbox: SandboxOn}
+				*c = RunConfig{Parallel: 2, Isolate: IsolateWorktree, MaxCycles: 5, Sandbox: SandboxOn, OnEscalation: OnEscalationPark}
 			}},
 	}
 	for _, tt := range tests {
@@ -76,6 +80,23 @@ func TestMergeKeepsTheRecordedConfigurationUnlessGivenAgain(t *testing.T) {
 				t.Fatalf("merge %+v\n got %+v\nwant %+v", tt.given, got, want)
 			}
 		})
+	}
+}
+
+// workflow.yaml's onEscalation fills a run that has none; a recorded or
+// given one wins over it.
+func TestMergeTakesThePolicysOnEscalation(t *testing.T) {
+	t.Parallel()
+	pol := DefaultPolicy()
+	pol.OnEscalation = OnEscalationPause
+	for _, tt := range []struct {
+		into, given, want string
+	}{{"", "", OnEscalationPause}, {OnEscalationPark, "", OnEscalationPark}, {"", OnEscalationPark, OnEscalationPark}} {
+		c := RunConfig{Parallel: 1, OnEscalation: tt.into}
+		c.Merge(RunConfig{OnEscalation: tt.given}, pol)
+		if c.OnEscalation != tt.want {
+			t.Fatalf("recorded %q, given %q: %q, want %q", tt.into, tt.given, c.OnEscalation, tt.want)
+		}
 	}
 }
 

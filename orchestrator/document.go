@@ -103,6 +103,7 @@ func RenderState(s *State) ([]byte, error) {
 	renderSummary(w, s)
 	renderProgress(w, s)
 	renderEscalation(w, s)
+	renderParked(w, s)
 	renderLog(w, s)
 	fmt.Fprintf(w, "%s\n\n<!-- Written by story-automator after every step; `story-automator run --resume` continues from it. Do not edit. -->\n\n", machineHeading)
 	fmt.Fprintf(w, "%s\n%s\n```\n", machineFence, js)
@@ -231,6 +232,26 @@ func renderEscalation(w *bufio.Writer, s *State) {
 		return
 	}
 	fmt.Fprintf(w, "## Escalation\n\nThe run paused at %s.\n\n- **Why:** %s\n- **What to do:** %s\n\n", humanTime(e.At), e.Reason, e.Action)
+}
+
+// renderParked lists the parked stories: why, what to do, where their work is.
+func renderParked(w *bufio.Writer, s *State) {
+	first := true
+	for _, u := range s.Units {
+		p := u.Parked
+		if u.Status != StatusParked || p == nil {
+			continue
+		}
+		if first {
+			fmt.Fprint(w, "## Parked\n\nThe run went on without these; `story-automator run --resume` takes them up again.\n\n")
+			first = false
+		}
+		fmt.Fprintf(w, "### %s\n\nParked at %s, at its %s step.\n\n- **Why:** %s\n- **What to do:** %s\n", u.Dotted, humanTime(p.At), p.Step, p.Reason, p.Action)
+		if p.Ref != "" {
+			fmt.Fprintf(w, "- **Its work:** `%s`\n", p.Ref)
+		}
+		fmt.Fprint(w, "\n")
+	}
 }
 
 func renderLog(w *bufio.Writer, s *State) {

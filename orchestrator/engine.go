@@ -114,6 +114,7 @@ func (e *Engine) Run(ctx context.Context, st *State) (Outcome, error) {
 	e.ActionLog.attach(e, st.ProjectRoot, st.Config.StateFile)
 	var abandoned []string
 	e.sessionStart, e.activeBase = e.Clock.Now(), time.Duration(st.ActiveMs)*time.Millisecond
+	e.unparkAll(ctx)
 	e.update(func(s *State) {
 		abandoned = prepareResume(s)
 		s.Status, s.PauseReason, s.Escalation = RunRunning, "", nil
@@ -195,8 +196,13 @@ func (e *Engine) finish(ctx context.Context) (Outcome, error) {
 	case s.Escalation != nil:
 		out = OutcomeEscalated
 		e.logWaitingLocked(now)
+		e.logParkedWaitingLocked(now)
 	case e.saveErr != nil:
 		return "", e.saveErr
+	case ctx.Err() == nil && !e.pausedByHand.Load() && onlyParkedLeft(s):
+		out = OutcomeDoneWithParked
+		s.PauseReason = parkedText(s)
+		e.logParkedWaitingLocked(now)
 	case ctx.Err() != nil:
 		out = OutcomeInterrupted
 		s.PauseReason = "interrupted (SIGINT or SIGTERM); unfinished steps run again on --resume"
@@ -345,8 +351,8 @@ func (e *Engine) checkpoints() (stop func()) {
 // sessions of the abandoned attempts.
 func prepareResume(s *State) (abandoned []string) {
 	for _, u := range s.Units {
-		if u.Status == StatusRunning || u.Status == StatusEscalated {
-			u.Status = StatusPending
+		if u.Status == StatusRunning || u.Status == StatusEscalated || u.Status == StatusParked {
+			u.Status, u.Parked = StatusPending, nil
 		}
 		for _, st := range u.Steps {
 			for i := range st.Attempts {

@@ -24,6 +24,7 @@ var (
 	ErrGitIndexLocked  = errors.New("the git index is locked")
 	ErrBudgetExceeded  = errors.New("the run reached a budget and is paused")
 	ErrNoSuchRun       = errors.New("no such run")
+	ErrDoneWithParked  = errors.New("the run did every story it could; parked stories are left")
 )
 
 // Blocker is a failure no retry can change (a locked index, a missing git
@@ -34,6 +35,9 @@ type Blocker struct {
 	Code   string
 	Action string
 	Err    error
+	// Park: the cause concerns this story alone and needs a person; a run
+	// that parks (OnEscalationPark) parks the story and goes on.
+	Park bool
 }
 
 func (b *Blocker) Error() string { return b.Err.Error() }
@@ -61,6 +65,7 @@ func Code(err error) string {
 		{ErrNotGitRepo, "not_a_git_repo"},
 		{ErrDirtyWorktree, "worktree_dirty"},
 		{ErrEscalated, "run_escalated"},
+		{ErrDoneWithParked, string(OutcomeDoneWithParked)},
 		{ErrBudgetExceeded, CodeBudgetExceeded},
 		{ErrNoSuchRun, "run_not_found"},
 		{ErrInterrupted, "run_interrupted"},

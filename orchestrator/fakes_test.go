@@ -250,6 +250,9 @@ type fakeRepo struct {
 	synced []string
 	// repairErr, when set, is what Repair finds (a locked index).
 	repairErr error
+	// parked are the parks asked for (see Park), unparked the refs brought back.
+	parked   []ParkRequest
+	unparked []string
 }
 
 func (r *fakeRepo) Prepare(context.Context) error { return nil }
@@ -424,7 +427,8 @@ func (h *harness) getenv(k string) string { return h.env[k] }
 func (h *harness) store() *marker.Store { return marker.NewStore(h.root, h.getenv) }
 
 func (h *harness) options() Options {
-	return Options{ProjectRoot: h.root, RunConfig: RunConfig{Stories: "all", Agent: "sim", FallbackAgent: "alt", Parallel: 1},
+	// The tests of today's escalations pause the run (park_test.go parks).
+	return Options{ProjectRoot: h.root, RunConfig: RunConfig{Stories: "all", Agent: "sim", FallbackAgent: "alt", Parallel: 1, OnEscalation: OnEscalationPause},
 		Pid: os.Getpid(), Getenv: h.getenv, Policy: h.policy}
 }
 

@@ -57,6 +57,8 @@ func Summarize(st *State, path string) RunSummary {
 		s.Outcome = st.Escalation.Code
 	case st.Status == RunPaused && st.Escalation != nil:
 		s.Outcome = HistoryEscalated
+	case st.Status == RunPaused && onlyParkedLeft(st):
+		s.Outcome = string(OutcomeDoneWithParked)
 	default:
 		s.Outcome = st.Status
 	}

@@ -54,6 +54,8 @@ type Policy struct {
 	SandboxReadDeny []string
 	// PlanCheckpoint is workflow.yaml's planCheckpoint (see RunConfig).
 	PlanCheckpoint bool
+	// OnEscalation is workflow.yaml's onEscalation (see RunConfig).
+	OnEscalation string
 	// RetroGateOff is `retroGate: off`: a rejected retrospective is only
 	// reported (see Retrospective).
 	RetroGateOff bool
@@ -149,8 +151,8 @@ func PolicyFrom(wp *workflows.Policy) Policy {
 		Prices: spend.DefaultPrices().With(wp.Prices), RunBudget: wp.RunBudget, StoryBudget: wp.StoryBudget,
 		OnLimit: wp.OnLimit, MaxWait: wp.MaxWait,
 		SandboxOff: wp.Sandbox.Off, SandboxNetwork: wp.Sandbox.Network, SandboxReadDeny: wp.Sandbox.ReadDeny,
-		PlanCheckpoint: wp.PlanCheckpoint,
-		RetroGateOff:   wp.RetroGateOff}
+		PlanCheckpoint: wp.PlanCheckpoint, OnEscalation: wp.OnEscalation,
+		RetroGateOff: wp.RetroGateOff}
 	for name, s := range wp.Steps {
 		p.Steps[name] = StepPolicy{Enabled: s.Enabled, Action: s.Action, Agent: s.Agent, FallbackAgent: s.FallbackAgent,
 			Timeout: s.Timeout, Retries: s.Retries, Backoff: s.Backoff, Optional: s.Optional, Model: s.Model}

@@ -140,6 +140,8 @@ func Run(ctx context.Context, o Options, d Deps) (*Result, error) {
 	switch out {
 	case OutcomeEscalated:
 		return res, fmt.Errorf("%w: %s", ErrEscalated, st.Escalation.Reason)
+	case OutcomeDoneWithParked:
+		return res, fmt.Errorf("%w: %s", ErrDoneWithParked, st.PauseReason)
 	case OutcomeBudgetExceeded:
 		return res, fmt.Errorf("%w: %s", ErrBudgetExceeded, st.Escalation.Reason)
 	case OutcomeInterrupted:

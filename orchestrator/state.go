@@ -38,7 +38,6 @@ const (
 	StatusSkipped   = "skipped"   // steps the project did not need
 	StatusFailed    = "failed"    // optional steps that ran out of attempts
 	StatusEscalated = "escalated" // the step (and its unit) that paused the run
-	StatusParked    = "parked"    // a unit set aside for a person while the run goes on
 )
 
 // State is a run's whole record: what `run --resume` continues from and what
@@ -124,6 +123,8 @@ type Unit struct {
 	Retro *RetroVerdict `json:"retro,omitempty"`
 	// Work is a sweep or action unit's items (see leftover.go).
 	Work *Work `json:"work,omitempty"`
+	// Parked is why the unit is parked, while it is (see park.go).
+	Parked *Parked `json:"parked,omitempty"`
 }
 
 // StepState is where one step of a unit stands.

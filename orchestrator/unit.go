@@ -117,7 +117,7 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		}
 		mv := nextMove(st, sp, e.Policy, agents)
 		if mv.Exhausted {
-			return e.exhausted(u, st, sp, mv.Reason)
+			return e.exhausted(ctx, u, st, sp, mv.Reason)
 		}
 		if mv.Backoff > 0 {
 			e.emit(Event{Kind: EventBackoff, Unit: u.Dotted, Step: st.Name, Wait: mv.Backoff.String()})
@@ -140,8 +140,7 @@ func (e *Engine) agentStep(ctx context.Context, u *Unit, st *StepState) stepEnd 
 		}
 		a, blocker, out := e.attempt(ctx, u, st, sp, mv, e.gitFingerprint(), prompt)
 		if blocker != nil && a.FinalState != FinalInterrupted {
-			e.escalateBlocker(u, st, blocker)
-			return stepEscalated
+			return e.stopOn(ctx, u, st, blocker)
 		}
 		if out.Pause != nil {
 			return e.pauseAt(u, st, out.Pause)
@@ -348,8 +347,8 @@ func (e *Engine) skip(u *Unit, st *StepState, why string) {
 }
 
 // exhausted gives up on a step: an optional one is recorded as failed and the
-// unit goes on; any other escalates and pauses the run.
-func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string) stepEnd {
+// unit goes on; any other parks its story or pauses the run (see stopOn).
+func (e *Engine) exhausted(ctx context.Context, u *Unit, st *StepState, sp StepPolicy, reason string) stepEnd {
 	now := e.Clock.Now()
 	if sp.Optional {
 		e.updateUnit(u, func(s *State) {
@@ -359,8 +358,7 @@ func (e *Engine) exhausted(u *Unit, st *StepState, sp StepPolicy, reason string)
 		e.emit(Event{Kind: EventStepFailed, Unit: u.Dotted, Step: st.Name, Reason: reason})
 		return stepOK
 	}
-	e.escalate(u, st, reason)
-	return stepEscalated
+	return e.stopOn(ctx, u, st, &Blocker{Code: CodeRetriesExhausted, Park: true, Err: errors.New(reason)})
 }
 
 // escalate pauses the run on a step: it records why and what to do, pauses

@@ -41,9 +41,19 @@ func (e *Engine) enterWorktree(ctx context.Context, u *Unit) error {
 // landStep commits a story in its worktree and lands the commit on the
 // user's branch (see Worktrees.Land), then removes the worktree and its
 // branch. A merge conflict escalates the story alone with CodeMergeConflict
-// (see Engine.block) and keeps both.
+// (see Engine.block) and keeps both; a run that parks parks the story.
 func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req CommitRequest) stepEnd {
 	ctx = context.WithoutCancel(ctx)
+	end, parkOn := e.landLocked(ctx, u, st, req)
+	if parkOn != nil {
+		e.park(ctx, u, st, parkOn)
+	}
+	return end
+}
+
+// landLocked lands the story under the commit lock; a conflict its story
+// parks on is returned, to park once the lock is released.
+func (e *Engine) landLocked(ctx context.Context, u *Unit, st *StepState, req CommitRequest) (stepEnd, *Blocker) {
 	e.commitMu.Lock()
 	defer e.commitMu.Unlock()
 	e.treeWritten()
@@ -52,25 +62,27 @@ func (e *Engine) landStep(ctx context.Context, u *Unit, st *StepState, req Commi
 	if err != nil {
 		b, ok := AsBlocker(err)
 		switch {
+		case ok && b.Code == CodeMergeConflict && e.parks(b):
+			return stepBlocked, b
 		case ok && b.Code == CodeMergeConflict:
 			// The other stories go on: the conflict is this story's alone.
 			e.block(u, st, b)
-			return stepBlocked
+			return stepBlocked, nil
 		case ok:
 			e.escalateBlocker(u, st, b)
 		default:
 			e.escalate(u, st, err.Error())
 		}
-		return stepEscalated
+		return stepEscalated, nil
 	}
 	e.committed(ctx, u, st, sha, "")
 	if err := e.Worktrees.Remove(ctx, u.Key); err != nil {
 		now := e.Clock.Now()
 		e.updateUnit(u, func(s *State) { s.addLog(now, u.Dotted, StepCommit, "worktree left: "+err.Error()) })
-		return stepOK
+		return stepOK, nil
 	}
 	e.updateUnit(u, func(*State) { u.Worktree = "" })
-	return stepOK
+	return stepOK, nil
 }
 
 func (e *Engine) land(ctx context.Context, u *Unit, req CommitRequest) (string, error) {

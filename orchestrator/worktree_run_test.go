@@ -379,3 +379,47 @@ func TestARefusedRunLeavesNothingGitShows(t *testing.T) {
 		t.Fatalf("git status after a refused run:\n%s", s)
 	}
 }
+
+// Under --on-escalation park a conflicting story parks: its worktree and
+// branch kept, its ref at the branch's tip, the other story landed, the
+// run done_with_parked.
+func TestWorktreeRunConflictParksTheStory(t *testing.T) {
+	t.Parallel()
+	h, d := worktreeRun(t)
+	h.SetScript(func(_ context.Context, req orchestrator.StepRequest) orchestrator.StepResult {
+		if req.Step == orchestrator.StepDev {
+			editLine(t, req, 5, "story "+req.Story[:3])
+		}
+		return orchestrator.StepResult{FinalState: orchestrator.FinalCompleted}
+	})
+	o := worktreeOptions(h)
+	o.OnEscalation = orchestrator.OnEscalationPark
+	res, err := orchestrator.Run(context.Background(), o, d)
+	if orchestrator.Code(err) != "done_with_parked" || res.Outcome != orchestrator.OutcomeDoneWithParked {
+		t.Fatalf("err = %v, want done_with_parked", err)
+	}
+	st := h.Saved(res)
+	var parked, landed *orchestrator.Unit
+	for _, u := range st.Units {
+		switch u.Status {
+		case orchestrator.StatusParked:
+			parked = u
+		case orchestrator.StatusDone:
+			landed = u
+		}
+	}
+	if parked == nil || landed == nil || st.Escalation != nil {
+		t.Fatalf("units %+v, escalation %+v: want one parked, one landed", st.Units, st.Escalation)
+	}
+	p := parked.Parked
+	if p.Code != orchestrator.CodeMergeConflict || p.Ref != orchestrator.ParkRef(st.RunID, parked.Key) || parked.Worktree == "" {
+		t.Fatalf("parked %+v in %q", p, parked.Worktree)
+	}
+	tip := strings.TrimSpace(gittest.Git(t, parked.Worktree, "rev-parse", "HEAD"))
+	if ref := strings.TrimSpace(gittest.Git(t, h.Root(), "rev-parse", p.Ref)); ref != tip || p.Commit != tip {
+		t.Fatalf("%s is %s, the worktree's tip %s", p.Ref, ref, tip)
+	}
+	if got := gittest.Git(t, h.Root(), "show", p.Ref+":shared.txt"); !strings.Contains(got, "story "+parked.Key[:3]) {
+		t.Fatalf("the ref lacks the parked story's line:\n%s", got)
+	}
+}

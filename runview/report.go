@@ -84,6 +84,8 @@ func describeEvent(ev orchestrator.Event) string {
 		return fmt.Sprintf("%s done (%d of %d stories)", where, ev.Done, ev.Total)
 	case orchestrator.EventEscalated:
 		return "ESCALATED " + ev.Reason + " — " + ev.Message
+	case orchestrator.EventParked:
+		return "PARKED " + ev.Reason + "; the other stories go on — " + ev.Message
 	case orchestrator.EventLimitWait:
 		s := fmt.Sprintf("WAITING %s: %s met a limit (%s)", where, ev.Agent, ev.Reason)
 		if ev.ResetsAt != "" {

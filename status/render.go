@@ -81,6 +81,7 @@ func WriteText(w io.Writer, v View, now time.Time) {
 			for _, l := range u.Work.Lines(u.Kind) {
 				fmt.Fprintln(w, "           "+l)
 			}
+			writeParked(w, u.Parked)
 		}
 		if r.Status == orchestrator.RunInterrupted {
 			fmt.Fprintf(w, "Interrupted: the run's process is gone — resume with `%s`\n", r.Resume)
@@ -102,6 +103,17 @@ func WriteText(w io.Writer, v View, now time.Time) {
 		fmt.Fprintf(w, "Last hook decision: %s, %s: %s\n", d.Decision, ago(d.At, now), textline.Cut(textline.OneLine(d.Reason), 100))
 	} else {
 		fmt.Fprintln(w, "Last hook decision: none")
+	}
+}
+
+// writeParked says why a story is parked, what to do and where its work is.
+func writeParked(w io.Writer, p *orchestrator.Parked) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "           parked at %s: %s\n           what to do: %s\n", p.Step, p.Reason, p.Action)
+	if p.Ref != "" {
+		fmt.Fprintf(w, "           its work: %s\n", p.Ref)
 	}
 }
 

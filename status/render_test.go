@@ -121,3 +121,28 @@ func TestStatusListsTheBoardsOpenActionItems(t *testing.T) {
 		t.Fatalf("status text:\n%s", b.String())
 	}
 }
+
+// A parked story shows as parked with its reason, action and ref, in the
+// text and in JSON.
+func TestStatusShowsAParkedStory(t *testing.T) {
+	p := &orchestrator.Parked{Step: "dev", Code: "build_auto_blocked", Reason: `dev story of 1.1: blocked: "intent gap"`,
+		Action: "Answer the questions in the spec.", Ref: "refs/story-automator/parked/run-1/1-1", Commit: "abc"}
+	st := &orchestrator.State{RunID: "run-1", Status: orchestrator.RunPaused, PauseReason: "done with parked stories (1.1)", Units: []*orchestrator.Unit{
+		{Key: "1-1", Dotted: "1.1", Kind: orchestrator.KindStory, Status: orchestrator.StatusParked, Parked: p},
+		{Key: "1-2", Dotted: "1.2", Kind: orchestrator.KindStory, Status: orchestrator.StatusDone},
+	}}
+	r := RunOf(st, "/p/.story-automator/runs/run-1.md")
+	data, err := json.Marshal(r)
+	if err != nil || !strings.Contains(string(data), `"status":"parked"`) ||
+		!strings.Contains(string(data), `"parked":{"at":"","step":"dev","reason":"dev story of 1.1: blocked: \"intent gap\"","action":"Answer the questions in the spec.","code":"build_auto_blocked","ref":"refs/story-automator/parked/run-1/1-1"`) {
+		t.Fatalf("JSON %s, %v", data, err)
+	}
+	var b strings.Builder
+	WriteText(&b, View{Run: r}, time.Now())
+	for _, want := range []string{"1.1      parked", `parked at dev: dev story of 1.1: blocked: "intent gap"`, "what to do: Answer the questions in the spec.",
+		"its work: refs/story-automator/parked/run-1/1-1", "Paused: done with parked stories (1.1)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("status text lacks %q:\n%s", want, b.String())
+		}
+	}
+}

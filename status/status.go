@@ -107,6 +107,9 @@ type Unit struct {
 	// --action-items): its kind and the items it takes up.
 	Kind string             `json:"kind,omitempty"`
 	Work *orchestrator.Work `json:"work,omitempty"`
+	// Parked is why a parked story is parked, what to do, and the ref its
+	// work is kept at.
+	Parked *orchestrator.Parked `json:"parked,omitempty"`
 }
 
 type Step struct {
@@ -196,7 +199,7 @@ func RunOf(st *orchestrator.State, path string) *Run {
 	}
 	for _, u := range st.Units {
 		su := Unit{Story: u.Dotted, Title: u.Title, Status: u.Status, Commit: u.Commit, Worktree: u.Worktree, Usage: u.Usage,
-			Host: u.Host, Retro: u.Retro, Work: u.Work}
+			Host: u.Host, Retro: u.Retro, Work: u.Work, Parked: u.Parked}
 		if u.Work != nil {
 			su.Kind = u.Kind
 		}

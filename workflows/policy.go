@@ -108,6 +108,10 @@ type Policy struct {
 	// story's worker halts after planning and the run pauses for a person
 	// to review the plan (run --resume implements it).
 	PlanCheckpoint bool
+	// OnEscalation is `onEscalation`: OnEscalationPark parks a story whose
+	// escalation needs a person and the run goes on, OnEscalationPause
+	// pauses the run ("" = park).
+	OnEscalation string
 	// RetroGateOff is `retroGate: off`: a rejected BMAD 6.12 retrospective
 	// is reported and the run goes on to the next epic (default: it pauses).
 	RetroGateOff bool
@@ -117,6 +121,12 @@ type Policy struct {
 const (
 	RetroGateOn  = "on"
 	RetroGateOff = "off"
+)
+
+// What an escalation that concerns one story does (`onEscalation`).
+const (
+	OnEscalationPark  = "park"
+	OnEscalationPause = "pause"
 )
 
 // What a step does when its agent meets a limit (`onLimit`).

@@ -49,7 +49,7 @@ func WebhookFormats() []string { return []string{WebhookJSON, WebhookNtfy, Webho
 
 // NotifyEvents lists the event kinds a run notifies about (`notify.events`).
 func NotifyEvents() []string {
-	return []string{"done", "escalated", "dialog", "budget_paused", "limit_wait", "limit_resumed"}
+	return []string{"done", "escalated", "parked", "dialog", "budget_paused", "limit_wait", "limit_resumed"}
 }
 
 // Configured reports whether any sink is set.

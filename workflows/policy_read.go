@@ -81,8 +81,10 @@ func (r *policyReader) top(p *Policy, n *yaml.Node) {
 			r.boolean(val, key, &p.PlanCheckpoint)
 		case "retroGate":
 			r.retroGate(p, val, key)
+		case "onEscalation":
+			r.onEscalation(p, val, key)
 		default:
-			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline, planCheckpoint, retroGate)")
+			r.fail(kv[0], key, "unknown key (keys: version, testCommand, testTimeout, steps, prices, budget, notify, hosts, onLimit, maxWait, sandbox, env, pipeline, planCheckpoint, retroGate, onEscalation)")
 		}
 	}
 }
@@ -356,6 +358,20 @@ func (r *policyReader) onLimit(p *Policy, n *yaml.Node, at string) {
 		p.OnLimit = v
 	default:
 		r.fail(n, at, "must be %s, %s or %s, got %q", OnLimitFallback, OnLimitWait, OnLimitEscalate, v)
+	}
+}
+
+// onEscalation reads `onEscalation: park|pause`.
+func (r *policyReader) onEscalation(p *Policy, n *yaml.Node, at string) {
+	var v string
+	if !r.str(n, at, &v) {
+		return
+	}
+	switch v {
+	case "", OnEscalationPark, OnEscalationPause:
+		p.OnEscalation = v
+	default:
+		r.fail(n, at, "must be %s or %s, got %q", OnEscalationPark, OnEscalationPause, v)
 	}
 }
 

@@ -18,6 +18,12 @@ import (
 // all committed.
 func newBMAD612Project(t *testing.T) (*runProject, realbmad.Installed) {
 	t.Helper()
+	return newBMAD612ProjectWith(t, "# Epics\n\n## Epic 1: Accounts\n\n### Story 1.1: Sign up\n\nAs a visitor I can sign up.\n\n### Story 1.2: Account settings\n\nAs a user I can change my settings.\n\n## Epic 2: Billing\n\n### Story 2.1: Invoices\n\nAs a user I see my invoices.\n")
+}
+
+// newBMAD612ProjectWith is newBMAD612Project with these epics.
+func newBMAD612ProjectWith(t *testing.T, text string) (*runProject, realbmad.Installed) {
+	t.Helper()
 	in := realbmad.Require(t)
 	root := realbmad.Project(t)
 	socket := tmuxtest.Socket(t)
@@ -27,7 +33,6 @@ func newBMAD612Project(t *testing.T) (*runProject, realbmad.Installed) {
 	if err := os.MkdirAll(filepath.Dir(epics), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	text := "# Epics\n\n## Epic 1: Accounts\n\n### Story 1.1: Sign up\n\nAs a visitor I can sign up.\n\n### Story 1.2: Account settings\n\nAs a user I can change my settings.\n\n## Epic 2: Billing\n\n### Story 2.1: Invoices\n\nAs a user I see my invoices.\n"
 	if err := os.WriteFile(epics, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

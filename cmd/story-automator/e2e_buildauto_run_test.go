@@ -23,6 +23,12 @@ var buildAutoKeys = map[string]string{"1-1": "1-1-sign-up", "1-2": "1-2-account-
 func buildAutoProject(t *testing.T, steps string) (*runProject, realbmad.Installed) {
 	t.Helper()
 	p, in := newBMAD612Project(t)
+	return p, withBuildAutoPolicy(t, p, in, steps)
+}
+
+// withBuildAutoPolicy writes and commits buildAutoProject's policy.
+func withBuildAutoPolicy(t *testing.T, p *runProject, in realbmad.Installed, steps string) realbmad.Installed {
+	t.Helper()
 	if err := os.MkdirAll(filepath.Join(p.root, ".story-automator"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +38,7 @@ func buildAutoProject(t *testing.T, steps string) (*runProject, realbmad.Install
 	}
 	p.git("add", "-A")
 	p.git("commit", "-q", "-m", "policy")
-	return p, in
+	return in
 }
 
 func (p *runProject) board() string {
@@ -185,7 +191,7 @@ func TestE2EBuildAutoBlockedEscalatesWithTheCondition(t *testing.T) {
 func TestE2EBuildAutoDiedMidFlightResumesBySpecPath(t *testing.T) {
 	t.Parallel()
 	p, in := buildAutoProject(t, fastRetries)
-	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=die=in-progress"}, "run", "--agent", "sim", "--stories", "1.1", "--json")
+	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=die=in-progress"}, "run", "--agent", "sim", "--stories", "1.1", "--on-escalation", "pause", "--json")
 	st := p.state()
 	dev := st.Unit("1-1").Step(orchestrator.StepDev)
 	spec := "_bmad-output/implementation-artifacts/spec-1-1-sign-up.md"

@@ -111,7 +111,7 @@ func TestE2EReviewThatNeverPassesPausesTheRunAndResumeFinishesIt(t *testing.T) {
 	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
-	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--json"}, fast...)...)
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "2", "--on-escalation", "pause", "--json"}, fast...)...)
 	if code != 1 || res["error"] != "run_escalated" || !strings.Contains(res["reason"].(string), "2 cycles") || res["action"] == "" {
 		t.Fatalf("run exited %d: %v", code, res)
 	}
@@ -357,12 +357,19 @@ func TestE2EFalseCompletionIsCaughtByTheVerifierAndRetried(t *testing.T) {
 	}
 }
 
+// The story out of review cycles is parked (its work on its ref, the tree
+// clean); accepted by hand, --resume brings its work back and commits it.
 func TestE2EAStoryAcceptedByHandAfterAnEscalationResumesWithoutAnotherReview(t *testing.T) {
 	t.Parallel()
 	p := newRunProject(t)
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
-	if res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...); code != 1 {
+	if res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...); code != 10 || res["outcome"] != "done_with_parked" {
 		t.Fatalf("run exited %d: %v", code, res)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(p.git("status", "--porcelain", "--untracked-files=all")), "\n") {
+		if l != "" && !strings.HasSuffix(l, "sprint-status.yaml") {
+			t.Fatalf("the parked story's work left in the tree: %q", l)
+		}
 	}
 	// What the escalation advises: accept the story by setting it done in sprint-status.yaml.
 	sprint := readFile(t, p.sprintPath())

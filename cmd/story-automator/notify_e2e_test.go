@@ -219,7 +219,7 @@ func TestE2EAnEscalatedRunNotifiesOnceWithTheCommandThatResumesIt(t *testing.T) 
 	p := newRunProject(t)
 	p.addPolicy("notify:\n  webhook: " + hook.URL + "/hook\n")
 	faults := []string{"STORY_AUTOMATOR_SIM_FAULTS=review-never@1-1"}
-	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--json"}, fast...)...)
+	res, code := p.run(faults, append([]string{"run", "--agent", "sim", "--stories", "1", "--max-cycles", "1", "--on-escalation", "pause", "--json"}, fast...)...)
 	if code != 1 || res["error"] != "run_escalated" {
 		t.Fatalf("run exited %d: %v", code, res)
 	}

@@ -57,6 +57,7 @@ func newRunCommand(run func(c *cli.Context, o *runOptions) error) *cli.Command {
 			&cli.StringFlag{Name: "min-severity", Destination: &o.MinSeverity, Usage: "with --sweep: only items of at least this severity (low, medium, high)"},
 			&cli.StringSliceFlag{Name: "only", Destination: &o.Only, Usage: "with --sweep: only these item ids (ID,…; repeatable)"},
 			&cli.BoolFlag{Name: "action-items", Destination: &o.ActionItems, Usage: "build-auto pipeline: instead of stories, carry out the board's open retrospective action items, each moved open → in-progress → done"},
+			&cli.StringFlag{Name: "on-escalation", Destination: &o.OnEscalation, Usage: "park: a story whose escalation needs a person (a blocking condition, a dialog about its folder, a merge conflict, out of retries) is parked with its work kept on refs/story-automator/parked/RUN/STORY, the stories that do not depend on it go on, and the run ends done_with_parked (exit 10); pause: any escalation pauses the run (default: the run's recorded one, else workflow.yaml's onEscalation, else park)"},
 			&cli.BoolFlag{Name: "trust-project", Destination: &o.TrustProject, Usage: "answer the agent CLI's \"trust this folder?\" for the project folder (the one you run in) as you would; never the bypass warning or an API key"},
 		},
 		Action: func(c *cli.Context) error {

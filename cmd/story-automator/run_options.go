@@ -42,6 +42,9 @@ type runOptions struct {
 	Sweep, ActionItems bool
 	MinSeverity        string
 	Only               cli.StringSlice
+	// OnEscalation is --on-escalation: park or pause ("" = the recorded
+	// one, else workflow.yaml's, else park).
+	OnEscalation string
 	// IsSet reports whether a flag was on the command line (not its default).
 	IsSet func(name string) bool
 }
@@ -64,6 +67,9 @@ func (o *runOptions) validate() error {
 	}
 	if err := checkSandboxFlag(o.Sandbox); err != nil {
 		return err
+	}
+	if o.IsSet("on-escalation") && o.OnEscalation != orchestrator.OnEscalationPark && o.OnEscalation != orchestrator.OnEscalationPause {
+		return coded.Usage("--on-escalation must be %s or %s, got %q", orchestrator.OnEscalationPark, orchestrator.OnEscalationPause, o.OnEscalation)
 	}
 	agents := agent.RunAgents()
 	for _, f := range named[:2] {
@@ -175,6 +181,9 @@ func (o *runOptions) orchestratorOptions() orchestrator.Options {
 		for _, id := range o.Only.Value() {
 			c.Leftovers.Only = append(c.Leftovers.Only, strings.TrimSpace(id))
 		}
+	}
+	if o.IsSet("on-escalation") {
+		c.OnEscalation = o.OnEscalation
 	}
 	c.Model, c.StepModels, _ = parseModels(o.Models.Value())
 	b := orchestrator.Budget{MaxCostUSD: o.MaxCost, MaxTokens: o.MaxTokens}

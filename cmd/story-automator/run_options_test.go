@@ -47,6 +47,10 @@ func TestRunFlagsTakeDefaultsOnANewRunAndOnlyWhatIsGivenOnResume(t *testing.T) {
 	if err != nil || o.MaxWait != orchestrator.DurationOf(90*time.Minute) {
 		t.Fatalf("--max-wait: %+v %v", o.MaxWait, err)
 	}
+	o, err = parseRun(t, "--on-escalation", "pause")
+	if err != nil || o.OnEscalation != orchestrator.OnEscalationPause {
+		t.Fatalf("--on-escalation: %q %v", o.OnEscalation, err)
+	}
 	o, err = parseRun(t, "--resume", "--parallel", "2", "--trust-project")
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +102,7 @@ func TestRunFlagsRefuseWhatCannotWork(t *testing.T) {
 		{"--sweep --parallel 2", "usage_error", "one at a time"},
 		{"--sweep --min-severity urgent", "usage_error", `severity "urgent"`},
 		{"--sweep --spec s", "usage_error", "drop --spec"},
+		{"--on-escalation stop", "usage_error", `--on-escalation must be park or pause, got "stop"`},
 	}
 	for _, tt := range tests {
 		_, err := parseRun(t, strings.Fields(tt.args)...)

@@ -76,11 +76,16 @@ func (o *runOutput) finish(res *orchestrator.Result, err error) error {
 		return nil
 	}
 	f.Code, f.Fields = end.Code, end.Fields
+	status := coded.ExitFailed
+	if res.Outcome == orchestrator.OutcomeDoneWithParked {
+		status = coded.ExitDoneWithParked
+		f.Exit = status
+	}
 	if o.json {
 		return f
 	}
 	fmt.Fprint(o.e.Out, end.Text)
-	return cliio.ExitStatus(1)
+	return cliio.ExitStatus(status)
 }
 
 // plan prints what a run would do: its stories, the hosts they run on,

@@ -10,6 +10,9 @@ import "fmt"
 const (
 	ExitFailed = 1
 	ExitUsage  = 2
+	// ExitDoneWithParked: `run` did every story it could and parked the
+	// rest for a person (done_with_parked).
+	ExitDoneWithParked = 10
 )
 
 // Error is a refused or failed operation as the user sees it.

@@ -449,7 +449,7 @@ func (p BuildAuto) blocked(ctx context.Context, d orchestrator.StoryDispatch, s 
 	if shown == "" {
 		shown = "(no blocking condition given)"
 	}
-	out.Blocker = &orchestrator.Blocker{Code: CodeBuildAutoBlocked,
+	out.Blocker = &orchestrator.Blocker{Code: CodeBuildAutoBlocked, Park: !row.wholeRun,
 		Err:    fmt.Errorf("%s blocked story %s: %q (spec %s)", workflows.BuildAutoSkill, d.Story.Dotted, shown, path),
 		Action: row.action + " " + fmt.Sprintf(retryBlocked, d.Story.Dotted, path)}
 }
@@ -473,7 +473,7 @@ func (p BuildAuto) noSpec(d orchestrator.StoryDispatch, s *story, res orchestrat
 		if cond == "" {
 			cond = resultCondition(r)
 		}
-		return orchestrator.StepOutcome{Blocker: &orchestrator.Blocker{Code: CodeBuildAutoBlocked,
+		return orchestrator.StepOutcome{Blocker: &orchestrator.Blocker{Code: CodeBuildAutoBlocked, Park: !conditionRow(cond).wholeRun,
 			Err:    fmt.Errorf("%s halted story %s before writing a spec: %q (%s)", workflows.BuildAutoSkill, d.Story.Dotted, cond, s.rel(r)),
 			Action: conditionRow(cond).action + " Then delete " + s.rel(r) + " and run `story-automator run --resume`."}}
 	}

@@ -146,9 +146,14 @@ func TestBuildAutoOutcomeReadsTheSpec(t *testing.T) {
 	writeSpec(t, root, "spec-1-1-sign-up.md", "status: blocked\n", "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: no subagents\n")
 	out = pipelineAt(root, g).Outcome(ctx, d, completed)
 	if out.Blocker == nil || out.Blocker.Code != CodeBuildAutoBlocked || !strings.Contains(out.Blocker.Error(), `"no subagents"`) ||
-		!strings.Contains(out.Blocker.Action, "subagents") || !strings.Contains(out.Blocker.Action, "back to draft") ||
+		!strings.Contains(out.Blocker.Action, "subagents") || !strings.Contains(out.Blocker.Action, "back to draft") || out.Blocker.Park ||
 		!strings.Contains(out.Blocker.Action, "`story-automator resolve 1.1`") {
-		t.Fatalf("blocked: %+v", out)
+		t.Fatalf("blocked: %+v (a condition of the agent pauses the run, it parks no story)", out)
+	}
+	// A condition that needs a person for this story alone parks it.
+	writeSpec(t, root, "spec-1-1-sign-up.md", "status: blocked\n", "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n")
+	if out := pipelineAt(root, g).Outcome(ctx, d, completed); out.Blocker == nil || !out.Blocker.Park || !strings.Contains(out.Blocker.Action, "answer the questions") {
+		t.Fatalf("intent gap: %+v, want a blocker that parks", out)
 	}
 	// A stale epic context: the run removes the cache and replans.
 	cache := filepath.Join(root, artifactsDir, "epic-1-context.md")
@@ -171,8 +176,8 @@ func TestBuildAutoOutcomeReadsTheSpec(t *testing.T) {
 	}
 	g.dirty = []string{"src/x.go"}
 	writeSpec(t, root, "spec-1-1-sign-up.md", "status: blocked\nbaseline_revision: b0\n", "\n## Auto Run Result\n\nStatus: blocked\nBlocking condition: finalization left repository dirty\n")
-	if out := pipelineAt(root, g).Outcome(ctx, d, completed); out.Blocker == nil {
-		t.Fatalf("someone else's dirt settled: %+v", out)
+	if out := pipelineAt(root, g).Outcome(ctx, d, completed); out.Blocker == nil || !out.Blocker.Park {
+		t.Fatalf("someone else's dirt settled, or not parked: %+v", out)
 	}
 }
 
@@ -197,7 +202,7 @@ func TestBuildAutoOutcomeWithoutASpec(t *testing.T) {
 	}
 	writeSpec(t, root, "bmad-build-auto-result-1.md", "status: blocked\n", "\nStatus: blocked\nBlocking condition: unclear intent\n")
 	out = pipelineAt(root, &fakeGit{}).Outcome(ctx, d, crashed)
-	if out.Blocker == nil || !strings.Contains(out.Blocker.Error(), `"unclear intent"`) || !strings.Contains(out.Blocker.Action, "bmad-build-auto-result-1.md") {
+	if out.Blocker == nil || !strings.Contains(out.Blocker.Error(), `"unclear intent"`) || !strings.Contains(out.Blocker.Action, "bmad-build-auto-result-1.md") || !out.Blocker.Park {
 		t.Fatalf("result file: %+v", out)
 	}
 }

@@ -15,17 +15,21 @@ import (
 
 // conditionAction is what a person does about a blocking condition the
 // run cannot settle; settle, when set, is what the run does itself: it
-// returns what it did ("" = it could not, a person must).
+// returns what it did ("" = it could not, a person must). wholeRun marks
+// a condition of the agent, its sandbox or the project's BMAD setup, which
+// every story would meet: it pauses the run; any other needs a person for
+// this story alone, which parks it (run --on-escalation park).
 type conditionAction struct {
-	action string
-	settle func(ctx context.Context, s *story, d orchestrator.StoryDispatch, spec string, sp workflows.Spec) (string, error)
+	action   string
+	settle   func(ctx context.Context, s *story, d orchestrator.StoryDispatch, spec string, sp workflows.Spec) (string, error)
+	wholeRun bool
 }
 
 // conditions are bmad-build-auto's blocking conditions (its exact
 // strings) and what each needs; docs/bmad.md lists the same, condition by
 // condition.
 var conditions = map[string]conditionAction{
-	"no subagents":                               {action: "The agent cannot run blocking subagents, which the worker needs: run the story with an agent that can (`story-automator doctor` says which), or allow subagents in its settings."},
+	"no subagents":                               {action: "The agent cannot run blocking subagents, which the worker needs: run the story with an agent that can (`story-automator doctor` says which), or allow subagents in its settings.", wholeRun: true},
 	"blocked spec supplied":                      {action: "The spec was already blocked when dispatched: read its last Auto Run Result and fix what it names."},
 	"story already blocked":                      {action: "The spec was already blocked when dispatched: read its last Auto Run Result and fix what it names."},
 	"no stories.yaml found":                      {action: "The worker found no stories.yaml: in stories mode, check that the spec folder the run names (`story-automator status`) holds it; in sprint mode, that the story's key is on the board (sprint mode dispatches the key)."},
@@ -37,7 +41,7 @@ var conditions = map[string]conditionAction{
 	"context compilation verification failed": {action: "The worker's epic context did not verify: delete the epic's epic-<N>-context.md cache in the implementation artifacts.",
 		settle: dropEpicContext},
 	"missing previous-story continuity decision":                 {action: "An earlier story of the same epic is in review: finish it first (run it, or set its spec done by hand)."},
-	"version-control metadata not writable":                      {action: "The worker could not write .git: check the agent's sandbox (workflow.yaml `sandbox`, docs/sandbox.md) and the repository's permissions."},
+	"version-control metadata not writable":                      {action: "The worker could not write .git: check the agent's sandbox (workflow.yaml `sandbox`, docs/sandbox.md) and the repository's permissions.", wholeRun: true},
 	"intent gap":                                                 {action: "The plan or the review found the story's intent unclear: answer the questions in the spec (a patch of an attempted change is saved in the implementation artifacts)."},
 	"planned spec file disappeared before implementation":        {action: "The spec vanished between planning and implementation: restore it from git or start over."},
 	"spec failed ready-for-development standard":                 {action: "The plan did not meet BMAD's ready-for-development standard: complete it as the Auto Run Result says."},
@@ -50,7 +54,7 @@ var conditions = map[string]conditionAction{
 	"patch verification failed":                                  {action: "A review patch did not verify: read the Auto Run Result, fix the code."},
 	"finalization left repository dirty": {action: "The worker left changes it did not commit: commit or remove them.",
 		settle: commitOwnDirt},
-	"no active review layers": {action: "BMAD's renderer found no review layer enabled: check the project's _bmad customization of bmad-build-auto."},
+	"no active review layers": {action: "BMAD's renderer found no review layer enabled: check the project's _bmad customization of bmad-build-auto.", wholeRun: true},
 }
 
 // conditionRow is the row of a condition; a free-text one needs a person

@@ -200,12 +200,17 @@ const (
 )
 
 // blockerOf returns what stops a step for good in a monitor's result: the
-// agent waits at a dialog its user must settle, or its CLI is gone.
+// agent waits at a dialog its user must settle, or its CLI is gone. A
+// dialog about the story's folder or one the table does not know parks
+// the story (the next story's folder may be trusted, its prompt not asked);
+// one about the agent itself (its login, its permissions) would meet every
+// story and pauses the run.
 func blockerOf(agentName string, res monitor.Result) *orchestrator.Blocker {
 	switch res.Reason {
 	case monitor.ReasonDialog:
 		return &orchestrator.Blocker{Code: CodeAgentDialog, Action: res.Action,
-			Err: fmt.Errorf("the %s agent waits at its %s dialog", agentName, res.Dialog)}
+			Park: res.Dialog == agent.DialogTrustFolder || res.Dialog == agent.DialogUnknownPrompt,
+			Err:  fmt.Errorf("the %s agent waits at its %s dialog", agentName, res.Dialog)}
 	case exitNotFound:
 		action := "install the agent's CLI"
 		if p, ok := agent.LookupProfile(agentName); ok && p.Install != "" {

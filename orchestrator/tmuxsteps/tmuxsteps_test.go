@@ -239,8 +239,11 @@ func TestExit127IsAMissingAgentNotACrashToRetry(t *testing.T) {
 // A dialog the monitor saw stops the step with its own code and the user's action.
 func TestADialogIsABlockerWithTheMonitorsAction(t *testing.T) {
 	b := blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: agent.DialogTrustFolder, Action: "trust the folder"})
-	if b == nil || b.Code != CodeAgentDialog || b.Action != "trust the folder" {
+	if b == nil || b.Code != CodeAgentDialog || b.Action != "trust the folder" || !b.Park {
 		t.Fatalf("blocker %+v", b)
+	}
+	if b := blockerOf("claude", monitor.Result{Reason: monitor.ReasonDialog, Dialog: agent.DialogAPIKey, Action: "log in"}); b == nil || b.Park {
+		t.Fatalf("an agent's login dialog parks a story: %+v", b)
 	}
 }
 

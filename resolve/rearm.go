@@ -13,6 +13,7 @@ import (
 	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/marker"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/orchestrator/gitvcs"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -39,6 +40,9 @@ type Resolver struct {
 	// Git runs git in a folder and returns its combined output (the git
 	// program when nil).
 	Git func(ctx context.Context, dir string, args ...string) ([]byte, error)
+	// Unpark brings a parked story's work back from its ref into the
+	// project's tree (gitvcs.Git.Unpark on Root when nil).
+	Unpark func(ctx context.Context, ref string) (restored bool, err error)
 }
 
 // Result is what a resolve did.
@@ -51,7 +55,9 @@ type Result struct {
 	SpecFrom string `json:"specFrom,omitempty"`
 	SpecTo   string `json:"specTo,omitempty"`
 	// Patch is the intent-gap patch re-applied (--restore-patch).
-	Patch     string `json:"patch,omitempty"`
+	Patch string `json:"patch,omitempty"`
+	// Unparked is the ref a parked story's work was brought back from.
+	Unparked  string `json:"unparked,omitempty"`
 	StateFile string `json:"stateFile"`
 	// Resume is the command that takes the story up.
 	Resume string `json:"resume"`
@@ -80,6 +86,9 @@ func (r Resolver) Resolve(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Story: t.Unit.Dotted, Step: t.Step.Name, StateFile: t.StatePath, Resume: orchestrator.ResumeCommand}
+	if err := r.unpark(ctx, t, res); err != nil {
+		return nil, err
+	}
 	var before []byte
 	if t.Spec != "" {
 		before, _ = os.ReadFile(t.Spec)
@@ -108,6 +117,33 @@ func (r Resolver) Resolve(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// unpark brings the work of a story parked in the project's tree back
+// from its ref before anything else, as `run --resume` would: the session,
+// the patch and the spec see the story as it was when it parked (a story
+// in its own worktree has its work there already). The ref stays; a
+// resolve that ends here leaves the story parked, and the resume that
+// takes it up finds the work in the tree already.
+func (r Resolver) unpark(ctx context.Context, t *Target, res *Result) error {
+	u := t.Unit
+	if u.Status != orchestrator.StatusParked || u.Worktree != "" {
+		return nil
+	}
+	ref := orchestrator.ParkRef(t.State.RunID, u.Key)
+	un := r.Unpark
+	if un == nil {
+		un = (&gitvcs.Git{Root: r.Root}).Unpark
+	}
+	restored, err := un(ctx, ref)
+	if err != nil {
+		return coded.Fail(CodeUnparkFailed, "story %s's parked work at %s does not apply to the tree as it is: %v", u.Dotted, ref, err).
+			WithAction("take it back by hand (`git cherry-pick --no-commit %s`), then run `story-automator resolve %s` again", ref, u.Dotted)
+	}
+	if restored {
+		res.Unparked = ref
+	}
+	return nil
 }
 
 func (r Resolver) getenv(k string) string {
@@ -238,7 +274,12 @@ func (r Resolver) rearmState(t *Target, o Options, res *Result) error {
 	if step == nil {
 		return fmt.Errorf("story %s changed in %s while it was resolved", t.Unit.Dotted, t.StatePath)
 	}
-	u.Status = orchestrator.StatusPending
+	if u.Status == orchestrator.StatusParked && u.Worktree == "" {
+		// Other stories landed while it was parked: its one commit is
+		// made from the branch as it is now (as run --resume does).
+		u.Base = ""
+	}
+	u.Status, u.Parked = orchestrator.StatusPending, nil
 	step.Status, step.Note, step.BudgetFrom, step.VerifyFirst = orchestrator.StatusPending, "", len(step.Attempts), true
 	if e := st.Escalation; e != nil && e.Unit == u.Dotted {
 		st.Escalation = nil
@@ -251,6 +292,9 @@ func (r Resolver) rearmState(t *Target, o Options, res *Result) error {
 		msg += ": a replan asked"
 	case r.Session != nil:
 		msg += " in a session"
+	}
+	if res.Unparked != "" {
+		msg += "; its parked work brought back from " + res.Unparked
 	}
 	if res.SpecTo != "" {
 		msg += fmt.Sprintf("; spec %s %s → %s", res.Spec, res.SpecFrom, res.SpecTo)

@@ -290,3 +290,55 @@ func TestIntentGapPatchIsFoundByNameOrBesideTheSpec(t *testing.T) {
 		t.Fatalf("named: %q", got)
 	}
 }
+
+// A story parked in the project's tree has its work, its spec among it,
+// on its ref and not in the tree: resolve brings it back first, then
+// re-arms the story with a fresh base (other stories landed meanwhile) and
+// its park record gone.
+func TestResolveBringsAParkedStorysWorkBackFirst(t *testing.T) {
+	p := newProject(t, "")
+	st := p.load(t)
+	u := st.Unit("1-1")
+	u.Status, u.Base = orchestrator.StatusParked, "base0"
+	u.Parked = &orchestrator.Parked{Step: orchestrator.StepDev, Reason: "blocked", Ref: orchestrator.ParkRef(st.RunID, "1-1")}
+	st.Escalation = nil
+	if err := orchestrator.SaveState(p.state, st); err != nil {
+		t.Fatal(err)
+	}
+	var asked string
+	r := p.resolver(nil)
+	r.Unpark = func(_ context.Context, ref string) (bool, error) {
+		asked = ref
+		write(t, p.spec, spec(workflows.SpecBlocked, "abc123", blockedResult))
+		return true, nil
+	}
+	res, err := r.Resolve(context.Background(), Options{Story: "1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != orchestrator.ParkRef(st.RunID, "1-1") || res.Unparked != asked || res.SpecTo != workflows.SpecReadyForDev {
+		t.Fatalf("unparked %q, result %+v", asked, res)
+	}
+	after := p.load(t)
+	if u := after.Unit("1-1"); u.Parked != nil || u.Base != "" {
+		t.Fatalf("unit %+v", u)
+	}
+	checkRearmed(t, after, "parked work brought back from "+asked)
+
+	// Work that no longer applies: nothing is re-armed, the story stays parked.
+	p = newProject(t, "")
+	st = p.load(t)
+	st.Unit("1-1").Status = orchestrator.StatusParked
+	if err := orchestrator.SaveState(p.state, st); err != nil {
+		t.Fatal(err)
+	}
+	r = p.resolver(nil)
+	r.Unpark = func(context.Context, string) (bool, error) { return false, errors.New("patch does not apply") }
+	_, err = r.Resolve(context.Background(), Options{Story: "1.1"})
+	if ce := (*coded.Error)(nil); !errors.As(err, &ce) || ce.Code != CodeUnparkFailed {
+		t.Fatalf("err %v", err)
+	}
+	if u := p.load(t).Unit("1-1"); u.Status != orchestrator.StatusParked {
+		t.Fatalf("unit %s", u.Status)
+	}
+}

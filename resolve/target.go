@@ -27,6 +27,7 @@ const (
 	CodeRunActive    = "resolve_run_active"
 	CodeNoPatch      = "resolve_no_patch"
 	CodePatchFailed  = "resolve_patch_failed"
+	CodeUnparkFailed = "resolve_unpark_failed"
 	CodeSessionEnded = "resolve_session_not_finished"
 	CodeNoSpec       = "resolve_no_spec"
 )

@@ -49,6 +49,9 @@ func bwrapArgs(p Policy, argv []string) []string {
 	for _, r := range p.ReadOnly {
 		args = append(args, "--ro-bind", r, r)
 	}
+	for _, b := range p.binds {
+		args = append(args, "--ro-bind", b[0], b[1])
+	}
 	for _, d := range p.ReadDeny {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			args = append(args, "--tmpfs", d, "--remount-ro", d)

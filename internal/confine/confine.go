@@ -46,6 +46,15 @@ type Policy struct {
 	// repository's hooks and config in a writable .git); absent ones are
 	// left out.
 	ReadOnly []string
+	// Net, when set, narrows the network to its hosts through a proxy
+	// outside the sandbox (Network must be false, TmpDir set, Nests off).
+	Net *Net `json:",omitempty"`
+
+	// binds are files mounted read-only inside (source, target), and
+	// proxyPorts the loopback ports the command may dial (macOS): set by
+	// NetCommand when it starts the sandbox.
+	binds      [][2]string
+	proxyPorts []int
 }
 
 // Wrap returns argv run inside the policy (the bwrap/sandbox-exec argv +
@@ -67,11 +76,17 @@ func Wrap(p Policy, argv []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.Net != nil {
+			return netArgv(p, argv)
+		}
 		return append([]string{prog}, bwrapArgs(r, argv)...), nil
 	case "darwin":
 		prog, err := available("sandbox-exec", seatbeltProbe)
 		if err != nil {
 			return nil, err
+		}
+		if p.Net != nil {
+			return netArgv(p, argv)
 		}
 		return append([]string{prog}, seatbeltArgs(r, argv)...), nil
 	default:
@@ -91,7 +106,7 @@ func Check() error {
 // mounts (or names, in a Seatbelt profile) the real folders.
 func resolve(p Policy) (Policy, error) {
 	var out Policy
-	out.Network, out.Nests = p.Network, p.Nests
+	out.Network, out.Nests, out.Net = p.Network, p.Nests, p.Net
 	for _, w := range p.Writable {
 		r, err := realPath(w)
 		if err != nil {

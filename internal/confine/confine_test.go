@@ -127,3 +127,46 @@ func TestWrapWithoutTheSandboxProgramIsRefusedWithTheInstallLine(t *testing.T) {
 		t.Fatalf("no install line: %q", ce.Action)
 	}
 }
+
+// A narrowed network on macOS: all network denied but the proxy's
+// loopback port and a model endpoint's there.
+func TestSeatbeltProfileAllowsOnlyTheProxyPorts(t *testing.T) {
+	got := seatbeltProfile(Policy{proxyPorts: []int{41000, 8080}})
+	deny := strings.Index(got, "(deny network*)")
+	for _, port := range []string{"41000", "8080"} {
+		allow := strings.Index(got, `(allow network-outbound (remote ip "localhost:`+port+`"))`)
+		if deny < 0 || allow < deny {
+			t.Fatalf("port %s not allowed after the network is denied:\n%s", port, got)
+		}
+	}
+	if strings.Count(got, "(allow network") != 2 {
+		t.Fatalf("more allowed than the two ports:\n%s", got)
+	}
+}
+
+// Wrap with a narrowed network hands the policy to this program's
+// NetCommand, which starts the sandbox; a policy it cannot hold is refused.
+func TestNetArgvHandsThePolicyToTheProxyCommand(t *testing.T) {
+	tmp := t.TempDir()
+	p := Policy{TmpDir: tmp, Net: &Net{Exe: "/opt/sa/story-automator", Allow: []string{"*.pypi.org", "127.0.0.1:4000"}}}
+	argv, err := netArgv(p, []string{"agent", "--x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[0] != p.Net.Exe || argv[1] != NetCommand || argv[3] != "--" || strings.Join(argv[4:], " ") != "agent --x" {
+		t.Fatalf("argv: %q", argv)
+	}
+	if !strings.Contains(argv[2], `"allow":["*.pypi.org","127.0.0.1:4000"]`) || !strings.Contains(argv[2], tmp) {
+		t.Fatalf("policy: %s", argv[2])
+	}
+	for name, bad := range map[string]Policy{
+		"relative program": {TmpDir: tmp, Net: &Net{Exe: "story-automator"}},
+		"bad host":         {TmpDir: tmp, Net: &Net{Exe: "/x", Allow: []string{"foo*.com"}}},
+		"no temp folder":   {Net: &Net{Exe: "/x"}},
+		"network kept":     {TmpDir: tmp, Network: true, Net: &Net{Exe: "/x"}},
+	} {
+		if _, err := netArgv(bad, []string{"true"}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

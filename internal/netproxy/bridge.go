@@ -13,17 +13,21 @@ import (
 // proxy's Unix socket, which the sandbox's filesystem shows it:
 //   - on its proxy address (ProxyURL), byte for byte: the command talks
 //     HTTP proxy to the proxy itself;
-//   - on each Forward address (a loopback host:port outside, a model
-//     endpoint on this machine), through a CONNECT to that same address:
-//     a program that dials it directly, ignoring the proxy variables,
-//     still reaches it, and only when the proxy allows it.
+//   - on each Forward's Listen address (the loopback address a model
+//     endpoint on this machine has outside), through a CONNECT to its
+//     Dest: a program that dials it directly, ignoring the proxy
+//     variables, still reaches it, and only while the proxy allows it.
 type Bridge struct {
 	Socket  string
-	Forward []string
+	Forward []Forward
 
 	proxy net.Listener
 	lns   []net.Listener
 }
+
+// Forward is a loopback address the bridge listens on and the
+// destination it asks the proxy for.
+type Forward struct{ Listen, Dest string }
 
 // Start opens the bridge's listeners and serves them until Close.
 func (b *Bridge) Start() error {
@@ -35,13 +39,13 @@ func (b *Bridge) Start() error {
 	b.lns = append(b.lns, ln)
 	go b.serve(ln, "")
 	for _, f := range b.Forward {
-		fl, err := net.Listen("tcp", f)
+		fl, err := net.Listen("tcp", f.Listen)
 		if err != nil {
 			b.Close()
-			return fmt.Errorf("netproxy: bridge: forward %s: %w", f, err)
+			return fmt.Errorf("netproxy: bridge: forward %s: %w", f.Listen, err)
 		}
 		b.lns = append(b.lns, fl)
-		go b.serve(fl, f)
+		go b.serve(fl, f.Dest)
 	}
 	return nil
 }

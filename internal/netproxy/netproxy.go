@@ -250,3 +250,33 @@ func Splice(a, b net.Conn) {
 	a.Close()
 	b.Close()
 }
+
+// Loopback are the forwards a sandbox's bridge needs for the rules that
+// name a port on this machine's loopback (127.0.0.1:PORT, [::1]:PORT,
+// localhost:PORT): inside its network namespace those addresses are the
+// namespace's own, so the bridge listens on each and asks the proxy for
+// the rule's destination.
+func (a Allow) Loopback() []Forward {
+	var out []Forward
+	seen := map[string]bool{}
+	for _, r := range a {
+		if r.Port == "" {
+			continue
+		}
+		var listen []string
+		switch ip := net.ParseIP(r.Host); {
+		case r.Host == "localhost":
+			listen = []string{"127.0.0.1"}
+		case ip != nil && ip.IsLoopback():
+			listen = []string{r.Host}
+		}
+		for _, h := range listen {
+			l := net.JoinHostPort(h, r.Port)
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, Forward{Listen: l, Dest: r.String()})
+			}
+		}
+	}
+	return out
+}

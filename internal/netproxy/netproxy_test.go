@@ -237,7 +237,7 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	go p.Serve(ln)
 
-	b := &Bridge{Socket: sock, Forward: []string{fwd}}
+	b := &Bridge{Socket: sock, Forward: []Forward{{Listen: fwd, Dest: fwd}}}
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,5 +266,22 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 	io.WriteString(conn, "GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n")
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err == nil {
 		t.Fatalf("a refused forward answered %q", line)
+	}
+}
+
+func TestAllowLoopbackForwardsOnlyLoopbackPorts(t *testing.T) {
+	a, err := ParseAllow([]string{"127.0.0.1:4000", "localhost:11434", "[::1]:5000", "127.0.0.1", "pypi.org:443", "10.0.0.1:80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := a.Loopback()
+	want := []Forward{{"127.0.0.1:4000", "127.0.0.1:4000"}, {"127.0.0.1:11434", "localhost:11434"}, {"[::1]:5000", "[::1]:5000"}}
+	if len(got) != len(want) {
+		t.Fatalf("Loopback() = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Loopback() = %v, want %v", got, want)
+		}
 	}
 }

@@ -166,6 +166,10 @@ type hostile struct {
 	// the project tries too.
 	inWorktree  []string
 	connections *atomic.Int32
+	// fetch is the URL (the listener's) the escape fetches through the
+	// shell's proxy variables: for a CLI wrapped whole in this tool's
+	// sandbox, whose proxy must refuse it ("" = not tried).
+	fetch string
 }
 
 // hostileRun runs story 1.1 (or what extra selects) with the real agent
@@ -184,9 +188,12 @@ func hostileRunTo(t *testing.T, agentName string, home func(offline.Config) (off
 	h := &hostile{connections: &atomic.Int32{}}
 	port := listenEverywhere(t, h.connections)
 	tag := "sa-escape-" + agentName + "-" + randomHex(t)
-	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q}\n"+
+	if p, _ := agent.LookupProfile(agentName); p.Sandbox.Kind == agent.SandboxWrapped {
+		h.fetch = fmt.Sprintf("http://127.0.0.1:%d/", port)
+	}
+	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q, fetch: %q}\n"+
 		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: %q}, {shell: %q}, {fault: escape}]\n",
-		port, outsideIP(t), port, tag, agentTools, agentGitAdd)
+		port, outsideIP(t), port, tag, h.fetch, agentTools, agentGitAdd)
 	h.srv = startModelSim(t, script)
 	// Project and home lie outside /tmp, where a user's are: Gemini CLI's
 	// sandbox gives the shell a private /tmp, which would hide a write
@@ -223,6 +230,24 @@ func hostileRunTo(t *testing.T, agentName string, home func(offline.Config) (off
 	h.committed = strings.Fields(p.git("log", "--name-only", "--format=", base+"..HEAD"))
 	h.agent = agentName
 	return h
+}
+
+// expectNetworkHeld checks, for a CLI wrapped whole in this tool's
+// sandbox, that its network is the proxy's: the listener (not an allowed
+// host) saw no connection, direct or fetched through the proxy, and both
+// denials reached the model, while the CLI itself talked to model-sim all
+// along (the run is done).
+func (h *hostile) expectNetworkHeld(t *testing.T, seen string) {
+	t.Helper()
+	if n := h.connections.Load(); n != 0 {
+		t.Errorf("the listener saw %d connection(s) from a confined %s child", n, h.agent)
+	}
+	if h.fetch == "" || !strings.Contains(seen, "DENIED fetch "+h.fetch) {
+		t.Errorf("no refused fetch of %q through the proxy reached the model", h.fetch)
+	}
+	if !strings.Contains(seen, "DENIED connect 127.0.0.1:") {
+		t.Error("no refused direct connection reached the model")
+	}
 }
 
 // expectHeld checks that the escape was tried (its denials reached the

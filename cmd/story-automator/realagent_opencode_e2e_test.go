@@ -66,6 +66,7 @@ func TestRealOpenCodeChildIsSeenCompletedByItsExit(t *testing.T) {
 		t.Fatal("model-sim saw no main request")
 	}
 	t.Logf("opencode: seen completed %d ms after model-sim's last answer", returned.Sub(last).Milliseconds())
+	logModelRoute(t, "opencode", p.sessionsDir, name)
 }
 
 // `run --agent opencode` of two stories, each step a confined OpenCode

@@ -19,6 +19,7 @@ import (
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // A hostile model (model-sim's escape fault) has each real CLI's shell try
@@ -430,4 +431,21 @@ func TestRealClaudeChildKeepsItsTempFilesInItsOwnFolder(t *testing.T) {
 	if len(own) == 0 {
 		t.Fatalf("Claude Code wrote nothing in the child's own temp folder %s", filepath.Join(p.sessionsDir, name+".sandbox", "tmp"))
 	}
+}
+
+// logModelRoute logs how a child wrapped whole reached model-sim, read
+// from its network proxy's log: a request through its proxy variables
+// ("allowed POST") or a direct connection the sandbox's bridge carried
+// ("allowed CONNECT" of the model's loopback address). Logged, not
+// asserted: it is the CLI's choice (docs/agents.md records it).
+func logModelRoute(t *testing.T, agentName, sessionsDir, name string) {
+	t.Helper()
+	b, err := os.ReadFile(child.NetworkLogPath(sessionsDir, name))
+	if err != nil {
+		t.Logf("%s: no network log: %v", agentName, err)
+		return
+	}
+	log := string(b)
+	t.Logf("%s reached model-sim: %d request(s) through its proxy variables, %d direct connection(s) through the bridge",
+		agentName, strings.Count(log, "allowed POST ")+strings.Count(log, "allowed GET "), strings.Count(log, "allowed CONNECT "))
 }

@@ -43,6 +43,7 @@ func TestRealCopilotChildIsSeenCompletedByItsOwnAgentStopHook(t *testing.T) {
 	stamped, _ := time.Parse(time.RFC3339Nano, st.Completion.At)
 	t.Logf("copilot: last answer %s; agentStop stamped the turn %.3fs later, the monitor knew %.3fs later",
 		last.UTC().Format(time.RFC3339Nano), stamped.Sub(last).Seconds(), knew.Sub(last).Seconds())
+	logModelRoute(t, "copilot", p.sessionsDir, name)
 	for _, f := range []string{"settings.json", "hooks"} {
 		if _, err := os.Stat(filepath.Join(p.home, ".copilot", f)); !os.IsNotExist(err) {
 			t.Fatalf("the user's Copilot home was edited: %s (%v)", f, err)

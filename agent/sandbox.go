@@ -77,6 +77,16 @@ type Sandbox struct {
 	// writes itself besides its state directory: its data, state and
 	// config; created when absent.
 	WrapWrites []string
+	// WrapPrivate are folders (relative to HOME) a CLI wrapped whole
+	// writes itself and its later sessions load code or settings from
+	// (its config folder: plugins, its package install): on Linux the
+	// child gets a private copy of each, mounted over it and gone with
+	// the child, so nothing it writes there reaches a later session, nor
+	// the user's own unconfined one (elsewhere the folder is writable, as
+	// WrapWrites). PrivateSkip are names in them not copied (a package
+	// folder the CLI installs again at each start); created when absent.
+	WrapPrivate []string
+	PrivateSkip []string
 	// CacheDir is the CLI's folder under the user's cache folder
 	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
 	// (its unpacked program, its packages), which a child wrapped whole
@@ -202,15 +212,18 @@ var sandboxes = map[string]Sandbox{
 	// the wrap's proxy (Bun honours HTTPS_PROXY), and it writes its
 	// database, state and cache, and its config folder (it installs its
 	// plugin package there at each start, and stops with "Unexpected
-	// error" when it cannot).
+	// error" when it cannot): a private copy of that one, without the
+	// installed packages, as a plugin planted there would run in the
+	// user's next OpenCode.
 	AgentOpenCode: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
 		Needs: []string{"bwrap"}, Install: confineInstall, Hosts: true,
 		// A provider's options.baseURL in its opencode.json, else the
 		// providers' own APIs and its models list.
 		Model: &ModelEndpoint{Hosts: []string{"api.anthropic.com", "api.openai.com", "models.dev", "opencode.ai", "*.opencode.ai"},
 			URLFile: "opencode/opencode.json", URLKey: "baseURL"},
-		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".config/opencode"}, CacheDir: "opencode",
-		Allows: writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: its model endpoint and the sandbox.network hosts only, through this tool's proxy"},
+		WrapWrites: []string{".local/share/opencode", ".local/state/opencode"}, CacheDir: "opencode",
+		WrapPrivate: []string{".config/opencode"}, PrivateSkip: []string{"node_modules"},
+		Allows: writesAllowed + ", its own data, state and cache folders and a private copy of its config folder; /tmp is private; network: its model endpoint and the sandbox.network hosts only, through this tool's proxy"},
 	// Copilot CLI 1.0.102's --sandbox cannot hold the policy: its file
 	// edits are not in it, it lets a shell command write the project's
 	// .git/hooks and the host's /tmp, it cannot narrow .git, and on Linux

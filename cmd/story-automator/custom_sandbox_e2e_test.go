@@ -69,7 +69,7 @@ func TestE2ECustomCommandSandboxOffLetsTheEscapeThrough(t *testing.T) {
 // its direct connections fail, and the listener sees none of them.
 func TestE2ECustomCommandReachesOnlyTheWorkflowsHosts(t *testing.T) {
 	t.Parallel()
-	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ALLOWED-BODY") }))
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ALLOWED-BODY") }))
 	defer allowed.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(allowed.URL, "http://"))
 	h := customEscape(t, "sandbox:\n  network: [localhost]\n", withFetch("http://localhost:"+port+"/"))

@@ -172,6 +172,42 @@ func TestRealOpenCodeChildAtItsUsageLimitEndsLimited(t *testing.T) {
 		first.At.UTC().Format(time.RFC3339Nano), knew.Sub(first.At).Seconds(), res["resetsAt"])
 }
 
+// OpenCode's config folder, which it writes at each start, is a private
+// copy for a confined child: a plugin the child plants there (the model's
+// shell writes it, and the write works) never reaches the user's folder,
+// where their next, unconfined, OpenCode would load it; OpenCode still
+// starts and does the work. With --sandbox off the plant lands.
+func TestRealOpenCodeChildsConfigFolderIsAPrivateCopy(t *testing.T) {
+	t.Parallel()
+	const script = `
+rules:
+  - match: "write the proof"
+    actions:
+      - shell: "printf 'proof\\n' > proof.txt && mkdir -p \"$HOME/.config/opencode/plugin\" && echo planted > \"$HOME/.config/opencode/plugin/planted.js\" && echo PLANTED-INSIDE"
+      - reply: "Wrote proof.txt."
+`
+	for _, off := range []bool{false, true} {
+		p := newRealOpenCodeProject(t, script)
+		args := []string{"--agent", "opencode", "--prompt", "Please write the proof file."}
+		if off {
+			args = append(args, "--sandbox", "off")
+		}
+		name := p.spawn(p.env, args...)
+		p.expectProof(t, name)
+		var seen strings.Builder
+		for _, e := range p.srv.Exchanges() {
+			seen.Write(e.Request)
+		}
+		if !strings.Contains(seen.String(), "PLANTED-INSIDE") {
+			t.Fatalf("sandbox off %v: the plant's write failed inside, or never ran", off)
+		}
+		_, err := os.Stat(filepath.Join(p.home, ".config", "opencode", "plugin", "planted.js"))
+		if landed := err == nil; landed != off {
+			t.Fatalf("sandbox off %v: the planted plugin in the user's config folder: %v", off, err)
+		}
+	}
+}
+
 // agentHome is a private home for the named CLI: outside the temp dir
 // for one that runs inside this tool's sandbox (wrappedHome).
 func agentHome(t *testing.T, name string) string {

@@ -390,11 +390,11 @@ func TestWrapWithNestsLetsAnAgentSandboxStartInside(t *testing.T) {
 func TestWrappedCommandReachesOnlyTheAllowedHosts(t *testing.T) {
 	requireBwrap(t)
 	var otherHits atomic.Int32
-	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "allowed") }))
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "allowed") }))
 	defer allowed.Close()
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		otherHits.Add(1)
-		io.WriteString(w, "other")
+		_, _ = io.WriteString(w, "other")
 	}))
 	defer other.Close()
 	_, bin := helperBin(t)

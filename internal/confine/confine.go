@@ -46,6 +46,11 @@ type Policy struct {
 	// repository's hooks and config in a writable .git); absent ones are
 	// left out.
 	ReadOnly []string
+	// Over are folders mounted writable over others (Linux): a private
+	// copy over a folder the command must write but whose changes must
+	// not outlive it. Both must exist. Seatbelt cannot: on macOS they are
+	// left out.
+	Over []Mount `json:",omitempty"`
 	// Net, when set, narrows the network to its hosts through a proxy
 	// outside the sandbox (Network must be false, TmpDir set, Nests off).
 	Net *Net `json:",omitempty"`
@@ -56,6 +61,9 @@ type Policy struct {
 	binds      [][2]string
 	proxyPorts []int
 }
+
+// Mount is a folder Src mounted at Dst.
+type Mount struct{ Src, Dst string }
 
 // Wrap returns argv run inside the policy (the bwrap/sandbox-exec argv +
 // argv), or a coded error (sandbox_unavailable with the install line) when
@@ -113,6 +121,17 @@ func resolve(p Policy) (Policy, error) {
 			return Policy{}, fmt.Errorf("confine: writable folder: %w", err)
 		}
 		out.Writable = append(out.Writable, r)
+	}
+	for _, m := range p.Over {
+		src, err := realPath(m.Src)
+		if err != nil {
+			return Policy{}, fmt.Errorf("confine: private copy: %w", err)
+		}
+		dst, err := realPath(m.Dst)
+		if err != nil {
+			return Policy{}, fmt.Errorf("confine: folder under a private copy: %w", err)
+		}
+		out.Over = append(out.Over, Mount{Src: src, Dst: dst})
 	}
 	if p.TmpDir != "" {
 		r, err := realPath(p.TmpDir)

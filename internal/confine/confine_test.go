@@ -170,3 +170,29 @@ func TestNetArgvHandsThePolicyToTheProxyCommand(t *testing.T) {
 		}
 	}
 }
+
+// A private copy is mounted over its folder after the writable folders
+// (it may lie in one) and before the read-only and hidden paths.
+func TestBwrapArgsMountAPrivateCopyOverItsFolder(t *testing.T) {
+	home, cp := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, ".config", "x")
+	key := filepath.Join(home, "key")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve(Policy{Writable: []string{home}, Over: []Mount{{Src: cp, Dst: cfg}}, ReadDeny: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(bwrapArgs(r, []string{"true"}), " ")
+	w, o, d := strings.Index(got, "--bind "+home+" "+home), strings.Index(got, "--bind "+cp+" "+cfg), strings.Index(got, "--dev-bind /dev/null "+key)
+	if w < 0 || o < w || d < o {
+		t.Fatalf("mounts out of order:\n%s", got)
+	}
+	if _, err := resolve(Policy{Over: []Mount{{Src: cp, Dst: filepath.Join(home, "absent")}}}); err == nil {
+		t.Fatal("a private copy over a folder that does not exist was accepted")
+	}
+}

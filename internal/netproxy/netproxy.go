@@ -210,7 +210,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	// Bytes the client sent after its request, already read into buf.
 	if n := buf.Reader.Buffered(); n > 0 {
-		b, _ := buf.Reader.Peek(n)
+		b, _ := buf.Peek(n)
 		if _, err := up.Write(b); err != nil {
 			up.Close()
 			down.Close()

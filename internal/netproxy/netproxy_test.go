@@ -76,7 +76,7 @@ func newServer(t *testing.T, tlsOn bool, body string) *server {
 	s := &server{}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
-		io.WriteString(w, body)
+		_, _ = io.WriteString(w, body)
 	})
 	if tlsOn {
 		s.Server = httptest.NewTLSServer(h)
@@ -120,7 +120,7 @@ func startProxy(t *testing.T, p *Proxy) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go p.Serve(ln)
+	go func() { _ = p.Serve(ln) }()
 	return "http://" + ln.Addr().String()
 }
 
@@ -235,7 +235,7 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go p.Serve(ln)
+	go func() { _ = p.Serve(ln) }()
 
 	b := &Bridge{Socket: sock, Forward: []Forward{{Listen: fwd, Dest: fwd}}}
 	if err := b.Start(); err != nil {
@@ -263,7 +263,7 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	io.WriteString(conn, "GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n")
+	_, _ = io.WriteString(conn, "GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n")
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err == nil {
 		t.Fatalf("a refused forward answered %q", line)
 	}

@@ -45,6 +45,9 @@ type Confine struct {
 	// bubblewrap wraps it (agent.HideWrap; cliWrites): under
 	// agent.SandboxWrapped, everything the child may write but its /tmp.
 	CLIWrites []string
+	// Private are the private copies mounted over the folders its CLI
+	// writes and later sessions load from (agent Sandbox.WrapPrivate).
+	Private []confine.Mount
 	// Guarded are the paths inside GitDirs kept read-only when this
 	// tool's sandbox is the whole sandbox (agent.SandboxWrapped): the hooks
 	// and config that make git run code (gitdirs.Guarded).
@@ -184,7 +187,7 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 		// write only what cliWrites lists, never git's hooks or config;
 		// they reach the workflow's hosts and the CLI's model endpoint
 		// only, through the wrap's proxy.
-		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny, TmpDir: c.TmpDir()}
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, Over: c.Private, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny, TmpDir: c.TmpDir()}
 		if allow := append(slices.Clone(c.Model), c.Network...); len(allow) > 0 {
 			l.Wrap.Net = &confine.Net{Exe: c.Exe, Allow: allow, Log: c.NetLog}
 		}

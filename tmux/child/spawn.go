@@ -313,6 +313,11 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 		if c.CLIWrites, err = cliWrites(prof, r, c, getenv); err != nil {
 			return nil, err
 		}
+		var writable []string
+		if c.Private, writable, err = privateCopies(prof, c, getenv); err != nil {
+			return nil, err
+		}
+		c.CLIWrites = append(c.CLIWrites, writable...)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err

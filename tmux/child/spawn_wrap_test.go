@@ -154,6 +154,17 @@ func TestSpawnWrapsACLIWholeWithItsNetworkAndItsOwnFolders(t *testing.T) {
 					got = &pol
 					return append([]string{"wrapped", "--"}, argv...), nil
 				}}
+			for _, rel := range p.Sandbox.WrapPrivate {
+				for _, f := range []string{"opencode.json", "plugin/mine.js", "node_modules/pkg/index.js"} {
+					f = filepath.Join(home, rel, f)
+					if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(f, []byte(`{"user":1}`), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			req := spawnRequest(root)
 			req.Agent, req.Network = p.Name, []string{"*.pypi.org"}
 			sess, err := sp.Spawn(context.Background(), req)
@@ -182,6 +193,23 @@ func TestSpawnWrapsACLIWholeWithItsNetworkAndItsOwnFolders(t *testing.T) {
 			for _, d := range own {
 				if fi, err := os.Stat(d); err != nil || !fi.IsDir() || !slices.Contains(got.Writable, d) {
 					t.Fatalf("its own folder %s: %v, policy %+v", d, err, got)
+				}
+			}
+			// Its config folder: a private copy mounted over it (its
+			// files, not the packages it installs again), never writable.
+			if len(got.Over) != len(p.Sandbox.WrapPrivate) {
+				t.Fatalf("private copies %+v, want one of each of %q", got.Over, p.Sandbox.WrapPrivate)
+			}
+			for i, rel := range p.Sandbox.WrapPrivate {
+				m := got.Over[i]
+				if m.Dst != filepath.Join(home, rel) || !strings.HasPrefix(m.Src, SandboxFilesPath(req.StateDir, sess.Name)+"/") ||
+					slices.Contains(got.Writable, m.Dst) {
+					t.Fatalf("private copy %+v of %s; writable %q", m, rel, got.Writable)
+				}
+				for f, want := range map[string]bool{"opencode.json": true, "plugin/mine.js": true, "node_modules": false} {
+					if _, err := os.Stat(filepath.Join(m.Src, f)); (err == nil) != want {
+						t.Errorf("%s in the private copy: %v, want present %v", f, err, want)
+					}
 				}
 			}
 			if slices.Contains(got.Writable, home) {

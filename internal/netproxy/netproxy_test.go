@@ -255,10 +255,28 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 	if env := Env(b.ProxyURL()); env["https_proxy"] != b.ProxyURL() || env["ALL_PROXY"] != b.ProxyURL() || env["NO_PROXY"] != "" {
 		t.Fatalf("Env: %v", env)
 	}
-	// The proxy no longer allows the forwarded address: the bridge's
-	// connection to it is closed unanswered.
-	p.Allow = nil
-	conn, err := net.Dial("tcp", fwd)
+	// Behind a proxy that does not allow the forwarded address, the
+	// bridge's connection to it is closed unanswered.
+	refusing := &Proxy{Log: log}
+	sock2 := filepath.Join(t.TempDir(), "net.sock")
+	ln2, err := net.Listen("unix", sock2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln2.Close() })
+	go func() { _ = refusing.Serve(ln2) }()
+	free2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd2 := free2.Addr().String()
+	free2.Close()
+	b2 := &Bridge{Socket: sock2, Forward: []Forward{{Listen: fwd2, Dest: fwd}}}
+	if err := b2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b2.Close)
+	conn, err := net.Dial("tcp", fwd2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +284,9 @@ func TestBridgeCarriesProxyAndForwardedConnections(t *testing.T) {
 	_, _ = io.WriteString(conn, "GET /v1 HTTP/1.1\r\nHost: x\r\n\r\n")
 	if line, err := bufio.NewReader(conn).ReadString('\n'); err == nil {
 		t.Fatalf("a refused forward answered %q", line)
+	}
+	if !strings.Contains(log.String(), "refused CONNECT "+fwd) {
+		t.Fatalf("the refusal is not in the log:\n%s", log)
 	}
 }
 

@@ -448,4 +448,9 @@ func logModelRoute(t *testing.T, agentName, sessionsDir, name string) {
 	log := string(b)
 	t.Logf("%s reached model-sim: %d request(s) through its proxy variables, %d direct connection(s) through the bridge",
 		agentName, strings.Count(log, "allowed POST ")+strings.Count(log, "allowed GET "), strings.Count(log, "allowed CONNECT "))
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, " refused ") {
+			t.Logf("%s: the proxy %s", agentName, line[strings.Index(line, " refused ")+1:])
+		}
+	}
 }

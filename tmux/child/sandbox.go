@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/internal/tomledit"
@@ -101,7 +102,8 @@ func modelAllow(m *agent.ModelEndpoint, getenv func(string) string) ([]string, e
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
 		if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("the model's base URL %q is not an http(s) URL", raw)
+			return nil, coded.Fail(confine.CodeSandboxUnavailable, "the model's base URL %q is not an http(s) URL, so this tool's sandbox cannot let it through", raw).
+				WithAction("give the CLI an http:// or https:// base URL")
 		}
 		port := u.Port()
 		if port == "" {
@@ -126,7 +128,8 @@ func configURLs(path, key string) ([]string, error) {
 	}
 	var doc any
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("cannot read the model's base URL from %s (%v): make it plain JSON, or list the model's host in sandbox.network", path, err)
+		return nil, coded.Fail(confine.CodeSandboxUnavailable, "cannot read the model's base URL from %s (%v), which this tool's sandbox lets through", path, err).
+			WithAction("make %s plain JSON (no comments), or list the model's host in sandbox.network in workflow.yaml", path)
 	}
 	var out []string
 	var walk func(v any)

@@ -2,6 +2,7 @@ package child
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/tmux"
 )
@@ -258,8 +260,9 @@ func TestModelAllowReadsTheBaseURLElseTheDefaultHosts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(env["XDG_CONFIG_HOME"], "x", "x.json"), []byte("// a comment\n{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := modelAllow(m, getenv); err == nil || !strings.Contains(err.Error(), "sandbox.network") {
-		t.Fatalf("a config it cannot read: %v, want an error naming the fix", err)
+	var ce *coded.Error
+	if _, err := modelAllow(m, getenv); !errors.As(err, &ce) || ce.Code != confine.CodeSandboxUnavailable || !strings.Contains(ce.Action, "sandbox.network") {
+		t.Fatalf("a config it cannot read: %v, want a coded error naming the fix", err)
 	}
 	env["XDG_CONFIG_HOME"], env["X_BASE_URL"] = "", "file:///etc/passwd"
 	if _, err := modelAllow(m, getenv); err == nil {

@@ -29,15 +29,10 @@ type Bridge struct {
 // destination it asks the proxy for.
 type Forward struct{ Listen, Dest string }
 
-// Start opens the bridge's listeners and serves them until Close.
+// Start opens the bridge's listeners and serves them until Close. The
+// forwards' fixed ports are taken first, so the proxy's own (any free
+// one) is never one of them.
 func (b *Bridge) Start() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("netproxy: bridge: %w", err)
-	}
-	b.proxy = ln
-	b.lns = append(b.lns, ln)
-	go b.serve(ln, "")
 	for _, f := range b.Forward {
 		fl, err := net.Listen("tcp", f.Listen)
 		if err != nil {
@@ -47,6 +42,14 @@ func (b *Bridge) Start() error {
 		b.lns = append(b.lns, fl)
 		go b.serve(fl, f.Dest)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Close()
+		return fmt.Errorf("netproxy: bridge: %w", err)
+	}
+	b.proxy = ln
+	b.lns = append(b.lns, ln)
+	go b.serve(ln, "")
 	return nil
 }
 

@@ -107,4 +107,3 @@ func escapeShell(e Escape, try string) string {
 	b.WriteString("true")
 	return b.String()
 }
-

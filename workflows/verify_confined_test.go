@@ -264,8 +264,13 @@ func TestCommandVerifierReachesOnlyTheWorkflowsHosts(t *testing.T) {
 		t.Fatalf("with no host allowed, the allowed server was reached: %+v", r)
 	}
 	// The control reaches the other server directly.
-	if resp, err := http.Get(other.URL); err != nil || resp.StatusCode != 200 {
+	resp, err := http.Get(other.URL)
+	if err != nil {
 		t.Fatalf("control: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("control: %s", resp.Status)
 	}
 	if n := otherHits.Load(); n != 1 {
 		t.Fatalf("the other server answered %d requests, want only the control's", n)

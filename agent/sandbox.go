@@ -69,16 +69,24 @@ type Sandbox struct {
 	// exits: two children with the same settings broke each other's
 	// shell calls ("bwrap: Can't find source path").
 	TmpEnv string
-	// NetworkOpen: a confined child keeps the network whatever the
-	// workflow allows: a CLI wrapped whole (SandboxWrapped) that calls its
-	// model API from inside the wrap, where its tools share its network
-	// namespace. doctor warns; a run names it among the sandbox's
-	// exceptions.
-	NetworkOpen bool
+	// Model is where a CLI wrapped whole (SandboxWrapped) calls its model
+	// API from inside the wrap: the wrap's proxy lets that endpoint
+	// through besides sandbox.network; nil = it calls none from inside.
+	Model *ModelEndpoint
 	// WrapWrites are the folders (relative to HOME) a CLI wrapped whole
 	// writes itself besides its state directory: its data, state and
 	// config; created when absent.
 	WrapWrites []string
+	// WrapPrivate are folders (relative to HOME) a CLI wrapped whole
+	// writes itself and its later sessions load code or settings from
+	// (its config folder: plugins, its package install): on Linux the
+	// child gets a private copy of each, mounted over it and gone with
+	// the child, so nothing it writes there reaches a later session, nor
+	// the user's own unconfined one (elsewhere the folder is writable, as
+	// WrapWrites). PrivateSkip are names in them not copied (a package
+	// folder the CLI installs again at each start); created when absent.
+	WrapPrivate []string
+	PrivateSkip []string
 	// CacheDir is the CLI's folder under the user's cache folder
 	// ($XDG_CACHE_HOME, else ~/.cache) that it writes when it starts
 	// (its unpacked program, its packages), which a child wrapped whole
@@ -88,6 +96,21 @@ type Sandbox struct {
 	// creates or mounts over when they are absent; a run keeps them out of
 	// git (orchestrator/gitvcs/planted.go).
 	Plants []string
+}
+
+// ModelEndpoint is where a CLI reaches its model API: the base URL a
+// variable or its config file names, else its default hosts.
+type ModelEndpoint struct {
+	// Hosts are the hosts (netproxy rules: host, *.domain) it reaches
+	// when no base URL is set.
+	Hosts []string
+	// URLEnv are variables whose value, when set, is the base URL it
+	// uses instead.
+	URLEnv []string
+	// URLFile is a JSON config file under the user's config folder
+	// ($XDG_CONFIG_HOME, else ~/.config) in which every string under a
+	// URLKey key is a base URL it uses instead ("" = none).
+	URLFile, URLKey string
 }
 
 // Ways of Sandbox.Kind.
@@ -112,8 +135,8 @@ const (
 	// /tmp, and the CLI's own state directory, WrapWrites and CacheDir (and
 	// the sessions' state folder when a hook of ours runs inside it); it
 	// reads everything but the credentials; its network is the workflow's
-	// (all of it once sandbox.network lists a host: it cannot let single
-	// hosts through) unless NetworkOpen.
+	// sandbox.network hosts and the CLI's model endpoint (Model) only,
+	// through a proxy outside the wrap (internal/confine, Policy.Net).
 	SandboxWrapped = "wrapped"
 )
 
@@ -185,14 +208,22 @@ var sandboxes = map[string]Sandbox{
 		TurnOn:      "set \"security\": {\"toolSandboxing\": true} in ~/.gemini/settings.json and do not start it with --yolo",
 		Allows:      writesAllowed + "; /tmp is private; network: none (Gemini CLI cannot let single hosts through)"},
 	// OpenCode 1.18 has no sandbox (no option or command of its help names
-	// one): this tool's wraps it. It calls its model API itself, so the wrap
-	// keeps the network, and it writes its database, state and cache, and
-	// its config folder (it installs its plugin package there at each
-	// start, and stops with "Unexpected error" when it cannot).
+	// one): this tool's wraps it. It calls its model API itself, through
+	// the wrap's proxy (Bun honours HTTPS_PROXY), and it writes its
+	// database, state and cache, and its config folder (it installs its
+	// plugin package there at each start, and stops with "Unexpected
+	// error" when it cannot): a private copy of that one, without the
+	// installed packages, as a plugin planted there would run in the
+	// user's next OpenCode.
 	AgentOpenCode: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
-		Needs: []string{"bwrap"}, Install: confineInstall, NetworkOpen: true,
-		WrapWrites: []string{".local/share/opencode", ".local/state/opencode", ".config/opencode"}, CacheDir: "opencode",
-		Allows: writesAllowed + ", its own data, state, cache and config folders; /tmp is private; network: all of it (the CLI calls its model API from inside the wrap, so its tools reach the network too)"},
+		Needs: []string{"bwrap"}, Install: confineInstall, Hosts: true,
+		// A provider's options.baseURL in its opencode.json, else the
+		// providers' own APIs and its models list.
+		Model: &ModelEndpoint{Hosts: []string{"api.anthropic.com", "api.openai.com", "models.dev", "opencode.ai", "*.opencode.ai"},
+			URLFile: "opencode/opencode.json", URLKey: "baseURL"},
+		WrapWrites: []string{".local/share/opencode", ".local/state/opencode"}, CacheDir: "opencode",
+		WrapPrivate: []string{".config/opencode"}, PrivateSkip: []string{"node_modules"},
+		Allows: writesAllowed + ", its own data, state and cache folders and a private copy of its config folder; /tmp is private; network: its model endpoint and the sandbox.network hosts only, through this tool's proxy"},
 	// Copilot CLI 1.0.102's --sandbox cannot hold the policy: its file
 	// edits are not in it, it lets a shell command write the project's
 	// .git/hooks and the host's /tmp, it cannot narrow .git, and on Linux
@@ -202,13 +233,17 @@ var sandboxes = map[string]Sandbox{
 	// off (--allow-all-paths) so a write outside fails in the sandbox.
 	AgentCopilot: {Kind: SandboxWrapped, OS: []string{"linux"}, Hides: HideWrap,
 		Args:  []string{"--allow-all-tools", "--allow-all-paths", "--no-ask-user", "--no-auto-update"},
-		Needs: []string{"bwrap"}, Install: confineInstall, CacheDir: "copilot", NetworkOpen: true,
-		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: open (the CLI and its tools share one process tree, and the CLI needs its model API)"},
+		Needs: []string{"bwrap"}, Install: confineInstall, CacheDir: "copilot", Hosts: true,
+		// A provider of its own (COPILOT_PROVIDER_BASE_URL), else GitHub's
+		// Copilot API and sign-in.
+		Model: &ModelEndpoint{Hosts: []string{"github.com", "api.github.com", "*.githubcopilot.com"},
+			URLEnv: []string{"COPILOT_PROVIDER_BASE_URL"}},
+		Allows: writesAllowed + ", the CLI's own ~/.copilot and cache; /tmp is private; network: its model endpoint and the sandbox.network hosts only, through this tool's proxy"},
 	AgentSim: {Unconfined: "the simulated agent runs only this tool's own code", OwnCode: true},
 	// A custom command has no sandbox of its own: this tool's wraps it.
 	AgentCustom: {Kind: SandboxWrapped, OS: []string{"linux", "darwin"}, Hides: HideWrap,
-		Needs: []string{"bwrap"}, Install: confineInstall,
-		Allows: writesAllowed + "; /tmp is private; network: none, or all of it when sandbox.network lists hosts"},
+		Needs: []string{"bwrap"}, Install: confineInstall, Hosts: true,
+		Allows: writesAllowed + "; /tmp is private; network: the sandbox.network hosts only, through this tool's proxy"},
 }
 
 func init() {

@@ -52,10 +52,6 @@ func checkSandbox(ctx context.Context, agentName string, o Options) Check {
 		c.Status = Warn
 		c.Detail = "workflow.yaml says `sandbox: off`: children run unconfined, though " + c.Detail
 		c.Fix = "remove `sandbox: off` from " + workflows.PolicyFile + " to confine them"
-	case p.Sandbox.NetworkOpen:
-		c.Status = Warn
-		c.Detail += "; its tools keep the network whatever sandbox.network says"
-		c.Fix = "run it where the network is what you allow (a firewall or a container), or use an agent whose sandbox cuts its tools' network"
 	case perr != nil:
 	case pol.Sandbox.NetworkWarning() != "" && p.Sandbox.Hosts:
 		c.Status = Warn

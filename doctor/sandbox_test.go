@@ -83,9 +83,10 @@ func TestSandboxCheckSaysWhetherItWorksHereAndWhatItAllows(t *testing.T) {
 }
 
 // GitHub Copilot CLI and OpenCode run wrapped whole in this tool's
-// bubblewrap with the network their model API needs: doctor says the
-// sandbox works and warns that their tools keep the network.
-func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
+// bubblewrap, their network narrowed by its proxy to their model endpoint
+// and the workflow's hosts: doctor says the sandbox works and what it
+// lets through, with no warning.
+func TestSandboxCheckSaysAWrappedCLIsNetworkIsNarrowed(t *testing.T) {
 	testtier.Integration(t)
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -97,8 +98,8 @@ func TestSandboxCheckWarnsThatAWrappedCLIKeepsItsNetwork(t *testing.T) {
 	o := Options{Root: t.TempDir(), Environ: []string{"PATH=" + filepath.Dir(bwrap) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}}
 	for _, name := range []string{agent.AgentCopilot, agent.AgentOpenCode} {
 		c := checkSandbox(context.Background(), name, o)
-		if c.Status != Warn || !strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
-			!strings.Contains(c.Detail, "keep the network") || c.Fix == "" {
+		if c.Status != OK || !strings.Contains(c.Detail, "this tool's own sandbox around the whole command works here") ||
+			!strings.Contains(c.Detail, "network: its model endpoint and the sandbox.network hosts only") || c.Fix != "" {
 			t.Fatalf("%s: %+v", name, c)
 		}
 	}

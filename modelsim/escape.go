@@ -3,15 +3,20 @@ package modelsim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/shellword"
 )
 
 // Escape names the targets of FaultEscape: a loopback address the test
-// listens on, an address outside the machine, and the file name written
-// next to the project, in HOME and in /tmp.
+// listens on, an address outside the machine, the file name written
+// next to the project, in HOME and in /tmp, and a URL fetched with curl
+// through the proxy the shell's variables name (a host the sandbox's
+// proxy must refuse; "" = none).
 type Escape struct {
 	Loopback string `yaml:"loopback"`
 	Outside  string `yaml:"outside"`
 	Tag      string `yaml:"tag"`
+	Fetch    string `yaml:"fetch"`
 }
 
 // Defaults of Escape: TEST-NET-1 (RFC 5737) is never routed, so a
@@ -94,6 +99,10 @@ func escapeShell(e Escape, try string) string {
 		}
 		fmt.Fprintf(&b, `if timeout 5 bash -c 'echo %[3]s > /dev/tcp/%[1]s/%[2]s' 2>/dev/null; `+
 			`then echo "ESCAPED connect %[1]s:%[2]s"; else echo "DENIED connect %[1]s:%[2]s"; fi; `, host, port, try)
+	}
+	if e.Fetch != "" {
+		q := shellword.MustQuote(e.Fetch)
+		fmt.Fprintf(&b, `if curl -sf --max-time 5 -o /dev/null %[1]s 2>/dev/null; then echo "ESCAPED fetch %[2]s"; else echo "DENIED fetch %[2]s"; fi; `, q, e.Fetch)
 	}
 	b.WriteString("true")
 	return b.String()

@@ -39,7 +39,7 @@ import (
 //	    # a shell, write or read action may capture from its own tool output too
 //	    # (capture: {root: '(?m)^(/\S*)$'}); a rule with any capture expands
 //	    # {{.name}} in its actions' strings (Go text/template)
-//	escape: {loopback: "127.0.0.1:9", outside: "192.0.2.1:80", tag: "sa-escape"}   # its targets
+//	escape: {loopback: "127.0.0.1:9", outside: "192.0.2.1:80", tag: "sa-escape", fetch: "http://127.0.0.1:9/"}   # its targets
 //	limit: {after: 2, for: 150s, kind: usage}   # see Limit: refuse every request for a time
 //
 // Rules are tried in order; the first that matches plans the turn.

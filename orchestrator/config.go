@@ -91,11 +91,8 @@ func (c RunConfig) SandboxMode() string {
 
 // SandboxExceptions say which of a confined run's agents its sandbox does
 // not cover as the setting reads: an agent with no sandbox (none of its
-// own and not this tool's) runs unconfined, one whose tools keep the
-// network (a CLI wrapped whole that calls its model API from inside the
-// wrap) reaches more than sandbox.network's hosts, one under this tool's
-// sandbox alone reaches every host once any is listed, and one whose
-// sandbox cannot let single hosts through reaches none of them. The simulated agent,
+// own and not this tool's) runs unconfined, and one whose sandbox cannot
+// let single hosts through reaches none of them. The simulated agent,
 // which runs only this tool's code, is no exception.
 func (c RunConfig) SandboxExceptions() []string {
 	if !c.Confined() {
@@ -110,10 +107,6 @@ func (c RunConfig) SandboxExceptions() []string {
 		switch {
 		case p.Sandbox.Kind == "":
 			out = append(out, name+" runs unconfined: it has no sandbox of its own")
-		case p.Sandbox.NetworkOpen:
-			out = append(out, name+"'s tools keep the network: this tool's sandbox wraps the whole CLI, which calls its model API from inside it")
-		case len(c.SandboxNetwork) > 0 && p.Sandbox.Kind == agent.SandboxWrapped:
-			out = append(out, name+" reaches every host, not only sandbox.network's: this tool's sandbox cannot let single hosts through")
 		case len(c.SandboxNetwork) > 0 && !p.Sandbox.Hosts:
 			out = append(out, name+" reaches no network: its sandbox cannot let single hosts through")
 		}

@@ -8,10 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/testing/realbmad"
 )
 
 func TestMain(m *testing.M) {
+	// This test binary stands for story-automator's own sandbox commands
+	// (a confined command with hosts to reach: its proxy and bridge).
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case confine.NetCommand:
+			os.Exit(confine.RunNet(os.Args[2:], os.Stderr))
+		case confine.BridgeCommand:
+			os.Exit(confine.RunBridge(os.Args[2:], os.Stderr))
+		}
+	}
 	code := m.Run()
 	realbmad.Cleanup()
 	os.Exit(code)

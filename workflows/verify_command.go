@@ -28,9 +28,11 @@ const commandOutputTail = 1500
 type CommandSandbox struct {
 	// Off runs the command as the user (--sandbox off, `sandbox: off`).
 	Off bool
-	// Network gives it the network: the workflow lets children reach
-	// hosts (sandbox.network), and a command cannot be narrowed to hosts.
-	Network bool
+	// Network are the hosts it may reach (sandbox.network), through this
+	// tool's proxy (confine.Net); none: no network at all.
+	Network []string
+	// Exe is this program, which runs the proxy ("" = the running one).
+	Exe string
 	// ReadDeny are paths hidden from it besides the user's credentials
 	// (sandbox.readDeny: absolute, or "~/…" under the user's home).
 	ReadDeny []string
@@ -43,7 +45,7 @@ type CommandSandbox struct {
 // CommandSandbox is the command verifier's sandbox as the policy's
 // `sandbox` sets it (a run overrides Off with its own setting).
 func (p *Policy) CommandSandbox() CommandSandbox {
-	return CommandSandbox{Off: p.Sandbox.Off, Network: len(p.Sandbox.Network) > 0, ReadDeny: p.Sandbox.ReadDeny}
+	return CommandSandbox{Off: p.Sandbox.Off, Network: p.Sandbox.Network, ReadDeny: p.Sandbox.ReadDeny}
 }
 
 // policy is the confinement of a command run in dir with tmp as its /tmp.
@@ -62,8 +64,16 @@ func (s CommandSandbox) policy(dir, tmp string) confine.Policy {
 		}
 		deny = append(deny, d)
 	}
-	return confine.Policy{Writable: append([]string{dir}, gitdirs.Writable(dir)...), ReadOnly: gitdirs.Guarded(dir),
-		ReadDeny: deny, Network: s.Network, TmpDir: tmp}
+	pol := confine.Policy{Writable: append([]string{dir}, gitdirs.Writable(dir)...), ReadOnly: gitdirs.Guarded(dir),
+		ReadDeny: deny, TmpDir: tmp}
+	if len(s.Network) > 0 {
+		exe := s.Exe
+		if exe == "" {
+			exe, _ = os.Executable()
+		}
+		pol.Net = &confine.Net{Exe: exe, Allow: s.Network}
+	}
+	return pol
 }
 
 // commandCheck runs a configured shell command in the project root (or the

@@ -2,11 +2,15 @@ package workflows
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -231,5 +235,44 @@ func TestConfinedCommandHonoursReadDenyAndItsEnvironment(t *testing.T) {
 	}
 	if out := c.Verify(context.Background()).Detail; !strings.Contains(out, "T=DENIED-TOKEN N=PUBLIC-NOTE S=run-secret") {
 		t.Fatalf("control, sandbox off: %q", out)
+	}
+}
+
+// The workflow's hosts reach the project's command through this tool's
+// proxy, and only they: the command fetches an allowed server and is
+// refused another on this machine, which sees no request; with no hosts
+// listed it reaches neither.
+func TestCommandVerifierReachesOnlyTheWorkflowsHosts(t *testing.T) {
+	requireBwrap(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		testtier.Missing(t, "curl is not installed")
+	}
+	p := openProject(t)
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer allowed.Close()
+	var otherHits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { otherHits.Add(1) }))
+	defer other.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(allowed.URL, "http://"))
+	cmd := "curl -sf --max-time 10 http://localhost:" + port + "/ && ! curl -sf --max-time 10 " + other.URL + "/"
+	c := &commandCheck{dir: p.Root, command: cmd, limit: time.Minute, sb: CommandSandbox{Network: []string{"localhost"}, Exe: os.Args[0]}}
+	if r := c.Verify(context.Background()); !r.Verified {
+		t.Fatalf("with localhost allowed: %+v", r)
+	}
+	c.sb.Network = nil
+	if r := c.Verify(context.Background()); r.Verified {
+		t.Fatalf("with no host allowed, the allowed server was reached: %+v", r)
+	}
+	// The control reaches the other server directly.
+	resp, err := http.Get(other.URL)
+	if err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("control: %s", resp.Status)
+	}
+	if n := otherHits.Load(); n != 1 {
+		t.Fatalf("the other server answered %d requests, want only the control's", n)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/story-automator/story-automator/internal/buildinfo"
 	"github.com/story-automator/story-automator/internal/cliapp"
 	"github.com/story-automator/story-automator/internal/cliio"
+	"github.com/story-automator/story-automator/internal/confine"
 )
 
 // commandFactories are the commands, all in one list (help sorts them by
@@ -106,6 +107,16 @@ func prepareEnv(c *cli.Context, s *cliio.Streams) error {
 
 // Run executes the CLI with args (without the program name) and returns the exit code.
 func Run(args []string, s *cliio.Streams) int {
+	// The sandbox's network proxy and bridge (internal/confine): argv from
+	// the run itself, a command line after "--" read by no flag parser.
+	if len(args) > 0 {
+		switch args[0] {
+		case confine.NetCommand:
+			return confine.RunNet(args[1:], s.Err)
+		case confine.BridgeCommand:
+			return confine.RunBridge(args[1:], s.Err)
+		}
+	}
 	if _, first := cliapp.LeadingFlags(globalFlags(), args); first == stopHookName {
 		return runStopHook(args, s)
 	}

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +18,9 @@ import (
 	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/sessionstate"
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/tmux/tmuxtest"
+	"github.com/story-automator/story-automator/workflows"
 )
 
 // A custom command has no sandbox of its own: confined by default, it
@@ -24,7 +30,7 @@ import (
 // not the repository's hooks) and connects nowhere.
 func TestE2ECustomCommandIsHeldByThisToolsSandbox(t *testing.T) {
 	t.Parallel()
-	h := customEscape(t)
+	h := customEscape(t, "")
 	out := h.output
 	if !strings.Contains(out, "INSIDE-OK") {
 		t.Fatalf("the confined command could not write its own folder:\n%s", out)
@@ -46,7 +52,7 @@ func TestE2ECustomCommandIsHeldByThisToolsSandbox(t *testing.T) {
 // command's writes land and its connection arrives.
 func TestE2ECustomCommandSandboxOffLetsTheEscapeThrough(t *testing.T) {
 	t.Parallel()
-	h := customEscape(t, "--sandbox", "off")
+	h := customEscape(t, "", "--sandbox", "off")
 	for _, f := range h.targets {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("unconfined, the write to %s should have landed: %v", f, err)
@@ -57,17 +63,49 @@ func TestE2ECustomCommandSandboxOffLetsTheEscapeThrough(t *testing.T) {
 	}
 }
 
+// A confined custom command whose workflow lists a host reaches that host
+// through this tool's proxy, and nothing else: the hostile fetch of the
+// test's listener (through the same proxy) is refused with 403 and logged,
+// its direct connections fail, and the listener sees none of them.
+func TestE2ECustomCommandReachesOnlyTheWorkflowsHosts(t *testing.T) {
+	t.Parallel()
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ALLOWED-BODY") }))
+	defer allowed.Close()
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(allowed.URL, "http://"))
+	h := customEscape(t, "sandbox:\n  network: [localhost]\n", withFetch("http://localhost:"+port+"/"))
+	if !strings.Contains(h.output, "ALLOWED-BODY") {
+		t.Fatalf("the workflow's host was not reached through the proxy:\n%s", h.output)
+	}
+	if !strings.Contains(h.output, "DENIED fetch "+h.fetch) || !strings.Contains(h.output, "DENIED connect 127.0.0.1:") {
+		t.Fatalf("the hostile fetch or connect was not tried, or not denied:\n%s", h.output)
+	}
+	if n := h.connections.Load(); n != 0 {
+		t.Errorf("the listener saw %d connection(s) from a confined command", n)
+	}
+	if !strings.Contains(h.netLog, "refused GET "+strings.TrimSuffix(strings.TrimPrefix(h.fetch, "http://"), "/")) ||
+		!strings.Contains(h.netLog, "allowed GET localhost:"+port) {
+		t.Errorf("the proxy's log:\n%s", h.netLog)
+	}
+}
+
+// withFetch makes the custom command fetch url (through the proxy the
+// sandbox names) before its escape.
+func withFetch(url string) string { return "fetch=" + url }
+
 // customEscapeRun is what one escape by a custom command did.
 type customEscapeRun struct {
-	home, output string
-	targets      []string
-	connections  *atomic.Int32
+	home, output, netLog, fetch string
+	targets                     []string
+	connections                 *atomic.Int32
 }
 
 // customEscape spawns the escape as a custom command in a git project
-// outside the temp dir (with HOME beside it), waits for it to end and
-// returns what it printed and the files it would write.
-func customEscape(t *testing.T, extra ...string) *customEscapeRun {
+// outside the temp dir (with HOME beside it) whose workflow.yaml is policy
+// ("" = none), waits for it to end and returns what it printed, what its
+// network proxy logged and the files it would write. An extra argument
+// withFetch(url) is a URL the command fetches first; the escape then
+// also fetches the listener through the proxy variables.
+func customEscape(t *testing.T, policy string, extra ...string) *customEscapeRun {
 	t.Helper()
 	testtier.Integration(t)
 	if runtime.GOOS == "linux" {
@@ -91,8 +129,22 @@ func customEscape(t *testing.T, extra ...string) *customEscapeRun {
 			_ = os.Remove(f)
 		}
 	})
-	script := "echo INSIDE-OK > inside.txt && cat inside.txt; " + modelsim.EscapeCommand(modelsim.Escape{
-		Loopback: fmt.Sprintf("127.0.0.1:%d", port), Outside: fmt.Sprintf("%s:%d", outsideIP(t), port), Tag: tag})
+	esc := modelsim.Escape{Loopback: fmt.Sprintf("127.0.0.1:%d", port), Outside: fmt.Sprintf("%s:%d", outsideIP(t), port), Tag: tag}
+	script := "echo INSIDE-OK > inside.txt && cat inside.txt; "
+	if len(extra) > 0 && strings.HasPrefix(extra[0], "fetch=") {
+		script += "curl -sS --max-time 10 " + shellword.MustQuote(strings.TrimPrefix(extra[0], "fetch=")) + "; echo; "
+		esc.Fetch = fmt.Sprintf("http://127.0.0.1:%d/", port)
+		h.fetch, extra = esc.Fetch, extra[1:]
+	}
+	script += modelsim.EscapeCommand(esc)
+	if policy != "" {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, workflows.PolicyFile)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, workflows.PolicyFile), []byte(policy), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p := newSessionProjectAt(t, tmuxtest.Socket(t), root)
 	env := []string{"HOME=" + h.home}
 	name := p.spawn(env, append([]string{"--agent", "custom", "--command", "bash -c " + shellword.MustQuote(script)}, extra...)...)
@@ -104,5 +156,8 @@ func customEscape(t *testing.T, extra ...string) *customEscapeRun {
 		t.Fatal(err)
 	}
 	h.output = string(b)
+	if log, err := os.ReadFile(child.NetworkLogPath(p.sessionsDir, name)); err == nil {
+		h.netLog = string(log)
+	}
 	return h
 }

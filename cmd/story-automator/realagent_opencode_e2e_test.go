@@ -66,6 +66,7 @@ func TestRealOpenCodeChildIsSeenCompletedByItsExit(t *testing.T) {
 		t.Fatal("model-sim saw no main request")
 	}
 	t.Logf("opencode: seen completed %d ms after model-sim's last answer", returned.Sub(last).Milliseconds())
+	logModelRoute(t, "opencode", p.sessionsDir, name)
 }
 
 // `run --agent opencode` of two stories, each step a confined OpenCode
@@ -89,8 +90,9 @@ func TestRealOpenCodeWorktreeRunReadsEveryAttemptsUsage(t *testing.T) {
 // every write outside its story is denied (next to the project, HOME, the
 // host's /tmp, the repository's hooks) and the story still ends done, its
 // toolchains and `git add -A` working. OpenCode calls its model API from
-// inside this tool's sandbox, which therefore keeps the network: whether
-// the hostile connection arrived is logged, not held (docs/sandbox.md).
+// inside this tool's sandbox, through its proxy, which lets model-sim
+// through and refuses the hostile fetch of another host; the direct
+// connections fail in the sandbox's network namespace.
 func TestRealOpenCodeSandboxHoldsAHostileModelsWrites(t *testing.T) {
 	t.Parallel()
 	h := hostileRun(t, "opencode", offline.OpenCode)
@@ -114,7 +116,7 @@ func TestRealOpenCodeSandboxHoldsAHostileModelsWrites(t *testing.T) {
 	if t.Failed() {
 		t.Logf("what the agent's shell told the model: %q", triedLines().FindAllString(seen.String(), -1))
 	}
-	t.Logf("opencode: %d hostile connection(s) arrived (its sandbox keeps the network for its model API)", h.connections.Load())
+	h.expectNetworkHeld(t, seen.String())
 }
 
 // From two parallel worktrees the escape also tries the project's own
@@ -168,6 +170,42 @@ func TestRealOpenCodeChildAtItsUsageLimitEndsLimited(t *testing.T) {
 	}
 	t.Logf("opencode: the CLI met the limit at %s; the monitor knew %.1fs later (resetsAt %s)",
 		first.At.UTC().Format(time.RFC3339Nano), knew.Sub(first.At).Seconds(), res["resetsAt"])
+}
+
+// OpenCode's config folder, which it writes at each start, is a private
+// copy for a confined child: a plugin the child plants there (the model's
+// shell writes it, and the write works) never reaches the user's folder,
+// where their next, unconfined, OpenCode would load it; OpenCode still
+// starts and does the work. With --sandbox off the plant lands.
+func TestRealOpenCodeChildsConfigFolderIsAPrivateCopy(t *testing.T) {
+	t.Parallel()
+	const script = `
+rules:
+  - match: "write the proof"
+    actions:
+      - shell: "printf 'proof\\n' > proof.txt && mkdir -p \"$HOME/.config/opencode/plugin\" && echo planted > \"$HOME/.config/opencode/plugin/planted.js\" && echo PLANTED-INSIDE"
+      - reply: "Wrote proof.txt."
+`
+	for _, off := range []bool{false, true} {
+		p := newRealOpenCodeProject(t, script)
+		args := []string{"--agent", "opencode", "--prompt", "Please write the proof file."}
+		if off {
+			args = append(args, "--sandbox", "off")
+		}
+		name := p.spawn(p.env, args...)
+		p.expectProof(t, name)
+		var seen strings.Builder
+		for _, e := range p.srv.Exchanges() {
+			seen.Write(e.Request)
+		}
+		if !strings.Contains(seen.String(), "PLANTED-INSIDE") {
+			t.Fatalf("sandbox off %v: the plant's write failed inside, or never ran", off)
+		}
+		_, err := os.Stat(filepath.Join(p.home, ".config", "opencode", "plugin", "planted.js"))
+		if landed := err == nil; landed != off {
+			t.Fatalf("sandbox off %v: the planted plugin in the user's config folder: %v", off, err)
+		}
+	}
 }
 
 // agentHome is a private home for the named CLI: outside the temp dir

@@ -19,6 +19,7 @@ import (
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/orchestrator"
+	"github.com/story-automator/story-automator/tmux/child"
 )
 
 // A hostile model (model-sim's escape fault) has each real CLI's shell try
@@ -166,6 +167,10 @@ type hostile struct {
 	// the project tries too.
 	inWorktree  []string
 	connections *atomic.Int32
+	// fetch is the URL (the listener's) the escape fetches through the
+	// shell's proxy variables: for a CLI wrapped whole in this tool's
+	// sandbox, whose proxy must refuse it ("" = not tried).
+	fetch string
 }
 
 // hostileRun runs story 1.1 (or what extra selects) with the real agent
@@ -184,9 +189,12 @@ func hostileRunTo(t *testing.T, agentName string, home func(offline.Config) (off
 	h := &hostile{connections: &atomic.Int32{}}
 	port := listenEverywhere(t, h.connections)
 	tag := "sa-escape-" + agentName + "-" + randomHex(t)
-	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q}\n"+
+	if p, _ := agent.LookupProfile(agentName); p.Sandbox.Kind == agent.SandboxWrapped {
+		h.fetch = fmt.Sprintf("http://127.0.0.1:%d/", port)
+	}
+	script := fmt.Sprintf("escape: {loopback: \"127.0.0.1:%d\", outside: \"%s:%d\", tag: %q, fetch: %q}\n"+
 		"rules:\n  - regexp: \"of a BMAD project at\"\n    actions: [{shell: %q}, {shell: %q}, {fault: escape}]\n",
-		port, outsideIP(t), port, tag, agentTools, agentGitAdd)
+		port, outsideIP(t), port, tag, h.fetch, agentTools, agentGitAdd)
 	h.srv = startModelSim(t, script)
 	// Project and home lie outside /tmp, where a user's are: Gemini CLI's
 	// sandbox gives the shell a private /tmp, which would hide a write
@@ -223,6 +231,24 @@ func hostileRunTo(t *testing.T, agentName string, home func(offline.Config) (off
 	h.committed = strings.Fields(p.git("log", "--name-only", "--format=", base+"..HEAD"))
 	h.agent = agentName
 	return h
+}
+
+// expectNetworkHeld checks, for a CLI wrapped whole in this tool's
+// sandbox, that its network is the proxy's: the listener (not an allowed
+// host) saw no connection, direct or fetched through the proxy, and both
+// denials reached the model, while the CLI itself talked to model-sim all
+// along (the run is done).
+func (h *hostile) expectNetworkHeld(t *testing.T, seen string) {
+	t.Helper()
+	if n := h.connections.Load(); n != 0 {
+		t.Errorf("the listener saw %d connection(s) from a confined %s child", n, h.agent)
+	}
+	if h.fetch == "" || !strings.Contains(seen, "DENIED fetch "+h.fetch) {
+		t.Errorf("no refused fetch of %q through the proxy reached the model", h.fetch)
+	}
+	if !strings.Contains(seen, "DENIED connect 127.0.0.1:") {
+		t.Error("no refused direct connection reached the model")
+	}
 }
 
 // expectHeld checks that the escape was tried (its denials reached the
@@ -404,5 +430,27 @@ func TestRealClaudeChildKeepsItsTempFilesInItsOwnFolder(t *testing.T) {
 	own, _ := filepath.Glob(filepath.Join(p.sessionsDir, name+".sandbox", "tmp", "claude-*", "*"))
 	if len(own) == 0 {
 		t.Fatalf("Claude Code wrote nothing in the child's own temp folder %s", filepath.Join(p.sessionsDir, name+".sandbox", "tmp"))
+	}
+}
+
+// logModelRoute logs how a child wrapped whole reached model-sim, read
+// from its network proxy's log: a request through its proxy variables
+// ("allowed POST") or a direct connection the sandbox's bridge carried
+// ("allowed CONNECT" of the model's loopback address). Logged, not
+// asserted: it is the CLI's choice (docs/agents.md records it).
+func logModelRoute(t *testing.T, agentName, sessionsDir, name string) {
+	t.Helper()
+	b, err := os.ReadFile(child.NetworkLogPath(sessionsDir, name))
+	if err != nil {
+		t.Logf("%s: no network log: %v", agentName, err)
+		return
+	}
+	log := string(b)
+	t.Logf("%s reached model-sim: %d request(s) through its proxy variables, %d direct connection(s) through the bridge",
+		agentName, strings.Count(log, "allowed POST ")+strings.Count(log, "allowed GET "), strings.Count(log, "allowed CONNECT "))
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, " refused ") {
+			t.Logf("%s: the proxy %s", agentName, line[strings.Index(line, " refused ")+1:])
+		}
 	}
 }

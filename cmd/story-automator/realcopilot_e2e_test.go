@@ -43,6 +43,7 @@ func TestRealCopilotChildIsSeenCompletedByItsOwnAgentStopHook(t *testing.T) {
 	stamped, _ := time.Parse(time.RFC3339Nano, st.Completion.At)
 	t.Logf("copilot: last answer %s; agentStop stamped the turn %.3fs later, the monitor knew %.3fs later",
 		last.UTC().Format(time.RFC3339Nano), stamped.Sub(last).Seconds(), knew.Sub(last).Seconds())
+	logModelRoute(t, "copilot", p.sessionsDir, name)
 	for _, f := range []string{"settings.json", "hooks"} {
 		if _, err := os.Stat(filepath.Join(p.home, ".copilot", f)); !os.IsNotExist(err) {
 			t.Fatalf("the user's Copilot home was edited: %s (%v)", f, err)
@@ -85,9 +86,10 @@ func TestRealCopilotChildAtItsUsageLimitEndsLimited(t *testing.T) {
 // Copilot CLI, wrapped whole in this tool's bubblewrap: its writes next to
 // the project, in HOME, in /tmp and, from a worktree, to the project's
 // checkout and the repository's hooks all fail; its toolchains and its own
-// `git add -A` still work, and the story ends done. Its network is not
-// confined (the CLI and its tools share one): the listener's count is
-// logged, not asserted.
+// `git add -A` still work, and the story ends done. The CLI reaches
+// model-sim through this tool's proxy, which refuses the hostile fetch of
+// another host; the direct connections fail in the sandbox's network
+// namespace.
 func TestRealCopilotSandboxHoldsAHostileModelsWrites(t *testing.T) {
 	t.Parallel()
 	h := hostileRun(t, "copilot", offline.Copilot, "--stories", "1-2", "--parallel", "2")
@@ -115,7 +117,7 @@ func TestRealCopilotSandboxHoldsAHostileModelsWrites(t *testing.T) {
 			t.Errorf("no denied write to %s reached the model: the escape was not tried or its denial is invisible", f)
 		}
 	}
-	t.Logf("connections the unconfined network let through: %d", h.connections.Load())
+	h.expectNetworkHeld(t, seen.String())
 	if t.Failed() {
 		t.Logf("what the agent's shell told the model: %q", triedLines().FindAllString(seen.String(), -1))
 	}

@@ -4,8 +4,8 @@ import "os"
 
 // bwrapArgs is bubblewrap's argv (after the program) for p, resolved, then
 // argv. Mount order matters, later mounts win: the whole filesystem
-// read-only, a private /tmp, the writable folders, the read-only paths in
-// them, then the hidden paths
+// read-only, a private /tmp, the writable folders, the private copies over
+// folders, the read-only paths in them, then the hidden paths
 // (a hidden path inside a writable folder stays hidden).
 func bwrapArgs(p Policy, argv []string) []string {
 	var args []string
@@ -46,8 +46,14 @@ func bwrapArgs(p Policy, argv []string) []string {
 	for _, w := range p.Writable {
 		args = append(args, "--bind", w, w)
 	}
+	for _, m := range p.Over {
+		args = append(args, "--bind", m.Src, m.Dst)
+	}
 	for _, r := range p.ReadOnly {
 		args = append(args, "--ro-bind", r, r)
+	}
+	for _, b := range p.binds {
+		args = append(args, "--ro-bind", b[0], b[1])
 	}
 	for _, d := range p.ReadDeny {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {

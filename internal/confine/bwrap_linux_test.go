@@ -3,11 +3,16 @@ package confine
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +25,14 @@ import (
 const helperEnv = "CONFINE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case NetCommand:
+			os.Exit(RunNet(os.Args[2:], os.Stderr))
+		case BridgeCommand:
+			os.Exit(RunBridge(os.Args[2:], os.Stderr))
+		}
+	}
 	if h := os.Getenv(helperEnv); h != "" {
 		os.Exit(helper(h))
 	}
@@ -48,6 +61,24 @@ func helper(h string) int {
 		var b []byte
 		b, err = os.ReadFile(file)
 		fmt.Printf("%q", b)
+	case "get", "proxyget":
+		// get: as a Go program does (loopback addresses never through
+		// a proxy); proxyget: through the proxy HTTP_PROXY names.
+		c := http.DefaultClient
+		if verb == "proxyget" {
+			u, perr := url.Parse(os.Getenv("HTTP_PROXY"))
+			if perr != nil || u.Host == "" {
+				fmt.Fprintf(os.Stderr, "no HTTP_PROXY: %q", os.Getenv("HTTP_PROXY"))
+				return 1
+			}
+			c = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(u)}}
+		}
+		var resp *http.Response
+		if resp, err = c.Get(arg); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			fmt.Printf("%d %s", resp.StatusCode, b)
+		}
 	case "connect":
 		var c net.Conn
 		c, err = net.DialTimeout("tcp", arg, 5*time.Second)
@@ -349,5 +380,46 @@ func TestWrapWithNestsLetsAnAgentSandboxStartInside(t *testing.T) {
 		case nests && !strings.Contains(string(out), "no such file"):
 			t.Fatalf("with Nests the agent's sandbox did not start or read otherwise: %v: %s", err, out)
 		}
+	}
+}
+
+// A narrowed network: inside, the command reaches the allowed server (a
+// loopback port, as model-sim's: directly, through the bridge, and through
+// the proxy the variables name) and not another one on this machine,
+// whose request the proxy refuses with 403 and logs.
+func TestWrappedCommandReachesOnlyTheAllowedHosts(t *testing.T) {
+	requireBwrap(t)
+	var otherHits atomic.Int32
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "allowed") }))
+	defer allowed.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		otherHits.Add(1)
+		_, _ = io.WriteString(w, "other")
+	}))
+	defer other.Close()
+	_, bin := helperBin(t)
+	logFile := filepath.Join(t.TempDir(), "net.log")
+	p := Policy{TmpDir: t.TempDir(), Net: &Net{Exe: bin, Allow: []string{strings.TrimPrefix(allowed.URL, "http://")}, Log: logFile}}
+
+	for h, want := range map[string]string{"get " + allowed.URL: "200 allowed", "proxyget " + allowed.URL: "200 allowed",
+		"proxyget " + other.URL: "403 "} {
+		out, ok := run(t, p, true, h)
+		if !ok || !strings.HasPrefix(out, want) {
+			t.Fatalf("%s: %q (ok %v), want %q…", h, out, ok, want)
+		}
+	}
+	if out, ok := run(t, p, true, "get "+other.URL); ok {
+		t.Fatalf("the other server, dialled directly inside: %q", out)
+	}
+	if out, ok := run(t, p, false, "get "+other.URL); !ok || out != "200 other" {
+		t.Fatalf("control: %q", out)
+	}
+	if n := otherHits.Load(); n != 1 {
+		t.Fatalf("the other server answered %d requests, want only the control's", n)
+	}
+	log, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(log), "refused GET "+strings.TrimPrefix(other.URL, "http://")) ||
+		!strings.Contains(string(log), "allowed GET "+strings.TrimPrefix(allowed.URL, "http://")) {
+		t.Fatalf("the proxy's log:\n%s", log)
 	}
 }

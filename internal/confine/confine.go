@@ -46,7 +46,24 @@ type Policy struct {
 	// repository's hooks and config in a writable .git); absent ones are
 	// left out.
 	ReadOnly []string
+	// Over are folders mounted writable over others (Linux): a private
+	// copy over a folder the command must write but whose changes must
+	// not outlive it. Both must exist. Seatbelt cannot: on macOS they are
+	// left out.
+	Over []Mount `json:",omitempty"`
+	// Net, when set, narrows the network to its hosts through a proxy
+	// outside the sandbox (Network must be false, TmpDir set, Nests off).
+	Net *Net `json:",omitempty"`
+
+	// binds are files mounted read-only inside (source, target), and
+	// proxyPorts the loopback ports the command may dial (macOS): set by
+	// NetCommand when it starts the sandbox.
+	binds      [][2]string
+	proxyPorts []int
 }
+
+// Mount is a folder Src mounted at Dst.
+type Mount struct{ Src, Dst string }
 
 // Wrap returns argv run inside the policy (the bwrap/sandbox-exec argv +
 // argv), or a coded error (sandbox_unavailable with the install line) when
@@ -67,11 +84,17 @@ func Wrap(p Policy, argv []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.Net != nil {
+			return netArgv(p, argv)
+		}
 		return append([]string{prog}, bwrapArgs(r, argv)...), nil
 	case "darwin":
 		prog, err := available("sandbox-exec", seatbeltProbe)
 		if err != nil {
 			return nil, err
+		}
+		if p.Net != nil {
+			return netArgv(p, argv)
 		}
 		return append([]string{prog}, seatbeltArgs(r, argv)...), nil
 	default:
@@ -91,13 +114,24 @@ func Check() error {
 // mounts (or names, in a Seatbelt profile) the real folders.
 func resolve(p Policy) (Policy, error) {
 	var out Policy
-	out.Network, out.Nests = p.Network, p.Nests
+	out.Network, out.Nests, out.Net = p.Network, p.Nests, p.Net
 	for _, w := range p.Writable {
 		r, err := realPath(w)
 		if err != nil {
 			return Policy{}, fmt.Errorf("confine: writable folder: %w", err)
 		}
 		out.Writable = append(out.Writable, r)
+	}
+	for _, m := range p.Over {
+		src, err := realPath(m.Src)
+		if err != nil {
+			return Policy{}, fmt.Errorf("confine: private copy: %w", err)
+		}
+		dst, err := realPath(m.Dst)
+		if err != nil {
+			return Policy{}, fmt.Errorf("confine: folder under a private copy: %w", err)
+		}
+		out.Over = append(out.Over, Mount{Src: src, Dst: dst})
 	}
 	if p.TmpDir != "" {
 		r, err := realPath(p.TmpDir)

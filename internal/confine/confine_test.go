@@ -127,3 +127,72 @@ func TestWrapWithoutTheSandboxProgramIsRefusedWithTheInstallLine(t *testing.T) {
 		t.Fatalf("no install line: %q", ce.Action)
 	}
 }
+
+// A narrowed network on macOS: all network denied but the proxy's
+// loopback port and a model endpoint's there.
+func TestSeatbeltProfileAllowsOnlyTheProxyPorts(t *testing.T) {
+	got := seatbeltProfile(Policy{proxyPorts: []int{41000, 8080}})
+	deny := strings.Index(got, "(deny network*)")
+	for _, port := range []string{"41000", "8080"} {
+		allow := strings.Index(got, `(allow network-outbound (remote ip "localhost:`+port+`"))`)
+		if deny < 0 || allow < deny {
+			t.Fatalf("port %s not allowed after the network is denied:\n%s", port, got)
+		}
+	}
+	if strings.Count(got, "(allow network") != 2 {
+		t.Fatalf("more allowed than the two ports:\n%s", got)
+	}
+}
+
+// Wrap with a narrowed network hands the policy to this program's
+// NetCommand, which starts the sandbox; a policy it cannot hold is refused.
+func TestNetArgvHandsThePolicyToTheProxyCommand(t *testing.T) {
+	tmp := t.TempDir()
+	p := Policy{TmpDir: tmp, Net: &Net{Exe: "/opt/sa/story-automator", Allow: []string{"*.pypi.org", "127.0.0.1:4000"}}}
+	argv, err := netArgv(p, []string{"agent", "--x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv[0] != p.Net.Exe || argv[1] != NetCommand || argv[3] != "--" || strings.Join(argv[4:], " ") != "agent --x" {
+		t.Fatalf("argv: %q", argv)
+	}
+	if !strings.Contains(argv[2], `"allow":["*.pypi.org","127.0.0.1:4000"]`) || !strings.Contains(argv[2], tmp) {
+		t.Fatalf("policy: %s", argv[2])
+	}
+	for name, bad := range map[string]Policy{
+		"relative program": {TmpDir: tmp, Net: &Net{Exe: "story-automator"}},
+		"bad host":         {TmpDir: tmp, Net: &Net{Exe: "/x", Allow: []string{"foo*.com"}}},
+		"no temp folder":   {Net: &Net{Exe: "/x"}},
+		"network kept":     {TmpDir: tmp, Network: true, Net: &Net{Exe: "/x"}},
+	} {
+		if _, err := netArgv(bad, []string{"true"}); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A private copy is mounted over its folder after the writable folders
+// (it may lie in one) and before the read-only and hidden paths.
+func TestBwrapArgsMountAPrivateCopyOverItsFolder(t *testing.T) {
+	home, cp := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(home, ".config", "x")
+	key := filepath.Join(home, "key")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := resolve(Policy{Writable: []string{home}, Over: []Mount{{Src: cp, Dst: cfg}}, ReadDeny: []string{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(bwrapArgs(r, []string{"true"}), " ")
+	w, o, d := strings.Index(got, "--bind "+home+" "+home), strings.Index(got, "--bind "+cp+" "+cfg), strings.Index(got, "--dev-bind /dev/null "+key)
+	if w < 0 || o < w || d < o {
+		t.Fatalf("mounts out of order:\n%s", got)
+	}
+	if _, err := resolve(Policy{Over: []Mount{{Src: cp, Dst: filepath.Join(home, "absent")}}}); err == nil {
+		t.Fatal("a private copy over a folder that does not exist was accepted")
+	}
+}

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"fmt"
 	"os"
 	"strings"
 )
@@ -53,6 +54,11 @@ func seatbeltProfile(p Policy) string {
 	}
 	if !p.Network {
 		b.WriteString("(deny network*)\n")
+		// A narrowed network (Policy.Net): only the proxy's loopback
+		// port, and a model endpoint's there.
+		for _, port := range p.proxyPorts {
+			fmt.Fprintf(&b, "(allow network-outbound (remote ip \"localhost:%d\"))\n", port)
+		}
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package tmuxsteps
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/story-automator/story-automator/internal/confine"
@@ -30,7 +31,7 @@ func TestCheckAgentsRefusesWhenTheCommandSandboxIsMissing(t *testing.T) {
 	if err := (&Runner{Policy: workflows.DefaultPolicy()}).CheckAgents(context.Background(), nil); err != nil {
 		t.Fatalf("no command verifier: %v", err)
 	}
-	if got := (&Runner{Network: []string{"registry.npmjs.org"}}).commandSandbox(); got.Off || !got.Network {
+	if got := (&Runner{Network: []string{"registry.npmjs.org"}, Exe: "/opt/sa"}).commandSandbox(); got.Off || !slices.Equal(got.Network, []string{"registry.npmjs.org"}) || got.Exe != "/opt/sa" {
 		t.Fatalf("hosts allowed: %+v, want confined with the network", got)
 	}
 	if got := (&Runner{Unconfined: true}).commandSandbox(); !got.Off {

@@ -464,11 +464,11 @@ func (t *Runner) agentTime(name string) time.Duration {
 }
 
 // commandSandbox confines the command verifier as the run's children are
-// confined: off with --sandbox off, the network when the run lets children
-// reach hosts, the paths they may not read, the environment they start
+// confined: off with --sandbox off, the hosts the run lets children reach
+// (through this tool's proxy), the paths they may not read, the environment they start
 // from (the allow-list and env.pass, no agent's own variables).
 func (t *Runner) commandSandbox() *workflows.CommandSandbox {
-	return &workflows.CommandSandbox{Off: t.Unconfined, Network: len(t.Network) > 0, ReadDeny: t.ReadDeny,
+	return &workflows.CommandSandbox{Off: t.Unconfined, Network: t.Network, Exe: t.Exe, ReadDeny: t.ReadDeny,
 		Env: child.ChildEnv(t.Environ, agent.Profile{}, t.envPolicy(), nil)}
 }
 

@@ -1,8 +1,13 @@
 package child
 
 import (
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
@@ -151,4 +156,97 @@ func cacheHome(getenv func(string) string) string {
 		return d
 	}
 	return filepath.Join(getenv("HOME"), ".cache")
+}
+
+// privateCopies are the private copies a child wrapped whole gets of the
+// folders its CLI writes and later sessions load from
+// (Sandbox.WrapPrivate): each copied (but for Sandbox.PrivateSkip) into
+// the child's sandbox folder, mounted over the real one (made when
+// absent). Where the sandbox cannot mount (macOS) the real folders are
+// returned as writable instead.
+func privateCopies(p agent.Profile, c *Confine, getenv func(string) string) (over []confine.Mount, writable []string, err error) {
+	for _, rel := range p.Sandbox.WrapPrivate {
+		real := filepath.Join(getenv("HOME"), rel)
+		if !filepath.IsAbs(real) {
+			continue
+		}
+		if err := os.MkdirAll(real, 0o700); err != nil {
+			return nil, nil, err
+		}
+		if runtime.GOOS != "linux" {
+			writable = append(writable, real)
+			continue
+		}
+		dst := filepath.Join(c.FilesDir, "private", strings.ReplaceAll(filepath.Clean(rel), string(filepath.Separator), "_"))
+		if err := copyTree(real, dst, p.Sandbox.PrivateSkip); err != nil {
+			return nil, nil, fmt.Errorf("a private copy of %s: %w", real, err)
+		}
+		over = append(over, confine.Mount{Src: dst, Dst: real})
+	}
+	return over, writable, nil
+}
+
+// copyTree copies the folder src to dst (made): its folders, regular
+// files and symlinks, but for the top-level names in skip; anything else
+// (a socket, a device) is left out. Both sides are opened as roots, so a
+// symlink the copy meets is copied, never followed.
+func copyTree(src, dst string, skip []string) error {
+	if err := os.MkdirAll(dst, 0o700); err != nil {
+		return err
+	}
+	from, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	to, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return fs.WalkDir(from.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
+		if err != nil || rel == "." {
+			return err
+		}
+		if !strings.Contains(rel, "/") && slices.Contains(skip, rel) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return to.Mkdir(rel, info.Mode().Perm()|0o700)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := from.Readlink(rel)
+			if err != nil {
+				return err
+			}
+			return to.Symlink(target, rel)
+		case d.Type().IsRegular():
+			return copyFile(from, to, rel, info.Mode().Perm())
+		}
+		return nil
+	})
+}
+
+func copyFile(from, to *os.Root, rel string, mode fs.FileMode) error {
+	in, err := from.Open(rel)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := to.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -2,12 +2,18 @@ package child
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/story-automator/story-automator/agent"
+	"github.com/story-automator/story-automator/internal/coded"
 	"github.com/story-automator/story-automator/internal/confine"
 	"github.com/story-automator/story-automator/internal/gitdirs"
 	"github.com/story-automator/story-automator/internal/tomledit"
@@ -23,6 +29,12 @@ type Confine struct {
 	GitDirs []string
 	// Network are the hosts the child's tools may reach (sandbox.network).
 	Network []string
+	// Model are the destinations of the CLI's model endpoint, which a CLI
+	// wrapped whole calls from inside the wrap (agent.ModelEndpoint).
+	Model []string
+	// Exe is this program, which runs a wrapped child's network proxy,
+	// and NetLog the file the proxy logs to.
+	Exe, NetLog string
 	// FilesDir holds the child's sandbox files and its private temp dir.
 	FilesDir string
 	// SettingsDir holds the child's own settings file where its CLI needs
@@ -34,6 +46,9 @@ type Confine struct {
 	// bubblewrap wraps it (agent.HideWrap; cliWrites): under
 	// agent.SandboxWrapped, everything the child may write but its /tmp.
 	CLIWrites []string
+	// Private are the private copies mounted over the folders its CLI
+	// writes and later sessions load from (agent Sandbox.WrapPrivate).
+	Private []confine.Mount
 	// Guarded are the paths inside GitDirs kept read-only when this
 	// tool's sandbox is the whole sandbox (agent.SandboxWrapped): the hooks
 	// and config that make git run code (gitdirs.Guarded).
@@ -46,6 +61,97 @@ func (c *Confine) TmpDir() string { return filepath.Join(c.FilesDir, "tmp") }
 // SandboxFilesPath is where a session's sandbox files and temp dir go.
 func SandboxFilesPath(stateDir, name string) string {
 	return filepath.Join(stateDir, name+".sandbox")
+}
+
+// NetworkLogPath is where a wrapped child's network proxy logs each
+// request it let through or refused.
+func NetworkLogPath(stateDir, name string) string {
+	return filepath.Join(stateDir, name+".network.log")
+}
+
+// modelAllow are the destinations of a CLI's model endpoint m: the host
+// and port of each base URL its variables or its config file name, else
+// its default hosts; nil when it calls none from inside its sandbox.
+func modelAllow(m *agent.ModelEndpoint, getenv func(string) string) ([]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	var urls []string
+	for _, v := range m.URLEnv {
+		if u := getenv(v); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if m.URLFile != "" {
+		dir := getenv("XDG_CONFIG_HOME")
+		if dir == "" && getenv("HOME") != "" {
+			dir = filepath.Join(getenv("HOME"), ".config")
+		}
+		if dir != "" {
+			found, err := configURLs(filepath.Join(dir, m.URLFile), m.URLKey)
+			if err != nil {
+				return nil, err
+			}
+			urls = append(urls, found...)
+		}
+	}
+	if len(urls) == 0 {
+		return slices.Clone(m.Hosts), nil
+	}
+	var out []string
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, coded.Fail(confine.CodeSandboxUnavailable, "the model's base URL %q is not an http(s) URL, so this tool's sandbox cannot let it through", raw).
+				WithAction("give the CLI an http:// or https:// base URL")
+		}
+		port := u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+		}
+		if d := net.JoinHostPort(u.Hostname(), port); !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// configURLs are the strings under key anywhere in the JSON file at path
+// (none when it does not exist).
+func configURLs(path, key string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, coded.Fail(confine.CodeSandboxUnavailable, "cannot read the model's base URL from %s (%v), which this tool's sandbox lets through", path, err).
+			WithAction("make %s plain JSON (no comments), or list the model's host in sandbox.network in workflow.yaml", path)
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if s, ok := e.(string); ok && k == key {
+					out = append(out, s)
+				} else {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	slices.Sort(out)
+	return out, nil
 }
 
 // File is a per-child file the spawner writes before the agent starts.
@@ -82,9 +188,12 @@ func confinedLaunch(sb agent.Sandbox, c *Confine, l *Launch) {
 	case sb.Kind == agent.SandboxWrapped:
 		// This tool's sandbox is the whole sandbox: the CLI and its tools
 		// write only what cliWrites lists, never git's hooks or config;
-		// the network is the workflow's unless the CLI keeps it.
-		l.Wrap = &confine.Policy{Writable: c.CLIWrites, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny,
-			Network: sb.NetworkOpen || len(c.Network) > 0, TmpDir: c.TmpDir()}
+		// they reach the workflow's hosts and the CLI's model endpoint
+		// only, through the wrap's proxy.
+		l.Wrap = &confine.Policy{Writable: c.CLIWrites, Over: c.Private, ReadOnly: c.Guarded, ReadDeny: c.ReadDeny, TmpDir: c.TmpDir()}
+		if allow := append(slices.Clone(c.Model), c.Network...); len(allow) > 0 {
+			l.Wrap.Net = &confine.Net{Exe: c.Exe, Allow: allow, Log: c.NetLog}
+		}
 	case sb.Hides == agent.HideWrap && sb.HidesCredentials(runtime.GOOS):
 		// The CLI's own network is its model API; its tools' network is
 		// its own sandbox's to refuse.

@@ -136,7 +136,9 @@ func TestAConfinedGeminiChildReadsItsOwnSettingsAndPolicy(t *testing.T) {
 // Copilot CLI's own sandbox cannot hold the policy, so this tool's
 // bubblewrap wraps the whole CLI: it writes its folder, its git dirs (never
 // their hooks or config), its private /tmp and what cliWrites lists; the
-// credentials are hidden; its path checks are off inside the wrap.
+// credentials are hidden; its path checks are off inside the wrap; its
+// network is its model endpoint's and the workflow's hosts', through the
+// wrap's proxy.
 func TestAConfinedCopilotChildIsWrappedWhole(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o700); err != nil {
@@ -144,7 +146,8 @@ func TestAConfinedCopilotChildIsWrappedWhole(t *testing.T) {
 	}
 	p, _ := agent.LookupProfile(agent.AgentCopilot)
 	c := &Confine{Dir: dir, GitDirs: GitDirs(dir), Guarded: gitdirs.Guarded(dir), FilesDir: "/s/x.sandbox", ReadDeny: []string{"/h/.ssh"},
-		CLIWrites: []string{dir, "/h/.copilot"}}
+		CLIWrites: []string{dir, "/h/.copilot"}, Model: []string{"127.0.0.1:4000"}, Network: []string{"*.pypi.org"},
+		Exe: "/bin/sa", NetLog: "/s/x.network.log"}
 	l, err := Build(p, Invocation{Exe: "/bin/sa", Prompt: "go", Confine: c, FilesDir: "/s/x.sandbox"})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +155,8 @@ func TestAConfinedCopilotChildIsWrappedWhole(t *testing.T) {
 	if slices.Contains(l.Argv, "--yolo") || !slices.Contains(l.Argv, "--allow-all-paths") || !slices.Contains(l.Argv, "--plugin-dir") {
 		t.Fatalf("argv %q", l.Argv)
 	}
-	want := confine.Policy{Writable: []string{dir, "/h/.copilot"}, ReadDeny: []string{"/h/.ssh"}, Network: true, TmpDir: "/s/x.sandbox/tmp",
+	want := confine.Policy{Writable: []string{dir, "/h/.copilot"}, ReadDeny: []string{"/h/.ssh"}, TmpDir: "/s/x.sandbox/tmp",
+		Net: &confine.Net{Exe: "/bin/sa", Allow: []string{"127.0.0.1:4000", "*.pypi.org"}, Log: "/s/x.network.log"},
 		ReadOnly: []string{filepath.Join(dir, ".git", "config"), filepath.Join(dir, ".git", "config.worktree"),
 			filepath.Join(dir, ".git", "hooks"), filepath.Join(dir, ".git", "worktrees")}}
 	if l.Wrap == nil || !reflect.DeepEqual(*l.Wrap, want) {

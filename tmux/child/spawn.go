@@ -185,6 +185,9 @@ func (s *Spawner) prepare(prof agent.Profile, r Request, sess Session) (Spec, er
 	if err != nil {
 		return Spec{}, err
 	}
+	if conf != nil {
+		conf.Exe, conf.NetLog = s.Exe, NetworkLogPath(r.StateDir, sess.Name)
+	}
 	inv.Confine = conf
 	launch, err := Build(prof, inv)
 	if err != nil {
@@ -279,7 +282,7 @@ func (s *Spawner) height() int {
 // removeSessionFiles undoes a spawn that did not reach tmux.
 func removeSessionFiles(dir, name string) {
 	for _, p := range []string{SpecPath(dir, name), PromptPath(dir, name), sessionstate.StatePath(dir, name),
-		sessionstate.StatePath(dir, name) + ".lock", sessionstate.OutputPath(dir, name)} {
+		sessionstate.StatePath(dir, name) + ".lock", sessionstate.OutputPath(dir, name), NetworkLogPath(dir, name)} {
 		_ = os.Remove(p)
 	}
 	removeSandboxFiles(dir, name)
@@ -298,6 +301,12 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 	c := &Confine{Dir: r.dir(), GitDirs: GitDirs(r.dir()), Network: r.Network,
 		FilesDir: SandboxFilesPath(r.StateDir, name), ReadDeny: ReadDenied(prof, r.ReadDeny, getenv)}
 	c.Guarded = gitdirs.Guarded(r.dir())
+	if prof.Sandbox.Kind == agent.SandboxWrapped {
+		var err error
+		if c.Model, err = modelAllow(prof.Sandbox.Model, getenv); err != nil {
+			return nil, err
+		}
+	}
 	if len(c.GitDirs) == 0 {
 		c.GitDirs, c.Guarded = GitDirs(r.ProjectRoot), gitdirs.Guarded(r.ProjectRoot)
 	}
@@ -306,6 +315,11 @@ func (r Request) confine(prof agent.Profile, name string, getenv func(string) st
 		if c.CLIWrites, err = cliWrites(prof, r, c, getenv); err != nil {
 			return nil, err
 		}
+		var writable []string
+		if c.Private, writable, err = privateCopies(prof, c, getenv); err != nil {
+			return nil, err
+		}
+		c.CLIWrites = append(c.CLIWrites, writable...)
 	}
 	if err := atomicfile.EnsureDir(c.TmpDir(), 0o700); err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func (s Sweep) sweepOne(name string) bool {
 		return false
 	}
 	for _, p := range []string{SpecPath(s.Dir, name), PromptPath(s.Dir, name), sessionstate.OutputPath(s.Dir, name),
-		sessionstate.StatePath(s.Dir, name), lock} {
+		sessionstate.StatePath(s.Dir, name), NetworkLogPath(s.Dir, name), lock} {
 		_ = os.Remove(p)
 	}
 	removeSandboxFiles(s.Dir, name)

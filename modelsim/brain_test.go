@@ -276,11 +276,76 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 	}
 }
 
-// The shipped build-auto script parses.
+// The shipped build-auto script parses: the review layer's rule, a
+// folder+id rule, then a sprint one.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 2 || !s.Rules[1].templated {
+	if len(s.Rules) != 3 || !s.Rules[1].templated || !s.Rules[2].templated {
 		t.Fatalf("rules %+v", s.Rules)
+	}
+}
+
+// On a folder+id dispatch the shipped build-auto script follows the
+// worker's folder route: after the skill path (pwd, the renderer, its
+// workflow.md), the folder's entry, then the spec at
+// <folder>/stories/<id>-<slug>.md, and a commit led by <id>-<slug>; a
+// sprint-mode key still takes the sprint rule.
+func TestBuildAutoScriptFollowsAFolderDispatch(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := []Message{user("<command-args>Spec folder: _bmad-output/specs/spec-billing. Story id: 2.</command-args>\n" +
+		"Base directory for this skill: /p/.claude/skills/bmad-build-auto\n\nskill text")}
+	next := func(out string) *Call {
+		t.Helper()
+		if out != "" {
+			msgs = append(msgs, result(out)...)
+		}
+		r := b.Respond(conv(msgs...))
+		if r.Call == nil {
+			t.Fatalf("no call after %q: %q", out, r.Text)
+		}
+		return r.Call
+	}
+	if c := next(""); !strings.HasPrefix(c.Shell, "pwd;") {
+		t.Fatalf("first call %+v", c)
+	}
+	if c := next("/p\nnet:[1]\n"); !strings.Contains(c.Shell, `render_skill.py" --project-root "/p" --skill "/p/.claude/skills/bmad-build-auto"`) {
+		t.Fatalf("renderer call %+v", c)
+	}
+	if c := next("Read and follow /p/_bmad/render/x/workflow.md\n"); c.Shell != `cat "/p/_bmad/render/x/workflow.md"` {
+		t.Fatalf("workflow call %+v", c)
+	}
+	c := next("# Build Auto Workflow\n`{spec_file}` = `{spec_folder}/stories/{story_id}-{slug}.md`\n")
+	if !strings.HasPrefix(c.Shell, `realpath "_bmad-output/specs/spec-billing"`) || !strings.Contains(c.Shell, `/^- id: "2"/`) {
+		t.Fatalf("entry call %+v", c)
+	}
+	c = next("/p/_bmad-output/specs/spec-billing\nTITLE=Refund an invoice\nSLUG=refund-an-invoice\n")
+	if c.WritePath != "/p/_bmad-output/specs/spec-billing/stories/2-refund-an-invoice.md" || !strings.Contains(c.WriteContent, "status: 'draft'") ||
+		!strings.Contains(c.WriteContent, "# Refund an invoice\n") {
+		t.Fatalf("draft spec %+v", c)
+	}
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written", "GREETING TEST PASSED\n"} {
+		c = next(out)
+	}
+	if !strings.Contains(c.WriteContent, "status: 'done'") || !strings.Contains(c.WriteContent, "baseline_revision: '0123456789012345678901234567890123456789'") {
+		t.Fatalf("done spec %+v", c)
+	}
+	if c = next("written"); !strings.Contains(c.Shell, `-m "2-refund-an-invoice: greet`) {
+		t.Fatalf("commit %+v", c)
+	}
+	// Codex: the skill's text is a turn of its own after the prompt; the
+	// folder rule still takes it.
+	codex := b.Respond(conv(user("$bmad-build-auto Spec folder: /p/specs/x. Story id: a-1."),
+		user("<skill>\n<path>/p/.agents/skills/bmad-build-auto/SKILL.md</path>\nskill text</skill>"), result("/p\n")[0], result("/p\n")[1],
+		result("Read and follow /p/_bmad/render/x/workflow.md\n")[0], result("Read and follow /p/_bmad/render/x/workflow.md\n")[1],
+		result("`{spec_folder}/stories/{story_id}-{slug}.md`")[0], result("`{spec_folder}/stories/{story_id}-{slug}.md`")[1]))
+	if codex.Call == nil || !strings.HasPrefix(codex.Call.Shell, `realpath "/p/specs/x"`) || !strings.Contains(codex.Call.Shell, `/^- id: "a-1"/`) {
+		t.Fatalf("codex's form: %+v", codex)
+	}
+	sprint := b.Respond(conv(user("<command-args>1-1-sign-up</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n"), result("/p\n")[0], result("/p\n")[1],
+		result("Read and follow /p/_bmad/render/x/workflow.md\n")[0], result("Read and follow /p/_bmad/render/x/workflow.md\n")[1],
+		result("create `/p/_bmad-output/implementation-artifacts/bmad-build-auto-result-<slug>.md`")[0], result("create `/p/_bmad-output/implementation-artifacts/bmad-build-auto-result-<slug>.md`")[1]))
+	if sprint.Call == nil || sprint.Call.WritePath != "/p/_bmad-output/implementation-artifacts/spec-1-1-sign-up.md" {
+		t.Fatalf("a sprint key: %+v", sprint)
 	}
 }
 
@@ -352,5 +417,24 @@ rules:
 	}
 	if r := b.Respond(conv(user("go"))); r.Call != nil || !strings.Contains(r.Text, "no subagent tool") {
 		t.Fatalf("no tool: %+v", r)
+	}
+}
+
+// A rule matches the latest user turn; with anyTurn, any user turn so far.
+func TestScriptAnyTurnMatchesAnEarlierTurn(t *testing.T) {
+	b := &Brain{Script: script(t, `
+builtin: false
+rules:
+  - match: "first"
+    actions: [{reply: "latest only"}]
+  - match: "first"
+    anyTurn: true
+    actions: [{reply: "any turn"}]
+`)}
+	if r := b.Respond(conv(user("first"))); r.Text != "latest only" {
+		t.Fatalf("one turn: %+v", r)
+	}
+	if r := b.Respond(conv(user("first"), user("second"))); r.Text != "any turn" {
+		t.Fatalf("two turns: %+v", r)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,9 +56,13 @@ type Script struct {
 
 // Rule plans a user turn whose text it matches.
 type Rule struct {
-	Match    string   `yaml:"match"`
-	Regexp   string   `yaml:"regexp"`
-	Nth      int      `yaml:"nth"`
+	Match  string `yaml:"match"`
+	Regexp string `yaml:"regexp"`
+	Nth    int    `yaml:"nth"`
+	// AnyTurn matches the pattern against every user turn so far, not only
+	// the latest: a CLI that sends an invoked skill's text as a turn of its
+	// own (Codex-style <skill>) has the prompt in the turn before.
+	AnyTurn  bool     `yaml:"anyTurn"`
 	Protocol string   `yaml:"protocol"`
 	Usage    *Usage   `yaml:"usage"`
 	Actions  []Action `yaml:"actions"`
@@ -251,7 +256,14 @@ func (r *Rule) matches(text string) bool {
 // applies reports whether the rule plans the latest of texts (every user
 // turn so far) in a conversation of protocol.
 func (r *Rule) applies(protocol string, texts []string) bool {
-	if len(texts) == 0 || (r.Protocol != "" && r.Protocol != protocol) || !r.matches(texts[len(texts)-1]) {
+	if len(texts) == 0 || (r.Protocol != "" && r.Protocol != protocol) {
+		return false
+	}
+	if r.AnyTurn {
+		if !slices.ContainsFunc(texts, r.matches) {
+			return false
+		}
+	} else if !r.matches(texts[len(texts)-1]) {
 		return false
 	}
 	if r.Nth == 0 {

@@ -31,6 +31,13 @@ func TestRealCodexRunsTheRealBuildAutoSkillInFolderMode(t *testing.T) {
 	realBuildAutoFolder(t, "codex", offline.Codex, ".agents/skills")
 }
 
+// The same for Gemini CLI, which is told to load the skill with
+// activate_skill (it runs no slash command in prompt mode).
+func TestRealGeminiRunsTheRealBuildAutoSkillInFolderMode(t *testing.T) {
+	t.Parallel()
+	realBuildAutoFolder(t, "gemini", offline.Gemini, ".agents/skills")
+}
+
 // folderSpec is the spec folder realBuildAutoFolder adds to the project.
 const folderSpec = "_bmad-output/specs/spec-billing"
 

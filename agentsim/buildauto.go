@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/story-automator/story-automator/internal/lazyre"
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -24,11 +26,12 @@ const BehaviourBuildAuto = "build-auto"
 // EnvBuildAuto steers the build-auto behaviour: a comma-separated list of
 // blocked=CONDITION (halt blocked with that condition), die=STATUS (exit 1
 // with the spec left at draft, in-progress or in-review: a session that died
-// mid-flight), followup (recommend a follow-up review), intentgap (review
-// finds an intent gap: the attempted change saved as a patch beside the
-// spec, the code reverted, the spec blocked naming the patch). Each item may
-// end in @STORY, and then applies to that story only: a story key in sprint
-// mode (1-2, 1.2, 1-2-slug), a stories.yaml id in folder+id mode.
+// mid-flight; die=STATUS:N on attempt N alone, the attempt the run puts in
+// child.EnvAttempt), followup (recommend a follow-up review), intentgap
+// (review finds an intent gap: the attempted change saved as a patch beside
+// the spec, the code reverted, the spec blocked naming the patch). Each item
+// may end in @STORY, and then applies to that story only: a story key in
+// sprint mode (1-2, 1.2, 1-2-slug), a stories.yaml id in folder+id mode.
 const EnvBuildAuto = "STORY_AUTOMATOR_SIM_BUILD_AUTO"
 
 // HaltAfterPlanning is the phrase that stops the worker at ready-for-dev.
@@ -117,7 +120,9 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 		case "blocked":
 			w.blocked = st.value
 		case "die":
-			w.die = st.value
+			if st.attempt == 0 || st.attempt == atoiOr(s.Getenv(child.EnvAttempt), 1) {
+				w.die = st.value
+			}
 		case "followup":
 			w.follow = true
 		case "intentgap":
@@ -127,8 +132,12 @@ func newBuildAuto(s *Sim) (*buildAuto, error) {
 	return w, nil
 }
 
-// steer is one item of EnvBuildAuto.
-type steer struct{ key, value, story string }
+// steer is one item of EnvBuildAuto; attempt (die only) is the one
+// attempt it applies to, 0 for every attempt.
+type steer struct {
+	key, value, story string
+	attempt           int
+}
 
 // steerStory is what may follow an item's last "@": a story key or id.
 var steerStory = lazyre.New(`^[A-Za-z0-9.-]+$`)
@@ -148,13 +157,19 @@ func parseSteers(list string) ([]steer, error) {
 		}
 		var hasValue bool
 		st.key, st.value, hasValue = strings.Cut(item, "=")
+		if status, n, ok := strings.Cut(st.value, ":"); ok && st.key == "die" {
+			if st.attempt, _ = strconv.Atoi(n); st.attempt < 1 {
+				return nil, fmt.Errorf("%s: %q: attempt %q is not a positive number", EnvBuildAuto, item, n)
+			}
+			st.value = status
+		}
 		switch {
 		case st.key == "blocked" && strings.TrimSpace(st.value) != "":
 			st.value = strings.TrimSpace(st.value)
 		case st.key == "die" && (st.value == workflows.SpecDraft || st.value == workflows.SpecInProgress || st.value == workflows.SpecInReview):
 		case (st.key == "followup" || st.key == "intentgap") && !hasValue:
 		default:
-			return nil, fmt.Errorf("%s: %q: want blocked=CONDITION, die=draft|in-progress|in-review, followup or intentgap, each optionally @STORY", EnvBuildAuto, item)
+			return nil, fmt.Errorf("%s: %q: want blocked=CONDITION, die=draft|in-progress|in-review[:ATTEMPT], followup or intentgap, each optionally @STORY", EnvBuildAuto, item)
 		}
 		out = append(out, st)
 	}

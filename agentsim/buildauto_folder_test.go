@@ -1,11 +1,14 @@
 package agentsim
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/tmux/child"
 	"github.com/story-automator/story-automator/workflows"
 )
 
@@ -279,9 +282,9 @@ func TestBuildAutoSprintStoryScopedFaultsAndBadSteers(t *testing.T) {
 	if spec, err := workflows.ReadSpec(filepath.Join(artifacts(dir), "spec-1-2-settings.md")); err != nil || spec.Result == nil || spec.Result.BlockingCondition != "no subagents" {
 		t.Fatalf("1-2: %+v, %v", spec, err)
 	}
-	for _, bad := range []string{"block=x", "die=done", "blocked=", "followup=yes"} {
+	for _, bad := range []string{"block=x", "die=done", "blocked=", "followup=yes", "die=in-progress:0", "die=in-progress:x"} {
 		code, out := dispatch(t, dir, "/bmad-build-auto 1-3-billing", bad)
-		if code != 1 || !strings.Contains(out, EnvBuildAuto) || !strings.Contains(out, "want blocked=CONDITION") {
+		if code != 1 || !strings.Contains(out, EnvBuildAuto+": \""+bad+"\"") {
 			t.Fatalf("%q: exit %d:\n%s", bad, code, out)
 		}
 	}
@@ -304,5 +307,32 @@ func TestParseFolderDispatch(t *testing.T) {
 		if _, _, ok := parseFolderDispatch(arg); ok {
 			t.Fatalf("%q parsed as a folder dispatch", arg)
 		}
+	}
+}
+
+// die=STATUS:N dies on attempt N alone (the attempt the run gives its
+// child): the retry, attempt 2, resumes the same spec to done.
+func TestBuildAutoFolderDiesOnOneAttempt(t *testing.T) {
+	dir, folder := specFolderProject(t)
+	base := gitOut(t, dir, "rev-parse", "HEAD")
+	attempt := func(n string) (int, string) {
+		var out bytes.Buffer
+		env := map[string]string{"PROJECT_ROOT": dir, child.EnvAttempt: n, EnvBuildAuto: "die=in-progress:1@1"}
+		code := Run(context.Background(), &Sim{Prompt: folderPrompt(billingFolder, "1"), Options: Options{Behaviour: BehaviourBMAD}, Out: &out,
+			Getenv: func(k string) string { return env[k] }})
+		return code, out.String()
+	}
+	path := filepath.Join(folder, "stories", "1-issue-invoices.md")
+	if code, out := attempt("1"); code != 1 {
+		t.Fatalf("attempt 1: exit %d:\n%s", code, out)
+	}
+	if spec, _ := readSpecText(t, path); spec.Status != workflows.SpecInProgress {
+		t.Fatalf("attempt 1: %+v", spec)
+	}
+	if code, out := attempt("2"); code != 0 {
+		t.Fatalf("attempt 2: exit %d:\n%s", code, out)
+	}
+	if spec, _ := readSpecText(t, path); spec.Status != workflows.SpecDone || spec.BaselineRevision != base {
+		t.Fatalf("attempt 2: %+v", spec)
 	}
 }

@@ -276,11 +276,11 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 	}
 }
 
-// The shipped build-auto script parses: the review layer's rule, a
-// folder+id rule, then a sprint one.
+// The shipped build-auto script parses: the review layer's rule, two
+// folder+id rules (halting after planning, and not), then a sprint one.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 3 || !s.Rules[1].templated || !s.Rules[2].templated {
+	if len(s.Rules) != 4 || !s.Rules[1].templated || !s.Rules[2].templated || !s.Rules[3].templated {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -436,5 +436,25 @@ rules:
 	}
 	if r := b.Respond(conv(user("first"), user("second"))); r.Text != "any turn" {
 		t.Fatalf("two turns: %+v", r)
+	}
+}
+
+// With "Halt after planning." the shipped build-auto script stops at the
+// plan: the spec at ready-for-dev with its Auto Run Result, no commit.
+func TestBuildAutoScriptHaltsAFolderDispatchAfterPlanning(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := []Message{user("<command-args>Spec folder: specs/b. Story id: 1. Halt after planning.</command-args>\n" +
+		"Base directory for this skill: /p/.claude/skills/bmad-build-auto\n")}
+	for _, out := range []string{"/p\n", "Read and follow /p/_bmad/render/x/workflow.md\n", "`{spec_folder}/stories/{story_id}-{slug}.md`",
+		"/p/specs/b\nTITLE=Issue invoices\nSLUG=issue-invoices\n"} {
+		msgs = append(msgs, result(out)...)
+	}
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != "/p/specs/b/stories/1-issue-invoices.md" || !strings.Contains(r.Call.WriteContent, "status: 'ready-for-dev'") ||
+		!strings.Contains(r.Call.WriteContent, "## Auto Run Result\n\nStatus: ready-for-dev") {
+		t.Fatalf("the plan: %+v", r)
+	}
+	if r = b.Respond(conv(append(msgs, result("written")...)...)); r.Call != nil || !strings.HasPrefix(r.Text, "Status: ready-for-dev\nSpec: /p/specs/b/stories/1-issue-invoices.md") {
+		t.Fatalf("the final text: %+v", r)
 	}
 }

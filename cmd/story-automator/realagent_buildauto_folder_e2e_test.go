@@ -22,26 +22,36 @@ import (
 // commit; stories.yaml and the board are as the worker found them.
 func TestRealClaudeRunsTheRealBuildAutoSkillInFolderMode(t *testing.T) {
 	t.Parallel()
-	realBuildAutoFolder(t, "claude", offline.Claude, ".claude/skills")
+	realBuildAutoFolder(t, "claude", offline.Claude, ".claude/skills", false)
+}
+
+// A spec_checkpoint story's two legs through the real Claude Code: the
+// dispatch with "Halt after planning." leaves the spec ready-for-dev and
+// nothing committed; the same dispatch without it takes that spec to done.
+func TestRealClaudeRunsTheRealBuildAutoSkillInFolderModeInTwoLegs(t *testing.T) {
+	t.Parallel()
+	realBuildAutoFolder(t, "claude", offline.Claude, ".claude/skills", true)
 }
 
 // The same for Codex, in its workspace-write sandbox.
 func TestRealCodexRunsTheRealBuildAutoSkillInFolderMode(t *testing.T) {
 	t.Parallel()
-	realBuildAutoFolder(t, "codex", offline.Codex, ".agents/skills")
+	realBuildAutoFolder(t, "codex", offline.Codex, ".agents/skills", false)
 }
 
 // The same for Gemini CLI, which is told to load the skill with
 // activate_skill (it runs no slash command in prompt mode).
 func TestRealGeminiRunsTheRealBuildAutoSkillInFolderMode(t *testing.T) {
 	t.Parallel()
-	realBuildAutoFolder(t, "gemini", offline.Gemini, ".agents/skills")
+	realBuildAutoFolder(t, "gemini", offline.Gemini, ".agents/skills", false)
 }
 
 // folderSpec is the spec folder realBuildAutoFolder adds to the project.
 const folderSpec = "_bmad-output/specs/spec-billing"
 
-func realBuildAutoFolder(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error), skills string) {
+// realBuildAutoFolder dispatches story 2 of a spec folder through the real
+// CLI, first with "Halt after planning." when halt is set.
+func realBuildAutoFolder(t *testing.T, agentName string, home func(offline.Config) (offline.Env, error), skills string, halt bool) {
 	cli := realagent.Require(t, agentName)
 	rp, in := newBMAD612Project(t)
 	root, err := filepath.EvalSymlinks(rp.root)
@@ -75,23 +85,38 @@ func realBuildAutoFolder(t *testing.T, agentName string, home func(offline.Confi
 		t.Fatal(err)
 	}
 	env := append(oenv.Pairs(), "PATH="+filepath.Dir(cli)+":"+filepath.Dir(in.UV)+":"+os.Getenv("PATH"))
-	prompt, ok := agent.SkillPrompt(agentName, workflows.BuildAutoSkill, "Spec folder: "+folderSpec+". Story id: 2.")
-	if !ok {
-		t.Fatalf("%s has no skill form", agentName)
-	}
 	sp := &sessionProject{t: t, bin: rp.bin, root: root, socket: rp.socket,
 		sessionsDir: filepath.Join(root, ".story-automator", "sessions")}
-	res, code := sp.run(env, "session", "spawn", "--step", "dev", "--story", "1.1", "--agent", agentName, "--prompt", prompt)
-	name := stringOr(res["session"])
-	if code != 0 || name == "" {
-		t.Fatalf("spawn: %d %v", code, res)
+	specPath := filepath.Join(folder, "stories", "2-refund-an-invoice.md")
+	dispatch := func(step, args string) {
+		t.Helper()
+		prompt, ok := agent.SkillPrompt(agentName, workflows.BuildAutoSkill, args)
+		if !ok {
+			t.Fatalf("%s has no skill form", agentName)
+		}
+		res, code := sp.run(env, "session", "spawn", "--step", step, "--story", "1.1", "--agent", agentName, "--prompt", prompt)
+		name := stringOr(res["session"])
+		if code != 0 || name == "" {
+			t.Fatalf("spawn: %d %v", code, res)
+		}
+		t.Logf("%s: skill form %q", agentName, prompt)
+		res, code = sp.run(env, "monitor-session", name, "--timeout", "300s")
+		if code != 0 || res["finalState"] != "completed" {
+			out, _ := os.ReadFile(stringOr(res["outputFile"]))
+			t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+		}
 	}
-	t.Logf("%s: skill form %q", agentName, prompt)
-	res, code = sp.run(env, "monitor-session", name, "--timeout", "300s")
-	if code != 0 || res["finalState"] != "completed" {
-		out, _ := os.ReadFile(stringOr(res["outputFile"]))
-		t.Fatalf("monitor = %d %v\noutput:\n%s", code, res, tail(string(out), 3000))
+	if halt {
+		dispatch("create", "Spec folder: "+folderSpec+". Story id: 2. Halt after planning.")
+		spec, err := workflows.ReadSpec(specPath)
+		if err != nil || spec.Status != workflows.SpecReadyForDev || spec.BaselineRevision != "" || spec.Result == nil || spec.Result.Status != workflows.SpecReadyForDev {
+			t.Fatalf("after planning: spec %+v (%v)", spec, err)
+		}
+		if head := strings.TrimSpace(rp.git("rev-parse", "HEAD")); head != base {
+			t.Fatalf("planning committed")
+		}
 	}
+	dispatch("dev", "Spec folder: "+folderSpec+". Story id: 2.")
 
 	texts := exchangeTexts(srv.Exchanges())
 	if skill := skillBody(t, filepath.Join(root, skills)); !strings.Contains(texts, skill) {
@@ -105,7 +130,7 @@ func realBuildAutoFolder(t *testing.T, agentName string, home func(offline.Confi
 		t.Errorf("the rendered workflow's folder+id route did not reach the model")
 	}
 
-	spec, err := workflows.ReadSpec(filepath.Join(folder, "stories", "2-refund-an-invoice.md"))
+	spec, err := workflows.ReadSpec(specPath)
 	if err != nil || spec.Status != workflows.SpecDone || spec.BaselineRevision != base || spec.Result == nil || spec.Result.Status != workflows.SpecDone {
 		t.Fatalf("spec %+v (%v): want done from baseline %s with a done Auto Run Result", spec, err, base)
 	}

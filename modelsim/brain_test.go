@@ -299,7 +299,9 @@ func TestBuildAutoScriptFollowsAFolderDispatch(t *testing.T) {
 		if out != "" {
 			msgs = append(msgs, result(out)...)
 		}
-		r := b.Respond(conv(msgs...))
+		c := conv(msgs...)
+		c.Tools = append(c.Tools, "Agent")
+		r := b.Respond(c)
 		if r.Call == nil {
 			t.Fatalf("no call after %q: %q", out, r.Text)
 		}
@@ -323,10 +325,15 @@ func TestBuildAutoScriptFollowsAFolderDispatch(t *testing.T) {
 		!strings.Contains(c.WriteContent, "# Refund an invoice\n") {
 		t.Fatalf("draft spec %+v", c)
 	}
-	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written", "GREETING TEST PASSED\n"} {
-		c = next(out)
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written"} {
+		next(out)
 	}
-	if !strings.Contains(c.WriteContent, "status: 'done'") || !strings.Contains(c.WriteContent, "baseline_revision: '0123456789012345678901234567890123456789'") {
+	if c = next("GREETING TEST PASSED\n"); !strings.HasPrefix(c.Subagent, "Review layer of the model-sim worker") {
+		t.Fatalf("review %+v", c)
+	}
+	c = next("REVIEW VERDICT: clean (greet and its test agree)")
+	if !strings.Contains(c.WriteContent, "status: 'done'") || !strings.Contains(c.WriteContent, "baseline_revision: '0123456789012345678901234567890123456789'") ||
+		!strings.Contains(c.WriteContent, "Review: REVIEW VERDICT: clean (greet and its test agree)") {
 		t.Fatalf("done spec %+v", c)
 	}
 	if c = next("written"); !strings.Contains(c.Shell, `-m "2-refund-an-invoice: greet`) {

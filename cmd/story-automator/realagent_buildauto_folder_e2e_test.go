@@ -134,6 +134,7 @@ func realBuildAutoFolder(t *testing.T, agentName string, home func(offline.Confi
 	if err != nil || spec.Status != workflows.SpecDone || spec.BaselineRevision != base || spec.Result == nil || spec.Result.Status != workflows.SpecDone {
 		t.Fatalf("spec %+v (%v): want done from baseline %s with a done Auto Run Result", spec, err, base)
 	}
+	checkReviewSubagent(t, agentName, srv.Exchanges(), specPath)
 	if found, _ := filepath.Glob(filepath.Join(folder, "stories", "*.md")); len(found) != 1 {
 		t.Errorf("story files %v: the worker wrote another story's", found)
 	}

@@ -3,13 +3,14 @@ package resolve
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/story-automator/story-automator/internal/lazyre"
 )
 
 // patchPath finds a path of a .patch or .diff file in text.
-var patchPath = regexp.MustCompile("[^\\s`'\"()<>\\[\\]]+\\.(?:patch|diff)\\b")
+var patchPath = lazyre.New("[^\\s`'\"()<>\\[\\]]+\\.(?:patch|diff)\\b")
 
 // IntentGapPatch is the patch of the change bmad-build-auto attempted
 // before its review found an intent gap (BMAD 6.12 saves it in the
@@ -26,7 +27,7 @@ func (t *Target) IntentGapPatch() string {
 		return ""
 	}
 	dir := filepath.Dir(t.Spec)
-	named := patchPath.FindAllString(string(data), -1)
+	named := patchPath().FindAllString(string(data), -1)
 	for i := len(named) - 1; i >= 0; i-- {
 		p := strings.ReplaceAll(named[i], "{implementation_artifacts}", dir)
 		for _, c := range []string{p, filepath.Join(t.Dir, p), filepath.Join(dir, p), filepath.Join(dir, filepath.Base(p))} {

@@ -219,7 +219,7 @@ func keepHint(u *Unit) string {
 	if u.Worktree != "" {
 		return " (the tip of its worktree's branch, " + u.Worktree + ")."
 	}
-	return " and the tree is left clean for the next story; `story-automator run --resume` brings it back (`git cherry-pick --no-commit " + u.Parked.Ref + "` does too, to fix it by hand first)."
+	return " and the tree is left clean for the next story, its spec among the work: `story-automator resolve " + u.Dotted + "` and `story-automator run --resume` bring it back first (`git cherry-pick --no-commit " + u.Parked.Ref + "` does too, to fix it by hand)."
 }
 
 func (e *Engine) treeOf(u *Unit) string {

@@ -47,15 +47,24 @@ func (p *runProject) specStatus() string {
 func TestE2EResolveNoInteractiveThenResumeToDone(t *testing.T) {
 	t.Parallel()
 	p, in := buildAutoProject(t, "")
-	blockedRun(t, p, withUV(in), "blocked=implementation verification failed")
-	if s := p.specStatus(); s != workflows.SpecBlocked {
-		t.Fatalf("spec %s", s)
+	blockedRun(t, p, withUV(in), "blocked=implementation verification failed@1-1")
+	// Parked: its work, the spec among it, is on its ref, not in the tree;
+	// resolve brings it back first.
+	st := p.state()
+	if u := st.Unit("1-1"); u.Status != orchestrator.StatusParked || u.Parked == nil || u.Parked.Ref == "" {
+		t.Fatalf("1.1 %+v", u)
+	}
+	if _, err := os.Stat(filepath.Join(p.root, resolveSpec)); !os.IsNotExist(err) {
+		t.Fatalf("the parked spec is in the tree: %v", err)
+	}
+	if text := p.git("show", st.Unit("1-1").Parked.Ref+":"+resolveSpec); !strings.Contains(text, "status: 'blocked'") && !strings.Contains(text, "status: blocked") {
+		t.Fatalf("the spec on the ref:\n%s", text)
 	}
 	res, code := p.run(nil, "resolve", "1.1", "--no-interactive", "--message", "fixed the verification by hand")
 	if code != 0 || res["specFrom"] != "blocked" || res["specTo"] != "draft" || res["spec"] != resolveSpec || res["next"] != orchestrator.ResumeCommand {
 		t.Fatalf("resolve: exit %d %v", code, res)
 	}
-	st := p.state()
+	st = p.state()
 	u := st.Unit("1-1")
 	dev := u.Step(orchestrator.StepDev)
 	if u.Status != orchestrator.StatusPending || dev.Status != orchestrator.StatusPending || p.specStatus() != workflows.SpecDraft ||
@@ -81,8 +90,8 @@ func TestE2EResolveRestorePatchResumesTheReview(t *testing.T) {
 	if _, err := os.Stat(code); !os.IsNotExist(err) {
 		t.Fatalf("the worker did not revert its change: %v", err)
 	}
-	if esc := p.state().Escalation; esc == nil || !strings.Contains(esc.Reason, "intent gap") {
-		t.Fatalf("escalation %+v", esc)
+	if pk := p.state().Unit("1-1").Parked; pk == nil || !strings.Contains(pk.Reason, "intent gap") {
+		t.Fatalf("parked %+v", pk)
 	}
 	out, err := p.cmd([]string{withUV(in)}, "resolve", "1.1", "--restore-patch", "--resume", "--json").CombinedOutput()
 	first := strings.SplitN(string(out), "\n", 2)[0]

@@ -181,19 +181,23 @@ func TestE2EStoriesDoneCheckpointPausesAfterLanding(t *testing.T) {
 	}
 }
 
-// A blocked story escalates naming its spec and the fix, and the run
-// never goes past it; a worker's skeleton spec escalates naming the file.
+// A blocked story parks naming its spec and the fix, and the run never
+// goes past it (each story depends on the one before): it ends
+// done_with_parked with the later stories not started. A worker's
+// skeleton spec parks its story naming the file. Under --on-escalation
+// pause the blocked story pauses the run instead.
 func TestE2EStoriesBlockedAndSentinelEscalate(t *testing.T) {
 	t.Parallel()
 	p, in := storiesRunProject(t, storiesYAML(nil), noRetro)
 	res, code := p.run([]string{withUV(in), agentsim.EnvBuildAuto + "=blocked=unclear intent@2-a"}, "run", "--agent", "sim", "--json")
 	st := p.state()
-	esc := st.Escalation
-	if code == 0 || esc == nil || esc.Code != "build_auto_blocked" || !strings.Contains(esc.Reason, `"unclear intent"`) ||
-		!strings.Contains(esc.Action, specAuth+"/stories/2-a-log-in.md") {
-		t.Fatalf("blocked: exit %d %v, escalation %+v", code, res, esc)
+	pk := st.Unit("2-a").Parked
+	if code != 10 || res["outcome"] != "done_with_parked" || st.Unit("2-a").Status != orchestrator.StatusParked || pk == nil ||
+		pk.Code != "build_auto_blocked" || !strings.Contains(pk.Reason, `"unclear intent"`) || !strings.Contains(pk.Action, specAuth+"/stories/2-a-log-in.md") {
+		t.Fatalf("blocked: exit %d %v, unit 2-a %+v", code, res, st.Unit("2-a"))
 	}
-	if len(st.Unit("auth").Step(orchestrator.StepDev).Attempts) != 0 || strings.Join(p.storySubjects(), "|") != "1: Sign up" {
+	if len(st.Unit("auth").Step(orchestrator.StepDev).Attempts) != 0 || st.Unit("auth").Status != orchestrator.StatusPending ||
+		strings.Join(p.storySubjects(), "|") != "1: Sign up" {
 		t.Fatalf("the run went past the blocked story: %v", p.storySubjects())
 	}
 
@@ -207,9 +211,9 @@ func TestE2EStoriesBlockedAndSentinelEscalate(t *testing.T) {
 	}
 	q.git("add", "-A")
 	q.git("commit", "-q", "-m", "a skeleton from an earlier run")
-	res, code = q.run([]string{withUV(in)}, "run", "--agent", "sim", "--json")
-	esc = q.state().Escalation
-	if code == 0 || esc == nil || !strings.Contains(esc.Reason, skeleton) || !strings.Contains(esc.Reason, "story id not found in stories.yaml") ||
+	res, code = q.run([]string{withUV(in)}, "run", "--agent", "sim", "--on-escalation", "pause", "--json")
+	esc := q.state().Escalation
+	if code == 0 || code == 10 || esc == nil || !strings.Contains(esc.Reason, skeleton) || !strings.Contains(esc.Reason, "story id not found in stories.yaml") ||
 		!strings.Contains(esc.Action, "delete "+skeleton) {
 		t.Fatalf("sentinel: exit %d %v, escalation %+v", code, res, esc)
 	}

@@ -206,22 +206,35 @@ func (p BuildAuto) Dispatch(ctx context.Context, d orchestrator.StoryDispatch) (
 	if err := p.bookkeeping(ctx, d, s, &out); err != nil {
 		return out, err
 	}
-	arg := s.boardKey()
+	prompt, err := workerPrompt(d, s.boardKey(), spec, d.PlanCheckpoint, &out)
+	if err != nil {
+		return out, err
+	}
+	out.Prompt = prompt + "\n" + BoardLine
+	return out, nil
+}
+
+// workerPrompt is the worker's dispatch in the agent's skill form: fresh
+// (a board key, a folder and id, free text) until the spec is known, the
+// spec's path from then on; with "Halt after planning." on a dev step that
+// plans (planHalt, and a spec not yet past draft), which it records in
+// out.Halt.
+func workerPrompt(d orchestrator.StoryDispatch, fresh string, spec workflows.Spec, planHalt bool, out *orchestrator.Dispatched) (string, error) {
+	arg := fresh
 	if d.Spec != "" {
 		arg = d.Spec
 	}
-	out.Halt = d.Step == orchestrator.StepDev && d.PlanCheckpoint && (d.Spec == "" || spec.Status == workflows.SpecDraft)
+	out.Halt = d.Step == orchestrator.StepDev && planHalt && (d.Spec == "" || spec.Status == workflows.SpecDraft)
 	if out.Halt {
 		arg += " " + HaltAfterPlanning
 	}
 	prompt, ok := agent.SkillPrompt(d.Agent, workflows.BuildAutoSkill, arg)
 	if !ok {
-		return out, &orchestrator.Blocker{Code: CodeNoSkillForm,
+		return "", &orchestrator.Blocker{Code: CodeNoSkillForm,
 			Err:    fmt.Errorf("the %s agent cannot be told to run a skill, and the build-auto pipeline dispatches %s", d.Agent, workflows.BuildAutoSkill),
-			Action: "Run the story with an agent whose profile has a skill form (story-automator doctor lists them), then run `story-automator run --resume`."}
+			Action: "Run with an agent whose profile has a skill form (story-automator doctor lists them), then run `story-automator run --resume`."}
 	}
-	out.Prompt = prompt + "\n" + BoardLine
-	return out, nil
+	return prompt, nil
 }
 
 // CodeBuildAutoWhere: the build-auto pipeline cannot run a story where the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -70,20 +69,9 @@ func (p BuildAuto) folderDispatch(ctx context.Context, d orchestrator.StoryDispa
 		}
 		out.Base, out.Before = head, []string{}
 	}
-	arg := FolderPrompt(p.Folder.Rel(), entry.ID)
-	if d.Spec != "" {
-		arg = d.Spec
-	}
-	out.Halt = d.Step == orchestrator.StepDev && (entry.SpecCheckpoint || d.PlanCheckpoint) &&
-		(d.Spec == "" || spec.Status == workflows.SpecDraft)
-	if out.Halt {
-		arg += " " + HaltAfterPlanning
-	}
-	prompt, ok := agent.SkillPrompt(d.Agent, workflows.BuildAutoSkill, arg)
-	if !ok {
-		return out, &orchestrator.Blocker{Code: CodeNoSkillForm,
-			Err:    fmt.Errorf("the %s agent cannot be told to run a skill, and the build-auto pipeline dispatches %s", d.Agent, workflows.BuildAutoSkill),
-			Action: "Run the story with an agent whose profile has a skill form (story-automator doctor lists them), then run `story-automator run --resume`."}
+	prompt, err := workerPrompt(d, FolderPrompt(p.Folder.Rel(), entry.ID), spec, entry.SpecCheckpoint || d.PlanCheckpoint, &out)
+	if err != nil {
+		return out, err
 	}
 	if entry.InvokeDevWith != "" {
 		prompt += "\n" + entry.InvokeDevWith

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/orchestrator"
 	"github.com/story-automator/story-automator/workflows"
 )
@@ -199,19 +198,9 @@ func (p BuildAuto) dispatchWork(ctx context.Context, d orchestrator.StoryDispatc
 			return out, err
 		}
 	}
-	arg := workText(d, open)
-	if d.Spec != "" {
-		arg = d.Spec
-	}
-	out.Halt = d.Step == orchestrator.StepDev && d.PlanCheckpoint && (d.Spec == "" || spec.Status == workflows.SpecDraft)
-	if out.Halt {
-		arg += " " + HaltAfterPlanning
-	}
-	prompt, ok := agent.SkillPrompt(d.Agent, workflows.BuildAutoSkill, arg)
-	if !ok {
-		return out, &orchestrator.Blocker{Code: CodeNoSkillForm,
-			Err:    fmt.Errorf("the %s agent cannot be told to run a skill, and the build-auto pipeline dispatches %s", d.Agent, workflows.BuildAutoSkill),
-			Action: "Run with an agent whose profile has a skill form (story-automator doctor lists them), then run `story-automator run --resume`."}
+	prompt, err := workerPrompt(d, workText(d, open), spec, d.PlanCheckpoint, &out)
+	if err != nil {
+		return out, err
 	}
 	out.Prompt = prompt + "\n" + workContext(d, open) + WorkLine
 	return out, nil

@@ -72,7 +72,7 @@ func (m Model) grid(f *frame, st *orchestrator.State, rows int) {
 	}
 	storyW := 5
 	for _, u := range st.Units {
-		storyW = max(storyW, len(u.Dotted))
+		storyW = max(storyW, min(textline.Width(u.Dotted), storyCells))
 	}
 	stepsW := len(strings.Join(labels, " "))
 	hostW := hostWidth(st)
@@ -84,6 +84,10 @@ func (m Model) grid(f *frame, st *orchestrator.State, rows int) {
 		f.add(m.gridRow(st.Units[i], i == m.selected, storyW, titleW, hostW, cols, labels))
 	}
 }
+
+// storyCells is the most the grid's story column takes: an action unit is
+// named by its item's id, which can run long (its title is the action).
+const storyCells = 20
 
 // remoteHost is the ssh host a unit runs on, "" for this machine.
 func remoteHost(u *orchestrator.Unit) string {
@@ -130,21 +134,28 @@ func (m Model) gridRow(u *orchestrator.Unit, selected bool, storyW, titleW, host
 	if len(u.Commit) >= 7 {
 		commit = u.Commit[:7]
 	}
-	line := fmt.Sprintf("%-*s %-*s %s  %-10s%s%s", storyW, u.Dotted, titleW, title, strings.Join(marks, " "), u.Status, hostCell(u.Host, hostW), commit)
+	line := fmt.Sprintf("%-*s %-*s %s  %-10s%s%s", storyW, textline.Cut(u.Dotted, storyW), titleW, title, strings.Join(marks, " "), u.Status, hostCell(u.Host, hostW), commit)
 	if selected {
 		return m.styles.selected.Render("▸ " + line)
 	}
 	return "  " + line
 }
 
-// detail is the selected story's attempts, newest last, and its escalation.
+// detail is the selected story's attempts, newest last; a sweep or action
+// unit's items; why a story is parked and the keys that settle it; its
+// escalation.
 func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
 	s := m.styles
 	f.add(s.title.Render(u.Dotted+" "+textline.OneLine(u.Title)) + s.dim.Render(" · "+u.Status+hostText(u)+worktreeText(u.Worktree)))
-	lines := append(m.retroLines(u), m.escalationLines(u)...)
+	lines := append(m.retroLines(u), m.parkedLines(u)...)
+	lines = append(lines, m.escalationLines(u)...)
+	// The items take what is left but the attempts' heading and last row.
+	lines = append(fitLines(u.Work.Lines(u.Kind), height-1-len(lines)-2), lines...)
 	att := attemptLines(u, f.width >= 100)
-	room := max(0, height-1-len(lines))
-	if len(att) > room {
+	switch room := max(0, height-1-len(lines)); {
+	case room == 0:
+		att = nil
+	case len(att) > room:
 		att = append([]string{att[0]}, att[len(att)-room+1:]...)
 	}
 	for i, l := range att {
@@ -156,6 +167,16 @@ func (m Model) detail(f *frame, u *orchestrator.Unit, height int) {
 	for _, l := range lines {
 		f.add(l)
 	}
+}
+
+// fitLines is lines cut to n (at least two), the last kept line saying how
+// many more `status` lists.
+func fitLines(lines []string, n int) []string {
+	n = max(n, 2)
+	if len(lines) <= n {
+		return lines
+	}
+	return append(lines[:n-1:n-1], fmt.Sprintf("  … and %d more (story-automator status lists them all)", len(lines)-n+1))
 }
 
 // wrapped is s wrapped at width, as lines.
@@ -200,6 +221,39 @@ func (m Model) retroLines(u *orchestrator.Unit) []string {
 		}
 	}
 	return out
+}
+
+// parkedLines say why a parked unit is parked, what to do, where its work
+// is kept and, for a story, the keys that settle it: v resolves it with an
+// agent, c confirms it fixed by hand; r then resumes the run.
+func (m Model) parkedLines(u *orchestrator.Unit) []string {
+	p, s, w := u.Parked, m.styles, m.width
+	if p == nil || u.Status != orchestrator.StatusParked {
+		return nil
+	}
+	out := wrapped(s.warn.Render("Parked: ")+textline.OneLine(p.Reason), w)
+	out = append(out, wrapped(s.warn.Render("What to do: ")+textline.OneLine(p.Action), w)...)
+	resume := s.key.Render("r") + " resumes the run once it has stopped: " + orchestrator.ResumeCommand
+	if u.Kind != orchestrator.KindStory {
+		out = append(out, wrapped("Once it is settled, "+resume, w)...)
+	} else {
+		resolveCmd := "story-automator resolve " + u.Dotted
+		out = append(out, wrapped("Press "+s.key.Render("v")+" to resolve it with an agent: "+resolveCmd, w)...)
+		out = append(out, wrapped("Press "+s.key.Render("c")+" to confirm it once you have fixed it yourself: "+resolveCmd+" --no-interactive", w)...)
+		out = append(out, wrapped("Then "+resume, w)...)
+	}
+	if p.Ref != "" {
+		out = append(out, wrapped("Its work is kept at "+p.Ref+shortCommit(p.Commit), w)...)
+	}
+	return out
+}
+
+// shortCommit is " (commit)" shortened, or nothing.
+func shortCommit(sha string) string {
+	if len(sha) < 7 {
+		return ""
+	}
+	return " (" + sha[:7] + ")"
 }
 
 // escalationLines are the run's escalation when it is this story's: what

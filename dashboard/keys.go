@@ -6,7 +6,7 @@ import "charm.land/bubbles/v2/key"
 type keyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom    key.Binding
 	NextView, PrevView, Run, Live, Runs, Loops key.Binding
-	Deferred                                   key.Binding
+	Deferred, Actions                          key.Binding
 	Attach, Pause, Resume, Stop, State         key.Binding
 	Resolve, Continue, Replan                  key.Binding
 	Help, Quit                                 key.Binding
@@ -22,8 +22,8 @@ func newKeyMap() keyMap {
 		Top: b("g/home", "first", "g", "home"), Bottom: b("G/end", "last", "G", "end"),
 		NextView: b("tab", "view", "tab"), PrevView: b("shift+tab", "previous view", "shift+tab"),
 		Run: b("1", "run", "1"), Live: b("2", "live pane", "2"), Runs: b("3", "runs", "3"), Loops: b("4", "loops", "4"),
-		Deferred: b("5", "deferred work", "5"),
-		Attach:   b("a", "attach", "a"), Pause: b("p", "pause", "p"), Resume: b("r", "resume", "r"),
+		Deferred: b("5", "deferred work", "5"), Actions: b("6", "action items", "6"),
+		Attach: b("a", "attach", "a"), Pause: b("p", "pause", "p"), Resume: b("r", "resume", "r"),
 		Stop: b("s", "stop", "s"), State: b("e", "state", "e"),
 		Resolve: b("v", "resolve", "v"), Continue: b("c", "continue", "c"), Replan: b("n", "replan", "n"),
 		Help: b("?", "help", "?"), Quit: b("q", "quit", "q", "ctrl+c"),
@@ -39,7 +39,7 @@ func (k keyMap) ShortHelp() []key.Binding {
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred, k.Help, k.Quit},
+		{k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred, k.Actions, k.Help, k.Quit},
 		{k.Attach, k.Pause, k.Resume, k.Stop, k.State, k.Resolve, k.Continue, k.Replan},
 	}
 }

@@ -25,10 +25,11 @@ const (
 	viewRuns
 	viewLoops
 	viewDeferred
+	viewActions
 	viewCount
 )
 
-var viewNames = [viewCount]string{"Run", "Live", "Runs", "Loops", "Deferred"}
+var viewNames = [viewCount]string{"Run", "Live", "Runs", "Loops", "Deferred", "Actions"}
 
 // Model is the dashboard: a snapshot of the project and what the user is
 // looking at. It changes nothing on its own; only keys act.
@@ -179,7 +180,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
-	case key.Matches(msg, k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred):
+	case key.Matches(msg, k.NextView, k.PrevView, k.Run, k.Live, k.Runs, k.Loops, k.Deferred, k.Actions):
 		m.switchView(msg)
 		return m, m.capture()
 	case key.Matches(msg, k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom):
@@ -298,6 +299,8 @@ func (m Model) resolveKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	story := u.Dotted
 	switch {
+	case u.Kind != orchestrator.KindStory && u.Status == orchestrator.StatusParked:
+		m.note = noteMsg{text: story + " is parked: resolve and confirm take stories; settle it as its detail says, then r resumes the run"}
 	case u.Kind != orchestrator.KindStory || !resolve.Blocked(u):
 		m.note = noteMsg{text: story + " is " + u.Status + ": nothing to resolve, approve or confirm"}
 	case key.Matches(msg, k.Resolve):
@@ -408,6 +411,22 @@ func (m Model) runState() string {
 		return runWaiting
 	case r.Status == orchestrator.RunPaused && r.Escalation != nil:
 		return "escalated"
+	case r.Status == orchestrator.RunPaused && m.outcome() == runDoneWithParked:
+		return runDoneWithParked
 	}
 	return r.Status
+}
+
+// runDoneWithParked is the state of a run that did every unit it could
+// and left only parked ones (and those waiting on them).
+const runDoneWithParked = string(orchestrator.OutcomeDoneWithParked)
+
+// outcome is the run's outcome as `runs` lists it.
+func (m Model) outcome() string {
+	for _, s := range m.snap.Runs {
+		if s.RunID == m.snap.Status.Run.RunID {
+			return s.Outcome
+		}
+	}
+	return ""
 }

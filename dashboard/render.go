@@ -41,6 +41,8 @@ func (m Model) Render() string {
 		m.loopsView(f, body)
 	case m.view == viewDeferred:
 		m.deferredView(f, body)
+	case m.view == viewActions:
+		m.actionsView(f, body)
 	}
 	f.fill(height - 2)
 	m.statusLine(f)
@@ -79,8 +81,12 @@ func (m Model) header(f *frame) {
 		return
 	}
 	state := m.runState()
-	f.add(fmt.Sprintf("%s  %s  %s %s  %d/%d stories done", s.stateStyle(state).Render("● "+state), s.title.Render(r.RunID),
-		s.dim.Render("elapsed"), m.elapsed(), r.StoriesDone, r.StoriesTotal))
+	counts := m.doneText()
+	if n := len(parkedUnits(m.snap.State)); n > 0 {
+		counts += s.warn.Render(fmt.Sprintf(", %d parked", n))
+	}
+	f.add(fmt.Sprintf("%s  %s  %s %s  %s", s.stateStyle(state).Render("● "+state), s.title.Render(r.RunID),
+		s.dim.Render("elapsed"), m.elapsed(), counts))
 	spendLine := orchestrator.SpendText(r.Usage, r.Budget)
 	if c := m.snap.Status.Pipeline; c != nil {
 		spendLine += s.dim.Render(" · pipeline ") + c.Pipeline
@@ -115,6 +121,9 @@ func (m Model) stateLine() string {
 		return s.bad.Render("the run's process is gone") + resume
 	case "escalated":
 		return s.bad.Render("needs you at "+r.Escalation.Unit+" "+r.Escalation.Step) + resume
+	case runDoneWithParked:
+		return s.warn.Render("parked: "+strings.Join(parkedUnits(m.snap.State), ", ")) + " (" + s.key.Render("v") + " resolve, " +
+			s.key.Render("c") + " confirm)" + resume
 	case orchestrator.RunPaused:
 		return s.warn.Render("paused: "+pauseText(r.PauseReason)) + resume
 	case runWaiting:
@@ -123,6 +132,40 @@ func (m Model) stateLine() string {
 		return m.workingLine()
 	}
 	return ""
+}
+
+// doneText counts the run's stories done; a run of sweep and action
+// units (run --sweep, --action-items), which has no story, counts those.
+func (m Model) doneText() string {
+	r := m.snap.Status.Run
+	if st := m.snap.State; st != nil && r.StoriesTotal == 0 {
+		done, total := 0, 0
+		for _, u := range st.Units {
+			if u.Kind == orchestrator.KindSweep || u.Kind == orchestrator.KindAction {
+				total++
+				if u.Status == orchestrator.StatusDone {
+					done++
+				}
+			}
+		}
+		if total > 0 {
+			return fmt.Sprintf("%d/%d units done", done, total)
+		}
+	}
+	return fmt.Sprintf("%d/%d stories done", r.StoriesDone, r.StoriesTotal)
+}
+
+// parkedUnits names the run's parked units, in the run's order.
+func parkedUnits(st *orchestrator.State) []string {
+	var out []string
+	if st != nil {
+		for _, u := range st.Units {
+			if u.Status == orchestrator.StatusParked {
+				out = append(out, u.Dotted)
+			}
+		}
+	}
+	return out
 }
 
 // workingLine names the steps at work and their sessions.

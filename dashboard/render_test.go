@@ -77,6 +77,15 @@ func frameCases() []frameCase {
 		{name: "loops-80x24", width: 80, height: 24, snap: loopSnapshot(), setup: func(m *Model) { m.view = viewLoops }},
 		{name: "deferred-100x30", width: 100, height: 30, snap: deferredSnapshot(), setup: func(m *Model) { m.view = viewDeferred }},
 		{name: "deferred-none-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewDeferred }},
+		{name: "parked-100x30", width: 100, height: 30, snap: snapshotOf(parkedState()), setup: selectStory(1)},
+		{name: "parked-80x24", width: 80, height: 24, snap: snapshotOf(parkedState()), setup: selectStory(1)},
+		{name: "done-with-parked-80x24", width: 80, height: 24, snap: snapshotOf(doneWithParkedState()), setup: selectStory(1)},
+		{name: "runs-done-with-parked-100x30", width: 100, height: 30, snap: snapshotOf(doneWithParkedState()), setup: func(m *Model) { m.view = viewRuns }},
+		{name: "sweep-100x30", width: 100, height: 30, snap: snapshotOf(leftoverState(3))},
+		{name: "sweep-long-80x24", width: 80, height: 24, snap: snapshotOf(leftoverState(40))},
+		{name: "action-unit-100x30", width: 100, height: 30, snap: snapshotOf(leftoverState(3)), setup: selectStory(1)},
+		{name: "action-items-100x30", width: 100, height: 30, snap: boardSnapshot(), setup: func(m *Model) { m.view = viewActions }},
+		{name: "action-items-none-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.view = viewActions }},
 		{name: "help-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) { m.showHelp = true }},
 		{name: "confirm-stop-80x24", width: 80, height: 24, snap: snapshotOf(fixtureState(4)), setup: func(m *Model) {
 			next, _ := m.key(keyPress("s"))

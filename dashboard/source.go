@@ -43,6 +43,10 @@ type Snapshot struct {
 	// be read ("" when it can, or when there is no BMAD project).
 	Deferred                    []workflows.DeferredEntry
 	DeferredPath, DeferredError string
+	// BoardPath is the board (sprint-status.yaml) whose open action items
+	// Status.ActionItems are, as `status` lists them; BoardError why it
+	// cannot be read ("" when it can, or when there is no BMAD project).
+	BoardPath, BoardError string
 }
 
 // Waiting is a run waiting on its own (an agent's usage limit) and when it
@@ -120,6 +124,7 @@ func (s Source) Load(ctx context.Context) Snapshot {
 	snap.Hook = readHook(marker.NewStore(s.Root, s.Getenv).HistoryPath(), hookHistoryKept)
 	snap.Waiting = waitingOf(snap.Status.Run, snap.State, snap.Status.Marker.Marker)
 	snap.deferred(s.Root)
+	snap.actionItems(s.Root)
 	return snap
 }
 
@@ -132,6 +137,18 @@ func (snap *Snapshot) deferred(root string) {
 	case errors.Is(err, workflows.ErrLayoutNotFound):
 	case err != nil:
 		snap.DeferredError = err.Error()
+	}
+}
+
+// actionItems reads the board's open action items with `status`'s own
+// function, keeping why the board cannot be read (status leaves that out).
+func (snap *Snapshot) actionItems(root string) {
+	board, items, err := status.OpenActionItems(root)
+	snap.BoardPath, snap.Status.ActionItems = board, items
+	switch {
+	case errors.Is(err, workflows.ErrLayoutNotFound):
+	case err != nil:
+		snap.BoardError = err.Error()
 	}
 }
 
@@ -163,7 +180,8 @@ func remoteSessions(snap *Snapshot) map[string]remotesession.Where {
 }
 
 // Watch wakes on every change to what a snapshot reads: the runs' state
-// documents, the marker and the hook's history, and the run's process
+// documents, the marker, the hook's history, deferred-work.md and the
+// board, and the run's process
 // ending (whose lock the kernel drops without touching a file).
 func (s Source) Watch(snap Snapshot) *wake.Waker {
 	w := wake.New()
@@ -171,8 +189,10 @@ func (s Source) Watch(snap Snapshot) *wake.Waker {
 		filepath.Join(s.Root, orchestrator.StateDirName)} {
 		_ = w.Dir(dir) // a missing one is skipped: it is made with the first run
 	}
-	if snap.DeferredPath != "" {
-		_ = w.Dir(filepath.Dir(snap.DeferredPath), filepath.Base(snap.DeferredPath))
+	for _, file := range []string{snap.DeferredPath, snap.BoardPath} {
+		if file != "" {
+			_ = w.Dir(filepath.Dir(file), filepath.Base(file))
+		}
 	}
 	if m := snap.Status.Marker.Marker; m != nil && snap.Status.Orchestrator.Alive {
 		_ = w.Process(m.OwnerPid)

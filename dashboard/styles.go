@@ -23,7 +23,7 @@ func newStyles(color bool) styles {
 		s.key = plain.Bold(true).Foreground(lipgloss.Color("6"))
 	}
 	s.state = map[string]lipgloss.Style{"running": s.good.Bold(true), "done": s.good.Bold(true), "waiting": s.warn,
-		"paused": s.warn, "escalated": s.bad, "interrupted": s.bad}
+		"paused": s.warn, "escalated": s.bad, "interrupted": s.bad, runDoneWithParked: s.warn}
 	return s
 }
 

@@ -134,6 +134,48 @@ func (m Model) deferredView(f *frame, body int) {
 	}
 }
 
+// actionsView is the board's retrospective action items not yet done, as
+// `status` lists them, with the command that takes them up as work.
+func (m Model) actionsView(f *frame, body int) {
+	s, snap := m.styles, m.snap
+	where := workflows.SprintStatusFile
+	if rel, err := filepath.Rel(m.src.Root, snap.BoardPath); err == nil && snap.BoardPath != "" && !strings.HasPrefix(rel, "..") {
+		where = rel
+	}
+	take := "`story-automator run --action-items` takes them up: each runs as work, moved open → in-progress → done on the board."
+	items := snap.Status.ActionItems
+	switch {
+	case snap.BoardError != "":
+		f.add(s.bad.Render(workflows.SprintStatusFile + " cannot be read:"))
+		for _, l := range wrapped(textline.OneLine(snap.BoardError), m.width) {
+			f.add(l)
+		}
+		f.add(s.dim.Render("Fix that line by hand (BMAD's `sprint_plan.py validate` checks the board); its action items show once it reads."))
+		return
+	case len(items) == 0:
+		f.add("No open action items on the board.")
+		for _, l := range wrapped("A retrospective adds them to "+where+"; "+take, m.width) {
+			f.add(s.dim.Render(l))
+		}
+		return
+	}
+	f.add(s.title.Render(fmt.Sprintf("%d action item(s) not done on the board", len(items))) + s.dim.Render(" · "+where))
+	hint := wrapped(take, m.width)
+	for _, l := range hint {
+		f.add(l)
+	}
+	var b strings.Builder
+	status.WriteActionItemsTable(&b, items)
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	f.add(s.dim.Render(lines[0]))
+	for i, l := range lines[1:] {
+		if i >= body-2-len(hint) {
+			break
+		}
+		f.add(l)
+	}
+}
+
 func maxText(n int) string {
 	if n <= 0 {
 		return "∞"
@@ -146,8 +188,7 @@ func (m Model) helpView(f *frame, _ int) {
 	f.add(m.styles.title.Render("Keys"))
 	f.add(m.help.FullHelpView(m.keys.FullHelp()))
 	f.add("")
-	f.add(m.styles.title.Render("Marks") + "  ✓ verified  ▶ running  · pending  – skipped  ✗ failed  ! escalated")
-	f.add("")
+	f.add(m.styles.title.Render("Marks") + "  ✓ verified  ▶ running  · pending  – skipped  ✗ failed  ! escalated/parked")
 	for _, l := range wrapped("Every action is the command's own: pause is `marker pause`; stop is the run's Ctrl-C "+
 		"(asked once); resume starts `"+orchestrator.ResumeCommand+"` on its own, its output in the run's .log; "+
 		"attach is `session attach` (C-b d comes back); resolve is `resolve STORY`; continue resumes at a checkpoint "+

@@ -161,7 +161,7 @@ func Gather(root string, getenv func(string) string, now func() time.Time, warn 
 	} else {
 		v.PipelineError = err.Error()
 	}
-	v.ActionItems = openActionItems(root)
+	_, v.ActionItems, _ = OpenActionItems(root)
 	if v.LastDecision == nil {
 		v.LastDecision = LastHistoryDecision(store.HistoryPath())
 	}
@@ -269,24 +269,4 @@ func StoriesMode(root string, st *orchestrator.State) string {
 		rel = found
 	}
 	return workflows.StoriesModeText(filepath.ToSlash(rel))
-}
-
-// openActionItems are the board's action items not yet done; a project
-// without a board, or with one that cannot be read, has none to show.
-func openActionItems(root string) []workflows.ActionItem {
-	lay, err := workflows.Open(root)
-	if err != nil {
-		return nil
-	}
-	items, err := lay.ReadActionItems()
-	if err != nil {
-		return nil
-	}
-	var out []workflows.ActionItem
-	for _, a := range items {
-		if a.Status != workflows.ActionDone {
-			out = append(out, a)
-		}
-	}
-	return out
 }

@@ -19,7 +19,7 @@ func dashboardCommand() *cli.Command {
 	return &cli.Command{
 		Name:    "dashboard",
 		Aliases: []string{"dash"},
-		Usage:   "the full-screen view of the project's run: stories × steps, attempts, the working child's live pane, runs, loops; attach, pause, resume and stop on a key",
+		Usage:   "the full-screen view of the project's run: stories × steps (sweep and action units too), attempts, parked stories, the working child's live pane, runs, loops, deferred work, the board's action items; attach, pause, resume, stop and resolve on a key",
 		Action:  dashboardAction,
 	}
 }

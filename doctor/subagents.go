@@ -83,6 +83,25 @@ func subagentsState(p agent.Profile, root string, getenv func(string) string) (*
 					off = &subagentsOff{file: path, what: fmt.Sprintf("permissions.deny has %q", rule)}
 				}
 			}
+		case agent.SubagentsPermission:
+			// The last file that denies or allows the tool wins; the
+			// legacy "tools" map's false denies it too.
+			for _, k := range s.Key {
+				perms, _ := doc["permission"].(map[string]any)
+				rule := perms[k]
+				if m, ok := rule.(map[string]any); ok {
+					rule = m["*"]
+				}
+				tools, _ := doc["tools"].(map[string]any)
+				switch legacy, isBool := tools[k].(bool); {
+				case rule == "deny":
+					off = &subagentsOff{file: path, what: fmt.Sprintf("permission.%s = \"deny\"", k)}
+				case isBool && !legacy:
+					off = &subagentsOff{file: path, what: fmt.Sprintf("tools.%s = false", k)}
+				case rule != nil:
+					off = nil
+				}
+			}
 		case agent.SubagentsSetting:
 			// The last file that sets it wins.
 			var v any = doc

@@ -153,3 +153,31 @@ func TestDoctorSubagentsOffByOpenCodePermission(t *testing.T) {
 		t.Errorf("allowed again by the project: %+v", c)
 	}
 }
+
+// OpenCode's skill tool runs rg: doctor warns, with the install line, when
+// the PATH has none, and says it is found otherwise; an agent whose skill
+// tool needs nothing gets no such check.
+func TestDoctorSkillToolNeedsRipgrepForOpenCode(t *testing.T) {
+	bin := t.TempDir()
+	path := bin
+	getenv := func(k string) string {
+		if k == "PATH" {
+			return path
+		}
+		return ""
+	}
+	c, ok := checkSkillNeeds(agent.AgentOpenCode, Options{Getenv: getenv})
+	if !ok || c.Status != Warn || !strings.Contains(c.Detail, "needs rg") || !strings.Contains(c.Fix, "apt-get install ripgrep") {
+		t.Fatalf("no rg: %+v %v", c, ok)
+	}
+	writeSettings(t, filepath.Join(bin, "rg"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(bin, "rg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := checkSkillNeeds(agent.AgentOpenCode, Options{Getenv: getenv}); c.Status != OK {
+		t.Fatalf("rg on PATH: %+v", c)
+	}
+	if _, ok := checkSkillNeeds(agent.AgentCopilot, Options{Getenv: getenv}); ok {
+		t.Errorf("GitHub Copilot CLI's skill tool needs nothing, yet got a check")
+	}
+}

@@ -130,6 +130,10 @@ type Facts struct {
 	// relative to the project root, "user": to the state directory, or
 	// "~/" = HOME); nil = it reads none this tool installs.
 	SkillDirs map[string]string
+	// SkillNeeds are programs the CLI's skill tool runs, which it
+	// downloads when PATH has none (OpenCode's ripgrep): offline or
+	// confined that fails and no skill loads; doctor checks them.
+	SkillNeeds []string
 	// Default marks the agent a run, doctor and `skill install` take when
 	// none is named (one profile).
 	Default bool
@@ -335,6 +339,9 @@ var agentFacts = map[string]Facts{
 		TrustNote: "opencode run does not ask to trust a folder",
 		PassEnv:   []string{"OPENCODE_*", "ANTHROPIC_*", "OPENAI_*", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"},
 		Product:   "OpenCode",
+		// Measured on 1.18.33: its skill tool lists a skill's files with rg,
+		// downloaded from the network when PATH has none.
+		SkillNeeds: []string{"rg"},
 		// Measured on 1.18.33: its plugins hear session.idle after a turn
 		// ended; no event lets a plugin refuse the stop as a Stop hook does.
 		HookRefusal: "its plugins hear a turn's end (session.idle) only after it ended, and an event handler's answer cannot refuse the stop as a Stop hook's does"},

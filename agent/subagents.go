@@ -34,8 +34,12 @@ const (
 	SubagentsDenyRule = "deny-rule"
 	// SubagentsSetting: a boolean at the key path Key, on by default.
 	SubagentsSetting = "setting"
-	SettingsJSON     = "json"
-	SettingsTOML     = "toml"
+	// SubagentsPermission: on unless a settings file's "permission" denies
+	// the tool Key names ("deny", or {"*": "deny"}), or its legacy "tools"
+	// map sets it false (OpenCode's).
+	SubagentsPermission = "permission"
+	SettingsJSON        = "json"
+	SettingsTOML        = "toml"
 )
 
 var subagents = map[string]Subagents{
@@ -59,6 +63,19 @@ var subagents = map[string]Subagents{
 		How:    "invoke_agent returns the subagent's result",
 		Files:  []HookFile{{"user", "settings.json"}, {"project", ".gemini/settings.json"}},
 		Format: SettingsJSON, On: "set \"experimental\": {\"enableAgents\": true} (or remove it) in"},
+	// GitHub Copilot CLI 1.0.102: task (name, description, prompt,
+	// agent_type, mode) with mode "sync" waits for the subagent and
+	// returns its answer; "background" returns at once (read_agent then
+	// reads it). No settings file turns it off: only --excluded-tools or
+	// --deny-tool on its command line, which a child's never has.
+	AgentCopilot: {Tools: []string{"task"},
+		How: "task with mode \"sync\" returns the subagent's result (\"background\" returns at once)"},
+	// OpenCode 1.18: task (description, prompt, subagent_type) runs a
+	// subagent session and returns its last message.
+	AgentOpenCode: {Tools: []string{"task"}, Switch: SubagentsPermission, Key: []string{"task"},
+		How:    "task returns the subagent's result",
+		Files:  []HookFile{{"user", "~/.config/opencode/opencode.json"}, {"project", "opencode.json"}, {"project", ".opencode/opencode.json"}},
+		Format: SettingsJSON, On: "remove \"task\": \"deny\" from \"permission\" (and \"task\": false from \"tools\") in"},
 }
 
 func init() {

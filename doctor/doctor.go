@@ -96,6 +96,9 @@ func Run(ctx context.Context, o Options) Report {
 		if c, ok := checkSubagents(a, o); ok {
 			checks = append(checks, c)
 		}
+		if c, ok := checkSkillNeeds(a, o); ok {
+			checks = append(checks, c)
+		}
 		checks = append(checks, checkSandbox(ctx, a, o))
 		if o.Rehearse != nil {
 			checks = append(checks, o.Rehearse(ctx, a))

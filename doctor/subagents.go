@@ -83,6 +83,25 @@ func subagentsState(p agent.Profile, root string, getenv func(string) string) (*
 					off = &subagentsOff{file: path, what: fmt.Sprintf("permissions.deny has %q", rule)}
 				}
 			}
+		case agent.SubagentsPermission:
+			// The last file that denies or allows the tool wins; the
+			// legacy "tools" map's false denies it too.
+			for _, k := range s.Key {
+				perms, _ := doc["permission"].(map[string]any)
+				rule := perms[k]
+				if m, ok := rule.(map[string]any); ok {
+					rule = m["*"]
+				}
+				tools, _ := doc["tools"].(map[string]any)
+				switch legacy, isBool := tools[k].(bool); {
+				case rule == "deny":
+					off = &subagentsOff{file: path, what: fmt.Sprintf("permission.%s = \"deny\"", k)}
+				case isBool && !legacy:
+					off = &subagentsOff{file: path, what: fmt.Sprintf("tools.%s = false", k)}
+				case rule != nil:
+					off = nil
+				}
+			}
 		case agent.SubagentsSetting:
 			// The last file that sets it wins.
 			var v any = doc
@@ -120,4 +139,43 @@ func readSettings(path, format string) (map[string]any, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return doc, nil
+}
+
+// checkSkillNeeds reports whether the programs the agent's skill tool runs
+// (agent.Facts.SkillNeeds) are on the PATH getenv reads: without them the
+// CLI downloads one, which offline or confined fails, and BMAD 6.12's worker
+// never starts. ok is false for an agent whose skill tool needs none.
+func checkSkillNeeds(agentName string, o Options) (Check, bool) {
+	p, _ := agent.LookupProfile(agentName)
+	if len(p.SkillNeeds) == 0 {
+		return Check{}, false
+	}
+	c := Check{Name: "skill tool", Agent: agentName, Status: OK}
+	var missing []string
+	for _, prog := range p.SkillNeeds {
+		if !onPath(prog, o.Getenv("PATH")) {
+			missing = append(missing, prog)
+		}
+	}
+	if len(missing) == 0 {
+		c.Detail = "its skill tool finds " + strings.Join(p.SkillNeeds, ", ") + " on PATH"
+		return c, true
+	}
+	c.Status = Warn
+	c.Detail = p.Product + "'s skill tool needs " + strings.Join(missing, ", ") + " on PATH, and downloads it otherwise: offline or confined that fails and no skill (BMAD 6.12's worker) loads"
+	c.Fix = "install " + strings.Join(missing, ", ") + " (apt-get install ripgrep, brew install ripgrep)"
+	return c, true
+}
+
+// onPath reports whether an executable prog is in one of path's folders.
+func onPath(prog, path string) bool {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
 }

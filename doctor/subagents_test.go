@@ -34,8 +34,7 @@ func writeSettings(t *testing.T, path, data string) {
 
 // With no settings that turn them off, the subagents of every CLI agent
 // whose subagent tools are recorded are on, and doctor names the tool that
-// runs them; an agent without a model of its own, or whose subagents were
-// not measured yet (GitHub Copilot CLI, OpenCode), gets no such check.
+// runs them; an agent without a model of its own gets no such check.
 func TestDoctorSubagentsOnByDefault(t *testing.T) {
 	_, getenv := subagentsEnv(t)
 	checked := 0
@@ -53,8 +52,8 @@ func TestDoctorSubagentsOnByDefault(t *testing.T) {
 			t.Errorf("%s: %+v %v", a, c, ok)
 		}
 	}
-	if checked < 3 {
-		t.Errorf("%d CLI agents have their subagents checked, want Claude Code's, Codex's and Gemini CLI's", checked)
+	if checked < 5 {
+		t.Errorf("%d CLI agents have their subagents checked, want Claude Code's, Codex's, Gemini CLI's, GitHub Copilot CLI's and OpenCode's", checked)
 	}
 	if _, ok := checkSubagents(agent.AgentSim, Options{Root: t.TempDir(), Getenv: getenv}); ok {
 		t.Errorf("the simulated agent got a subagents check")
@@ -126,5 +125,59 @@ func TestDoctorSubagentsOffFailsOnlyTheBuildAutoPipeline(t *testing.T) {
 	c, _ = checkSubagents(agent.AgentGemini, Options{Root: t.TempDir(), Getenv: getenv})
 	if c.Status != OK || !strings.Contains(c.Detail, "only BMAD 6.12's worker needs them") {
 		t.Fatalf("five-step: %+v", c)
+	}
+}
+
+// OpenCode: "permission": {"task": "deny"} (or {"task": {"*": "deny"}}, or
+// the legacy "tools": {"task": false}) turns them off; a later file that
+// allows the tool again turns them back on.
+func TestDoctorSubagentsOffByOpenCodePermission(t *testing.T) {
+	home, getenv := subagentsEnv(t)
+	root := t.TempDir()
+	user := filepath.Join(home, ".config/opencode/opencode.json")
+	project := filepath.Join(root, "opencode.json")
+	for _, tc := range []struct{ data, what string }{
+		{`{"permission": {"task": "deny"}}`, `permission.task = "deny"`},
+		{`{"permission": {"task": {"*": "deny"}}}`, `permission.task = "deny"`},
+		{`{"tools": {"task": false}}`, `tools.task = false`},
+	} {
+		writeSettings(t, user, tc.data)
+		c, _ := checkSubagents(agent.AgentOpenCode, Options{Root: root, Getenv: getenv})
+		if !strings.Contains(c.Detail, "subagents are off: "+tc.what+" in "+user) || !strings.Contains(c.Fix, user) {
+			t.Errorf("%s: %+v", tc.data, c)
+		}
+	}
+	writeSettings(t, project, `{"permission": {"task": "allow"}}`)
+	writeSettings(t, user, `{"permission": {"task": "deny"}}`)
+	if c, _ := checkSubagents(agent.AgentOpenCode, Options{Root: root, Getenv: getenv}); c.Status != OK {
+		t.Errorf("allowed again by the project: %+v", c)
+	}
+}
+
+// OpenCode's skill tool runs rg: doctor warns, with the install line, when
+// the PATH has none, and says it is found otherwise; an agent whose skill
+// tool needs nothing gets no such check.
+func TestDoctorSkillToolNeedsRipgrepForOpenCode(t *testing.T) {
+	bin := t.TempDir()
+	path := bin
+	getenv := func(k string) string {
+		if k == "PATH" {
+			return path
+		}
+		return ""
+	}
+	c, ok := checkSkillNeeds(agent.AgentOpenCode, Options{Getenv: getenv})
+	if !ok || c.Status != Warn || !strings.Contains(c.Detail, "needs rg") || !strings.Contains(c.Fix, "apt-get install ripgrep") {
+		t.Fatalf("no rg: %+v %v", c, ok)
+	}
+	writeSettings(t, filepath.Join(bin, "rg"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(bin, "rg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := checkSkillNeeds(agent.AgentOpenCode, Options{Getenv: getenv}); c.Status != OK {
+		t.Fatalf("rg on PATH: %+v", c)
+	}
+	if _, ok := checkSkillNeeds(agent.AgentCopilot, Options{Getenv: getenv}); ok {
+		t.Errorf("GitHub Copilot CLI's skill tool needs nothing, yet got a check")
 	}
 }

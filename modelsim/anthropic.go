@@ -178,11 +178,21 @@ func (s *Server) anthropicContent(c *Conversation, rep Reply) []map[string]any {
 		if rep.Call.Shell == "" && filepath.IsAbs(rep.Call.ReadPath) && c.HasTool("Read") {
 			name, input = "Read", map[string]any{"file_path": rep.Call.ReadPath}
 		}
-		if rep.Call.Subagent != "" {
+		if rep.Call.Skill != "" {
+			// OpenCode's skill tool takes the skill's name.
+			name, input = SkillToolNamed, map[string]any{"name": rep.Call.Skill}
+		}
+		switch tool := subagentTool(c); {
+		case rep.Call.Subagent != "" && tool == TaskTool:
+			// OpenCode's task tool: its general agent; the call returns
+			// the subagent's last message.
+			name, input = tool, map[string]any{"description": "model-sim subagent",
+				"prompt": rep.Call.Subagent, "subagent_type": "general"}
+		case rep.Call.Subagent != "":
 			// Claude Code's Agent tool (Task before 2.1). 2.1 runs an agent in
 			// the background unless told not to; run_in_background false
 			// makes the call wait for the subagent's answer.
-			name, input = subagentTool(c), map[string]any{"description": "model-sim subagent",
+			name, input = tool, map[string]any{"description": "model-sim subagent",
 				"prompt": rep.Call.Subagent, "subagent_type": "general-purpose", "run_in_background": false}
 		}
 		out = append(out, map[string]any{"type": "tool_use", "id": s.newID("toolu_"), "name": name, "input": input})

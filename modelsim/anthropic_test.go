@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,43 @@ func TestAnthropicLaunchesASubagentThroughAgent(t *testing.T) {
 	}
 	if d := data[2]["delta"].(map[string]any); d["partial_json"] != `{"description":"model-sim subagent","prompt":"look","run_in_background":false,"subagent_type":"general-purpose"}` {
 		t.Errorf("input %v", d["partial_json"])
+	}
+}
+
+// OpenCode 1.18 loads a skill with its "skill" tool ({"name": NAME}), whose
+// result is the skill's text and folder, and launches a subagent with its
+// "task" tool (its general agent), whose result is the subagent's answer.
+func TestAnthropicOpenCodeLoadsASkillAndRunsATask(t *testing.T) {
+	s := start(t, Options{Script: script(t, `
+rules:
+  - match: "use my-skill"
+    actions:
+      - skill: my-skill
+        capture: {dir: 'Base directory for this skill: (\S+)'}
+      - subagent: "Review {{.dir}}"
+`)})
+	tools := []any{map[string]any{"name": "bash"}, map[string]any{"name": "skill"}, map[string]any{"name": "task"}}
+	call := func(messages ...any) map[string]any {
+		t.Helper()
+		_, body := post(t, s, "/v1/messages", mustJSON(map[string]any{"model": "m", "tools": tools, "messages": messages}))
+		var resp struct {
+			Content []map[string]any `json:"content"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil || len(resp.Content) == 0 {
+			t.Fatalf("%v: %s", err, body)
+		}
+		return resp.Content[len(resp.Content)-1]
+	}
+	turn := []any{map[string]any{"role": "user", "content": "use my-skill"}}
+	load := call(turn...)
+	if load["name"] != "skill" || string(mustJSON(load["input"])) != `{"name":"my-skill"}` {
+		t.Fatalf("load %v", load)
+	}
+	turn = append(turn, map[string]any{"role": "assistant", "content": []any{load}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": load["id"],
+			"content": "<skill_content name=\"my-skill\">\n# Skill: my-skill\n\nBase directory for this skill: /p/.claude/skills/my-skill\n</skill_content>"}}})
+	task := call(turn...)
+	if task["name"] != "task" || string(mustJSON(task["input"])) != `{"description":"model-sim subagent","prompt":"Review /p/.claude/skills/my-skill","subagent_type":"general"}` {
+		t.Fatalf("the subagent's launch %v", task)
 	}
 }

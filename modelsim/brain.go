@@ -41,7 +41,7 @@ func (b *Brain) Respond(c *Conversation) Reply {
 		}
 	}
 	r := walk(actions, done, c.results(idx), b, vars,
-		turnSkills{tool: c.HasTool(SkillTool), turns: c.userTexts(idx), subagent: subagentTool(c)})
+		turnSkills{tool: skillTool(c), turns: c.userTexts(idx), subagent: subagentTool(c)})
 	r.Usage = usage
 	return r
 }
@@ -99,15 +99,29 @@ func (b *Brain) step() string {
 // crashCommand kills the agent's process: the shell tool's parent.
 const crashCommand = `kill -KILL "$PPID"`
 
-// SkillTool is the tool with which a CLI loads an installed skill on the
-// model's request (Gemini CLI 0.61); a CLI without it expands a skill into
-// the user's turn when the prompt names it.
-const SkillTool = "activate_skill"
+// SkillTool is the tool with which Gemini CLI 0.61 loads an installed skill
+// on the model's request; SkillToolNamed is GitHub Copilot CLI's and
+// OpenCode's. A CLI without either expands a skill into the user's turn
+// when the prompt names it (Claude Code's /skill, Codex's $skill).
+const (
+	SkillTool      = "activate_skill"
+	SkillToolNamed = "skill"
+)
+
+// skillTool is the conversation's skill tool, "" = none.
+func skillTool(c *Conversation) string {
+	for _, t := range []string{SkillTool, SkillToolNamed} {
+		if c.HasTool(t) {
+			return t
+		}
+	}
+	return ""
+}
 
 // turnSkills is how the conversation at hand loads skills: through the
-// skill tool, or already in the user's turns.
+// skill tool ("" = none), or already in the user's turns.
 type turnSkills struct {
-	tool  bool
+	tool  string
 	turns []string
 	// subagent is the CLI's subagent tool ("" = none model-sim speaks).
 	subagent string
@@ -117,8 +131,13 @@ type turnSkills struct {
 // in the order model-sim prefers them: Claude Code's Agent (Task before
 // 2.1) and Gemini CLI's invoke_agent, which return its result in the same
 // call, and Codex's spawn_agent, which returns at once: a wait_agent call
-// (spawnWaits) then blocks until the subagent is done.
-var subagentTools = []string{"Agent", "Task", "invoke_agent", codexSpawn}
+// (spawnWaits) then blocks until the subagent is done; last "task", GitHub
+// Copilot CLI's (told mode "sync") and OpenCode's, which return the
+// subagent's result too.
+var subagentTools = []string{"Agent", "Task", "invoke_agent", codexSpawn, TaskTool}
+
+// TaskTool is GitHub Copilot CLI's and OpenCode's subagent tool.
+const TaskTool = "task"
 
 // codexSpawn is Codex's launch tool, which spawnWaits pairs with its wait.
 const codexSpawn = "spawn_agent"
@@ -194,7 +213,7 @@ func walk(actions []Action, done int, results []string, b *Brain, vars map[strin
 			}
 		case a.Subagent != "":
 			planned = spawnWaits(skills.subagent, a.Subagent)
-		case a.Skill != "" && skills.tool:
+		case a.Skill != "" && skills.tool != "":
 			planned = []*Call{{Skill: a.Skill}}
 		case a.Skill != "":
 			// The CLI put the skill in the turn: no call to make.

@@ -154,7 +154,7 @@ type Call struct {
 	// else through its shell).
 	ReadPath string `json:"readPath,omitempty"`
 	// Skill activates the installed skill of that name through the CLI's
-	// skill tool (SkillTool).
+	// skill tool (SkillTool, SkillToolNamed).
 	Skill string `json:"skill,omitempty"`
 	// Subagent launches a subagent with this prompt through the CLI's
 	// subagent tool (subagentTool).

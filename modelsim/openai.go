@@ -103,6 +103,13 @@ func codexContext(text string) bool {
 	return false
 }
 
+// loadedSkill marks the user message in which GitHub Copilot CLI 1.0.102
+// hands over a skill its skill tool loaded: <skill-context name="…">, its
+// folder ("Base directory for this skill: …") and SKILL.md's body.
+func loadedSkill(text string) bool {
+	return strings.HasPrefix(strings.TrimSpace(text), "<skill-context ")
+}
+
 // hookPrompt is how Codex hands a Stop hook's block reason to the model: a
 // user message <hook_prompt hook_run_id="…">REASON</hook_prompt>, with the
 // reason HTML-escaped.
@@ -138,6 +145,13 @@ func openaiConversation(req *oaiRequest) *Conversation {
 			text := oaiText(it.Content)
 			switch it.Role {
 			case "user":
+				if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == RoleTool && loadedSkill(text) {
+					// GitHub Copilot CLI's skill tool answers "loaded" and
+					// hands the skill's text over as a user message right
+					// after: the model reads it as that call's result.
+					c.Messages[n-1].Result += "\n" + text
+					continue
+				}
 				if !codexContext(text) {
 					c.Messages = append(c.Messages, Message{Role: RoleUser, Text: unwrapHookPrompt(text)})
 				}
@@ -241,7 +255,8 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request, body []
 }
 
 // openaiOutput is the reply as output items: a message, then one function
-// call on the CLI's shell tool (Codex's, or GitHub Copilot CLI's "bash").
+// call on the CLI's shell tool (Codex's, or GitHub Copilot CLI's "bash"),
+// or its skill or subagent tool.
 func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 	var out []map[string]any
 	if rep.Text != "" || rep.Call == nil {
@@ -253,6 +268,14 @@ func (s *Server) openaiOutput(c *Conversation, rep Reply) []map[string]any {
 	}
 	cmd := rep.Call.shellCommand()
 	switch {
+	case rep.Call.Skill != "":
+		// GitHub Copilot CLI's skill tool takes the skill's name.
+		out = append(out, s.oaiFunctionCall(SkillToolNamed, map[string]any{"skill": rep.Call.Skill}))
+	case rep.Call.Subagent != "" && subagentTool(c) == TaskTool:
+		// GitHub Copilot CLI's task tool; mode "sync" waits for the
+		// subagent and returns its result ("background" returns at once).
+		out = append(out, s.oaiFunctionCall(TaskTool, map[string]any{"name": "model-sim-review",
+			"description": "model-sim subagent", "prompt": rep.Call.Subagent, "agent_type": "general-purpose", "mode": "sync"}))
 	case rep.Call.Subagent != "":
 		// Codex's launch: a fresh subagent (no parent history) with the
 		// prompt as its task; it returns at once.

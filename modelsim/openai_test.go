@@ -178,3 +178,53 @@ rules:
 		t.Fatalf("the parent's last answer %v", got)
 	}
 }
+
+// GitHub Copilot CLI 1.0.102 loads a skill with its "skill" tool
+// ({"skill": NAME}), which answers "loaded" and hands the skill over as a
+// <skill-context> user message right after; the model reads that as the
+// call's result, not a new turn. Its "task" tool, told mode "sync",
+// returns the subagent's answer (the shapes as the real CLI sent them).
+func TestOpenAICopilotLoadsASkillAndRunsASyncTask(t *testing.T) {
+	s := start(t, Options{Script: script(t, `
+rules:
+  - match: "use my-skill"
+    actions:
+      - skill: my-skill
+        capture: {dir: 'Base directory for this skill: (\S+)'}
+      - subagent: "Review {{.dir}}"
+        capture: {verdict: 'VERDICT-([0-9]+)'}
+      - reply: "reviewed {{.verdict}}"
+`)})
+	tools := []any{map[string]any{"type": "function", "name": "bash"}, map[string]any{"type": "function", "name": "skill"},
+		map[string]any{"type": "function", "name": "task"}}
+	msg := func(text string) map[string]any {
+		return map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": text}}}
+	}
+	ask := func(input ...any) map[string]any {
+		t.Helper()
+		status, body := post(t, s, "/v1/responses", mustJSON(map[string]any{"model": "gpt-5.4", "tools": tools, "input": input}))
+		var resp struct {
+			Output []map[string]any `json:"output"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); status != http.StatusOK || err != nil || len(resp.Output) == 0 {
+			t.Fatalf("status %d (%v): %s", status, err, body)
+		}
+		return resp.Output[len(resp.Output)-1]
+	}
+	turn := []any{msg("<current_datetime>2026-11-29T06:25:51.898+00:00</current_datetime>\n\nuse my-skill")}
+	load := ask(turn...)
+	if load["name"] != "skill" || load["arguments"] != `{"skill":"my-skill"}` {
+		t.Fatalf("load %v", load)
+	}
+	turn = append(turn, load, map[string]any{"type": "function_call_output", "call_id": load["call_id"],
+		"output": `Skill "my-skill" loaded successfully. Follow the instructions in the skill context.`},
+		msg("<skill-context name=\"my-skill\">\nBase directory for this skill: /p/.agents/skills/my-skill\n\nDo the thing.\n</skill-context>"))
+	task := ask(turn...)
+	if task["name"] != "task" || task["arguments"] != `{"agent_type":"general-purpose","description":"model-sim subagent","mode":"sync","name":"model-sim-review","prompt":"Review /p/.agents/skills/my-skill"}` {
+		t.Fatalf("the subagent's launch %v", task)
+	}
+	turn = append(turn, task, map[string]any{"type": "function_call_output", "call_id": task["call_id"], "output": "VERDICT-7"})
+	if got := ask(turn...); got["type"] != "message" || !strings.Contains(string(mustJSON(got["content"])), "reviewed 7") {
+		t.Fatalf("the last answer %v", got)
+	}
+}

@@ -28,9 +28,9 @@ import (
 //	      - shell: "echo tick >> ticks.txt"
 //	      - write: {path: notes.txt, content: "hello\n"}
 //	      - read: notes.txt  # the CLI's file tool (Read, read_file), else cat in its shell
-//	      - skill: my-skill  # load an installed skill through the CLI's skill tool (activate_skill);
+//	      - skill: my-skill  # load an installed skill through the CLI's skill tool (activate_skill, skill);
 //	                         # passed over where the CLI put the skill in the turn itself (/skill, $skill)
-//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent, spawn_agent+wait_agent)
+//	      - subagent: "prompt"   # launch a blocking subagent with the CLI's tool (Agent, invoke_agent, spawn_agent+wait_agent, task)
 //	      - step: true   # the story-automator step's work (agent-sim --behaviour bmad)
 //	      - delay: 2s    # wait before the next response
 //	      - reply: "Done.\nSTORY_AUTOMATOR_COMPLETE"   # the turn's final text
@@ -90,14 +90,15 @@ type Action struct {
 	Read string `yaml:"read"`
 	// Skill loads the installed skill of that name through the CLI's skill
 	// tool, where the CLI loads skills on the model's request (Gemini CLI's
-	// activate_skill: the tool's output is the skill's text and its
-	// folder). A CLI that put the skill's text in the user's turn itself
+	// activate_skill, GitHub Copilot CLI's and OpenCode's skill: the tool's
+	// output is the skill's text and its folder). A CLI that put the skill's text in the user's turn itself
 	// (Claude Code's /skill, Codex's $skill) offers no such tool: there the
 	// action makes no call, and its capture reads the user's turns.
 	Skill string `yaml:"skill"`
 	// Subagent launches a subagent with this prompt through the CLI's
 	// subagent tool, whose call returns the subagent's result (Claude
-	// Code's Agent, Gemini CLI's invoke_agent), or, Codex, through
+	// Code's Agent, Gemini CLI's invoke_agent, GitHub Copilot CLI's task in
+	// mode sync, OpenCode's task), or, Codex, through
 	// spawn_agent and then wait_agent, which blocks until the subagent is
 	// done; the subagent's own requests come to model-sim like any other
 	// conversation.

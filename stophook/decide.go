@@ -126,7 +126,7 @@ func (d Decision) Blocks() bool { return d.Output != nil && d.Output.Decision ==
 func Decide(in Input, m *marker.Marker, readErr error, env Env, now time.Time) Decision {
 	if env.Child {
 		// A subagent finishing inside a child is not the end of the child's turn.
-		stamp := env.ChildSession != "" && in.HookEventName != hookEventSubag
+		stamp := env.ChildSession != "" && !in.subagentStop()
 		if agent.IsLimitEvent(in.HookEventName) {
 			return Decision{StampLimit: env.ChildSession != "", Reason: "child session: its turn ended in an API error"}
 		}
@@ -198,7 +198,7 @@ func notOwnerStop(in Input, m *marker.Marker, readErr error, env Env) string {
 	switch {
 	case env.Child:
 		return "child session"
-	case in.HookEventName == hookEventSubag:
+	case in.subagentStop():
 		return "subagent stop"
 	case unknownVersion(m, readErr):
 		return fmt.Sprintf("marker version %d is not one this hook knows", m.Version)

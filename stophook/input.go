@@ -39,6 +39,10 @@ type Input struct {
 	// and session_id.
 	TranscriptPathCamel string `json:"transcriptPath"`
 	SessionIDCamel      string `json:"sessionId"`
+	// ParentAgentID is set in Copilot CLI 1.0.102's agentStop when a
+	// subagent's turn (its task tool's) ended, not the session's: measured,
+	// with agentId and agentType beside it and the subagent's id as sessionId.
+	ParentAgentID string `json:"parentAgentId"`
 	// Timestamp is when Copilot CLI's turn stopped (epoch milliseconds,
 	// the same in every hook it runs for that stop); Gemini CLI sends a
 	// string there.
@@ -53,6 +57,12 @@ func (in Input) TurnKey() string {
 		return ""
 	}
 	return in.SessionIDCamel + "@" + ms
+}
+
+// subagentStop reports whether the stop is a subagent's: Claude Code's
+// SubagentStop event, or a stop that names its parent agent.
+func (in Input) subagentStop() bool {
+	return in.HookEventName == hookEventSubag || in.ParentAgentID != ""
 }
 
 // fromCodex reports whether the input is Codex's: the only one with a turn id.

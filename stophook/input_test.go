@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/story-automator/story-automator/marker"
 )
 
 // Gemini CLI's AfterAgent input carries prompt_response and a stop_hook_active
@@ -84,5 +86,32 @@ func TestOnlyCopilotsInputNamesItsStop(t *testing.T) {
 		if in, err := DecodeInput([]byte(raw)); err != nil || in.TurnKey() != "" {
 			t.Errorf("%s: %q %v", raw, in.TurnKey(), err)
 		}
+	}
+}
+
+// Copilot CLI 1.0.102 runs agentStop at the end of a subagent's turn too
+// (its task tool's), with the subagent's id and its parent's (a real input,
+// testdata): that is no end of the child's turn, so the hook stamps no
+// child done, and it never holds an owner's session.
+func TestCopilotSubagentsAgentStopIsNoStopOfTheSession(t *testing.T) {
+	data, err := os.ReadFile("testdata/copilot-1.0.102-subagent-agentstop.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := DecodeInput(data)
+	if err != nil || !in.subagentStop() {
+		t.Fatalf("%+v %v: want a subagent's stop", in, err)
+	}
+	now := t0
+	if d := Decide(in, nil, nil, Env{Child: true, ChildSession: "sa-x-1"}, now); d.StampChild {
+		t.Errorf("a child's subagent stop stamped the child: %+v", d)
+	}
+	m := active(func(m *marker.Marker) { m.OwnerSession = in.SessionID })
+	if d := Decide(in, m, nil, Env{}, now); d.Reason != "subagent stop" {
+		t.Errorf("an owner's subagent stop: %+v, want it let through as a subagent stop", d)
+	}
+	in.ParentAgentID = ""
+	if d := Decide(in, nil, nil, Env{Child: true, ChildSession: "sa-x-1"}, now); !d.StampChild {
+		t.Errorf("the session's own stop did not stamp the child: %+v", d)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/lazyre"
 	"github.com/story-automator/story-automator/internal/testing/realagent"
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/workflows"
@@ -58,6 +60,29 @@ func TestRealGeminiRunsTheRealBuildAutoSkillUnconfined(t *testing.T) {
 	realBuildAuto(t, "gemini", offline.Gemini, ".agents/skills", false)
 }
 
+// The same for GitHub Copilot CLI, wrapped whole in this tool's sandbox:
+// in prompt mode (-p) a /skill prompt reaches the model as text, so the
+// prompt names the skill and the model loads it with its skill tool, which
+// hands SKILL.md over as a <skill-context> message; the review runs in its
+// task tool with mode "sync". BMAD installs its skills for it in
+// .agents/skills.
+func TestRealCopilotRunsTheRealBuildAutoSkill(t *testing.T) {
+	t.Parallel()
+	realBuildAuto(t, "copilot", offline.Copilot, ".agents/skills", true)
+}
+
+// The same for OpenCode, wrapped whole in this tool's sandbox: `opencode
+// run` never hands a message to its command parser, so the model loads the
+// skill with its skill tool (which lists the skill's files with ripgrep: rg
+// on PATH, or it downloads one) and reviews in its task tool.
+func TestRealOpenCodeRunsTheRealBuildAutoSkill(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("rg"); err != nil {
+		testtier.Missing(t, "ripgrep (rg), which OpenCode's skill tool runs (apt-get install ripgrep)")
+	}
+	realBuildAuto(t, "opencode", offline.OpenCode, ".agents/skills", true)
+}
+
 // buildAutoStory is the first story of newBMAD612Project's board, as BMAD's
 // sprint_plan.py keyed it.
 const buildAutoStory = "1-1-sign-up"
@@ -82,7 +107,15 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	base := strings.TrimSpace(rp.git("rev-parse", "HEAD"))
 
 	srv := startModelSim(t, modelsim.BuildAutoScript)
-	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root}})
+	prof, _ := agent.LookupProfile(agentName)
+	var h string
+	if prof.Sandbox.Kind == agent.SandboxWrapped {
+		// Its sandbox's /tmp is private: its home lies outside, as a user's.
+		h = wrappedHome(t)
+	} else {
+		h = realHome(t)
+	}
+	oenv, err := home(offline.Config{Home: h, BaseURL: srv.URL(), Trusted: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +156,6 @@ func realBuildAuto(t *testing.T, agentName string, home func(offline.Config) (of
 	// The worker launches blocking subagents: the CLI, started as a child
 	// is, offers its model the tools the agent table names for them (what
 	// doctor's subagents check reports).
-	prof, _ := agent.LookupProfile(agentName)
 	for _, e := range ex {
 		if c := e.Conversation(); c != nil && !e.Side {
 			for _, tool := range prof.Subagents.Tools {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/story-automator/story-automator/agent"
 	"github.com/story-automator/story-automator/internal/testing/realagent"
+	"github.com/story-automator/story-automator/internal/testtier"
 	"github.com/story-automator/story-automator/modelsim"
 	"github.com/story-automator/story-automator/modelsim/offline"
 	"github.com/story-automator/story-automator/orchestrator"
@@ -40,6 +43,23 @@ func TestRealGeminiRunTakesAStoryThroughTheBuildAutoSkill(t *testing.T) {
 	realBuildAutoRun(t, "gemini", offline.Gemini, ".agents/skills")
 }
 
+// The same with the real GitHub Copilot CLI and the real OpenCode, each
+// wrapped whole in this tool's sandbox: the run's prompt names the skill,
+// the model loads it with the CLI's skill tool (from .agents/skills) and
+// reviews in its task tool.
+func TestRealCopilotRunTakesAStoryThroughTheBuildAutoSkill(t *testing.T) {
+	t.Parallel()
+	realBuildAutoRun(t, "copilot", offline.Copilot, ".agents/skills")
+}
+
+func TestRealOpenCodeRunTakesAStoryThroughTheBuildAutoSkill(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("rg"); err != nil {
+		testtier.Missing(t, "ripgrep (rg), which OpenCode's skill tool runs (apt-get install ripgrep)")
+	}
+	realBuildAutoRun(t, "opencode", offline.OpenCode, ".agents/skills")
+}
+
 // realBuildAutoRun runs `story-automator run --agent agentName` on story
 // 1.1 of a real 6.12 project, offline against model-sim's build-auto
 // script, and checks the real skill path ran and the story landed: one
@@ -53,7 +73,14 @@ func realBuildAutoRun(t *testing.T, agentName string, home func(offline.Config) 
 		t.Fatal(err)
 	}
 	srv := startModelSim(t, modelsim.BuildAutoScript)
-	oenv, err := home(offline.Config{Home: realHome(t), BaseURL: srv.URL(), Trusted: []string{root, p.root}})
+	var h string
+	if prof, _ := agent.LookupProfile(agentName); prof.Sandbox.Kind == agent.SandboxWrapped {
+		// Its sandbox's /tmp is private: its home lies outside, as a user's.
+		h = wrappedHome(t)
+	} else {
+		h = realHome(t)
+	}
+	oenv, err := home(offline.Config{Home: h, BaseURL: srv.URL(), Trusted: []string{root, p.root}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,10 +277,11 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 }
 
 // The shipped build-auto script parses: the review layer's rule, two
-// folder+id rules (halting after planning, and not), then a sprint one.
+// folder+id rules (halting after planning, and not), a sprint spec's
+// path, a sprint key whose intent is unclear, then any sprint key.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 4 || !s.Rules[1].templated || !s.Rules[2].templated || !s.Rules[3].templated {
+	if len(s.Rules) != 6 || !s.Rules[1].templated || !s.Rules[2].templated || !s.Rules[3].templated || !s.Rules[4].templated || !s.Rules[5].templated {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -463,5 +464,93 @@ func TestBuildAutoScriptHaltsAFolderDispatchAfterPlanning(t *testing.T) {
 	}
 	if r = b.Respond(conv(append(msgs, result("written")...)...)); r.Call != nil || !strings.HasPrefix(r.Text, "Status: ready-for-dev\nSpec: /p/specs/b/stories/1-issue-invoices.md") {
 		t.Fatalf("the final text: %+v", r)
+	}
+}
+
+// skillPath answers the skill path's three calls (pwd, the renderer, the
+// workflow's text) of a sprint dispatch whose prompt is first.
+func skillPath(prompt string) []Message {
+	msgs := []Message{user(prompt)}
+	for _, out := range []string{"/p\n", "Read and follow /p/_bmad/render/x/workflow.md\n",
+		"create `/p/_bmad-output/implementation-artifacts/bmad-build-auto-result-<slug>.md`"} {
+		msgs = append(msgs, result(out)...)
+	}
+	return msgs
+}
+
+// A sprint key whose story says its intent is unclear: after the skill
+// path the shipped build-auto script writes the spec draft, then blocked
+// with the condition "intent gap" and its question, and ends the turn
+// with nothing committed; another key of the same epic is not blocked.
+func TestBuildAutoScriptBlocksAStoryWhoseIntentIsUnclear(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-intent-unclear</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-unclear.md"
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'draft'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	msgs = append(msgs, result("written")...)
+	r = b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'blocked'") ||
+		!strings.Contains(r.Call.WriteContent, "## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n") {
+		t.Fatalf("the blocked spec: %+v", r)
+	}
+	r = b.Respond(conv(append(msgs, result("written")...)...))
+	if r.Call != nil || r.Text != "Status: blocked\nBlocking condition: intent gap\nSpec: "+spec {
+		t.Fatalf("the final text: %+v", r)
+	}
+	r = b.Respond(conv(append(skillPath("<command-args>1-2-account-settings</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n"), result("written")...)...))
+	if r.Call == nil || r.Call.Shell != "git rev-parse HEAD" {
+		t.Fatalf("another key: %+v", r)
+	}
+}
+
+// Dispatched by a sprint spec's path, the shipped build-auto script reads
+// the spec and resumes it from draft in place: in-progress with the
+// baseline, the code, the review, done with an Auto Run Result appended,
+// one commit led by the key off the spec's name. A spec not at draft ends
+// the turn saying so.
+func TestBuildAutoScriptResumesASprintSpecFromDraft(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	rel := "_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-unclear.md"
+	msgs := skillPath("<command-args>" + rel + "</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	next := func(out string) *Call {
+		t.Helper()
+		msgs = append(msgs, result(out)...)
+		c := conv(msgs...)
+		c.Tools = append(c.Tools, "Agent")
+		r := b.Respond(c)
+		if r.Call == nil {
+			t.Fatalf("no call after %q: %q", out, r.Text)
+		}
+		return r.Call
+	}
+	if c := b.Respond(conv(msgs...)); c.Call == nil || c.Call.Shell != `cat "`+rel+`"` {
+		t.Fatalf("the spec's read: %+v", c)
+	}
+	draft := "---\ntitle: 'x'\nstatus: 'draft'\n---\n\nAnswer: the visitor by name.\n"
+	if c := b.Respond(conv(append(msgs, result("---\nstatus: 'blocked'\n---\n")...)...)); c.Call != nil || !strings.Contains(c.Text, "no draft") {
+		t.Fatalf("a blocked spec: %+v", c)
+	}
+	if c := next(draft); c.Shell != "git rev-parse HEAD" {
+		t.Fatalf("baseline %+v", c)
+	}
+	if c := next("0123456789012345678901234567890123456789\n"); !strings.Contains(c.Shell, "status: 'in-progress'") ||
+		!strings.Contains(c.Shell, "baseline_revision: '0123456789012345678901234567890123456789'") || !strings.Contains(c.Shell, `"`+rel+`"`) {
+		t.Fatalf("in-progress %+v", c)
+	}
+	for _, out := range []string{"status: 'in-progress'", "written", "written"} {
+		next(out)
+	}
+	if c := next("GREETING TEST PASSED\n"); !strings.HasPrefix(c.Subagent, "Review layer of the model-sim worker") {
+		t.Fatalf("review %+v", c)
+	}
+	if c := next("REVIEW VERDICT: clean (greet and its test agree)"); !strings.Contains(c.Shell, "status: 'done'") ||
+		!strings.Contains(c.Shell, "Review: %s") || !strings.Contains(c.Shell, `"REVIEW VERDICT: clean (greet and its test agree)"`) {
+		t.Fatalf("done %+v", c)
+	}
+	if c := next("status: 'done'\n"); !strings.Contains(c.Shell, `-m "1-1-sign-up-intent-unclear: greet`) {
+		t.Fatalf("commit %+v", c)
 	}
 }

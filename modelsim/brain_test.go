@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -278,10 +279,11 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 
 // The shipped build-auto script parses: the review layer's rule, two
 // folder+id rules (halting after planning, and not), a sprint spec's
-// path, a sprint key whose intent is unclear, then any sprint key.
+// path, a sprint key whose intent is unclear, one whose review defers a
+// finding, a sweep unit's free text, then any sprint key.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 6 || !s.Rules[1].templated || !s.Rules[2].templated || !s.Rules[3].templated || !s.Rules[4].templated || !s.Rules[5].templated {
+	if len(s.Rules) != 8 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -552,5 +554,50 @@ func TestBuildAutoScriptResumesASprintSpecFromDraft(t *testing.T) {
 	}
 	if c := next("status: 'done'\n"); !strings.Contains(c.Shell, `-m "1-1-sign-up-intent-unclear: greet`) {
 		t.Fatalf("commit %+v", c)
+	}
+}
+
+// A sprint key whose story's review defers a finding: the shipped
+// build-auto script's done spec lists it under `deferred:`.
+func TestBuildAutoScriptDefersAFinding(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-defers-a-finding</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-1-1-sign-up-defers-a-finding.md"
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written", "GREETING TEST PASSED\n"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(append(msgs, result("REVIEW VERDICT: clean (greet and its test agree)")...)...)
+	c.Tools = append(c.Tools, "Agent")
+	r := b.Respond(c)
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'done'") ||
+		!strings.Contains(r.Call.WriteContent, "deferred:\n  - summary: 'greet keeps the spaces around a name (seen reviewing 1-1-sign-up-defers-a-finding)'\n") ||
+		!strings.Contains(r.Call.WriteContent, "    severity: 'medium'\n") {
+		t.Fatalf("the done spec: %+v", r)
+	}
+}
+
+// A sweep unit's free text: the shipped build-auto script writes a fresh
+// spec named after the first item's id, then the fix, and commits.
+func TestBuildAutoScriptFollowsASweepDispatch(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>Fix deferred review findings dw-0a1b2c3d, dw-99999999 (listed below)</command-args>\nDeferred findings from the review of the spec x\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-fix-dw-0a1b2c3d.md"
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'draft'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	if r = b.Respond(conv(msgs...)); r.Call == nil || !strings.Contains(r.Call.WriteContent, "name.strip()") {
+		t.Fatalf("the fix: %+v", r)
+	}
+	for _, out := range []string{"written", "written", "GREETING TEST PASSED\n", "REVIEW VERDICT: clean (greet and its test agree)", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(msgs...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "fix-dw-0a1b2c3d: greet trims the name`) {
+		t.Fatalf("the commit: %+v", r)
 	}
 }

@@ -280,10 +280,10 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 // The shipped build-auto script parses: the review layer's rule, two
 // folder+id rules (halting after planning, and not), a sprint spec's
 // path, a sprint key whose intent is unclear, one whose review defers a
-// finding, a sweep unit's free text, then any sprint key.
+// finding, a sweep unit's free text, an action unit's, then any sprint key.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 8 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
+	if len(s.Rules) != 9 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -598,6 +598,33 @@ func TestBuildAutoScriptFollowsASweepDispatch(t *testing.T) {
 	c := conv(msgs...)
 	c.Tools = append(c.Tools, "Agent")
 	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "fix-dw-0a1b2c3d: greet trims the name`) {
+		t.Fatalf("the commit: %+v", r)
+	}
+}
+
+// An action unit's free text: the shipped build-auto script writes a fresh
+// spec named after the item, then the work, and commits.
+func TestBuildAutoScriptFollowsAnActionItemDispatch(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>Carry out retrospective action item epic-1-retro-item-1-add-error-handling-to-the-sign-up-form: Add error handling to the sign-up form</command-args>\n" +
+		"Action item of the retrospective x (epic 1):\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != "/p/_bmad-output/implementation-artifacts/spec-action-epic-1-retro-item-1.md" ||
+		!strings.Contains(r.Call.WriteContent, "status: 'draft'") || !strings.Contains(r.Call.WriteContent, "title: 'Add error handling to the sign-up form'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	if r = b.Respond(conv(msgs...)); r.Call == nil || !strings.Contains(r.Call.WriteContent, "raise ValueError") {
+		t.Fatalf("the work: %+v", r)
+	}
+	for _, out := range []string{"written", "written", "GREETING TEST PASSED\n", "REVIEW VERDICT: clean (greet and its test agree)", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(msgs...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "action-epic-1-retro-item-1: greet refuses an empty name`) {
 		t.Fatalf("the commit: %+v", r)
 	}
 }

@@ -279,11 +279,13 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 
 // The shipped build-auto script parses: the review layer's rule, two
 // folder+id rules (halting after planning, and not), a sprint spec's
-// path, a sprint key whose intent is unclear, one whose review defers a
-// finding, a sweep unit's free text, an action unit's, then any sprint key.
+// path whose intent gap was settled, any other, a sprint key whose intent
+// is unclear, one whose review finds an intent gap, one whose review
+// defers a finding, a sweep unit's free text, an action unit's, then any
+// sprint key.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 9 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
+	if len(s.Rules) != 11 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -626,5 +628,50 @@ func TestBuildAutoScriptFollowsAnActionItemDispatch(t *testing.T) {
 	c.Tools = append(c.Tools, "Agent")
 	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "action-epic-1-retro-item-1: greet refuses an empty name`) {
 		t.Fatalf("the commit: %+v", r)
+	}
+}
+
+// A sprint key whose story's review finds an intent gap: the shipped
+// build-auto script implements it, then saves the change as a patch,
+// reverts it and blocks the spec naming the patch; dispatched by that
+// spec's path once a person restored the change, it reviews without
+// implementing again and takes the spec to done.
+func TestBuildAutoScriptIntentGapAtReviewThenRestoredReview(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-intent-gap-at-review</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	art := "/p/_bmad-output/implementation-artifacts"
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	r := b.Respond(conv(append(msgs, result("GREETING TEST PASSED\n")...)...))
+	if r.Call == nil || !strings.Contains(r.Call.Shell, `git diff -- src tests > "`+art+`/intent-gap-1-1-sign-up-intent-gap-at-review.patch"`) ||
+		!strings.Contains(r.Call.Shell, "git clean -fdq -- src tests") {
+		t.Fatalf("the patch and the revert: %+v", r)
+	}
+	msgs = append(msgs, result("GREETING TEST PASSED\n")...)
+	r = b.Respond(conv(append(msgs, result("CHANGE REVERTED\n")...)...))
+	if r.Call == nil || r.Call.WritePath != art+"/spec-1-1-sign-up-intent-gap-at-review.md" || !strings.Contains(r.Call.WriteContent, "status: 'blocked'") ||
+		!strings.Contains(r.Call.WriteContent, "Blocking condition: intent gap\n") ||
+		!strings.Contains(r.Call.WriteContent, "Attempted change saved as `"+art+"/intent-gap-1-1-sign-up-intent-gap-at-review.patch`") {
+		t.Fatalf("the blocked spec: %+v", r)
+	}
+
+	rel := "_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-gap-at-review.md"
+	msgs = skillPath("<command-args>" + rel + "</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	if r = b.Respond(conv(msgs...)); r.Call == nil || r.Call.Shell != `cat "`+rel+`"` {
+		t.Fatalf("the spec's read: %+v", r)
+	}
+	if r = b.Respond(conv(append(msgs, result("---\nstatus: draft\n---\n")...)...)); r.Call != nil || !strings.Contains(r.Text, "no inreview") {
+		t.Fatalf("a draft spec: %+v", r)
+	}
+	msgs = append(msgs, result("---\nstatus: in-review\n---\n")...)
+	if r = b.Respond(conv(msgs...)); r.Call == nil || r.Call.Shell != "python3 -B tests/test_greeting.py" {
+		t.Fatalf("the restored code's test: %+v", r)
+	}
+	msgs = append(msgs, result("GREETING TEST PASSED\n")...)
+	c := conv(append(msgs, result("REVIEW VERDICT: clean (greet and its test agree)")...)...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, "status: 'done'") {
+		t.Fatalf("done: %+v", r)
 	}
 }

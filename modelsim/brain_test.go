@@ -1,6 +1,7 @@
 package modelsim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,10 +278,14 @@ func TestScriptRefusesBadCaptures(t *testing.T) {
 }
 
 // The shipped build-auto script parses: the review layer's rule, two
-// folder+id rules (halting after planning, and not), then a sprint one.
+// folder+id rules (halting after planning, and not), a sprint spec's
+// path whose intent gap was settled, any other, a sprint key whose intent
+// is unclear, one whose review finds an intent gap, one whose review
+// defers a finding, a sweep unit's free text, an action unit's, then any
+// sprint key.
 func TestBuildAutoScriptParses(t *testing.T) {
 	s := script(t, BuildAutoScript)
-	if len(s.Rules) != 4 || !s.Rules[1].templated || !s.Rules[2].templated || !s.Rules[3].templated {
+	if len(s.Rules) != 11 || slices.ContainsFunc(s.Rules[1:], func(r Rule) bool { return !r.templated }) {
 		t.Fatalf("rules %+v", s.Rules)
 	}
 }
@@ -463,5 +468,210 @@ func TestBuildAutoScriptHaltsAFolderDispatchAfterPlanning(t *testing.T) {
 	}
 	if r = b.Respond(conv(append(msgs, result("written")...)...)); r.Call != nil || !strings.HasPrefix(r.Text, "Status: ready-for-dev\nSpec: /p/specs/b/stories/1-issue-invoices.md") {
 		t.Fatalf("the final text: %+v", r)
+	}
+}
+
+// skillPath answers the skill path's three calls (pwd, the renderer, the
+// workflow's text) of a sprint dispatch whose prompt is first.
+func skillPath(prompt string) []Message {
+	msgs := []Message{user(prompt)}
+	for _, out := range []string{"/p\n", "Read and follow /p/_bmad/render/x/workflow.md\n",
+		"create `/p/_bmad-output/implementation-artifacts/bmad-build-auto-result-<slug>.md`"} {
+		msgs = append(msgs, result(out)...)
+	}
+	return msgs
+}
+
+// A sprint key whose story says its intent is unclear: after the skill
+// path the shipped build-auto script writes the spec draft, then blocked
+// with the condition "intent gap" and its question, and ends the turn
+// with nothing committed; another key of the same epic is not blocked.
+func TestBuildAutoScriptBlocksAStoryWhoseIntentIsUnclear(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-intent-unclear</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-unclear.md"
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'draft'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	msgs = append(msgs, result("written")...)
+	r = b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'blocked'") ||
+		!strings.Contains(r.Call.WriteContent, "## Auto Run Result\n\nStatus: blocked\nBlocking condition: intent gap\n") {
+		t.Fatalf("the blocked spec: %+v", r)
+	}
+	r = b.Respond(conv(append(msgs, result("written")...)...))
+	if r.Call != nil || r.Text != "Status: blocked\nBlocking condition: intent gap\nSpec: "+spec {
+		t.Fatalf("the final text: %+v", r)
+	}
+	r = b.Respond(conv(append(skillPath("<command-args>1-2-account-settings</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n"), result("written")...)...))
+	if r.Call == nil || r.Call.Shell != "git rev-parse HEAD" {
+		t.Fatalf("another key: %+v", r)
+	}
+}
+
+// Dispatched by a sprint spec's path, the shipped build-auto script reads
+// the spec and resumes it from draft in place: in-progress with the
+// baseline, the code, the review, done with an Auto Run Result appended,
+// one commit led by the key off the spec's name. A spec not at draft ends
+// the turn saying so.
+func TestBuildAutoScriptResumesASprintSpecFromDraft(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	rel := "_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-unclear.md"
+	msgs := skillPath("<command-args>" + rel + "</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	next := func(out string) *Call {
+		t.Helper()
+		msgs = append(msgs, result(out)...)
+		c := conv(msgs...)
+		c.Tools = append(c.Tools, "Agent")
+		r := b.Respond(c)
+		if r.Call == nil {
+			t.Fatalf("no call after %q: %q", out, r.Text)
+		}
+		return r.Call
+	}
+	if c := b.Respond(conv(msgs...)); c.Call == nil || c.Call.Shell != `cat "`+rel+`"` {
+		t.Fatalf("the spec's read: %+v", c)
+	}
+	draft := "---\ntitle: 'x'\nstatus: 'draft'\n---\n\nAnswer: the visitor by name.\n"
+	if c := b.Respond(conv(append(msgs, result("---\nstatus: 'blocked'\n---\n")...)...)); c.Call != nil || !strings.Contains(c.Text, "no draft") {
+		t.Fatalf("a blocked spec: %+v", c)
+	}
+	if c := next(draft); c.Shell != "git rev-parse HEAD" {
+		t.Fatalf("baseline %+v", c)
+	}
+	if c := next("0123456789012345678901234567890123456789\n"); !strings.Contains(c.Shell, "status: 'in-progress'") ||
+		!strings.Contains(c.Shell, "baseline_revision: '0123456789012345678901234567890123456789'") || !strings.Contains(c.Shell, `"`+rel+`"`) {
+		t.Fatalf("in-progress %+v", c)
+	}
+	for _, out := range []string{"status: 'in-progress'", "written", "written"} {
+		next(out)
+	}
+	if c := next("GREETING TEST PASSED\n"); !strings.HasPrefix(c.Subagent, "Review layer of the model-sim worker") {
+		t.Fatalf("review %+v", c)
+	}
+	if c := next("REVIEW VERDICT: clean (greet and its test agree)"); !strings.Contains(c.Shell, "status: 'done'") ||
+		!strings.Contains(c.Shell, "Review: %s") || !strings.Contains(c.Shell, `"REVIEW VERDICT: clean (greet and its test agree)"`) {
+		t.Fatalf("done %+v", c)
+	}
+	if c := next("status: 'done'\n"); !strings.Contains(c.Shell, `-m "1-1-sign-up-intent-unclear: greet`) {
+		t.Fatalf("commit %+v", c)
+	}
+}
+
+// A sprint key whose story's review defers a finding: the shipped
+// build-auto script's done spec lists it under `deferred:`.
+func TestBuildAutoScriptDefersAFinding(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-defers-a-finding</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-1-1-sign-up-defers-a-finding.md"
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written", "GREETING TEST PASSED\n"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(append(msgs, result("REVIEW VERDICT: clean (greet and its test agree)")...)...)
+	c.Tools = append(c.Tools, "Agent")
+	r := b.Respond(c)
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'done'") ||
+		!strings.Contains(r.Call.WriteContent, "deferred:\n  - summary: 'greet keeps the spaces around a name (seen reviewing 1-1-sign-up-defers-a-finding)'\n") ||
+		!strings.Contains(r.Call.WriteContent, "    severity: 'medium'\n") {
+		t.Fatalf("the done spec: %+v", r)
+	}
+}
+
+// A sweep unit's free text: the shipped build-auto script writes a fresh
+// spec named after the first item's id, then the fix, and commits.
+func TestBuildAutoScriptFollowsASweepDispatch(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>Fix deferred review findings dw-0a1b2c3d, dw-99999999 (listed below)</command-args>\nDeferred findings from the review of the spec x\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	spec := "/p/_bmad-output/implementation-artifacts/spec-fix-dw-0a1b2c3d.md"
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != spec || !strings.Contains(r.Call.WriteContent, "status: 'draft'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	if r = b.Respond(conv(msgs...)); r.Call == nil || !strings.Contains(r.Call.WriteContent, "name.strip()") {
+		t.Fatalf("the fix: %+v", r)
+	}
+	for _, out := range []string{"written", "written", "GREETING TEST PASSED\n", "REVIEW VERDICT: clean (greet and its test agree)", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(msgs...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "fix-dw-0a1b2c3d: greet trims the name`) {
+		t.Fatalf("the commit: %+v", r)
+	}
+}
+
+// An action unit's free text: the shipped build-auto script writes a fresh
+// spec named after the item, then the work, and commits.
+func TestBuildAutoScriptFollowsAnActionItemDispatch(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>Carry out retrospective action item epic-1-retro-item-1-add-error-handling-to-the-sign-up-form: Add error handling to the sign-up form</command-args>\n" +
+		"Action item of the retrospective x (epic 1):\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	r := b.Respond(conv(msgs...))
+	if r.Call == nil || r.Call.WritePath != "/p/_bmad-output/implementation-artifacts/spec-action-epic-1-retro-item-1.md" ||
+		!strings.Contains(r.Call.WriteContent, "status: 'draft'") || !strings.Contains(r.Call.WriteContent, "title: 'Add error handling to the sign-up form'") {
+		t.Fatalf("the draft: %+v", r)
+	}
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	if r = b.Respond(conv(msgs...)); r.Call == nil || !strings.Contains(r.Call.WriteContent, "raise ValueError") {
+		t.Fatalf("the work: %+v", r)
+	}
+	for _, out := range []string{"written", "written", "GREETING TEST PASSED\n", "REVIEW VERDICT: clean (greet and its test agree)", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	c := conv(msgs...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, `-m "action-epic-1-retro-item-1: greet refuses an empty name`) {
+		t.Fatalf("the commit: %+v", r)
+	}
+}
+
+// A sprint key whose story's review finds an intent gap: the shipped
+// build-auto script implements it, then saves the change as a patch,
+// reverts it and blocks the spec naming the patch; dispatched by that
+// spec's path once a person restored the change, it reviews without
+// implementing again and takes the spec to done.
+func TestBuildAutoScriptIntentGapAtReviewThenRestoredReview(t *testing.T) {
+	b := &Brain{Script: script(t, BuildAutoScript)}
+	msgs := skillPath("<command-args>1-1-sign-up-intent-gap-at-review</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	art := "/p/_bmad-output/implementation-artifacts"
+	for _, out := range []string{"written", "0123456789012345678901234567890123456789\n", "written", "written", "written"} {
+		msgs = append(msgs, result(out)...)
+	}
+	r := b.Respond(conv(append(msgs, result("GREETING TEST PASSED\n")...)...))
+	if r.Call == nil || !strings.Contains(r.Call.Shell, `git diff -- src tests > "`+art+`/intent-gap-1-1-sign-up-intent-gap-at-review.patch"`) ||
+		!strings.Contains(r.Call.Shell, "git clean -fdq -- src tests") {
+		t.Fatalf("the patch and the revert: %+v", r)
+	}
+	msgs = append(msgs, result("GREETING TEST PASSED\n")...)
+	r = b.Respond(conv(append(msgs, result("CHANGE REVERTED\n")...)...))
+	if r.Call == nil || r.Call.WritePath != art+"/spec-1-1-sign-up-intent-gap-at-review.md" || !strings.Contains(r.Call.WriteContent, "status: 'blocked'") ||
+		!strings.Contains(r.Call.WriteContent, "Blocking condition: intent gap\n") ||
+		!strings.Contains(r.Call.WriteContent, "Attempted change saved as `"+art+"/intent-gap-1-1-sign-up-intent-gap-at-review.patch`") {
+		t.Fatalf("the blocked spec: %+v", r)
+	}
+
+	rel := "_bmad-output/implementation-artifacts/spec-1-1-sign-up-intent-gap-at-review.md"
+	msgs = skillPath("<command-args>" + rel + "</command-args>\nBase directory for this skill: /p/.claude/skills/bmad-build-auto\n")
+	if r = b.Respond(conv(msgs...)); r.Call == nil || r.Call.Shell != `cat "`+rel+`"` {
+		t.Fatalf("the spec's read: %+v", r)
+	}
+	if r = b.Respond(conv(append(msgs, result("---\nstatus: draft\n---\n")...)...)); r.Call != nil || !strings.Contains(r.Text, "no inreview") {
+		t.Fatalf("a draft spec: %+v", r)
+	}
+	msgs = append(msgs, result("---\nstatus: in-review\n---\n")...)
+	if r = b.Respond(conv(msgs...)); r.Call == nil || r.Call.Shell != "python3 -B tests/test_greeting.py" {
+		t.Fatalf("the restored code's test: %+v", r)
+	}
+	msgs = append(msgs, result("GREETING TEST PASSED\n")...)
+	c := conv(append(msgs, result("REVIEW VERDICT: clean (greet and its test agree)")...)...)
+	c.Tools = append(c.Tools, "Agent")
+	if r = b.Respond(c); r.Call == nil || !strings.Contains(r.Call.Shell, "status: 'done'") {
+		t.Fatalf("done: %+v", r)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
@@ -183,9 +184,24 @@ func (p *runProject) resolveOnATerminalWith(t *testing.T, want string, env ...st
 	}
 	t.Cleanup(func() { tty.Close() })
 	screen := &screenWatch{want: want, seen: make(chan struct{})}
-	go func() { _, _ = io.Copy(screen, tty) }()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(screen, tty)
+	}()
 	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
+	go func() {
+		err := c.Wait()
+		// What resolve printed last may still be in the terminal's buffer
+		// when it has exited: read to the terminal's end (its last writer
+		// gone) before the caller looks at the screen. A grandchild that
+		// keeps the terminal open must not hang the test: a bound.
+		select {
+		case <-copied:
+		case <-time.After(30 * time.Second):
+		}
+		done <- err
+	}()
 	select {
 	case <-screen.seen:
 	case err := <-done:
